@@ -23,7 +23,7 @@ jdk_tool() {
 JAVAC=$(jdk_tool javac)
 JAR=$(jdk_tool jar)
 
-core=$(ls "$ESDIR"/lib/elasticsearch-[0-9]*.jar 2>/dev/null | head -1)
+core=$(ls "$ESDIR"/lib/elasticsearch-[0-9]*.jar 2>/dev/null | head -1 || true)
 [ -n "$core" ] || { echo "build.sh: no lib/elasticsearch-<version>.jar in $ESDIR" >&2; exit 1; }
 ES_VERSION=$(basename "$core" .jar); ES_VERSION=${ES_VERSION#elasticsearch-}
 

@@ -26,7 +26,7 @@ var (
 	ErrNotFound = errors.New("blob not found")
 	// ErrInvalidKey means a key or prefix was refused by CleanKey or CleanPrefix (path
 	// traversal, absolute path, empty segment, control character, ...) or cannot be stored
-	// by the backend. Nothing was read or written.
+	// by the backend. The store is left unchanged.
 	ErrInvalidKey = errors.New("invalid blob key")
 	// ErrInvalidRange means GetRange was asked for a negative offset or length, or for an
 	// offset beyond the end of the blob.
@@ -40,7 +40,9 @@ var (
 // one backend is accepted by all of them: S3 limits keys to 1024 bytes of UTF-8, and common
 // file systems limit one path component to 255 bytes.
 const (
-	MaxKeyLength     = 1024
+	// MaxKeyLength is the longest key in bytes.
+	MaxKeyLength = 1024
+	// MaxSegmentLength is the longest segment (text between slashes) in bytes.
 	MaxSegmentLength = 255
 )
 
@@ -56,7 +58,8 @@ type Info struct {
 	// Size is the length of the blob in bytes.
 	Size int64
 	// ModTime is when the blob was last written, as the backend records it (S3 keeps whole
-	// seconds). It is meant for HTTP Last-Modified headers, not for ordering writes.
+	// seconds; what S3's Put returns is the client's clock, as S3 does not report it). It is
+	// meant for HTTP Last-Modified headers, not for ordering writes.
 	ModTime time.Time
 	// ETag is an opaque token that changes whenever the blob is rewritten; it is suitable
 	// for HTTP ETag headers. It is not a content hash that can be compared across backends.
@@ -66,9 +69,12 @@ type Info struct {
 // Store is the port every blob backend implements. All methods are safe for concurrent use.
 //
 // Keys and prefixes are validated with CleanKey and CleanPrefix first; a refused key fails
-// with ErrInvalidKey before anything else happens. A key that is both a blob and a
-// directory-like prefix of another key ("a/b" and "a/b/c") is not portable: the local
-// backend refuses the second Put with ErrInvalidKey, S3 stores both.
+// with ErrInvalidKey before anything else happens.
+//
+// A key that is also the "directory" of another key ("a/b" and "a/b/c") is not portable,
+// and callers (archive importers above all) should refuse such sets of names: the local
+// backend refuses the second Put with ErrInvalidKey, while MinIO stores both but hides
+// "a/b/c" from List for as long as "a/b" exists. DeletePrefix still removes both everywhere.
 type Store interface {
 	// Put stores the bytes read from r under key, replacing any blob already there. size is
 	// the number of bytes r will yield, or -1 if unknown; a known size lets backends upload

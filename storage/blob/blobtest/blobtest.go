@@ -472,7 +472,8 @@ func testHostileKeys(t *testing.T, s blob.Store) {
 
 // testKeyAndPrefixConflict pins the one place backends may differ: a key that is also the
 // "directory" of another key. Either both are stored, or the second Put fails with
-// ErrInvalidKey; the first blob is never damaged.
+// ErrInvalidKey; the first blob is never damaged, and DeletePrefix removes all of them
+// (MinIO hides "k/file/child" from listings while "k/file" exists).
 func testKeyAndPrefixConflict(t *testing.T, s blob.Store) {
 	ctx := t.Context()
 	put(t, s, "k/file", []byte("file"))
@@ -488,6 +489,16 @@ func testKeyAndPrefixConflict(t *testing.T, s blob.Store) {
 	}
 	if got := getBytes(t, s, "k/dir/child"); string(got) != "child" {
 		t.Fatalf("k/dir/child = %q", got)
+	}
+	put(t, s, "other", []byte("x"))
+	if _, err := s.DeletePrefix(ctx, "k/"); err != nil {
+		t.Fatalf("DeletePrefix(k/): %v", err)
+	}
+	wantKeys(t, s, "", "other")
+	for _, k := range []string{"k/file", "k/file/child", "k/dir", "k/dir/child"} {
+		if _, err := s.Stat(ctx, k); !errors.Is(err, blob.ErrNotFound) {
+			t.Errorf("Stat(%s) after DeletePrefix = %v, want ErrNotFound", k, err)
+		}
 	}
 }
 

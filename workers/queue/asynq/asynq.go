@@ -36,7 +36,9 @@ type Config struct {
 	// Concurrency is the number of handlers run at once. Default: the number of CPUs.
 	Concurrency int
 	// BaseRetryDelay is the first retry's backoff, doubled per retry (queue.RetryDelay).
-	// Default 0: asynq's own backoff, which starts at 15-45 s.
+	// Default 0: asynq's own backoff, which starts at 15-45 s. asynq schedules in whole
+	// seconds, so retries (and ProcessIn) become due at the next second boundary after the
+	// delay, never before it.
 	BaseRetryDelay time.Duration
 	// Retention keeps a completed task (and so its id) for this long, which is what makes
 	// queue.TaskID deduplicate against work that already finished. Default 24 h; a negative
@@ -146,7 +148,7 @@ func (q *Queue) Enqueue(ctx context.Context, t *queue.Task, opts ...queue.Option
 		aopts = append(aopts, asynq.TaskID(o.TaskID))
 	}
 	if o.ProcessIn > 0 {
-		aopts = append(aopts, asynq.ProcessIn(o.ProcessIn))
+		aopts = append(aopts, asynq.ProcessAt(ceilSecond(time.Now().Add(o.ProcessIn))))
 	}
 	info, err := q.client.EnqueueContext(ctx, asynq.NewTask(t.Type, t.Payload), aopts...)
 	if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
@@ -186,7 +188,8 @@ func (q *Queue) Start(ctx context.Context) error {
 		Concurrency: q.cfg.Concurrency,
 		Queues:      map[string]int{q.cfg.Queue: 1},
 		RetryDelayFunc: func(n int, _ error, _ *asynq.Task) time.Duration {
-			return queue.RetryDelay(base, n)
+			now := time.Now()
+			return ceilSecond(now.Add(queue.RetryDelay(base, n))).Sub(now)
 		},
 		TaskCheckInterval:        q.cfg.TaskCheckInterval,
 		DelayedTaskCheckInterval: q.cfg.DelayedTaskCheckInterval,
@@ -291,6 +294,16 @@ func (q *Queue) isClosed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.closed
+}
+
+// ceilSecond rounds t up to a whole second. asynq keeps due times as Unix seconds and
+// truncates, so a task due at 12:00:00.7 would run at 12:00:00, before its delay was over;
+// rounding up keeps ProcessIn and the backoff lower bounds that the port promises.
+func ceilSecond(t time.Time) time.Time {
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second)
+	}
+	return t
 }
 
 func fromInfo(i *asynq.TaskInfo) *queue.TaskInfo {

@@ -1,0 +1,239 @@
+// Package app assembles Lectern from a Config: it picks each port's backend with one visible
+// switch, wires the HTTP server and the job handlers, and runs the requested roles. It never
+// reads the environment; cmd/lectern does that and tests build a Config directly.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/storage/blob/local"
+	"github.com/lectern-lms/lectern/storage/blob/minio"
+	"github.com/lectern-lms/lectern/storage/elastic"
+	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/storage/record/postgres"
+	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/queue"
+	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
+	"github.com/lectern-lms/lectern/workers/queue/inproc"
+)
+
+// Config is the whole configuration; cmd/lectern fills it from LECTERN_* variables.
+type Config struct {
+	Addr      string
+	DataDir   string
+	PublicURL string
+	Root      server.RootCredentials
+	SecretKey string
+	BodyLimit int
+	Version   string
+
+	PostgresURL string
+	RedisURL    string
+	S3          S3Config
+	Elastic     ElasticConfig
+
+	WorkerConcurrency int
+	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
+	RetryBaseDelay time.Duration
+	Logger         *slog.Logger
+}
+
+// S3Config selects the MinIO/S3 blob store when Endpoint is set.
+type S3Config struct {
+	Endpoint, AccessKey, SecretKey, Bucket string
+	UseSSL                                 bool
+}
+
+// ElasticConfig selects Elasticsearch for statements and content when URL is set.
+type ElasticConfig struct {
+	URL         string
+	IndexPrefix string
+}
+
+// App is an assembled Lectern.
+type App struct {
+	Config   Config
+	Records  record.Store
+	Blobs    blob.Store
+	Queue    queue.Queue
+	Elastic  *elastic.Client
+	Tenants  *tenant.Registry
+	Settings *settings.Store
+	Jobs     *jobs.Store
+	Server   *server.Server
+	closers  []func() error
+}
+
+// Validate rejects half-given or contradictory settings before anything is opened.
+func (c Config) Validate() error {
+	s := c.S3
+	if s.Endpoint != "" || s.AccessKey != "" || s.SecretKey != "" || s.Bucket != "" {
+		var missing []string
+		for name, v := range map[string]string{"LECTERN_S3_ENDPOINT": s.Endpoint, "LECTERN_S3_ACCESS_KEY": s.AccessKey,
+			"LECTERN_S3_SECRET_KEY": s.SecretKey, "LECTERN_S3_BUCKET": s.Bucket} {
+			if v == "" {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("the S3 blob store is half configured: %v not set", missing)
+		}
+	}
+	if c.Elastic.IndexPrefix != "" && c.Elastic.URL == "" {
+		return errors.New("LECTERN_ELASTICSEARCH_INDEX_PREFIX is set but LECTERN_ELASTICSEARCH_URL is not")
+	}
+	if c.DataDir == "" {
+		return errors.New("a data directory is required")
+	}
+	if c.Root.User == "" || c.Root.Password == "" {
+		return errors.New("root credentials are required")
+	}
+	if c.SecretKey == "" {
+		return errors.New("a secret key is required")
+	}
+	return nil
+}
+
+// Open connects every backend and assembles the server and job handlers.
+func Open(ctx context.Context, cfg Config) (a *App, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	a = &App{Config: cfg}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	var checks []server.Check
+
+	// Record store: PostgreSQL when configured, else SQLite in the data directory.
+	switch {
+	case cfg.PostgresURL != "":
+		s, err := postgres.Open(ctx, cfg.PostgresURL)
+		if err != nil {
+			return nil, err
+		}
+		a.Records = s
+		checks = append(checks, server.Check{Name: "postgres", Ping: s.DB().PingContext})
+	default:
+		s, err := sqlite.Open(filepath.Join(cfg.DataDir, "lectern.db"))
+		if err != nil {
+			return nil, err
+		}
+		a.Records = s
+		checks = append(checks, server.Check{Name: "sqlite", Ping: s.DB().PingContext})
+	}
+	a.closers = append(a.closers, a.Records.Close)
+
+	// Blob store: MinIO/S3 when configured, else a local directory.
+	switch {
+	case cfg.S3.Endpoint != "":
+		s, err := minio.New(ctx, minio.Config{Endpoint: cfg.S3.Endpoint, AccessKey: cfg.S3.AccessKey,
+			SecretKey: cfg.S3.SecretKey, Bucket: cfg.S3.Bucket, UseSSL: cfg.S3.UseSSL})
+		if err != nil {
+			return nil, err
+		}
+		a.Blobs = s
+		checks = append(checks, server.Check{Name: "s3", Ping: blobPing(s)})
+	default:
+		s, err := local.New(filepath.Join(cfg.DataDir, "blobs"))
+		if err != nil {
+			return nil, err
+		}
+		a.Blobs = s
+		checks = append(checks, server.Check{Name: "blobs", Ping: blobPing(s)})
+	}
+
+	// Job queue: Asynq on Redis when configured, else the in-process queue in the record store.
+	switch {
+	case cfg.RedisURL != "":
+		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Concurrency: cfg.WorkerConcurrency,
+			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
+			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a.Queue = q
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("LECTERN_REDIS_URL: %w", err)
+		}
+		rdb := redis.NewClient(opt)
+		a.closers = append(a.closers, rdb.Close)
+		checks = append(checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+	default:
+		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+	}
+	a.closers = append(a.closers, a.Queue.Close)
+
+	// Elasticsearch holds statements and content in the distributed mode.
+	if cfg.Elastic.URL != "" {
+		c, err := elastic.New(elastic.Config{URLs: []string{cfg.Elastic.URL}, IndexPrefix: cfg.Elastic.IndexPrefix})
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Ping(ctx); err != nil {
+			return nil, fmt.Errorf("elasticsearch at %s: %w", cfg.Elastic.URL, err)
+		}
+		if _, _, err := c.EnsureIndex(ctx, "statements", mappings.Options{}); err != nil {
+			return nil, err
+		}
+		a.Elastic = c
+		checks = append(checks, server.Check{Name: "elasticsearch", Ping: c.Ping})
+	}
+
+	sealer, err := settings.NewSealer(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	a.Tenants = tenant.NewRegistry(a.Records)
+	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
+	a.Jobs = jobs.NewStore(a.Records)
+	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs})
+	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+		Settings: a.Settings, Jobs: a.Jobs, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
+		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, Version: cfg.Version})
+	return a, nil
+}
+
+// blobPing checks the blob store answers by statting a key that need not exist.
+func blobPing(s blob.Store) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := s.Stat(ctx, "_lectern/ping")
+		if err == nil || errors.Is(err, blob.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Close releases every backend in reverse order of opening.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,237 @@
+// Command lectern is the one Lectern binary. Roles: serve (HTTP), worker (job handlers),
+// indexer (search indexing), all (the three in one process, the default). This is the only
+// place that reads configuration (LECTERN_* environment variables, see docs/configuration.md).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/server"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "lectern:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: lectern [serve|worker|indexer|all]
+
+  serve    HTTP APIs only (enqueues jobs, runs none)
+  worker   job handlers only (imports, deletions, webhooks, postbacks, forwarding)
+  indexer  search indexing only
+  all      everything in one process (default)
+
+Configuration comes from LECTERN_* environment variables; see docs/configuration.md.`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	role := "all"
+	if len(args) > 0 {
+		role = args[0]
+	}
+	switch role {
+	case "serve", "worker", "indexer", "all":
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown role %q\n%s", role, usage)
+	}
+	cfg, err := loadConfig(getenv, stdout)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = newLogger(getenv("LECTERN_LOG_LEVEL"), stderr)
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	errc := make(chan error, 2)
+	if role == "worker" || role == "all" {
+		if err := a.Queue.Start(ctx); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = a.Queue.Shutdown(sctx)
+		}()
+	}
+	if role == "serve" || role == "all" {
+		go func() { errc <- a.Server.App().Listen(cfg.Addr) }()
+		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL)
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.Server.App().ShutdownWithContext(sctx)
+		}()
+	} else {
+		cfg.Logger.Info("running", "role", role)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil || level == "" {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error) {
+	env := func(k, def string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return def
+	}
+	cfg := app.Config{
+		Addr:        env("LECTERN_ADDR", ":8080"),
+		DataDir:     env("LECTERN_DATA_DIR", "data"),
+		PostgresURL: getenv("LECTERN_POSTGRES_URL"),
+		RedisURL:    getenv("LECTERN_REDIS_URL"),
+		S3: app.S3Config{Endpoint: getenv("LECTERN_S3_ENDPOINT"), AccessKey: getenv("LECTERN_S3_ACCESS_KEY"),
+			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
+		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
+		Version: version,
+	}
+	var err error
+	if cfg.S3.UseSSL, err = parseBool("LECTERN_S3_USE_SSL", getenv("LECTERN_S3_USE_SSL")); err != nil {
+		return cfg, err
+	}
+	if cfg.BodyLimit, err = parseInt("LECTERN_MAX_BODY_BYTES", env("LECTERN_MAX_BODY_BYTES", strconv.Itoa(512<<20))); err != nil {
+		return cfg, err
+	}
+	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
+		return cfg, err
+	}
+	port := cfg.Addr[strings.LastIndex(cfg.Addr, ":")+1:]
+	cfg.PublicURL = strings.TrimRight(env("LECTERN_PUBLIC_URL", "http://localhost:"+port), "/")
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return cfg, fmt.Errorf("LECTERN_DATA_DIR: %w", err)
+	}
+	if cfg.Root, err = rootCredentials(getenv, cfg.DataDir, stdout); err != nil {
+		return cfg, err
+	}
+	if cfg.SecretKey, err = secretKey(getenv, cfg.DataDir); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func parseBool(name, v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s must be true or false, not %q", name, v)
+	}
+	return b, nil
+}
+
+func parseInt(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s must be a non-negative integer, not %q", name, v)
+	}
+	return n, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// rootCredentials takes LECTERN_ROOT_USER/PASSWORD, or generates them on first start, keeps
+// them in the data directory (mode 0600) and prints them once.
+func rootCredentials(getenv func(string) string, dataDir string, stdout io.Writer) (server.RootCredentials, error) {
+	user, pass := getenv("LECTERN_ROOT_USER"), getenv("LECTERN_ROOT_PASSWORD")
+	if user != "" || pass != "" {
+		if user == "" || pass == "" {
+			return server.RootCredentials{}, errors.New("set both LECTERN_ROOT_USER and LECTERN_ROOT_PASSWORD, or neither")
+		}
+		if strings.Contains(user, ":") || strings.Contains(user, ".") {
+			return server.RootCredentials{}, errors.New("LECTERN_ROOT_USER must not contain ':' or '.'")
+		}
+		return server.RootCredentials{User: user, Password: pass}, nil
+	}
+	path := filepath.Join(dataDir, "root-credentials.json")
+	var rc server.RootCredentials
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &rc); err != nil || rc.User == "" || rc.Password == "" {
+			return rc, fmt.Errorf("%s is unreadable; delete it to generate new root credentials", path)
+		}
+		return rc, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return rc, err
+	}
+	rc = server.RootCredentials{User: "root", Password: randomHex(20)}
+	b, _ := json.Marshal(rc)
+	if err := writeFileSync(path, b); err != nil {
+		return rc, err
+	}
+	fmt.Fprintf(stdout, "Generated root credentials (shown once; kept in %s):\n  LECTERN_ROOT_USER=%s\n  LECTERN_ROOT_PASSWORD=%s\n", path, rc.User, rc.Password)
+	return rc, nil
+}
+
+// secretKey takes LECTERN_SECRET_KEY or a key generated once into the data directory.
+func secretKey(getenv func(string) string, dataDir string) (string, error) {
+	if k := getenv("LECTERN_SECRET_KEY"); k != "" {
+		return k, nil
+	}
+	path := filepath.Join(dataDir, "secret.key")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	k := randomHex(32)
+	return k, writeFileSync(path, []byte(k+"\n"))
+}
+
+func writeFileSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,153 @@
+package settings
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// Sealer encrypts secret setting values at rest (AES-256-GCM), so a copy of the database does
+// not hand out postback passwords or LRS root accounts.
+type Sealer struct{ aead cipher.AEAD }
+
+// NewSealer derives the AES key from an operator secret of any length.
+func NewSealer(secret string) (*Sealer, error) {
+	if secret == "" {
+		return nil, errors.New("secret key is empty")
+	}
+	k := sha256.Sum256([]byte(secret))
+	block, err := aes.NewCipher(k[:])
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{aead: aead}, nil
+}
+
+// Seal encrypts v with a fresh nonce.
+func (s *Sealer) Seal(v string) string {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(v), nil))
+}
+
+// Open decrypts a value made by Seal.
+func (s *Sealer) Open(v string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) < s.aead.NonceSize() {
+		return "", errors.New("sealed value is malformed")
+	}
+	out, err := s.aead.Open(nil, b[:s.aead.NonceSize()], b[s.aead.NonceSize():], nil)
+	if err != nil {
+		return "", errors.New("sealed value does not decrypt with the configured secret key")
+	}
+	return string(out), nil
+}
+
+// Store keeps the values set at tenant level (and, later, course and registration level) in
+// the record store: one record per scope, updated with compare-and-set.
+type Store struct {
+	records record.Store
+	cat     *Catalogue
+	sealer  *Sealer
+}
+
+// NewStore returns a settings store; sealer encrypts secret values.
+func NewStore(records record.Store, cat *Catalogue, sealer *Sealer) *Store {
+	return &Store{records: records, cat: cat, sealer: sealer}
+}
+
+// Catalogue returns the catalogue the store validates against.
+func (s *Store) Catalogue() *Catalogue { return s.cat }
+
+const kindSettings = "settings"
+
+type stored struct {
+	Values map[string]string `json:"values"`
+	Sealed map[string]bool   `json:"sealed,omitempty"`
+}
+
+func (s *Store) load(ctx context.Context, tenant, scope string) (*stored, *record.Record, error) {
+	r, err := s.records.Get(ctx, tenant, kindSettings, scope)
+	if errors.Is(err, record.ErrNotFound) {
+		return &stored{Values: map[string]string{}}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var st stored
+	if err := json.Unmarshal(r.Data, &st); err != nil {
+		return nil, nil, fmt.Errorf("decode settings %s/%s: %w", tenant, scope, err)
+	}
+	if st.Values == nil {
+		st.Values = map[string]string{}
+	}
+	return &st, r, nil
+}
+
+// TenantLayer returns the tenant's own values (secrets decrypted) as a cascade layer.
+func (s *Store) TenantLayer(ctx context.Context, tenant string) (Layer, error) {
+	st, _, err := s.load(ctx, tenant, "tenant")
+	if err != nil {
+		return Layer{}, err
+	}
+	values := make(map[string]string, len(st.Values))
+	for id, v := range st.Values {
+		if st.Sealed[id] {
+			if v, err = s.sealer.Open(v); err != nil {
+				return Layer{}, fmt.Errorf("setting %s of tenant %s: %w", id, tenant, err)
+			}
+		}
+		values[id] = v
+	}
+	return Layer{Level: LevelTenant, Values: values}, nil
+}
+
+// SetTenant validates value for id at tenant level and stores its canonical form.
+func (s *Store) SetTenant(ctx context.Context, tenant, id, value string) error {
+	canon, err := s.cat.Validate(id, LevelTenant, value)
+	if err != nil {
+		return err
+	}
+	setting, _ := s.cat.Lookup(id)
+	for attempt := 0; attempt < 20; attempt++ {
+		st, r, err := s.load(ctx, tenant, "tenant")
+		if err != nil {
+			return err
+		}
+		v := canon
+		if setting.Secret {
+			v = s.sealer.Seal(canon)
+			if st.Sealed == nil {
+				st.Sealed = map[string]bool{}
+			}
+			st.Sealed[id] = true
+		} else {
+			delete(st.Sealed, id)
+		}
+		st.Values[id] = v
+		data, _ := json.Marshal(st)
+		if r == nil {
+			err = s.records.Create(ctx, &record.Record{Tenant: tenant, Kind: kindSettings, ID: "tenant", Data: data})
+		} else {
+			r.Data = data
+			err = s.records.Update(ctx, r)
+		}
+		if errors.Is(err, record.ErrConflict) || errors.Is(err, record.ErrStale) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("setting %s: too many concurrent updates", id)
+}

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/tenant"
+)
+
+// Principal is who a request authenticated as: the root account or one tenant's credential.
+type Principal struct {
+	Root   bool
+	Tenant string
+	Key    string
+}
+
+func principalOf(c *fiber.Ctx) Principal {
+	p, _ := c.Locals("principal").(Principal)
+	return p
+}
+
+// parseAuthorization accepts HTTP Basic key:secret and Bearer <key>.<secret>.
+func parseAuthorization(h string) (key, secret string, ok bool) {
+	scheme, rest, found := strings.Cut(strings.TrimSpace(h), " ")
+	if !found {
+		return "", "", false
+	}
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(scheme) {
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return "", "", false
+		}
+		return strings.Cut(string(raw), ":")
+	case "bearer":
+		// Keys never contain a dot, so the first dot separates key and secret.
+		return strings.Cut(rest, ".")
+	}
+	return "", "", false
+}
+
+func equalConstantTime(a, b string) bool {
+	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
+}
+
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	h := c.Get(fiber.HeaderAuthorization)
+	if h == "" {
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
+		return errorf(fiber.StatusUnauthorized, "credentials are required (HTTP Basic key:secret or Bearer key.secret)")
+	}
+	key, secret, ok := parseAuthorization(h)
+	if !ok {
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
+		return errorf(fiber.StatusUnauthorized, "the Authorization header is malformed")
+	}
+	root := s.deps.Root
+	if root.User != "" && equalConstantTime(key, root.User) && equalConstantTime(secret, root.Password) {
+		c.Locals("principal", Principal{Root: true, Key: key})
+		return c.Next()
+	}
+	tid, err := s.deps.Tenants.Authenticate(c.UserContext(), key, secret)
+	if errors.Is(err, tenant.ErrBadCredentials) {
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
+		return errorf(fiber.StatusUnauthorized, "invalid credentials")
+	}
+	if err != nil {
+		return err
+	}
+	c.Locals("principal", Principal{Tenant: tid, Key: key})
+	return c.Next()
+}

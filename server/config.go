@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/course/settings"
+)
+
+// ConfigurationList is the engine's configuration list body.
+type ConfigurationList struct {
+	ConfigurationItems []settings.Item `json:"configurationItems"`
+}
+
+// SettingBody is the body of GET/PUT of one setting; no other properties are allowed.
+type SettingBody struct {
+	Value *string `json:"value"`
+}
+
+func (s *Server) tenantLayers(c *fiber.Ctx) ([]settings.Layer, error) {
+	l, err := s.deps.Settings.TenantLayer(c.UserContext(), tenantOf(c))
+	if err != nil {
+		return nil, err
+	}
+	return []settings.Layer{l}, nil
+}
+
+func (s *Server) getTenantConfiguration(c *fiber.Ctx) error {
+	layers, err := s.tenantLayers(c)
+	if err != nil {
+		return err
+	}
+	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ConfigurationList{ConfigurationItems: items})
+}
+
+func (s *Server) getTenantSetting(c *fiber.Ctx) error {
+	id := c.Params("settingId")
+	if _, ok := s.deps.Settings.Catalogue().Lookup(id); !ok {
+		return notFound("configuration setting '%s' not found", id)
+	}
+	layers, err := s.tenantLayers(c)
+	if err != nil {
+		return err
+	}
+	item, err := s.deps.Settings.Catalogue().Effective(id, layers...)
+	if errors.Is(err, settings.ErrUnknownSetting) {
+		return notFound("configuration setting '%s' not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	v := item.Value
+	return c.JSON(SettingBody{Value: &v})
+}
+
+func (s *Server) putTenantSetting(c *fiber.Ctx) error {
+	var body SettingBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Value == nil {
+		return badRequest("property value is required")
+	}
+	if err := s.deps.Settings.SetTenant(c.UserContext(), tenantOf(c), c.Params("settingId"), *body.Value); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

@@ -1,0 +1,85 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/tenant"
+)
+
+// Error is an error with the HTTP status and the message the client sees.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) *Error { return errorf(fiber.StatusBadRequest, format, args...) }
+
+func notFound(format string, args ...any) *Error { return errorf(fiber.StatusNotFound, format, args...) }
+
+// Message is the body of every 4xx and 5xx response.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// errorHandler is the one place that turns errors into responses. Handlers return port
+// sentinels or *Error; anything unrecognised is a 500 whose details stay in the log.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	status, msg := fiber.StatusInternalServerError, "internal error"
+	var e *Error
+	var fe *fiber.Error
+	var se *settings.Error
+	switch {
+	case errors.As(err, &e):
+		status, msg = e.Status, e.Message
+	case errors.As(err, &fe):
+		status, msg = fe.Code, fe.Message
+		if status == fiber.StatusRequestEntityTooLarge {
+			msg = fmt.Sprintf("request body is larger than the limit of %d bytes", s.deps.BodyLimit)
+		}
+	case errors.As(err, &se) && errors.Is(err, settings.ErrUnknownSetting):
+		status, msg = fiber.StatusBadRequest, se.Error()
+	case errors.As(err, &se):
+		status, msg = fiber.StatusBadRequest, se.Error()
+	case errors.Is(err, tenant.ErrNotFound):
+		status, msg = fiber.StatusNotFound, err.Error()
+	case errors.Is(err, tenant.ErrExists):
+		status, msg = fiber.StatusConflict, err.Error()
+	case errors.Is(err, tenant.ErrDisabled):
+		status, msg = fiber.StatusConflict, err.Error()
+	case errors.Is(err, tenant.ErrInvalidID):
+		status, msg = fiber.StatusBadRequest, err.Error()
+	case errors.Is(err, record.ErrNotFound):
+		status, msg = fiber.StatusNotFound, err.Error()
+	case errors.Is(err, record.ErrConflict), errors.Is(err, record.ErrStale):
+		status, msg = fiber.StatusConflict, err.Error()
+	case errors.Is(err, record.ErrInvalid):
+		status, msg = fiber.StatusBadRequest, err.Error()
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "request_id", requestID(c), "method", c.Method(), "path", c.Path(), "error", err)
+	} else {
+		s.log.Debug("request rejected", "request_id", requestID(c), "status", status, "message", msg)
+	}
+	return c.Status(status).JSON(Message{Message: msg})
+}
+
+func requestID(c *fiber.Ctx) string {
+	if v, ok := c.Locals("requestid").(string); ok {
+		return v
+	}
+	return ""
+}
+
+var _ = slog.Default

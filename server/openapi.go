@@ -1,0 +1,140 @@
+package server
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+var fiberParam = regexp.MustCompile(`:([A-Za-z_][A-Za-z0-9_]*)`)
+
+// OpenAPIPath converts a Fiber path (:param) to OpenAPI syntax ({param}).
+func OpenAPIPath(p string) string { return fiberParam.ReplaceAllString(p, "{$1}") }
+
+func obj(props map[string]any, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+func str() map[string]any      { return map[string]any{"type": "string"} }
+func boolean() map[string]any  { return map[string]any{"type": "boolean"} }
+func dateTime() map[string]any { return map[string]any{"type": "string", "format": "date-time"} }
+func ref(name string) map[string]any {
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+// schemas are the components every route refers to by name.
+func schemas() map[string]any {
+	tenantSchema := obj(map[string]any{"tenant_id": str(), "enabled": boolean(), "create_dt": dateTime(), "update_dt": dateTime()})
+	return map[string]any{
+		"Message":        obj(map[string]any{"message": str()}, "message"),
+		"Health":         map[string]any{"type": "object"},
+		"Readiness":      obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
+		"OpenAPI":        map[string]any{"type": "object"},
+		"TenantCreate":   obj(map[string]any{"tenant_id": str(), "enabled": map[string]any{"type": "boolean", "default": true}}, "tenant_id"),
+		"TenantUpdate":   obj(map[string]any{"enabled": boolean()}, "enabled"),
+		"Tenant":         tenantSchema,
+		"TenantList":     obj(map[string]any{"tenants": map[string]any{"type": "array", "items": ref("Tenant")}}),
+		"Credential":     obj(map[string]any{"key": str(), "secret": map[string]any{"type": "string", "description": "shown only in the creation response"}, "tenant_id": str(), "create_dt": dateTime()}),
+		"CredentialList": obj(map[string]any{"credentials": map[string]any{"type": "array", "items": ref("Credential")}}),
+		"Job": obj(map[string]any{"id": str(), "type": str(), "status": map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "FAILED"}},
+			"tenant_id": str(), "results": map[string]any{"type": "object"},
+			"error":    map[string]any{"nullable": true, "type": "object", "properties": map[string]any{"code": str(), "message": str()}},
+			"warnings": map[string]any{"type": "array", "items": str()}, "create_dt": dateTime(), "update_dt": dateTime()}),
+		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
+			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
+		"SettingBody": obj(map[string]any{"value": str()}, "value"),
+	}
+}
+
+// OpenAPI builds the OpenAPI 3 document from the route table, so a route cannot exist
+// without its description.
+func (s *Server) OpenAPI() map[string]any {
+	paths := map[string]map[string]any{}
+	for _, r := range s.routes {
+		p := OpenAPIPath(r.Path)
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		var params []any
+		for _, m := range fiberParam.FindAllStringSubmatch(r.Path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str()})
+		}
+		for _, q := range r.Query {
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
+				"description": q.Description, "schema": map[string]any{"type": q.Type}})
+		}
+		if r.Scope == ScopeHeader {
+			params = append(params, map[string]any{"name": "tenant_id", "in": "header", "required": false,
+				"description": "tenant of the request; required with root credentials", "schema": str()})
+		}
+		msg := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": ref("Message")}}}
+		success := map[string]any{"description": "success"}
+		if r.Response != "" {
+			success["content"] = map[string]any{"application/json": map[string]any{"schema": ref(r.Response)}}
+		}
+		responses := map[string]any{itoa(r.Success): success}
+		if r.Scope != ScopePublic {
+			responses["400"] = withDesc(msg, "bad request")
+			responses["401"] = withDesc(msg, "no or invalid credentials")
+			responses["403"] = withDesc(msg, "credentials of another tenant, or not root")
+			responses["404"] = withDesc(msg, "not found")
+			if isWrite(r.Method) {
+				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
+			}
+		}
+		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
+			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		if r.Body != "" {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
+		}
+		if r.Scope == ScopePublic {
+			op["security"] = []any{}
+		}
+		paths[p][strings.ToLower(r.Method)] = op
+	}
+	return map[string]any{
+		"openapi": "3.0.3",
+		"info":    map[string]any{"title": "Lectern", "version": s.deps.Version},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": schemas(),
+			"securitySchemes": map[string]any{
+				"basic":  map[string]any{"type": "http", "scheme": "basic"},
+				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
+			},
+		},
+		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
+	}
+}
+
+func withDesc(m map[string]any, d string) map[string]any {
+	out := map[string]any{"description": d}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func (s *Server) openapi(c *fiber.Ctx) error { return c.JSON(s.OpenAPI()) }
+
+// SortedPaths lists the OpenAPI paths (for tests and docs).
+func SortedPaths(doc map[string]any) []string {
+	var out []string
+	for p := range doc["paths"].(map[string]map[string]any) {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

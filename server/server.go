@@ -1,0 +1,208 @@
+// Package server is Lectern's HTTP layer on Fiber: routing, authentication, tenant scoping,
+// the central error handler and the handlers of the three APIs. It holds no domain logic:
+// handlers translate HTTP to calls on the domain packages and ports.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
+
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// Check is one readiness probe (a backend's ping).
+type Check struct {
+	Name string
+	Ping func(ctx context.Context) error
+}
+
+// RootCredentials is the platform's root account.
+type RootCredentials struct {
+	User     string
+	Password string
+}
+
+// Deps is everything the HTTP layer needs; cmd/lectern builds it from configuration.
+type Deps struct {
+	Records  record.Store
+	Blobs    blob.Store
+	Queue    queue.Queue
+	Tenants  *tenant.Registry
+	Settings *settings.Store
+	Jobs     *jobs.Store
+	Root     RootCredentials
+	Checks   []Check
+	Logger   *slog.Logger
+	// PublicURL is the origin used in absolute links.
+	PublicURL string
+	// BodyLimit is the largest request body accepted, in bytes (uploads included).
+	BodyLimit int
+	Version   string
+}
+
+// Server is the Fiber application with its route table.
+type Server struct {
+	app    *fiber.App
+	deps   Deps
+	log    *slog.Logger
+	routes []Route
+}
+
+// New builds the application and registers every route.
+func New(deps Deps) *Server {
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	if deps.BodyLimit <= 0 {
+		deps.BodyLimit = 512 << 20
+	}
+	s := &Server{deps: deps, log: deps.Logger}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "lectern",
+		ErrorHandler:          s.errorHandler,
+		BodyLimit:             deps.BodyLimit,
+		DisableStartupMessage: true,
+		ReadTimeout:           5 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+	})
+	s.app.Use(recover.New())
+	s.app.Use(requestid.New(requestid.Config{ContextKey: "requestid"}))
+	s.app.Use(s.accessLog)
+	s.registerRoutes()
+	s.app.Use(func(c *fiber.Ctx) error {
+		return notFound("no route for %s %s", c.Method(), c.Path())
+	})
+	return s
+}
+
+// App returns the Fiber application (for Listen and for tests).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Routes lists every API route with its OpenAPI metadata.
+func (s *Server) Routes() []Route { return s.routes }
+
+func (s *Server) accessLog(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	if err != nil {
+		// Let the central handler write the response now so the logged status is the real one.
+		if herr := s.app.ErrorHandler(c, err); herr != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+	s.log.Info("http", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
+		"status", c.Response().StatusCode(), "duration_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// Scope says how a route finds its tenant and who may call it.
+type Scope int
+
+const (
+	// ScopePublic routes need no credentials (health, API description).
+	ScopePublic Scope = iota
+	// ScopeRoot routes are app management: root credentials only.
+	ScopeRoot
+	// ScopeRootTenant routes are app management of one tenant named by :tenant_id (root only).
+	ScopeRootTenant
+	// ScopeEnginePath routes take the tenant from the :tenant path segment, lowercased.
+	ScopeEnginePath
+	// ScopeHeader routes take the tenant from the tenant_id header (content service).
+	ScopeHeader
+)
+
+// Route is one registered endpoint with what /openapi.json says about it.
+type Route struct {
+	Method  string
+	Path    string // Fiber syntax, :param
+	Summary string
+	Tag     string
+	Scope   Scope
+	// Body names the request schema (a key of the OpenAPI components), "" for none.
+	Body string
+	// Response names the success schema, "" for an empty body.
+	Response string
+	Success  int
+	// Query lists the query parameters.
+	Query []Param
+	// AllowDisabled exempts a write from the disabled-tenant rule (the PUT that changes enabled).
+	AllowDisabled bool
+}
+
+// Param is one documented query parameter.
+type Param struct {
+	Name, Type, Description string
+	Required                bool
+}
+
+func (s *Server) handle(r Route, h fiber.Handler) {
+	s.routes = append(s.routes, r)
+	chain := []fiber.Handler{}
+	if r.Scope != ScopePublic {
+		chain = append(chain, s.authenticate, s.scopeTenant(r))
+	}
+	chain = append(chain, h)
+	s.app.Add(r.Method, r.Path, chain...)
+}
+
+func isWrite(method string) bool {
+	return method == fiber.MethodPost || method == fiber.MethodPut || method == fiber.MethodDelete || method == fiber.MethodPatch
+}
+
+// scopeTenant enforces, in order: root-only routes (403 for tenant credentials), a tenant
+// credential used on another tenant (403), an unknown tenant (404) and writes to a disabled
+// tenant (409). The resolved tenant id is stored in Locals("tenant").
+func (s *Server) scopeTenant(r Route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p := principalOf(c)
+		var id string
+		switch r.Scope {
+		case ScopeRoot, ScopeRootTenant:
+			if !p.Root {
+				return errorf(fiber.StatusForbidden, "this operation needs the root credentials")
+			}
+			if r.Scope == ScopeRoot {
+				return c.Next()
+			}
+			id = c.Params("tenant_id")
+		case ScopeEnginePath:
+			id = strings.ToLower(c.Params("tenant"))
+		case ScopeHeader:
+			id = c.Get("tenant_id")
+			if id == "" && !p.Root {
+				id = p.Tenant
+			}
+			if id == "" {
+				return badRequest("header tenant_id is required")
+			}
+		}
+		if !p.Root && p.Tenant != id {
+			return errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", p.Tenant, id)
+		}
+		t, err := s.deps.Tenants.Get(c.UserContext(), id)
+		if err != nil {
+			return err
+		}
+		if !t.Enabled && isWrite(r.Method) && !r.AllowDisabled {
+			return errorf(fiber.StatusConflict, "tenant '%s' is disabled; enable it before changing its data", id)
+		}
+		c.Locals("tenant", t.ID)
+		return c.Next()
+	}
+}
+
+func tenantOf(c *fiber.Ctx) string {
+	v, _ := c.Locals("tenant").(string)
+	return v
+}

@@ -1,0 +1,369 @@
+package elastic
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
+	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/mappings"
+)
+
+// newTestClient returns a client for the cluster of LECTERN_TEST_ELASTICSEARCH_URL with an
+// index prefix of its own, and deletes the test's indices when the test ends.
+func newTestClient(t *testing.T) *Client {
+	t.Helper()
+	url := testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{URLs: []string{url}, IndexPrefix: "lectern_test_" + hex.EncodeToString(b) + "_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return c
+}
+
+func TestContract(t *testing.T) {
+	c := newTestClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	h, err := c.Health(ctx)
+	if err != nil {
+		t.Fatalf("Health: %v", err)
+	}
+	if h.Status != "green" && h.Status != "yellow" {
+		t.Fatalf("health status %q, want green or yellow", h.Status)
+	}
+	if h.NumberOfNodes < 1 {
+		t.Errorf("health reports %d nodes", h.NumberOfNodes)
+	}
+
+	opts := mappings.Options{EmbeddingDims: 3}
+	for _, name := range []string{mappings.Content, mappings.Statements} {
+		index, created, err := c.EnsureIndex(ctx, name, opts)
+		if err != nil {
+			t.Fatalf("EnsureIndex(%s): %v", name, err)
+		}
+		if want := c.Prefix() + mappings.Versioned(name); index != want || !created {
+			t.Errorf("EnsureIndex(%s) = %q, %v; want %q, true", name, index, created, want)
+		}
+		again, created, err := c.EnsureIndex(ctx, name, opts)
+		if err != nil {
+			t.Fatalf("EnsureIndex(%s) again: %v", name, err)
+		}
+		if again != index || created {
+			t.Errorf("EnsureIndex(%s) again = %q, %v; want %q, false", name, again, created, index)
+		}
+		var aliases map[string]any
+		if err := c.Do(ctx, "get alias", esapi.IndicesGetAliasRequest{Name: []string{c.Alias(name)}}, &aliases); err != nil {
+			t.Fatalf("alias %s: %v", c.Alias(name), err)
+		}
+		if _, ok := aliases[index]; !ok || len(aliases) != 1 {
+			t.Errorf("alias %s points at %v, want only %s", c.Alias(name), aliases, index)
+		}
+	}
+	if _, _, err := c.EnsureIndex(ctx, "nope", opts); err == nil {
+		t.Error("EnsureIndex of an unknown definition: no error")
+	}
+
+	t.Run("analyzer", func(t *testing.T) {
+		for _, tc := range []struct {
+			analyzer, text string
+			want           []string
+		}{
+			{mappings.AnalyzerEnglish, "The Running dogs don't", []string{"run", "dog"}},
+			{mappings.AnalyzerEnglish, "She's baking cakes", []string{"bake", "cake"}},
+			{mappings.AnalyzerEnglish, "I can't believe they're running!", []string{"believ", "re", "run"}},
+			{mappings.AnalyzerEnglish, "Don’t stop the generously flowing rivers", []string{"stop", "generous", "flow", "river"}},
+			{mappings.AnalyzerEnglish, "Rock'n'roll isn't dead", []string{"rock", "n", "roll", "isn", "dead"}},
+			{mappings.AnalyzerEnglish, "Running ran runs easily; the cakes were baked.", []string{"run", "ran", "run", "easili", "cake", "bake"}},
+			{mappings.AnalyzerPhrase, "The Running dogs don't", []string{"the", "running", "dogs", "don", "t"}},
+		} {
+			toks, err := c.Analyze(ctx, mappings.Content, tc.analyzer, tc.text)
+			if err != nil {
+				t.Fatalf("Analyze(%q): %v", tc.text, err)
+			}
+			var got []string
+			for _, tok := range toks {
+				got = append(got, tok.Token)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s(%q) = %q, want %q", tc.analyzer, tc.text, got, tc.want)
+			}
+		}
+		// Every shared stop word is dropped.
+		toks, err := c.Analyze(ctx, mappings.Content, mappings.AnalyzerEnglish, strings.Join(mappings.EnglishStopWords, " "))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(toks) != 0 {
+			t.Errorf("stop words left tokens %v", toks)
+		}
+		// Offsets of split parts point into the original text.
+		toks, err = c.Analyze(ctx, mappings.Content, mappings.AnalyzerPhrase, "we don't")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(toks) != 3 || toks[1].StartOffset != 3 || toks[1].EndOffset != 6 ||
+			toks[2].StartOffset != 7 || toks[2].EndOffset != 8 || toks[2].Position != 2 {
+			t.Errorf("tokens of %q = %+v", "we don't", toks)
+		}
+	})
+
+	t.Run("search", func(t *testing.T) {
+		docs := map[string]map[string]any{
+			"a": {"tenant_id": "t1", "content_id": "c1", "version": 1, "tags": []string{"x"}, "active": true,
+				"location": "c1/1", "text": "The running dogs ate the cakes", "embedding": []float32{1, 0, 0}},
+			"b": {"tenant_id": "t1", "content_id": "c2", "version": 1, "active": true,
+				"location": "c2/1", "text": "Stars shine at night", "embedding": []float32{0, 1, 0}},
+			"c": {"tenant_id": "t2", "content_id": "c3", "version": 1, "active": true,
+				"location": "c3/1", "text": "A cake for the other tenant", "embedding": []float32{1, 0.1, 0}},
+		}
+		for id, d := range docs {
+			b, _ := json.Marshal(d)
+			err := c.Do(ctx, "index "+id, esapi.IndexRequest{
+				Index: c.Alias(mappings.Content), DocumentID: id, Body: bytes.NewReader(b), Refresh: "true",
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		search := func(query map[string]any) []string {
+			t.Helper()
+			b, _ := json.Marshal(query)
+			var res struct {
+				Hits struct {
+					Hits []struct {
+						ID string `json:"_id"`
+					} `json:"hits"`
+				} `json:"hits"`
+			}
+			err := c.Do(ctx, "search", esapi.SearchRequest{
+				Index: []string{c.Alias(mappings.Content)}, Body: bytes.NewReader(b),
+			}, &res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range res.Hits.Hits {
+				ids = append(ids, h.ID)
+			}
+			return ids
+		}
+		knn := search(map[string]any{"knn": map[string]any{
+			"field": "embedding", "query_vector": []float32{0.9, 0.2, 0}, "k": 1, "num_candidates": 10,
+			"filter": map[string]any{"term": map[string]any{"tenant_id": "t1"}},
+		}})
+		if !slices.Equal(knn, []string{"a"}) {
+			t.Errorf("kNN hits %v, want [a]", knn)
+		}
+		match := search(map[string]any{"query": map[string]any{"bool": map[string]any{
+			"must":   map[string]any{"match": map[string]any{"text": "cake runs"}},
+			"filter": map[string]any{"term": map[string]any{"tenant_id": "t1"}},
+		}}})
+		if !slices.Equal(match, []string{"a"}) {
+			t.Errorf("match hits %v, want [a]", match)
+		}
+		phrase := search(map[string]any{"query": map[string]any{
+			"match_phrase": map[string]any{"text.phrase": "running dogs"},
+		}})
+		if !slices.Equal(phrase, []string{"a"}) {
+			t.Errorf("phrase hits %v, want [a]", phrase)
+		}
+	})
+
+	t.Run("statements", func(t *testing.T) {
+		stmt := map[string]any{
+			"tenant_id":            "t1",
+			"id":                   "6690e6c9-3ef0-4ed3-8b37-7f3964730bee",
+			"stored":               "2024-05-01T10:00:00.123Z",
+			"timestamp":            "2024-05-01T09:59:59.5+02:00",
+			"verb_id":              "http://adlnet.gov/expapi/verbs/completed",
+			"activity_id":          "http://example.com/a1",
+			"related_activity_ids": []string{"http://example.com/a1", "http://example.com/course"},
+			"agent_ifis":           []string{"mbox:mailto:learner@example.com"},
+			"related_agent_ifis":   []string{"mbox:mailto:learner@example.com", "mbox:mailto:lrs@example.com"},
+			"registration":         "ec531277-b57b-4c15-8d91-d292c5b2b8f7",
+			"voided":               false,
+			"statement":            map[string]any{"any": map[string]any{"shape": []any{1, "x"}}},
+		}
+		b, _ := json.Marshal(stmt)
+		err := c.Do(ctx, "index statement", esapi.IndexRequest{
+			Index: c.Alias(mappings.Statements), DocumentID: "s1", Body: bytes.NewReader(b), Refresh: "true",
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := json.Marshal(map[string]any{"query": map[string]any{"bool": map[string]any{"filter": []any{
+			map[string]any{"term": map[string]any{"verb_id": "http://adlnet.gov/expapi/verbs/completed"}},
+			map[string]any{"term": map[string]any{"related_activity_ids": "http://example.com/course"}},
+			map[string]any{"range": map[string]any{"stored": map[string]any{"gt": "2024-05-01T10:00:00.122Z"}}},
+		}}}})
+		var res struct {
+			Hits struct {
+				Total struct {
+					Value int `json:"value"`
+				} `json:"total"`
+			} `json:"hits"`
+		}
+		if err := c.Do(ctx, "search statements", esapi.SearchRequest{
+			Index: []string{c.Alias(mappings.Statements)}, Body: bytes.NewReader(q),
+		}, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Hits.Total.Value != 1 {
+			t.Errorf("statement query found %d, want 1", res.Hits.Total.Value)
+		}
+		// The mapping is strict: an unknown field is refused, not guessed.
+		bad, _ := json.Marshal(map[string]any{"tenant_id": "t1", "surprise": 1})
+		err = c.Do(ctx, "index bad statement", esapi.IndexRequest{
+			Index: c.Alias(mappings.Statements), DocumentID: "bad", Body: bytes.NewReader(bad),
+		}, nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+			t.Errorf("unknown field: err = %v, want a 400 *Error", err)
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		err := c.Do(ctx, "get", esapi.GetRequest{Index: c.Prefix() + "missing", DocumentID: "x"}, nil)
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("get from a missing index: %v, want ErrNotFound", err)
+		}
+		err = c.Do(ctx, "get", esapi.GetRequest{Index: c.Alias(mappings.Content), DocumentID: "nope"}, nil)
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("get of a missing document: %v, want ErrNotFound", err)
+		}
+	})
+
+	if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := c.Do(ctx, "list", esapi.CatIndicesRequest{Index: []string{c.Prefix() + "*"}, Format: "json"}, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 0 {
+		t.Errorf("indices left after DeleteIndices: %v", rows)
+	}
+	if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
+		t.Errorf("DeleteIndices with nothing to delete: %v", err)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("no URLs: no error")
+	}
+	for _, p := range []string{"Upper_", "_x", "a*", "a,b", "a b"} {
+		if _, err := New(Config{URLs: []string{"http://127.0.0.1:9200"}, IndexPrefix: p}); err == nil {
+			t.Errorf("prefix %q: no error", p)
+		}
+	}
+	c, err := New(Config{URLs: []string{"http://127.0.0.1:9200"}, IndexPrefix: "lectern_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Alias(mappings.Content); got != "lectern_content" {
+		t.Errorf("Alias = %q", got)
+	}
+	if got := c.Index(mappings.Content); got != "lectern_content_v1" {
+		t.Errorf("Index = %q", got)
+	}
+	if err := c.DeleteIndices(context.Background(), ""); err == nil {
+		t.Error("DeleteIndices with an empty prefix: no error")
+	}
+}
+
+func TestUnreachableIsUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	c, err := New(Config{URLs: []string{url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Ping of a closed port: %v, want ErrUnavailable", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Ping(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Ping with a canceled context: %v, want context.Canceled", err)
+	}
+}
+
+func TestErrorTranslation(t *testing.T) {
+	status := http.StatusOK
+	body := `{}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c, err := New(Config{URLs: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	status, body = http.StatusOK, `{"status":"yellow","cluster_name":"c","number_of_nodes":1}`
+	h, err := c.Health(ctx)
+	if err != nil || h.Status != "yellow" || h.ClusterName != "c" || h.NumberOfNodes != 1 {
+		t.Errorf("Health = %+v, %v", h, err)
+	}
+
+	for _, tc := range []struct {
+		status   int
+		body     string
+		sentinel error
+		typ      string
+	}{
+		{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [x]"},"status":404}`, ErrNotFound, "index_not_found_exception"},
+		{404, ``, ErrNotFound, ""},
+		{503, `{"error":{"type":"cluster_block_exception","reason":"blocked"},"status":503}`, ErrUnavailable, "cluster_block_exception"},
+		{429, `{"error":{"type":"es_rejected_execution_exception","reason":"full"},"status":429}`, ErrUnavailable, "es_rejected_execution_exception"},
+		{400, `{"error":{"type":"illegal_argument_exception","reason":"bad"},"status":400}`, nil, "illegal_argument_exception"},
+		{405, `{"error":"Incorrect HTTP method for uri [/]","status":405}`, nil, ""},
+	} {
+		status, body = tc.status, tc.body
+		err := c.Ping(ctx)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != tc.status || e.Type != tc.typ {
+			t.Errorf("status %d: err = %#v", tc.status, err)
+			continue
+		}
+		if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
+			t.Errorf("status %d: %v does not match %v", tc.status, err, tc.sentinel)
+		}
+		if tc.sentinel == nil && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnavailable)) {
+			t.Errorf("status %d: %v matches a sentinel", tc.status, err)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+// Package jobs keeps the status of long-running operations (the JobRead of the content
+// service) in the record store and holds the task handlers that are not tied to one domain,
+// such as deleting a tenant.
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// Job statuses, as the content service reports them.
+const (
+	StatusPending   = "PENDING"
+	StatusRunning   = "RUNNING"
+	StatusCompleted = "COMPLETED"
+	StatusFailed    = "FAILED"
+)
+
+// ErrNotFound means no job has the id.
+var ErrNotFound = errors.New("job not found")
+
+// JobError is the error record of a failed job.
+type JobError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Job is one operation's status (JobRead).
+type Job struct {
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Status   string         `json:"status"`
+	Tenant   string         `json:"tenant_id"`
+	Results  map[string]any `json:"results"`
+	Error    *JobError      `json:"error"`
+	Warnings []string       `json:"warnings"`
+	Created  time.Time      `json:"create_dt"`
+	Updated  time.Time      `json:"update_dt"`
+}
+
+type jobData struct {
+	Type     string         `json:"type"`
+	Status   string         `json:"status"`
+	Tenant   string         `json:"tenant"`
+	Results  map[string]any `json:"results,omitempty"`
+	Error    *JobError      `json:"error,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
+}
+
+// Store persists jobs as records of the system tenant, keyed by the job's tenant.
+type Store struct{ records record.Store }
+
+// NewStore returns a job store over records.
+func NewStore(records record.Store) *Store { return &Store{records: records} }
+
+const kind = "job"
+
+// NewID returns a random UUID (version 4).
+func NewID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func toJob(r *record.Record) (*Job, error) {
+	var d jobData
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return nil, fmt.Errorf("decode job %s: %w", r.ID, err)
+	}
+	j := &Job{ID: r.ID, Type: d.Type, Status: d.Status, Tenant: d.Tenant, Results: d.Results, Error: d.Error,
+		Warnings: d.Warnings, Created: r.Created, Updated: r.Updated}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	if j.Results == nil {
+		j.Results = map[string]any{}
+	}
+	return j, nil
+}
+
+// Create records a PENDING job. With ownedByTenant the job is removed with its tenant;
+// a tenant-deletion job is not, so its outcome stays readable.
+func (s *Store) Create(ctx context.Context, id, typ, tenantID string, ownedByTenant bool) (*Job, error) {
+	data, _ := json.Marshal(jobData{Type: typ, Status: StatusPending, Tenant: tenantID})
+	r := &record.Record{Kind: kind, ID: id, Key: tenantID, Data: data}
+	if ownedByTenant {
+		r.Parent = &record.Ref{Kind: "tenant", ID: tenantID}
+	}
+	if err := s.records.Create(ctx, r); err != nil {
+		return nil, err
+	}
+	return toJob(r)
+}
+
+// Get returns a job or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
+	r, err := s.records.Get(ctx, "", kind, id)
+	if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
+		return nil, fmt.Errorf("job '%s' %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return toJob(r)
+}
+
+// Update changes a job with compare-and-set.
+func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
+	for attempt := 0; attempt < 20; attempt++ {
+		r, err := s.records.Get(ctx, "", kind, id)
+		if err != nil {
+			return err
+		}
+		j, err := toJob(r)
+		if err != nil {
+			return err
+		}
+		fn(j)
+		r.Data, _ = json.Marshal(jobData{Type: j.Type, Status: j.Status, Tenant: j.Tenant, Results: j.Results,
+			Error: j.Error, Warnings: j.Warnings})
+		if err = s.records.Update(ctx, r); !errors.Is(err, record.ErrStale) {
+			return err
+		}
+	}
+	return fmt.Errorf("job %s: too many concurrent updates", id)
+}
