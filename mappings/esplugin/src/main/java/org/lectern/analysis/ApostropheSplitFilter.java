@@ -12,7 +12,8 @@ import org.apache.lucene.util.AttributeSource;
 /**
  * Splits each token at apostrophes and drops the apostrophes: {@code don't} gives {@code don}
  * and {@code t}, {@code rock'n'roll} gives {@code rock}, {@code n}, {@code roll}, and a token
- * made only of apostrophes disappears.
+ * made only of apostrophes disappears (its position increment goes to the next token, so
+ * phrase positions keep the gap).
  *
  * <p>The apostrophes are the ones that UAX #29 lets join two letters into one word: U+0027
  * APOSTROPHE, U+2018 LEFT and U+2019 RIGHT SINGLE QUOTATION MARK, and U+FF07 FULLWIDTH
@@ -38,6 +39,9 @@ public final class ApostropheSplitFilter extends TokenFilter {
     private int startOffset;
     private boolean exactOffsets;
     private int pendingPosInc;
+    private boolean emitted;
+    /** Position increments of dropped tokens (only apostrophes), owed to the next token. */
+    private int carriedPosInc;
 
     /** Wraps {@code input}. */
     public ApostropheSplitFilter(TokenStream input) {
@@ -56,6 +60,9 @@ public final class ApostropheSplitFilter extends TokenFilter {
                 if (emitNextPart()) {
                     return true;
                 }
+                if (!emitted) {
+                    carriedPosInc += pendingPosInc;
+                }
                 pending = null;
             }
             if (!input.incrementToken()) {
@@ -71,6 +78,10 @@ public final class ApostropheSplitFilter extends TokenFilter {
                 }
             }
             if (!hasApostrophe) {
+                if (carriedPosInc > 0) {
+                    posIncAtt.setPositionIncrement(posIncAtt.getPositionIncrement() + carriedPosInc);
+                    carriedPosInc = 0;
+                }
                 return true;
             }
             if (buffer.length < len) {
@@ -81,7 +92,9 @@ public final class ApostropheSplitFilter extends TokenFilter {
             next = 0;
             startOffset = offsetAtt.startOffset();
             exactOffsets = offsetAtt.endOffset() - startOffset == len;
-            pendingPosInc = posIncAtt.getPositionIncrement();
+            pendingPosInc = posIncAtt.getPositionIncrement() + carriedPosInc;
+            carriedPosInc = 0;
+            emitted = false;
             pending = captureState();
         }
     }
@@ -105,10 +118,17 @@ public final class ApostropheSplitFilter extends TokenFilter {
         }
         posIncAtt.setPositionIncrement(pendingPosInc);
         posLenAtt.setPositionLength(1);
-        // Parts after the first follow at the next position; a token dropped whole (only
-        // apostrophes) hands its increment to nothing, like any filter that removes a token.
+        // Parts after the first follow at the next position.
         pendingPosInc = 1;
+        emitted = true;
         return true;
+    }
+
+    @Override
+    public void end() throws IOException {
+        super.end();
+        // A dropped trailing token still counts, as in Lucene's FilteringTokenFilter.
+        posIncAtt.setPositionIncrement(posIncAtt.getPositionIncrement() + carriedPosInc);
     }
 
     @Override
@@ -117,5 +137,7 @@ public final class ApostropheSplitFilter extends TokenFilter {
         pending = null;
         length = 0;
         next = 0;
+        emitted = false;
+        carriedPosInc = 0;
     }
 }

@@ -1,0 +1,214 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server"
+)
+
+const rootUser, rootPass = "root", "root-password-for-tests"
+
+func randomName(prefix string) string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// modes builds Lectern once per mode: embedded (SQLite, local disk, in-process queue) and
+// distributed (PostgreSQL, MinIO, Asynq on Redis, Elasticsearch).
+func modes(t *testing.T) map[string]func(t *testing.T) app.Config {
+	base := func(t *testing.T) app.Config {
+		return app.Config{DataDir: t.TempDir(), Root: server.RootCredentials{User: rootUser, Password: rootPass},
+			SecretKey: "test-secret", Version: "test", RetryBaseDelay: 10 * time.Millisecond, BodyLimit: 8 << 20}
+	}
+	return map[string]func(t *testing.T) app.Config{
+		"embedded": base,
+		"distributed": func(t *testing.T) app.Config {
+			c := base(t)
+			c.PostgresURL = testenv.FreshPostgres(t, testenv.External(t, "LECTERN_TEST_POSTGRES_URL"))
+			c.RedisURL = testenv.FreshRedis(t, testenv.External(t, "LECTERN_TEST_REDIS_URL"))
+			c.S3 = app.S3Config{Endpoint: testenv.External(t, "LECTERN_TEST_S3_ENDPOINT"),
+				AccessKey: testenv.External(t, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(t, "LECTERN_TEST_S3_SECRET_KEY"),
+				Bucket: randomName("apitest-")}
+			c.Elastic = app.ElasticConfig{URL: testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName("apitest_") + "_"}
+			return c
+		},
+	}
+}
+
+// env is a running Lectern plus an HTTP client for it.
+type env struct {
+	t   *testing.T
+	app *app.App
+	url string
+}
+
+func start(t *testing.T, cfg app.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := a.Queue.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.Server.App().Listener(ln) }()
+	t.Cleanup(func() {
+		_ = a.Server.App().Shutdown()
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = a.Queue.Shutdown(sctx)
+		if a.Elastic != nil {
+			_ = a.Elastic.DeleteIndices(ctx, cfg.Elastic.IndexPrefix)
+		}
+		if cfg.S3.Bucket != "" {
+			_, _ = a.Blobs.DeletePrefix(ctx, "")
+		}
+		a.Close()
+	})
+	return &env{t: t, app: a, url: "http://" + ln.Addr().String()}
+}
+
+type resp struct {
+	Status int
+	Body   []byte
+	Header http.Header
+}
+
+func (r resp) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("response is not JSON (%d): %s", r.Status, r.Body)
+	}
+}
+
+func (r resp) message() string {
+	var m struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(r.Body, &m)
+	return m.Message
+}
+
+type auth struct{ header string }
+
+var noAuth = auth{}
+
+func basic(user, pass string) auth {
+	return auth{"Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}
+}
+
+func bearer(key, secret string) auth { return auth{"Bearer " + key + "." + secret} }
+
+var root = basic(rootUser, rootPass)
+
+func (e *env) do(method, path string, a auth, body any, headers ...string) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.header != "" {
+		req.Header.Set("Authorization", a.header)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return resp{Status: res.StatusCode, Body: out, Header: res.Header}
+}
+
+func (e *env) expect(r resp, status int, what string) {
+	e.t.Helper()
+	if r.Status != status {
+		e.t.Fatalf("%s: status %d, want %d; body %s", what, r.Status, status, r.Body)
+	}
+	if status >= 400 && r.message() == "" {
+		e.t.Fatalf("%s: error response without a message: %s", what, r.Body)
+	}
+}
+
+func (e *env) createTenant(id string, enabled bool) {
+	e.t.Helper()
+	e.expect(e.do("POST", "/api/v1/app_management/tenants", root, map[string]any{"tenant_id": id, "enabled": enabled}), 201, "create tenant "+id)
+}
+
+func (e *env) credential(tenantID string) (key, secret string) {
+	e.t.Helper()
+	r := e.do("POST", "/api/v1/app_management/tenants/"+tenantID+"/credentials", root, nil)
+	e.expect(r, 201, "create credential")
+	var c struct{ Key, Secret string }
+	r.json(e.t, &c)
+	if c.Key == "" || c.Secret == "" {
+		e.t.Fatalf("credential without key or secret: %s", r.Body)
+	}
+	return c.Key, c.Secret
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var paramRE = regexp.MustCompile(`:([A-Za-z_]+)`)
+
+// fill substitutes a route's path parameters.
+func fill(path string, values map[string]string) string {
+	return paramRE.ReplaceAllStringFunc(path, func(m string) string {
+		if v, ok := values[m[1:]]; ok {
+			return v
+		}
+		return "x"
+	})
+}
+
+func forEachMode(t *testing.T, f func(t *testing.T, e *env)) {
+	for name, cfg := range modes(t) {
+		t.Run(name, func(t *testing.T) { f(t, start(t, cfg(t))) })
+	}
+}

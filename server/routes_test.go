@@ -1,0 +1,101 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lectern-lms/lectern/server"
+)
+
+// TestEveryRoute walks the route table: every route is in /openapi.json, refuses requests
+// without credentials (401) and with another tenant's credential (403), refuses writes to a
+// disabled tenant (409), and never answers 5xx to a malformed body.
+func TestEveryRoute(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("alpha", true)
+		e.createTenant("beta", true)
+		e.createTenant("gamma", true)
+		betaKey, betaSecret := e.credential("beta")
+		gammaKey, _ := e.credential("gamma")
+		e.expect(e.do("PUT", "/api/v1/app_management/tenants/gamma", root, map[string]any{"enabled": false}), 200, "disable gamma")
+
+		var doc struct {
+			Paths map[string]map[string]any `json:"paths"`
+		}
+		r := e.do("GET", "/openapi.json", noAuth, nil)
+		e.expect(r, 200, "openapi")
+		r.json(t, &doc)
+
+		// Fiber's own table must hold nothing that the documented table lacks.
+		documented := map[string]bool{}
+		for _, rt := range e.app.Server.Routes() {
+			documented[rt.Method+" "+rt.Path] = true
+		}
+		for _, fr := range e.app.Server.App().GetRoutes(true) {
+			if fr.Method == "HEAD" || fr.Method == "USE" || fr.Path == "/" {
+				continue
+			}
+			if !documented[fr.Method+" "+fr.Path] {
+				t.Errorf("route %s %s is registered but not in the route table", fr.Method, fr.Path)
+			}
+		}
+
+		routes := e.app.Server.Routes()
+		if len(routes) < 10 {
+			t.Fatalf("only %d routes registered", len(routes))
+		}
+		for _, rt := range routes {
+			name := rt.Method + " " + rt.Path
+			if _, ok := doc.Paths[server.OpenAPIPath(rt.Path)][strings.ToLower(rt.Method)]; !ok {
+				t.Errorf("%s missing from /openapi.json", name)
+			}
+			if rt.Scope == server.ScopePublic {
+				continue
+			}
+			other := map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": betaKey, "job_id": "nope"}
+			path := fill(rt.Path, other)
+			var body any
+			if rt.Body != "" {
+				body = "{}"
+			}
+			if r := e.do(rt.Method, path, noAuth, body, "tenant_id", "alpha"); r.Status != 401 || r.message() == "" {
+				t.Errorf("%s without credentials: %d %s, want 401", name, r.Status, r.Body)
+			}
+			if r := e.do(rt.Method, path, basic("nobody", "wrong"), body, "tenant_id", "alpha"); r.Status != 401 {
+				t.Errorf("%s with wrong credentials: %d, want 401", name, r.Status)
+			}
+			if r := e.do(rt.Method, path, bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); r.Status != 403 || r.message() == "" {
+				t.Errorf("%s with tenant beta's credential on alpha: %d %s, want 403", name, r.Status, r.Body)
+			}
+			isWrite := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "DELETE" || rt.Method == "PATCH"
+			if isWrite && !rt.AllowDisabled && rt.Scope != server.ScopeRoot {
+				g := fill(rt.Path, map[string]string{"tenant": "gamma", "tenant_id": "gamma", "settingId": "ApiResultLimit", "key": gammaKey, "job_id": "nope"})
+				var gb any
+				if rt.Body == "SettingBody" {
+					gb = map[string]any{"value": "5"}
+				}
+				if r := e.do(rt.Method, g, root, gb, "tenant_id", "gamma"); r.Status != 409 || r.message() == "" {
+					t.Errorf("%s on disabled tenant: %d %s, want 409", name, r.Status, r.Body)
+				}
+			}
+			if rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "PATCH" {
+				own := fill(rt.Path, map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": "nope", "job_id": "nope"})
+				for _, bad := range malformedBodies() {
+					r := e.do(rt.Method, own, root, bad, "tenant_id", "alpha")
+					if r.Status >= 500 || (r.Status >= 400 && r.message() == "") {
+						t.Errorf("%s with body %.40q: %d %s", name, bad, r.Status, r.Body)
+					}
+				}
+			}
+		}
+	})
+}
+
+func malformedBodies() []any {
+	return []any{
+		"", "{", "[]", `"x"`, "null", "123", `{"tenant_id": 5}`, `{"enabled": "yes"}`, `{"value": 5}`,
+		`{"value": null}`, `{"unknown": 1}`, `{"tenant_id":"a","tenant_id":"b"}`, "{}{}", "\xff\xfe{}",
+		`{"tenant_id":"` + strings.Repeat("a", 5000) + `"}`, `{"tenant_id":"../../etc"}`, `{"tenant_id":"a\u0000b"}`,
+		strings.Repeat("[", 100000), []byte(strings.Repeat("x", 2<<20)),
+	}
+}
