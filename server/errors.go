@@ -24,9 +24,13 @@ func errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-func badRequest(format string, args ...any) *Error { return errorf(fiber.StatusBadRequest, format, args...) }
+func badRequest(format string, args ...any) *Error {
+	return errorf(fiber.StatusBadRequest, format, args...)
+}
 
-func notFound(format string, args ...any) *Error { return errorf(fiber.StatusNotFound, format, args...) }
+func notFound(format string, args ...any) *Error {
+	return errorf(fiber.StatusNotFound, format, args...)
+}
 
 // Message is the body of every 4xx and 5xx response.
 type Message struct {

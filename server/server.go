@@ -180,11 +180,12 @@ func (s *Server) scopeTenant(r Route) fiber.Handler {
 			id = strings.ToLower(c.Params("tenant"))
 		case ScopeHeader:
 			id = c.Get("tenant_id")
-			if id == "" && !p.Root {
-				id = p.Tenant
+			if id == "" && p.Root {
+				// Root may address system-wide resources (a tenant-deletion job) without a tenant.
+				return c.Next()
 			}
 			if id == "" {
-				return badRequest("header tenant_id is required")
+				id = p.Tenant
 			}
 		}
 		if !p.Root && p.Tenant != id {

@@ -30,7 +30,9 @@ var (
 	// SkipRetry, returned by a handler (possibly wrapped with %w), marks the task as failed
 	// for good: it is archived at once instead of being retried. Use it for poison tasks
 	// such as a payload that does not decode, which no retry can ever fix.
-	SkipRetry = errors.New("queue: skip retry") //nolint:revive,staticcheck // named like asynq.SkipRetry on purpose
+	// It is named like asynq.SkipRetry rather than ErrSkipRetry so handlers read the same
+	// on both backends.
+	SkipRetry = errors.New("queue: skip retry")
 )
 
 // DefaultMaxRetry is the retry budget of a task enqueued without MaxRetry; it is asynq's.
@@ -89,10 +91,14 @@ const (
 
 // TaskInfo describes a stored task, as returned by Enqueue and Inspect.
 type TaskInfo struct {
-	ID       string
-	Type     string
-	Payload  []byte
-	State    State
+	// ID is the caller's TaskID or the id the backend generated.
+	ID string
+	// Type and Payload are the task as stored, i.e. as the handler will see them.
+	Type    string
+	Payload []byte
+	// State is where the task is in its life cycle.
+	State State
+	// MaxRetry is the task's retry budget (queue.MaxRetry or DefaultMaxRetry).
 	MaxRetry int
 	// Retried counts the failed attempts so far (handler errors and expired leases).
 	Retried int

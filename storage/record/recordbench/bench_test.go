@@ -267,9 +267,14 @@ func registrationJSON(rng *rand.Rand, course, learner string) json.RawMessage {
 	if err != nil {
 		panic(err)
 	}
-	// Pad the suspend_data-like field so every payload is close to 1 KB.
+	// Pad with an opaque suspend_data string, as SCORM content keeps, to about 1 KB.
 	if pad := 1024 - len(data) - len(`,"suspend_data":""`); pad > 0 {
-		v["suspend_data"] = strings.Repeat("x", pad)
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+		var sb strings.Builder
+		for range pad {
+			sb.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		v["suspend_data"] = sb.String()
 		if data, err = json.Marshal(v); err != nil {
 			panic(err)
 		}

@@ -483,8 +483,12 @@ func (q *Queue) heartbeat(l *lease, cancel context.CancelFunc, done <-chan struc
 		case <-t.C:
 		}
 		l.mu.Lock()
-		if q.isClosed() {
+		// The read lock keeps Close from returning (and the caller from closing the store)
+		// in the middle of this write.
+		q.writeMu.RLock()
+		if q.closed {
 			// After Close nobody extends the lease, so another worker will redeliver.
+			q.writeMu.RUnlock()
 			l.mu.Unlock()
 			return
 		}
@@ -495,6 +499,7 @@ func (q *Queue) heartbeat(l *lease, cancel context.CancelFunc, done <-chan struc
 			err = q.store.Update(ctx, l.r)
 			cc()
 		}
+		q.writeMu.RUnlock()
 		if errors.Is(err, record.ErrStale) || errors.Is(err, record.ErrNotFound) {
 			l.lost = true
 			l.mu.Unlock()
