@@ -100,7 +100,7 @@ up_pg() {
 up_redis() {
   if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then return 0; fi
   mkdir -p "$RUN/redis"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --databases 64 --appendonly yes --appendfsync always \
     --dir "$RUN/redis" --daemonize yes --logfile "$RUN/redis.log" --pidfile "$RUN/redis.pid" >/dev/null
   wait_for Redis 20 redis-cli -p "$REDIS_PORT" ping
 }

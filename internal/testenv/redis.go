@@ -12,18 +12,22 @@ import (
 
 var (
 	redisMu   sync.Mutex
-	redisNext = 1
+	redisNext = firstDB
 )
 
+// Databases 1-15 belong to the queue contract suite; scripts/services.sh starts Redis with 64.
+const firstDB, lastDB = 16, 63
+
 // FreshRedis returns a URL for an empty Redis database on the server at baseURL. Databases
-// 1-15 are handed out in turn inside one test binary and flushed before use; packages run in
-// parallel binaries, so each package should pass its own base database in baseURL's path
-// only when it needs isolation from others (the queue tests use key prefixes of their own).
+// 16-63 are handed out in turn inside one test binary and flushed before use.
 func FreshRedis(t testing.TB, baseURL string) string {
 	t.Helper()
 	redisMu.Lock()
 	db := redisNext
-	redisNext = redisNext%15 + 1
+	redisNext++
+	if redisNext > lastDB {
+		redisNext = firstDB
+	}
 	redisMu.Unlock()
 	u, err := url.Parse(baseURL)
 	if err != nil {

@@ -13,6 +13,8 @@
 //
 // Each sub-benchmark starts from an empty store (a new SQLite file in WAL mode with
 // synchronous=FULL, or a new PostgreSQL database), so table size does not leak between them.
+// get and list fill the store through the port and then run ANALYZE, as autovacuum would have
+// on a long-running PostgreSQL (without statistics its planner skips the primary key).
 // The PostgreSQL part needs LECTERN_TEST_POSTGRES_URL (see internal/testenv): it is skipped
 // locally without it and fails when CI is set.
 package recordbench

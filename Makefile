@@ -1,0 +1,43 @@
+# Lectern — `make help` lists the targets.
+GO      ?= go
+BIN     := bin/lectern
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/lectern
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/lectern
+
+.PHONY: run
+run: build ## Build and start the embedded mode on :8080 (data in ./data; prints root credentials on first start)
+	LECTERN_DATA_DIR=$${LECTERN_DATA_DIR:-data} ./$(BIN) all
+
+.PHONY: test
+test: ## The whole suite against real backends (installs and starts PostgreSQL, Redis, MinIO, Elasticsearch)
+	scripts/test.sh
+
+.PHONY: bench
+bench: ## Benchmarks, both backends side by side (see docs/benchmarks.md)
+	scripts/bench-report.sh
+
+.PHONY: services-up
+services-up: ## Start the test backends and keep them running (env in ~/.cache/lectern/run/env)
+	scripts/services.sh up
+
+.PHONY: services-down
+services-down: ## Stop the test backends
+	scripts/services.sh down
+
+.PHONY: lint
+lint: ## go vet and the format check
+	$(GO) vet ./...
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
+
+.PHONY: fmt
+fmt: ## Format the Go sources
+	gofmt -w $$(git ls-files '*.go')

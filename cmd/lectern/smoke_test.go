@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	stdout *bufio.Scanner
+	addr   string
+}
+
+func startBinary(t *testing.T, bin, dataDir, addr string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "LECTERN_ADDR="+addr, "LECTERN_DATA_DIR="+dataDir, "LECTERN_LOG_LEVEL=warn")
+	for _, k := range []string{"LECTERN_POSTGRES_URL", "LECTERN_REDIS_URL", "LECTERN_S3_ENDPOINT", "LECTERN_ELASTICSEARCH_URL", "LECTERN_ROOT_USER", "LECTERN_ROOT_PASSWORD"} {
+		cmd.Env = append(cmd.Env, k+"=")
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := &proc{cmd: cmd, stdout: bufio.NewScanner(out), addr: addr}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lectern did not answer /healthz within 30s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func call(t *testing.T, method, url, user, pass, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestSmoke builds the binary, starts it on a clean data directory, reads the root
+// credentials it prints, creates a tenant over HTTP, kills the process with SIGKILL and
+// checks the tenant is still there after a restart that prints no new credentials.
+func TestSmoke(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lectern")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := t.TempDir()
+	p := startBinary(t, bin, data, freeAddr(t))
+
+	var user, pass string
+	for (user == "" || pass == "") && p.stdout.Scan() {
+		line := strings.TrimSpace(p.stdout.Text())
+		if v, ok := strings.CutPrefix(line, "LECTERN_ROOT_USER="); ok {
+			user = v
+		}
+		if v, ok := strings.CutPrefix(line, "LECTERN_ROOT_PASSWORD="); ok {
+			pass = v
+		}
+	}
+	if user == "" || pass == "" {
+		t.Fatal("the binary did not print root credentials on first start")
+	}
+	base := "http://" + p.addr
+	status, body := call(t, "POST", base+"/api/v1/app_management/tenants", user, pass, `{"tenant_id":"smoke"}`)
+	if status != 201 || !strings.Contains(body, `"tenant_id":"smoke"`) {
+		t.Fatalf("create tenant: %d %s", status, body)
+	}
+	if status, _ := call(t, "POST", base+"/api/v1/app_management/tenants", user, pass+"x", `{"tenant_id":"x"}`); status != 401 {
+		t.Fatalf("wrong root password: %d", status)
+	}
+
+	// kill -9: the acknowledged tenant must survive.
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	p2 := startBinary(t, bin, data, freeAddr(t))
+	status, body = call(t, "GET", "http://"+p2.addr+"/api/v1/app_management/tenants", user, pass, "")
+	if status != 200 || !strings.Contains(body, `"smoke"`) {
+		t.Fatalf("after kill -9 and restart: %d %s", status, body)
+	}
+	// A graceful stop ends the output; nothing in it may repeat the credentials.
+	_ = p2.cmd.Process.Signal(syscall.SIGTERM)
+	var rest bytes.Buffer
+	for p2.stdout.Scan() {
+		rest.WriteString(p2.stdout.Text())
+	}
+	if err := p2.cmd.Wait(); err != nil {
+		t.Fatalf("lectern did not exit cleanly on SIGTERM: %v", err)
+	}
+	if strings.Contains(rest.String(), "LECTERN_ROOT_PASSWORD") {
+		t.Fatal("root credentials printed again on the second start")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		"unknown role":      {args: []string{"bogus"}, want: `unknown role "bogus"`},
+		"half S3":           {env: map[string]string{"LECTERN_S3_ENDPOINT": "127.0.0.1:1"}, want: "half configured"},
+		"half root":         {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
+		"bad body limit":    {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
+		"prefix without ES": {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			err := run(t.Context(), tc.args, func(k string) string { return env[k] }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
