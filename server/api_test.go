@@ -33,7 +33,7 @@ func randomName(prefix string) string {
 func modes(t *testing.T) map[string]func(t *testing.T) app.Config {
 	base := func(t *testing.T) app.Config {
 		return app.Config{DataDir: t.TempDir(), Root: server.RootCredentials{User: rootUser, Password: rootPass},
-			SecretKey: "test-secret", Version: "test", RetryBaseDelay: 10 * time.Millisecond, BodyLimit: 8 << 20}
+			SecretKey: "test-secret", Version: "test", OutboundAllow: []string{"127.0.0.1/32"}, RetryBaseDelay: 10 * time.Millisecond, BodyLimit: 8 << 20}
 	}
 	return map[string]func(t *testing.T) app.Config{
 		"embedded": base,

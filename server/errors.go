@@ -3,10 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/tenant"
@@ -56,6 +56,12 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, msg = fiber.StatusBadRequest, se.Error()
 	case errors.As(err, &se):
 		status, msg = fiber.StatusBadRequest, se.Error()
+	case errors.Is(err, course.ErrCourseNotFound), errors.Is(err, course.ErrImportJobNotFound):
+		status, msg = fiber.StatusNotFound, err.Error()
+	case errors.Is(err, course.ErrInvalidCourseID):
+		status, msg = fiber.StatusBadRequest, err.Error()
+	case errors.Is(err, course.ErrCourseExists):
+		status, msg = fiber.StatusConflict, err.Error()
 	case errors.Is(err, tenant.ErrNotFound):
 		status, msg = fiber.StatusNotFound, err.Error()
 	case errors.Is(err, tenant.ErrExists):
@@ -85,5 +91,3 @@ func requestID(c *fiber.Ctx) string {
 	}
 	return ""
 }
-
-var _ = slog.Default

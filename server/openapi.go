@@ -50,6 +50,19 @@ func schemas() map[string]any {
 		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
 			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
 		"SettingBody": obj(map[string]any{"value": str()}, "value"),
+		"ImportRequest": obj(map[string]any{"url": str(), "courseName": str(),
+			"webPathToCourse": map[string]any{"type": "string", "description": "only when url names a manifest: where the content lives"}}, "url", "courseName"),
+		"ImportJobID":  obj(map[string]any{"result": str()}, "result"),
+		"ImportResult": obj(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"RUNNING", "COMPLETE", "ERROR"}}, "message": str(), "courseTitle": str(), "parserWarnings": map[string]any{"type": "array", "items": str()}}),
+		"CourseSummary": obj(map[string]any{"id": str(), "version": map[string]any{"type": "integer"}, "title": str(),
+			"courseLearningStandard": map[string]any{"type": "string", "enum": []string{"SCORM_11", "SCORM_12", "SCORM_2004_2ND_EDITION", "SCORM_2004_3RD_EDITION", "SCORM_2004_4TH_EDITION", "AICC", "XAPI", "CMI5"}},
+			"updated":                dateTime()}),
+		"CourseList":     obj(map[string]any{"courses": map[string]any{"type": "array", "items": ref("CourseSummary")}, "more": str()}, "courses"),
+		"TitleBody":      obj(map[string]any{"title": str()}, "title"),
+		"IDBody":         obj(map[string]any{"id": str()}, "id"),
+		"LaunchLinkBody": obj(map[string]any{"launchLink": str()}, "launchLink"),
+		"CourseDetail": map[string]any{"allOf": []any{ref("CourseSummary"), map[string]any{"type": "object", "properties": map[string]any{
+			"parserWarnings": map[string]any{"type": "array", "items": str()}, "rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}}}},
 	}
 }
 

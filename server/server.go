@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
@@ -41,6 +42,8 @@ type Deps struct {
 	Tenants  *tenant.Registry
 	Settings *settings.Store
 	Jobs     *jobs.Store
+	Courses  *course.Store
+	Launch   *course.LaunchSigner
 	Root     RootCredentials
 	Checks   []Check
 	Logger   *slog.Logger

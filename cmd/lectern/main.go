@@ -22,6 +22,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/workers/outbound"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -37,11 +38,13 @@ func main() {
 }
 
 const usage = `usage: lectern [serve|worker|indexer|all]
+       lectern import PATH_OR_URL --tenant T --course ID [--new-version]
 
   serve    HTTP APIs only (enqueues jobs, runs none)
   worker   job handlers only (imports, deletions, webhooks, postbacks, forwarding)
   indexer  search indexing only
   all      everything in one process (default)
+  import   upload a course package to a running server and print its activity tree
 
 Configuration comes from LECTERN_* environment variables; see docs/configuration.md.`
 
@@ -51,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		role = args[0]
 	}
 	switch role {
+	case "import":
+		return runImport(ctx, args[1:], getenv, stdout, stderr)
 	case "serve", "worker", "indexer", "all":
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
@@ -133,6 +138,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
+	}
+	if cfg.OutboundAllow, err = outbound.ParseAllow(getenv("LECTERN_OUTBOUND_ALLOW")); err != nil {
+		return cfg, fmt.Errorf("LECTERN_OUTBOUND_ALLOW: %w", err)
 	}
 	port := cfg.Addr[strings.LastIndex(cfg.Addr, ":")+1:]
 	cfg.PublicURL = strings.TrimRight(env("LECTERN_PUBLIC_URL", "http://localhost:"+port), "/")

@@ -63,6 +63,8 @@ var specIDs = []string{
 	"PlayerRollupEmptySetToUnknown", "PlayerScaleRawScore", "PlayerLookaheadSequencerMode",
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements",
 	"xAPILaunchTokenLifeInSeconds", "xAPIUrlPrefix",
+	// Lectern's own: spec 000 'xapiActivityId ... 404 when ... xAPI is not enabled' names no id.
+	"xAPIEnabled",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
 	// reference §2.10

@@ -96,9 +96,37 @@ func (s *Store) load(ctx context.Context, tenant, scope string) (*stored, *recor
 	return &st, r, nil
 }
 
+// Scope names whose values a layer holds: the tenant itself, or one course or registration
+// of it. Values of a course or registration scope are deleted with that record.
+type Scope struct {
+	Level Level
+	// Parent is the record the values belong to (kind and id), empty for the tenant scope.
+	ParentKind, ParentID string
+}
+
+// TenantScope is the tenant's own level.
+var TenantScope = Scope{Level: LevelTenant}
+
+// CourseScope is the level of one course (all its versions).
+func CourseScope(courseID string) Scope {
+	return Scope{Level: LevelCourse, ParentKind: "course", ParentID: courseID}
+}
+
+func (sc Scope) recordID() string {
+	if sc.ParentKind == "" {
+		return "tenant"
+	}
+	return sc.ParentKind + "/" + sc.ParentID
+}
+
 // TenantLayer returns the tenant's own values (secrets decrypted) as a cascade layer.
 func (s *Store) TenantLayer(ctx context.Context, tenant string) (Layer, error) {
-	st, _, err := s.load(ctx, tenant, "tenant")
+	return s.Layer(ctx, tenant, TenantScope)
+}
+
+// Layer returns the values set in one scope (secrets decrypted) as a cascade layer.
+func (s *Store) Layer(ctx context.Context, tenant string, sc Scope) (Layer, error) {
+	st, _, err := s.load(ctx, tenant, sc.recordID())
 	if err != nil {
 		return Layer{}, err
 	}
@@ -111,18 +139,23 @@ func (s *Store) TenantLayer(ctx context.Context, tenant string) (Layer, error) {
 		}
 		values[id] = v
 	}
-	return Layer{Level: LevelTenant, Values: values}, nil
+	return Layer{Level: sc.Level, Values: values}, nil
 }
 
 // SetTenant validates value for id at tenant level and stores its canonical form.
 func (s *Store) SetTenant(ctx context.Context, tenant, id, value string) error {
-	canon, err := s.cat.Validate(id, LevelTenant, value)
+	return s.Set(ctx, tenant, TenantScope, id, value)
+}
+
+// Set validates value for id at the scope's level and stores its canonical form.
+func (s *Store) Set(ctx context.Context, tenant string, sc Scope, id, value string) error {
+	canon, err := s.cat.Validate(id, sc.Level, value)
 	if err != nil {
 		return err
 	}
 	setting, _ := s.cat.Lookup(id)
 	for attempt := 0; attempt < 20; attempt++ {
-		st, r, err := s.load(ctx, tenant, "tenant")
+		st, r, err := s.load(ctx, tenant, sc.recordID())
 		if err != nil {
 			return err
 		}
@@ -139,7 +172,11 @@ func (s *Store) SetTenant(ctx context.Context, tenant, id, value string) error {
 		st.Values[id] = v
 		data, _ := json.Marshal(st)
 		if r == nil {
-			err = s.records.Create(ctx, &record.Record{Tenant: tenant, Kind: kindSettings, ID: "tenant", Data: data})
+			nr := &record.Record{Tenant: tenant, Kind: kindSettings, ID: sc.recordID(), Data: data}
+			if sc.ParentKind != "" {
+				nr.Parent = &record.Ref{Kind: sc.ParentKind, ID: sc.ParentID}
+			}
+			err = s.records.Create(ctx, nr)
 		} else {
 			r.Data = data
 			err = s.records.Update(ctx, r)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
@@ -25,7 +27,9 @@ import (
 	"github.com/lectern-lms/lectern/storage/record/postgres"
 	"github.com/lectern-lms/lectern/storage/record/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
@@ -45,6 +49,9 @@ type Config struct {
 	RedisURL    string
 	S3          S3Config
 	Elastic     ElasticConfig
+
+	// OutboundAllow lists hosts or CIDRs outbound requests may reach although private.
+	OutboundAllow []string
 
 	WorkerConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
@@ -74,6 +81,8 @@ type App struct {
 	Tenants  *tenant.Registry
 	Settings *settings.Store
 	Jobs     *jobs.Store
+	Courses  *course.Store
+	Outbound *outbound.Client
 	Server   *server.Server
 	closers  []func() error
 }
@@ -210,9 +219,16 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Tenants = tenant.NewRegistry(a.Records)
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
+	a.Courses = course.NewStore(a.Records)
+	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
+		return nil, err
+	}
 	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs})
+	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
+		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
-		Settings: a.Settings, Jobs: a.Jobs, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
+		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Launch: course.NewLaunchSigner(cfg.SecretKey),
+		Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, Version: cfg.Version})
 	return a, nil
 }

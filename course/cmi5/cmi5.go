@@ -1,0 +1,472 @@
+// Package cmi5 parses cmi5 course packages: a cmi5.xml course structure at the package root
+// (cmi5 specification, section 13, and its CourseStructure.xsd) into the shared course model.
+//
+// The parser enforces the schema rules that matter for running the course, without a full XSD
+// validator: the root element and namespace, the order course → objectives → au|block, required
+// ids that are absolute IRIs and unique across course, blocks and AUs, a url on every AU, the
+// moveOn and launchMethod enumerations, masteryScore as an xs:decimal in 0..1, and blocks that
+// contain at least one AU or block. Any violation is fatal and names the element. Elements in
+// other namespaces are extensions the schema allows, and are ignored.
+package cmi5
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/lectern-lms/lectern/course"
+)
+
+// FileName is the course structure's name; the spec requires exactly this name at the root.
+const FileName = "cmi5.xml"
+
+// Namespace is the cmi5 course structure namespace.
+const Namespace = "https://w3id.org/xapi/profiles/cmi5/v1/CourseStructure.xsd"
+
+// The moveOn and launchMethod values the schema allows, and the defaults it gives when the
+// attribute is absent. The defaults are written into CMI5AU so that the runtime never has to
+// know them.
+var (
+	moveOnValues       = []string{"NotApplicable", "Passed", "Completed", "CompletedAndPassed", "CompletedOrPassed"}
+	launchMethodValues = []string{"AnyWindow", "OwnWindow"}
+)
+
+const (
+	defaultMoveOn       = "NotApplicable"
+	defaultLaunchMethod = "AnyWindow"
+)
+
+// maxDepth bounds block nesting so a hostile file cannot recurse without limit.
+const maxDepth = 100
+
+// decimalRE is the lexical space of xs:decimal: no exponent, no Inf/NaN, no hex, which
+// strconv.ParseFloat would all accept.
+var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
+
+// node is a generic element, so that au and block children keep their document order.
+type node struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Text     string     `xml:",chardata"`
+	Children []node     `xml:",any"`
+}
+
+// attr returns an unqualified attribute's trimmed value; qualified ones are extensions.
+func (n *node) attr(name string) (string, bool) {
+	for _, a := range n.Attrs {
+		if a.Name.Space == "" && a.Name.Local == name {
+			return strings.TrimSpace(a.Value), true
+		}
+	}
+	return "", false
+}
+
+// Detect reports whether fsys has a cmi5.xml at its root.
+func Detect(fsys fs.FS) bool {
+	fi, err := fs.Stat(fsys, FileName)
+	return err == nil && !fi.IsDir()
+}
+
+type parser struct {
+	fsys       fs.FS
+	ns         string
+	ids        map[string]string // id -> what used it ("course", "block", "AU")
+	objectives map[string]bool
+	warnings   []string
+}
+
+func (p *parser) warn(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
+}
+
+// ours reports whether an element is in the course structure's namespace.
+func (p *parser) ours(n *node) bool { return n.XMLName.Space == p.ns }
+
+// Parse reads cmi5.xml at the root of fsys. Schema violations, malformed XML and entity
+// declarations return an error wrapping course.ErrInvalidPackage; oddities that do not stop the
+// course from running become Package.Warnings.
+func Parse(fsys fs.FS) (*course.Package, error) {
+	data, err := readCapped(fsys, FileName)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkXML(FileName, data); err != nil {
+		return nil, err
+	}
+	var doc node
+	if err := newDecoder(data).Decode(&doc); err != nil {
+		return nil, course.Invalid("%s: %v", FileName, err)
+	}
+	p := &parser{fsys: fsys, ids: map[string]string{}, objectives: map[string]bool{}}
+	p.warnings = append(p.warnings, junkWarnings(fsys)...)
+	if doc.XMLName.Local != "courseStructure" {
+		return nil, course.Invalid("%s: root element is <%s>, want <courseStructure>", FileName, doc.XMLName.Local)
+	}
+	switch doc.XMLName.Space {
+	case Namespace:
+	case "":
+		// Hand-written files often forget the namespace; everything else about them can still be
+		// checked, so this is not worth refusing the course for.
+		p.warn("%s: <courseStructure> has no namespace; expected %s", FileName, Namespace)
+	default:
+		return nil, course.Invalid("%s: <courseStructure> namespace is %q, want %q", FileName, doc.XMLName.Space, Namespace)
+	}
+	p.ns = doc.XMLName.Space
+	pkg, err := p.parse(&doc)
+	if err != nil {
+		return nil, err
+	}
+	pkg.Warnings = p.warnings
+	if pkg.Warnings == nil {
+		pkg.Warnings = []string{}
+	}
+	return pkg, nil
+}
+
+func (p *parser) parse(doc *node) (*course.Package, error) {
+	var root *course.Activity
+	stage := 0 // 0: want course, 1: after course, 2: after objectives, 3: in au|block
+	for i := range doc.Children {
+		c := &doc.Children[i]
+		if !p.ours(c) {
+			continue
+		}
+		switch c.XMLName.Local {
+		case "course":
+			if stage != 0 {
+				return nil, course.Invalid("%s: <course> must appear once, first in <courseStructure>", FileName)
+			}
+			var err error
+			if root, err = p.course(c); err != nil {
+				return nil, err
+			}
+			stage = 1
+		case "objectives":
+			if stage != 1 {
+				return nil, course.Invalid("%s: <objectives> must follow <course> and precede every au and block", FileName)
+			}
+			if err := p.objectiveDefs(c); err != nil {
+				return nil, err
+			}
+			stage = 2
+		case "au", "block":
+			if stage == 0 {
+				return nil, course.Invalid("%s: <%s> before <course>", FileName, c.XMLName.Local)
+			}
+			stage = 3
+			a, err := p.member(c, 1)
+			if err != nil {
+				return nil, err
+			}
+			root.Children = append(root.Children, a)
+		default:
+			p.warn("%s: unknown element <%s> in <courseStructure> ignored", FileName, c.XMLName.Local)
+		}
+	}
+	if root == nil {
+		return nil, course.Invalid("%s: no <course> element", FileName)
+	}
+	if len(root.Children) == 0 {
+		return nil, course.Invalid("%s: the course has no au or block", FileName)
+	}
+	pkg := &course.Package{
+		Standard:       course.CMI5,
+		Identifier:     root.ID,
+		Title:          root.Title,
+		XAPIActivityID: root.ID,
+		Root:           root,
+		Metadata:       &course.Metadata{Title: root.Title},
+	}
+	if root.Metadata != nil {
+		pkg.Metadata.Description = root.Metadata.Description
+	}
+	for _, a := range pkg.Launchable() {
+		if _, f, _, err := resolveLaunch(a.LaunchURL); err == nil && f != "" {
+			pkg.Files = append(pkg.Files, f)
+		}
+	}
+	return pkg, nil
+}
+
+// id reads and checks an element's required id attribute: present, an absolute IRI (cmi5 §3:
+// IRIs must be fully qualified) and unique in the course structure.
+func (p *parser) id(n *node, kind string) (string, error) {
+	id, ok := n.attr("id")
+	if !ok || id == "" {
+		return "", course.Invalid("%s: <%s> has no id", FileName, n.XMLName.Local)
+	}
+	if !isIRI(id) {
+		return "", course.Invalid("%s: %s id %q is not an absolute IRI", FileName, kind, id)
+	}
+	if prev, dup := p.ids[id]; dup {
+		return "", course.Invalid("%s: duplicate id %q (used by a %s and a %s)", FileName, id, prev, kind)
+	}
+	p.ids[id] = kind
+	return id, nil
+}
+
+// texts returns an element's title and description, warning when the schema's required
+// elements are missing rather than refusing a course over a label.
+func (p *parser) texts(n *node, kind, id string) (title, desc string) {
+	var haveTitle, haveDesc bool
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) {
+			continue
+		}
+		switch c.XMLName.Local {
+		case "title":
+			haveTitle, title = true, p.langstring(c)
+		case "description":
+			haveDesc, desc = true, p.langstring(c)
+		}
+	}
+	if !haveTitle || title == "" {
+		p.warn("%s: %s %q has no title; using its id", FileName, kind, id)
+		title = id
+	}
+	if !haveDesc {
+		p.warn("%s: %s %q has no <description> (required by the cmi5 schema)", FileName, kind, id)
+	}
+	return title, desc
+}
+
+// langstring picks English ("en" or "en-US") when present, since Lectern's UI default is
+// English, and otherwise the first non-empty langstring.
+func (p *parser) langstring(n *node) string {
+	var first string
+	sawLangstring := false
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) || c.XMLName.Local != "langstring" {
+			continue
+		}
+		sawLangstring = true
+		v := strings.TrimSpace(c.Text)
+		if v == "" {
+			continue
+		}
+		lang, _ := c.attr("lang")
+		if lang == "" {
+			for _, a := range c.Attrs {
+				if a.Name.Local == "lang" {
+					lang = strings.TrimSpace(a.Value)
+				}
+			}
+		}
+		if strings.EqualFold(lang, "en") || strings.EqualFold(lang, "en-US") {
+			return v
+		}
+		if first == "" {
+			first = v
+		}
+	}
+	if !sawLangstring {
+		// <title>Plain text</title> is not schema-valid but its meaning is obvious.
+		return strings.TrimSpace(n.Text)
+	}
+	return first
+}
+
+func (p *parser) course(n *node) (*course.Activity, error) {
+	id, err := p.id(n, "course")
+	if err != nil {
+		return nil, err
+	}
+	title, desc := p.texts(n, "course", id)
+	a := &course.Activity{
+		ID: id, Title: title, Visible: true,
+		Extra: &course.ActivityExt{XAPIActivityID: id},
+	}
+	if desc != "" {
+		a.Metadata = &course.Metadata{Description: desc}
+	}
+	return a, nil
+}
+
+func (p *parser) objectiveDefs(n *node) error {
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) || c.XMLName.Local != "objective" {
+			continue
+		}
+		id, ok := c.attr("id")
+		if !ok || id == "" {
+			return course.Invalid("%s: <objective> #%d in <objectives> has no id", FileName, i+1)
+		}
+		if !isIRI(id) {
+			return course.Invalid("%s: objective id %q is not an absolute IRI", FileName, id)
+		}
+		if p.objectives[id] {
+			return course.Invalid("%s: duplicate objective id %q", FileName, id)
+		}
+		p.objectives[id] = true
+	}
+	return nil
+}
+
+// objectiveRefs reads an au's or block's <objectives><objective idref=…/></objectives>.
+func (p *parser) objectiveRefs(n *node, kind, id string) []course.Objective {
+	var out []course.Objective
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) || c.XMLName.Local != "objectives" {
+			continue
+		}
+		for j := range c.Children {
+			o := &c.Children[j]
+			if !p.ours(o) || o.XMLName.Local != "objective" {
+				continue
+			}
+			ref, _ := o.attr("idref")
+			if ref == "" {
+				p.warn("%s: %s %q has an <objective> without idref; ignored", FileName, kind, id)
+				continue
+			}
+			if !p.objectives[ref] {
+				p.warn("%s: %s %q refers to objective %q, which <objectives> does not define", FileName, kind, id, ref)
+			}
+			out = append(out, course.Objective{ID: ref})
+		}
+	}
+	return out
+}
+
+// member builds an au or a block.
+func (p *parser) member(n *node, depth int) (*course.Activity, error) {
+	if depth > maxDepth {
+		return nil, course.Invalid("%s: blocks nested deeper than %d levels", FileName, maxDepth)
+	}
+	if n.XMLName.Local == "au" {
+		return p.au(n)
+	}
+	id, err := p.id(n, "block")
+	if err != nil {
+		return nil, err
+	}
+	title, desc := p.texts(n, "block", id)
+	a := &course.Activity{
+		ID: id, Title: title, Visible: true,
+		Objectives: p.objectiveRefs(n, "block", id),
+		CMI5:       &course.CMI5AU{ID: id, Block: true},
+		Extra:      &course.ActivityExt{XAPIActivityID: id},
+	}
+	if desc != "" {
+		a.Metadata = &course.Metadata{Description: desc}
+	}
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) || (c.XMLName.Local != "au" && c.XMLName.Local != "block") {
+			continue
+		}
+		child, err := p.member(c, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a.Children = append(a.Children, child)
+	}
+	if len(a.Children) == 0 {
+		return nil, course.Invalid("%s: block %q contains no au or block", FileName, id)
+	}
+	return a, nil
+}
+
+func (p *parser) au(n *node) (*course.Activity, error) {
+	id, err := p.id(n, "AU")
+	if err != nil {
+		return nil, err
+	}
+	au := &course.CMI5AU{ID: id, MoveOn: defaultMoveOn, LaunchMethod: defaultLaunchMethod}
+	if v, ok := n.attr("moveOn"); ok {
+		if !oneOf(v, moveOnValues) {
+			return nil, course.Invalid("%s: AU %q moveOn %q is not one of %s", FileName, id, v, strings.Join(moveOnValues, ", "))
+		}
+		au.MoveOn = v
+	}
+	if v, ok := n.attr("launchMethod"); ok {
+		if !oneOf(v, launchMethodValues) {
+			return nil, course.Invalid("%s: AU %q launchMethod %q is not one of %s", FileName, id, v, strings.Join(launchMethodValues, ", "))
+		}
+		au.LaunchMethod = v
+	}
+	if v, ok := n.attr("masteryScore"); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if !decimalRE.MatchString(v) || err != nil || f < 0 || f > 1 {
+			return nil, course.Invalid("%s: AU %q masteryScore %q is not a decimal between 0 and 1", FileName, id, v)
+		}
+		au.MasteryScore = &f
+	}
+	if v, ok := n.attr("activityType"); ok {
+		au.ActivityType = v
+	}
+	if au.MoveOn == "Passed" || au.MoveOn == "CompletedAndPassed" || au.MoveOn == "CompletedOrPassed" {
+		if au.MasteryScore == nil {
+			// Legal: the AU judges passing itself. Worth a note because authors often forget it.
+			p.warn("%s: AU %q moveOn %s has no masteryScore; the AU decides pass/fail itself", FileName, id, au.MoveOn)
+		}
+	}
+	title, desc := p.texts(n, "AU", id)
+	a := &course.Activity{
+		ID: id, Title: title, Visible: true,
+		MasteryScore: au.MasteryScore,
+		Objectives:   p.objectiveRefs(n, "AU", id),
+		CMI5:         au,
+		Extra:        &course.ActivityExt{XAPIActivityID: id, ActivityType: au.ActivityType},
+	}
+	if desc != "" {
+		a.Metadata = &course.Metadata{Description: desc}
+	}
+	var rawURL string
+	var haveURL bool
+	for i := range n.Children {
+		c := &n.Children[i]
+		if !p.ours(c) {
+			continue
+		}
+		switch c.XMLName.Local {
+		case "url":
+			haveURL, rawURL = true, strings.TrimSpace(c.Text)
+		case "launchParameters":
+			au.LaunchParameters = strings.TrimSpace(c.Text)
+		case "entitlementKey":
+			au.EntitlementKey = strings.TrimSpace(c.Text)
+		}
+	}
+	if !haveURL || rawURL == "" {
+		return nil, course.Invalid("%s: AU %q has no <url>", FileName, id)
+	}
+	launch, file, notes, err := resolveLaunch(rawURL)
+	if err != nil {
+		return nil, course.Invalid("%s: AU %q url %q: %v", FileName, id, rawURL, err)
+	}
+	for _, note := range notes {
+		p.warn("%s: AU %q url %q: %s", FileName, id, rawURL, note)
+	}
+	if file != "" && !fileExists(p.fsys, file) {
+		p.warn("%s: AU %q launch file %q is not in the package", FileName, id, file)
+	}
+	a.LaunchURL = launch
+	return a, nil
+}
+
+func oneOf(v string, allowed []string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}
+
+// isIRI reports whether s is an absolute IRI: a scheme and something after it, no spaces.
+func isIRI(s string) bool {
+	if strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && (u.Opaque != "" || u.Host != "" || u.Path != "")
+}

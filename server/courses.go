@@ -1,0 +1,468 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/workers/importjob"
+	"github.com/lectern-lms/lectern/workers/jobs"
+)
+
+// ImportRequest is the JSON import body; no other properties are allowed.
+type ImportRequest struct {
+	URL             *string `json:"url"`
+	CourseName      *string `json:"courseName"`
+	WebPathToCourse *string `json:"webPathToCourse"`
+}
+
+// ImportJobID is the answer to an import request.
+type ImportJobID struct {
+	Result string `json:"result"`
+}
+
+// ImportResult is the engine's view of an import job.
+type ImportResult struct {
+	Status         string   `json:"status"`
+	Message        string   `json:"message"`
+	CourseTitle    string   `json:"courseTitle"`
+	ParserWarnings []string `json:"parserWarnings"`
+}
+
+// CourseSummary is one course version in the course list.
+type CourseSummary struct {
+	ID                     string `json:"id"`
+	Version                int    `json:"version"`
+	Title                  string `json:"title"`
+	CourseLearningStandard string `json:"courseLearningStandard"`
+	Updated                string `json:"updated"`
+}
+
+// CourseList is a page of course versions.
+type CourseList struct {
+	Courses []CourseSummary `json:"courses"`
+	More    string          `json:"more,omitempty"`
+}
+
+// CourseDetail is Lectern's extension: one version with its whole activity tree.
+type CourseDetail struct {
+	CourseSummary
+	ParserWarnings []string         `json:"parserWarnings"`
+	RootActivity   *course.Activity `json:"rootActivity"`
+}
+
+// param returns a path parameter with its percent-encoding undone (course ids may contain
+// any printable character).
+func param(c *fiber.Ctx, name string) (string, error) {
+	v, err := url.PathUnescape(c.Params(name))
+	if err != nil {
+		return "", badRequest("path parameter %s is not valid percent-encoding", name)
+	}
+	return v, nil
+}
+
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func summary(v *course.Version) CourseSummary {
+	return CourseSummary{ID: v.CourseID, Version: v.Version, Title: v.Title,
+		CourseLearningStandard: string(v.Standard), Updated: isoTime(v.Updated)}
+}
+
+// zipMagic are the signatures a zip archive starts with (a local file header or, for an
+// empty archive, the end of central directory).
+var zipMagic = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
+
+func (s *Server) createImportJob(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID := tenantOf(c)
+	courseID := c.Query("course")
+	if courseID == "" {
+		return badRequest("query parameter course is required")
+	}
+	if err := course.ValidateCourseID(courseID); err != nil {
+		return badRequest("%v", err)
+	}
+	mayCreate, err := queryBool(c, "mayCreateNewVersion", false)
+	if err != nil {
+		return err
+	}
+	job := &course.ImportJob{ID: jobs.NewID(), CourseID: courseID, MayCreateNewVersion: mayCreate}
+	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
+	switch {
+	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
+		fh, err := c.FormFile("file")
+		if err != nil {
+			return badRequest("the multipart body has no file part named 'file'")
+		}
+		f, err := fh.Open()
+		if err != nil {
+			return badRequest("the uploaded file cannot be read: %v", err)
+		}
+		defer f.Close()
+		head := make([]byte, 4)
+		if n, _ := io.ReadFull(f, head); n < 4 || !hasZipMagic(head) {
+			return badRequest("the uploaded file %q is not a zip archive", fh.Filename)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		job.UploadKey = importjob.UploadKey(tenantID, job.ID)
+		if _, err := s.deps.Blobs.Put(ctx, job.UploadKey, f, fh.Size); err != nil {
+			return err
+		}
+	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
+		var req ImportRequest
+		if err := decodeJSON(c, &req); err != nil {
+			return err
+		}
+		if req.URL == nil || *req.URL == "" {
+			return badRequest("property url is required")
+		}
+		if req.CourseName == nil {
+			return badRequest("property courseName is required")
+		}
+		u, err := url.Parse(*req.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badRequest("property url must be an absolute http or https URL")
+		}
+		job.URL, job.CourseName = *req.URL, *req.CourseName
+		if req.WebPathToCourse != nil && *req.WebPathToCourse != "" {
+			w, err := url.Parse(*req.WebPathToCourse)
+			if err != nil || (w.Scheme != "" && w.Scheme != "http" && w.Scheme != "https") {
+				return badRequest("property webPathToCourse must be a URL or an absolute path")
+			}
+			job.WebPath = *req.WebPathToCourse
+		}
+	default:
+		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send an application/json import request", ct)
+	}
+	if err := s.deps.Courses.CreateImportJob(ctx, tenantID, job); err != nil {
+		return err
+	}
+	task, opts := importjob.NewTask(importjob.Payload{Tenant: tenantID, JobID: job.ID})
+	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
+		_ = s.deps.Courses.UpdateImportJob(ctx, tenantID, job.ID, func(j *course.ImportJob) {
+			j.Status, j.Message = course.ImportError, "the import could not be queued"
+		})
+		return err
+	}
+	return c.JSON(ImportJobID{Result: job.ID})
+}
+
+func hasZipMagic(b []byte) bool {
+	for _, m := range zipMagic {
+		if bytes.HasPrefix(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) getImportJob(c *fiber.Ctx) error {
+	id, err := param(c, "importJobId")
+	if err != nil {
+		return err
+	}
+	j, err := s.deps.Courses.ImportJob(c.UserContext(), tenantOf(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ImportResult{Status: j.Status, Message: j.Message, CourseTitle: j.CourseTitle, ParserWarnings: j.ParserWarnings})
+}
+
+// pageLimit applies ApiResultLimit (with since) or ApiResultLimitSinceNotSpecified.
+func (s *Server) pageLimit(c *fiber.Ctx, sinceGiven bool) (int, error) {
+	id := "ApiResultLimitSinceNotSpecified"
+	if sinceGiven {
+		id = "ApiResultLimit"
+	}
+	layers, err := s.tenantLayers(c)
+	if err != nil {
+		return 0, err
+	}
+	v, err := s.deps.Settings.Catalogue().Resolve(id, layers...)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+		n = 100
+	}
+	return n, nil
+}
+
+// moreToken carries the cursor and the original filters, so a client passes back only more.
+type moreToken struct {
+	Cursor string `json:"c"`
+	Since  string `json:"s,omitempty"`
+}
+
+func encodeMore(t moreToken) string {
+	b, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeMore(s string) (moreToken, error) {
+	var t moreToken
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &t) != nil || t.Cursor == "" {
+		return t, badRequest("'more' value %q is not a continuation token from this server", s)
+	}
+	return t, nil
+}
+
+// parseSince reads an inclusive ISO 8601 timestamp; without a zone it is UTC.
+func parseSince(v string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, badRequest("'%s' is either not a timestamp or seems to be not formatted according to ISO 8601", v)
+}
+
+func (s *Server) listCourses(c *fiber.Ctx) error {
+	var tok moreToken
+	if m := c.Query("more"); m != "" {
+		var err error
+		if tok, err = decodeMore(m); err != nil {
+			return err
+		}
+	} else {
+		tok.Since = c.Query("since")
+	}
+	var since time.Time
+	if tok.Since != "" {
+		var err error
+		if since, err = parseSince(tok.Since); err != nil {
+			return err
+		}
+	}
+	limit, err := s.pageLimit(c, tok.Since != "")
+	if err != nil {
+		return err
+	}
+	page, err := s.deps.Courses.ListVersions(c.UserContext(), tenantOf(c), since, tok.Cursor, limit)
+	if errors.Is(err, record.ErrInvalid) {
+		return badRequest("'more' value is not a continuation token from this server")
+	}
+	if err != nil {
+		return err
+	}
+	out := CourseList{Courses: []CourseSummary{}}
+	for _, v := range page.Versions {
+		out.Courses = append(out.Courses, summary(v))
+	}
+	if page.Next != "" {
+		out.More = encodeMore(moreToken{Cursor: page.Next, Since: tok.Since})
+	}
+	return c.JSON(out)
+}
+
+func (s *Server) courseVersion(c *fiber.Ctx) (*course.Version, error) {
+	id, err := param(c, "courseId")
+	if err != nil {
+		return nil, err
+	}
+	v, err := course.ParseVersionParam(c.Query("version"))
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	return s.deps.Courses.Version(c.UserContext(), tenantOf(c), id, v)
+}
+
+func (s *Server) deleteCourse(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	id, err := param(c, "courseId")
+	if err != nil {
+		return err
+	}
+	versions, err := s.deps.Courses.DeleteCourse(ctx, tenantOf(c), id)
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		if v.FilesPrefix == "" {
+			continue
+		}
+		if _, err := s.deps.Blobs.DeletePrefix(ctx, v.FilesPrefix); err != nil {
+			s.log.Warn("course files not deleted", "tenant", tenantOf(c), "course", id, "prefix", v.FilesPrefix, "error", err)
+		}
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// TitleBody is the answer of GET .../title.
+type TitleBody struct {
+	Title string `json:"title"`
+}
+
+// IDBody is the answer of GET .../xapiActivityId.
+type IDBody struct {
+	ID string `json:"id"`
+}
+
+// LaunchLinkBody is the answer of preview and launchLink.
+type LaunchLinkBody struct {
+	LaunchLink string `json:"launchLink"`
+}
+
+func (s *Server) courseTitle(c *fiber.Ctx) error {
+	v, err := s.courseVersion(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(TitleBody{Title: v.Title})
+}
+
+func (s *Server) courseLayers(c *fiber.Ctx, courseID string) ([]settings.Layer, error) {
+	tl, err := s.deps.Settings.TenantLayer(c.UserContext(), tenantOf(c))
+	if err != nil {
+		return nil, err
+	}
+	cl, err := s.deps.Settings.Layer(c.UserContext(), tenantOf(c), settings.CourseScope(courseID))
+	if err != nil {
+		return nil, err
+	}
+	return []settings.Layer{tl, cl}, nil
+}
+
+// XAPIActivityID is a course version's activity IRI: the package's own for xAPI and cmi5, a
+// stable URN for SCORM and AICC courses (independent of the public URL, which may change).
+func XAPIActivityID(tenantID string, v *course.Version) string {
+	if v.Package != nil && v.Package.XAPIActivityID != "" {
+		return v.Package.XAPIActivityID
+	}
+	return "urn:lectern:course:" + url.PathEscape(tenantID) + ":" + url.PathEscape(v.CourseID)
+}
+
+func (s *Server) courseXAPIActivityID(c *fiber.Ctx) error {
+	v, err := s.courseVersion(c)
+	if err != nil {
+		return err
+	}
+	layers, err := s.courseLayers(c, v.CourseID)
+	if err != nil {
+		return err
+	}
+	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
+		return notFound("xAPI is not enabled for course '%s' (setting xAPIEnabled)", v.CourseID)
+	}
+	return c.JSON(IDBody{ID: XAPIActivityID(tenantOf(c), v)})
+}
+
+func (s *Server) coursePreview(c *fiber.Ctx) error {
+	v, err := s.courseVersion(c)
+	if err != nil {
+		return err
+	}
+	claims := course.LaunchClaims{Tenant: tenantOf(c), CourseID: v.CourseID, Version: v.Version, Preview: true,
+		StartSco: c.Query("startSco"), RedirectOnExit: c.Query("redirectOnExitUrl")}
+	if claims.ForceReview, err = queryBool(c, "forceReview", false); err != nil {
+		return err
+	}
+	expiry, err := queryInt(c, "expiry", 0, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	if expiry > 0 {
+		claims.Expires = time.Now().Add(time.Duration(expiry) * time.Second).Unix()
+	}
+	if claims.StartSco != "" {
+		found := false
+		v.Package.Root.Walk(func(a *course.Activity) { found = found || a.ID == claims.StartSco })
+		if !found {
+			return badRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, v.CourseID)
+		}
+	}
+	return c.JSON(LaunchLinkBody{LaunchLink: s.deps.PublicURL + "/player/launch/" + s.deps.Launch.Sign(claims)})
+}
+
+func (s *Server) courseDetail(c *fiber.Ctx) error {
+	v, err := s.courseVersion(c)
+	if err != nil {
+		return err
+	}
+	d := CourseDetail{CourseSummary: summary(v), ParserWarnings: []string{}}
+	if v.Package != nil {
+		d.RootActivity = v.Package.Root
+		if v.Package.Warnings != nil {
+			d.ParserWarnings = v.Package.Warnings
+		}
+	}
+	return c.JSON(d)
+}
+
+// checkCourse makes sure the course (and the asked version) exists before its settings are used.
+func (s *Server) checkCourse(c *fiber.Ctx) (string, error) {
+	v, err := s.courseVersion(c)
+	if err != nil {
+		return "", err
+	}
+	return v.CourseID, nil
+}
+
+func (s *Server) getCourseConfiguration(c *fiber.Ctx) error {
+	id, err := s.checkCourse(c)
+	if err != nil {
+		return err
+	}
+	layers, err := s.courseLayers(c, id)
+	if err != nil {
+		return err
+	}
+	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ConfigurationList{ConfigurationItems: items})
+}
+
+func (s *Server) getCourseSetting(c *fiber.Ctx) error {
+	id, err := s.checkCourse(c)
+	if err != nil {
+		return err
+	}
+	sid := c.Params("settingId")
+	if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
+		return notFound("configuration setting '%s' not found", sid)
+	}
+	layers, err := s.courseLayers(c, id)
+	if err != nil {
+		return err
+	}
+	item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(SettingBody{Value: &item.Value})
+}
+
+func (s *Server) putCourseSetting(c *fiber.Ctx) error {
+	id, err := s.checkCourse(c)
+	if err != nil {
+		return err
+	}
+	var body SettingBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Value == nil {
+		return badRequest("property value is required")
+	}
+	if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), settings.CourseScope(id), c.Params("settingId"), *body.Value); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

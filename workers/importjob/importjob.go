@@ -1,0 +1,263 @@
+// Package importjob runs course imports on the job queue: fetch the package (an upload in the
+// blob store or a URL), check and open the zip, parse it, copy its files to the blob store and
+// commit the course version. Every step is idempotent, so a redelivered task finishes the work;
+// a failed import leaves no course, version or file behind.
+package importjob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path"
+	"testing/fstest"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/archive"
+	"github.com/lectern-lms/lectern/course/parse"
+	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// TypeCourseImport is the task type of a course import.
+const TypeCourseImport = "course:import"
+
+// Payload names the job; everything else is in the job record.
+type Payload struct {
+	Tenant string `json:"tenant"`
+	JobID  string `json:"job_id"`
+}
+
+// NewTask builds the import task; the job id is the task id, so enqueueing twice is harmless.
+func NewTask(p Payload) (*queue.Task, []queue.Option) {
+	b, _ := json.Marshal(p)
+	return queue.NewTask(TypeCourseImport, b), []queue.Option{queue.TaskID("course-import-" + p.JobID), queue.MaxRetry(5)}
+}
+
+// UploadKey is where the HTTP layer stores an uploaded zip until the job has used it.
+func UploadKey(tenant, jobID string) string { return tenant + "/uploads/" + jobID + ".zip" }
+
+// FilesPrefix is where a job's extracted files go: keyed by the job, so a redelivered job
+// overwrites its own earlier attempt instead of leaving a second copy.
+func FilesPrefix(tenant, jobID string) string { return tenant + "/courses/" + jobID + "/" }
+
+// maxManifestBytes bounds a manifest fetched on its own (webPathToCourse imports).
+const maxManifestBytes = 10 << 20
+
+// Handler is the TypeCourseImport handler.
+type Handler struct {
+	Courses  *course.Store
+	Blobs    blob.Store
+	Outbound *outbound.Client
+	Limits   archive.Limits
+	// TempDir holds downloaded zips while they are read; "" means the system default.
+	TempDir string
+	Logger  *slog.Logger
+}
+
+// failure is an import problem caused by the package or the request: the job ends in ERROR.
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func fail(format string, args ...any) error { return &failure{msg: fmt.Sprintf(format, args...)} }
+
+// ProcessTask implements queue.Handler.
+func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
+	var p Payload
+	if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" || p.JobID == "" {
+		return fmt.Errorf("bad %s payload %q: %w", TypeCourseImport, t.Payload, queue.SkipRetry)
+	}
+	job, err := h.Courses.ImportJob(ctx, p.Tenant, p.JobID)
+	if errors.Is(err, course.ErrImportJobNotFound) {
+		return nil // the tenant or job is gone; nothing to do
+	}
+	if err != nil {
+		return err
+	}
+	if job.Status != course.ImportRunning {
+		return nil
+	}
+	v, err := h.run(ctx, p.Tenant, job)
+	var f *failure
+	switch {
+	case err == nil:
+		_ = h.Blobs.Delete(ctx, UploadKey(p.Tenant, job.ID))
+		return h.Courses.UpdateImportJob(ctx, p.Tenant, job.ID, func(j *course.ImportJob) {
+			j.Status, j.Message, j.CourseTitle = course.ImportComplete, "Import Successful", v.Title
+			j.ParserWarnings = nonNil(v.Package.Warnings)
+			j.Version = &v.Version
+		})
+	case errors.As(err, &f):
+		h.cleanup(ctx, p.Tenant, job)
+		return h.Courses.UpdateImportJob(ctx, p.Tenant, job.ID, func(j *course.ImportJob) {
+			j.Status, j.Message = course.ImportError, f.msg
+		})
+	default:
+		return err // infrastructure trouble: retry
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// cleanup removes whatever a failed attempt left: extracted files, the upload, a course
+// record with no version.
+func (h *Handler) cleanup(ctx context.Context, tenant string, job *course.ImportJob) {
+	if _, err := h.Blobs.DeletePrefix(ctx, FilesPrefix(tenant, job.ID)); err != nil {
+		h.Logger.Warn("import cleanup: files", "job", job.ID, "error", err)
+	}
+	_ = h.Blobs.Delete(ctx, UploadKey(tenant, job.ID))
+	if err := h.Courses.AbandonCourse(ctx, tenant, job.CourseID, job.ID); err != nil {
+		h.Logger.Warn("import cleanup: course", "job", job.ID, "error", err)
+	}
+}
+
+func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob) (*course.Version, error) {
+	if v, err := h.Courses.VersionByJob(ctx, tenant, job.ID); err != nil || v != nil {
+		return v, err // an earlier delivery committed already
+	}
+	if job.WebPath != "" {
+		return h.importManifest(ctx, tenant, job)
+	}
+	f, err := os.CreateTemp(h.TempDir, "lectern-import-*.zip")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := h.fetchZip(ctx, tenant, job, f); err != nil {
+		return nil, err
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	a, err := archive.Open(f, size, h.Limits)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	pkg, err := parse.Package(a.FS())
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	pkg.Warnings = append(a.Warnings(), pkg.Warnings...)
+	prefix := FilesPrefix(tenant, job.ID)
+	err = a.Extract(ctx, func(ctx context.Context, name string, r io.Reader, size int64) error {
+		_, err := h.Blobs.Put(ctx, prefix+name, r, size)
+		if errors.Is(err, blob.ErrInvalidKey) {
+			return fail("file %q cannot be stored: %v", name, err)
+		}
+		return err
+	})
+	if err != nil {
+		var f *failure
+		if errors.As(err, &f) || errors.Is(err, archive.ErrTooLarge) || errors.Is(err, archive.ErrUnsafe) {
+			return nil, fail("%v", err)
+		}
+		return nil, err
+	}
+	return h.commit(ctx, tenant, job, pkg, prefix, "")
+}
+
+func (h *Handler) commit(ctx context.Context, tenant string, job *course.ImportJob, pkg *course.Package, prefix, webPath string) (*course.Version, error) {
+	title := pkg.Title
+	if title == "" {
+		title = job.CourseName
+	}
+	v, err := h.Courses.AddVersion(ctx, tenant, &course.Version{CourseID: job.CourseID, Title: title, Standard: pkg.Standard,
+		Package: pkg, FilesPrefix: prefix, WebPath: webPath, JobID: job.ID}, job.MayCreateNewVersion)
+	if errors.Is(err, course.ErrCourseExists) {
+		return nil, fail("%v", err)
+	}
+	return v, err
+}
+
+func (h *Handler) fetchZip(ctx context.Context, tenant string, job *course.ImportJob, w io.Writer) error {
+	if job.UploadKey != "" {
+		r, _, err := h.Blobs.Get(ctx, job.UploadKey)
+		if errors.Is(err, blob.ErrNotFound) {
+			return fail("the uploaded package is no longer available")
+		}
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, err = io.Copy(w, r)
+		return err
+	}
+	if h.Outbound == nil {
+		return fail("imports from a URL are not available")
+	}
+	_, _, err := h.Outbound.Download(ctx, job.URL, w)
+	if err != nil {
+		return downloadFailure(job.URL, err)
+	}
+	return nil
+}
+
+func downloadFailure(u string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fail("cannot download %s: %v", redact(u), err)
+}
+
+// redact drops credentials from a URL before it reaches a message or a log.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the given URL"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// importManifest imports only the course definition: the manifest is fetched on its own and
+// the content stays at WebPath.
+func (h *Handler) importManifest(ctx context.Context, tenant string, job *course.ImportJob) (*course.Version, error) {
+	if h.Outbound == nil {
+		return nil, fail("imports from a URL are not available")
+	}
+	u, err := url.Parse(job.URL)
+	if err != nil {
+		return nil, fail("url %q is not a valid URL", redact(job.URL))
+	}
+	var buf limitedBuffer
+	buf.max = maxManifestBytes
+	if _, _, err := h.Outbound.Download(ctx, job.URL, &buf); err != nil {
+		return nil, downloadFailure(job.URL, err)
+	}
+	name := path.Base(u.Path)
+	fsys := fstest.MapFS{name: &fstest.MapFile{Data: buf.Bytes(), Mode: 0o444}}
+	pkg, err := parse.Package(fs.FS(fsys))
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	// The files a manifest lists are not here to check; those warnings would all be noise.
+	pkg.Warnings = nil
+	return h.commit(ctx, tenant, job, pkg, "", job.WebPath)
+}
+
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, fail("the manifest is larger than %d bytes", b.max)
+	}
+	return b.Buffer.Write(p)
+}
