@@ -14,6 +14,12 @@ echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
 echo "== fuzz (short)"
-FUZZTIME=${FUZZTIME:-10s}
-go test -run='^$' -fuzz='^FuzzCleanKey$' -fuzztime="$FUZZTIME" ./storage/blob/ >/dev/null
+# Every parser of hostile input gets a short, fixed fuzzing time on top of its seed corpus.
+FUZZTIME=${FUZZTIME:-8s}
+for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:FuzzParse \
+  course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse; do
+  pkg=${target%%:*} fn=${target#*:}
+  echo "   $pkg $fn ($FUZZTIME)"
+  out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }
+done
 echo "all tests passed"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/base64"
@@ -112,6 +113,27 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("wrong root password: %d", status)
 	}
 
+	// The import command uploads a package and prints the imported tree.
+	pkg := filepath.Join(t.TempDir(), "course.zip")
+	writeZip(t, pkg, map[string]string{"imsmanifest.xml": smokeManifest, "a.html": "<html>a</html>", "b/b.html": "<html>b</html>"})
+	var out, errOut bytes.Buffer
+	env := map[string]string{"LECTERN_ROOT_USER": user, "LECTERN_ROOT_PASSWORD": pass}
+	err := run(t.Context(), []string{"import", pkg, "--tenant", "smoke", "--course", "cli-course", "--server", base, "--no-progress"},
+		func(k string) string { return env[k] }, &out, &errOut)
+	if err != nil {
+		t.Fatalf("lectern import: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	for _, want := range []string{`imported "Smoke Course" as course cli-course version 0 (SCORM_12)`, "└─ Page B (b) ", "→ b/b.html"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("import output lacks %q:\n%s", want, out.String())
+		}
+	}
+	err = run(t.Context(), []string{"import", pkg, "--tenant", "smoke", "--course", "cli-course", "--server", base, "--no-progress"},
+		func(k string) string { return env[k] }, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "mayCreateNewVersion") {
+		t.Fatalf("second import without --new-version: %v", err)
+	}
+
 	// kill -9: the acknowledged tenant must survive.
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	_ = p.cmd.Wait()
@@ -156,5 +178,38 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+const smokeManifest = `<?xml version="1.0"?>
+<manifest identifier="smoke" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+ <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+ <organizations default="o"><organization identifier="o"><title>Smoke Course</title>
+  <item identifier="a" identifierref="ra"><title>Page A</title></item>
+  <item identifier="b" identifierref="rb"><title>Page B</title></item>
+ </organization></organizations>
+ <resources>
+  <resource identifier="ra" type="webcontent" adlcp:scormtype="sco" href="a.html"><file href="a.html"/></resource>
+  <resource identifier="rb" type="webcontent" adlcp:scormtype="sco" href="b/b.html"><file href="b/b.html"/></resource>
+ </resources>
+</manifest>`
+
+func writeZip(t *testing.T, path string, files map[string]string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := zip.NewWriter(f)
+	for name, body := range files {
+		e, err := w.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(e, body)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
