@@ -100,6 +100,13 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 		return h.Courses.UpdateImportJob(ctx, p.Tenant, job.ID, func(j *course.ImportJob) {
 			j.Status, j.Message = course.ImportError, f.msg
 		})
+	case queue.LastAttempt(ctx):
+		// No retry follows: report the failure rather than leave the job RUNNING forever.
+		h.cleanup(ctx, p.Tenant, job)
+		_ = h.Courses.UpdateImportJob(ctx, p.Tenant, job.ID, func(j *course.ImportJob) {
+			j.Status, j.Message = course.ImportError, "the import failed after retries: "+err.Error()
+		})
+		return err
 	default:
 		return err // infrastructure trouble: retry
 	}

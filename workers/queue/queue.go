@@ -191,3 +191,20 @@ func RetryDelay(base time.Duration, retried int) time.Duration {
 	}
 	return time.Duration(d) + time.Duration(rand.Int64N(int64(d)/4+1))
 }
+
+type attemptKey struct{}
+
+type attempt struct{ retried, max int }
+
+// WithAttempt is called by backends before a handler runs, so the handler can tell its last
+// attempt (and, say, record a final failure instead of leaving a job "running" forever).
+func WithAttempt(ctx context.Context, retried, maxRetry int) context.Context {
+	return context.WithValue(ctx, attemptKey{}, attempt{retried, maxRetry})
+}
+
+// LastAttempt reports whether the running handler's attempt is its task's last: a failure
+// now will not be retried.
+func LastAttempt(ctx context.Context) bool {
+	a, ok := ctx.Value(attemptKey{}).(attempt)
+	return ok && a.retried >= a.max
+}

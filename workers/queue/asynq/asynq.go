@@ -213,7 +213,9 @@ func (q *Queue) process(ctx context.Context, at *asynq.Task) error {
 	if h == nil {
 		return fmt.Errorf("no handler for task type %q", at.Type())
 	}
-	err := h.ProcessTask(ctx, &queue.Task{Type: at.Type(), Payload: at.Payload()})
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	err := h.ProcessTask(queue.WithAttempt(ctx, retried, maxRetry), &queue.Task{Type: at.Type(), Payload: at.Payload()})
 	if errors.Is(err, queue.SkipRetry) {
 		return fmt.Errorf("%w (%w)", err, asynq.SkipRetry)
 	}

@@ -419,7 +419,7 @@ func (q *Queue) run(r *record.Record, d *taskData) {
 		q.heartbeat(l, cancel, hbDone)
 	}()
 
-	err := q.call(ctx, &queue.Task{Type: d.Type, Payload: d.Payload})
+	err := q.call(queue.WithAttempt(ctx, d.Retried, d.MaxRetry), &queue.Task{Type: d.Type, Payload: d.Payload})
 	close(hbDone)
 	<-hbStopped
 

@@ -361,7 +361,14 @@ func testSkipRetry(t *testing.T, b Backend) {
 func testMaxRetryExhausted(t *testing.T, b Backend) {
 	q := open(t, b, "", Params{BaseRetryDelay: 20 * time.Millisecond})
 	rec := &recorder{result: func(n int) error { return fmt.Errorf("still broken (%d)", n+1) }}
-	q.Handle("exhaust:fail", rec)
+	var mu sync.Mutex
+	var last []bool
+	q.Handle("exhaust:fail", queue.HandlerFunc(func(ctx context.Context, task *queue.Task) error {
+		mu.Lock()
+		last = append(last, queue.LastAttempt(ctx))
+		mu.Unlock()
+		return rec.ProcessTask(ctx, task)
+	}))
 	start(t, q)
 	info := enqueue(t, q, queue.NewTask("exhaust:fail", nil), queue.MaxRetry(2))
 	got := waitState(t, q, info.ID, queue.StateArchived, waitFor)
@@ -373,6 +380,11 @@ func testMaxRetryExhausted(t *testing.T, b Backend) {
 	}
 	if !strings.Contains(got.LastErr, "still broken (3)") {
 		t.Errorf("LastErr = %q, want the last failure", got.LastErr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(last) != "[false false true]" {
+		t.Errorf("LastAttempt per run = %v, want only the third to be last", last)
 	}
 }
 
