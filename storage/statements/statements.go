@@ -1,0 +1,178 @@
+// Package statements is the port of the xAPI record store's persistence: statements with the
+// fields their queries filter on, the three document resources (state, activity profile,
+// agent profile) with ETag concurrency, and canonical activity definitions. Backends: sqlite
+// (embedded) and elasticsearch (distributed); statementstest holds the contract suite.
+//
+// The store does not understand xAPI beyond these fields: lrs/xapi extracts them from a
+// validated statement, and the store keeps the statement's JSON verbatim.
+package statements
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors; backends wrap them with %w.
+var (
+	// ErrNotFound means no statement or document matches.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a statement id is already stored with different content.
+	ErrConflict = errors.New("statement id already used by a different statement")
+	// ErrPrecondition means an If-Match / If-None-Match condition failed (HTTP 412).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrInvalid means a malformed query or cursor.
+	ErrInvalid = errors.New("invalid statement query")
+)
+
+// Statement is one stored statement with its index fields.
+type Statement struct {
+	Tenant string
+	// ID is the statement id, lowercase canonical UUID.
+	ID string
+	// Raw is the full statement as stored (id, timestamp, stored, authority and version set).
+	Raw json.RawMessage
+	// Hash identifies the statement's content for the "same id, same statement" rule
+	// (lrs/xapi.ContentHash); a second Put of an id with an equal Hash is a no-op.
+	Hash      string
+	Stored    time.Time
+	Timestamp time.Time
+	// Voided is true once a voiding statement targeting this one is stored.
+	Voided bool
+	// Voids holds, for a voiding statement, the id of the statement it voids.
+	Voids string
+	VerbID string
+	// Agents are the IFIs (lrs/xapi.IFI form, e.g. "mbox:mailto:a@b.c") matching the agent
+	// parameter: the actor (and a group's members) or an agent/group object.
+	Agents []string
+	// RelatedAgents are every IFI in the statement and its substatement (authority,
+	// instructor, team, context agents…), for related_agents=true.
+	RelatedAgents []string
+	// Activity is the object's activity id, for activity=…
+	Activity string
+	// RelatedActivities are every activity id of the statement and its substatement
+	// (context activities included), for related_activities=true.
+	RelatedActivities []string
+	Registration      string
+	// AttachmentHashes are the sha2 values of the statement's attachments.
+	AttachmentHashes []string
+}
+
+// Query is GET /statements' filter, already validated by the HTTP layer.
+type Query struct {
+	Tenant            string
+	Agent             string // IFI
+	Verb              string
+	Activity          string
+	Registration      string
+	RelatedActivities bool
+	RelatedAgents     bool
+	Since, Until      time.Time // zero: unbounded; Since exclusive, Until inclusive (xAPI)
+	Ascending         bool
+	Limit             int // 0: backend default (100); capped at MaxLimit
+	// Cursor continues a previous Query (opaque; only valid with the same filters).
+	Cursor string
+}
+
+// MaxLimit caps one page of statements.
+const MaxLimit = 1000
+
+// Page is one page of a statement query, ordered by Stored (descending unless Ascending).
+// Voided statements are never returned by Query.
+type Page struct {
+	Statements []*Statement
+	Next       string
+}
+
+// Attachment is raw attachment content, addressed by its sha2.
+type Attachment struct {
+	SHA2        string
+	ContentType string
+	Data        []byte
+}
+
+// Store is the statement half of the port.
+type Store interface {
+	// Put stores a batch atomically: all or nothing. Ids already stored with the same Hash
+	// are skipped; a different Hash fails the whole batch with ErrConflict. Voiding
+	// statements (Voids set) mark their target voided in the same transaction.
+	Put(ctx context.Context, tenant string, batch []*Statement, attachments []*Attachment) error
+	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
+	Get(ctx context.Context, tenant, id string) (*Statement, error)
+	// Query returns a page of non-voided statements matching q.
+	Query(ctx context.Context, q Query) (*Page, error)
+	// Attachments returns stored attachment contents by sha2 (missing ones are left out).
+	Attachments(ctx context.Context, tenant string, sha2 []string) ([]*Attachment, error)
+	// PurgeTenant removes everything of a tenant (statements, attachments, documents, activities).
+	PurgeTenant(ctx context.Context, tenant string) error
+	Close() error
+}
+
+// DocKind is one of the three document resources.
+type DocKind string
+
+// The document resources.
+const (
+	State           DocKind = "state"
+	ActivityProfile DocKind = "activity_profile"
+	AgentProfile    DocKind = "agent_profile"
+)
+
+// DocKey addresses a document. State: ActivityID + Agent (+ Registration) + ID;
+// activity profile: ActivityID + ID; agent profile: Agent + ID.
+type DocKey struct {
+	Tenant       string
+	Kind         DocKind
+	ActivityID   string
+	Agent        string // IFI
+	Registration string
+	ID           string
+}
+
+// Document is a stored document.
+type Document struct {
+	Key         DocKey
+	ContentType string
+	Body        []byte
+	// ETag is the quoted SHA-1 of Body, computed by the store.
+	ETag    string
+	Updated time.Time
+}
+
+// Precondition is a request's If-Match / If-None-Match.
+type Precondition struct {
+	IfMatch     string // an ETag or "*"
+	IfNoneMatch string // "*" (or an ETag)
+}
+
+// Documents is the document half of the port.
+type Documents interface {
+	// GetDoc returns one document or ErrNotFound.
+	GetDoc(ctx context.Context, key DocKey) (*Document, error)
+	// PutDoc stores doc when cond holds (else ErrPrecondition) and returns the stored document.
+	// With merge, the existing JSON object and doc.Body (a JSON object) are merged top-level
+	// (POST semantics); the caller checks that both are JSON objects.
+	PutDoc(ctx context.Context, doc *Document, cond Precondition, merge bool) (*Document, error)
+	// DeleteDoc removes one document when cond holds; ErrNotFound when absent.
+	DeleteDoc(ctx context.Context, key DocKey, cond Precondition) error
+	// ListDocs returns the ids of documents sharing key except ID, updated after since (zero: all).
+	ListDocs(ctx context.Context, key DocKey, since time.Time) ([]string, error)
+	// DeleteDocs removes every document sharing key except ID (state DELETE without stateId).
+	DeleteDocs(ctx context.Context, key DocKey) error
+}
+
+// Activities keeps the canonical activity definitions gathered from statements.
+type Activities interface {
+	// PutActivity stores an activity object's JSON (the LRS merges definitions before).
+	PutActivity(ctx context.Context, tenant, id string, activity json.RawMessage) error
+	// GetActivity returns the stored activity object or ErrNotFound.
+	GetActivity(ctx context.Context, tenant, id string) (json.RawMessage, error)
+}
+
+// Backend is everything the LRS needs from one backend.
+type Backend interface {
+	Store
+	Documents
+	Activities
+}
