@@ -1,128 +1,34 @@
 package aicc
 
 import (
-	"archive/zip"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the parser's output")
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 
-// singleAU is the smallest complete AICC course: one AU under ROOT.
-func singleAU() fstest.MapFS {
-	return fstest.MapFS{
-		"course.crs": file("[Course]\nCourse_Creator=Lectern Tests\nCourse_ID=CRS-1\nCourse_System=HTML\n" +
-			"Course_Title=Fire Safety Basics\nLevel=1\nMax_Fields_CST=2\nTotal_AUs=1\nTotal_Blocks=0\nVersion=4.0\n" +
-			"[Course_Behavior]\nMax_Normal=1\n[Course_Description]\nA short course on fire safety.\n"),
-		"course.au": file(`"System_ID","Type","Command_Line","File_Name","Max_Score","Mastery_Score","Max_Time_Allowed","Time_Limit_Action","System_Vendor","Core_Vendor","Web_Launch","AU_Password"` + "\n" +
-			`"A1","lesson","","index.html","100","80","00:30:00","exit,message","","start=1","",""` + "\n"),
-		"course.des": file(`"System_ID","Developer_ID","Title","Description"` + "\n" +
-			`"A1","FS-01","Fire Safety","The whole course in one unit"` + "\n"),
-		"course.cst": file(`"block","member"` + "\n" + `"ROOT","A1"` + "\n"),
-		"index.html": file("<html></html>"),
-	}
-}
+// singleAU is coursetest's aicc_single, the smallest complete AICC course (one AU under
+// ROOT), fresh for each test to change.
+func singleAU() fstest.MapFS { return coursetest.FS("aicc_single") }
 
-// multiAU has nested blocks, columns in a different order in every file, quoted commas and
-// escaped quotes, a BOM, CRLF line ends, blank lines, trailing commas, mixed-case extensions,
-// optional .ort/.pre files, and a few oddities that must become warnings.
-func multiAU() fstest.MapFS {
-	bom := "\xEF\xBB\xBF"
-	return fstest.MapFS{
-		"Safety.CRS": file(bom + "[COURSE]\r\ncourse_id = CRS-2 \r\nCourse_Title=\"Workplace Safety, Advanced\"\r\n" +
-			"Course_Creator=Lectern Tests\r\nTotal_AUs=4\r\nTotal_Blocks=2\r\nTotal_Objectives=2\r\nVersion=3.5\r\n" +
-			"[Course_Description]\r\nTwo modules.\r\nSecond line.\r\n"),
-		"Safety.au": file(bom +
-			"File_Name,Mastery_Score,System_ID,Command_Line,Core_Vendor,Max_Score,Color,Type,\r\n" +
-			"\r\n" +
-			"m1/intro.html, 70 , A1 ,,,100,blue,lesson,\r\n" +
-			"\"m1/quiz.html?mode=test\",\"85.5\",\"A2\",\"lang=en&x=1\",\"key=\"\"v\"\"\",,,test,\r\n" +
-			"\"https://cdn.example.com/m2/start.html\",,A3,,,,,,\r\n" +
-			"m2\\missing.html,abc,A4,,,,,,\r\n"),
-		"Safety.des": file(bom +
-			"Title,Description,System_ID,Developer_ID\r\n" +
-			"\"Introduction, part 1\",\"Says \"\"hello\"\", then goes\",A1,DEV-1\r\n" +
-			"Quiz,,A2,\r\n" +
-			"Hosted Unit,,A3,\r\n" +
-			"Unit Four,,A4,\r\n" +
-			"\"Module 1: Basics, Rules\",First module,B1,\r\n" +
-			"Module 2,,B2,\r\n" +
-			"Know the exits,,J1,\r\n"),
-		"Safety.cst": file(bom +
-			"\"Block\",\"Member\",\"Member\",\"Member\"\r\n" +
-			"\"ROOT\",\"B1\",\"A4\",\"\"\r\n" +
-			"\"B1\",\"A1\",\"B2\",\r\n" +
-			"\"B1\",\"A2\",,\r\n" + // continuation row for B1
-			"\r\n" +
-			"\"B2\",\"A3\",,\r\n"),
-		"Safety.ort":            file("Course_Element,Member,Member\r\nA2,J1,J2\r\nB1,J1,\r\n"),
-		"Safety.pre":            file("Prerequisite,Structure_Element\r\nA1,A2\r\n\"A1&A2\",B2\r\n"),
-		"m1/intro.html":         file("x"),
-		"m1/quiz.html":          file("x"),
-		"__MACOSX/._Safety.CRS": file("junk"),
-		".DS_Store":             file("junk"),
-	}
-}
-
+// TestGolden compares the parses of coursetest fixtures with testdata/golden/<name>.json.
 func TestGolden(t *testing.T) {
-	for name, fsys := range map[string]fstest.MapFS{
-		"single-au": singleAU(),
-		"multi-au":  multiAU(),
-	} {
-		t.Run(name, func(t *testing.T) {
-			if !Detect(fsys) {
-				t.Fatal("Detect = false")
-			}
-			pkg, err := Parse(fsys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, name, pkg)
-		})
-	}
-}
-
-func checkGolden(t *testing.T, name string, pkg *course.Package) {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep & and < readable in launch URLs
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(pkg); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.Bytes()
-	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test -update and review the diff\ngot:\n%s", path, got)
-	}
+	coursetest.GoldenParses(t, map[string]string{"single-au": "aicc_single", "multi-au": "aicc_multi"}, Detect, Parse, *update)
 }
 
 // TestMultiAUDetails pins the behaviours the golden file shows, so a careless -update cannot
 // silently accept a regression in them.
 func TestMultiAUDetails(t *testing.T) {
-	pkg, err := Parse(multiAU())
+	pkg, err := Parse(coursetest.FS("aicc_multi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,22 +89,7 @@ func TestMultiAUDetails(t *testing.T) {
 // TestZipReader runs the parser on a real *zip.Reader, the type the import job hands it; zip
 // archives often lack directory entries, which fs.ReadDir on the root must tolerate.
 func TestZipReader(t *testing.T) {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, f := range multiAU() {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(f.Data)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := coursetest.ZipReader(t, coursetest.Lookup("aicc_multi").Files)
 	if !Detect(zr) {
 		t.Fatal("Detect(zip) = false")
 	}
@@ -206,7 +97,7 @@ func TestZipReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "multi-au", pkg)
+	coursetest.GoldenJSON(t, filepath.Join("testdata", "golden", "multi-au.json"), pkg, *update)
 }
 
 func TestDetect(t *testing.T) {
@@ -271,17 +162,7 @@ func TestMalformed(t *testing.T) {
 			fsys := singleAU()
 			c.mutate(fsys)
 			_, err := Parse(fsys)
-			if err == nil {
-				t.Fatal("Parse succeeded")
-			}
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Errorf("error %v does not wrap ErrInvalidPackage", err)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			coursetest.WantInvalid(t, err, c.want...)
 		})
 	}
 }
@@ -344,10 +225,10 @@ func TestUTF16AndCP1252(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	s := singleAU()
-	f.Add(string(s["course.crs"].Data), string(s["course.au"].Data), string(s["course.des"].Data), string(s["course.cst"].Data), "")
-	m := multiAU()
-	f.Add(string(m["Safety.CRS"].Data), string(m["Safety.au"].Data), string(m["Safety.des"].Data), string(m["Safety.cst"].Data), string(m["Safety.ort"].Data))
+	s := coursetest.Lookup("aicc_single").Files
+	f.Add(s["course.crs"], s["course.au"], s["course.des"], s["course.cst"], "")
+	m := coursetest.Lookup("aicc_multi").Files
+	f.Add(m["Safety.CRS"], m["Safety.au"], m["Safety.des"], m["Safety.cst"], m["Safety.ort"])
 	f.Add("[Course]\nCourse_ID=x", "System_ID,File_Name\n\"a", "", "block,member\nROOT,B1\nB1,ROOT", "course_element,member\nROOT,J1")
 	f.Fuzz(func(t *testing.T, crs, au, des, cst, ort string) {
 		fsys := fstest.MapFS{
@@ -355,10 +236,7 @@ func FuzzParse(f *testing.F) {
 			"index.html": file("x"),
 		}
 		pkg, err := Parse(fsys)
-		if err != nil {
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Fatalf("error %v does not wrap ErrInvalidPackage", err)
-			}
+		if coursetest.Rejected(t, err) {
 			return
 		}
 		if pkg.Root == nil || pkg.Identifier == "" || len(pkg.Launchable()) == 0 {

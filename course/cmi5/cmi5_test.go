@@ -2,145 +2,27 @@ package cmi5
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the parser's output")
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 
-// nestedXML has a block inside a block, every moveOn value, masteryScore, an absolute-URL AU,
-// objectives, launch parameters and an entitlement key, langstrings in several languages, and
-// an extension element in a foreign namespace.
-const nestedXML = `<?xml version="1.0" encoding="utf-8"?>
-<courseStructure xmlns="https://w3id.org/xapi/profiles/cmi5/v1/CourseStructure.xsd" xmlns:ext="https://example.com/ext">
-  <course id=" https://example.com/courses/safety ">
-    <title>
-      <langstring lang="fr-FR">Sécurité</langstring>
-      <langstring lang="en-US">Workplace Safety</langstring>
-    </title>
-    <description><langstring lang="en-US">A cmi5 course with nested blocks.</langstring></description>
-    <ext:vendor>ignored</ext:vendor>
-  </course>
-  <objectives>
-    <objective id="https://example.com/objectives/exits">
-      <title><langstring lang="en">Know the exits</langstring></title>
-      <description><langstring lang="en">Find every exit.</langstring></description>
-    </objective>
-  </objectives>
-  <au id="https://example.com/au/welcome" moveOn="NotApplicable">
-    <title><langstring lang="de">Willkommen</langstring><langstring lang="es">Bienvenido</langstring></title>
-    <description><langstring lang="de">Start</langstring></description>
-    <url>welcome/index.html</url>
-  </au>
-  <block id="https://example.com/block/module-1">
-    <title><langstring lang="en">Module 1</langstring></title>
-    <description><langstring lang="en">First module</langstring></description>
-    <objectives><objective idref="https://example.com/objectives/exits"/></objectives>
-    <au id="https://example.com/au/m1-lesson" moveOn="Completed" launchMethod="OwnWindow"
-        activityType="http://adlnet.gov/expapi/activities/lesson">
-      <title><langstring lang="en-US">Lesson</langstring></title>
-      <description><langstring lang="en-US">Read this</langstring></description>
-      <url>./m1/lesson.html?chapter=1</url>
-      <launchParameters>{"mode":"full"}</launchParameters>
-      <entitlementKey>KEY-123</entitlementKey>
-    </au>
-    <block id="https://example.com/block/module-1/quizzes">
-      <title><langstring lang="en">Quizzes</langstring></title>
-      <description><langstring lang="en">Inner block</langstring></description>
-      <au id="https://example.com/au/m1-quiz" moveOn="CompletedAndPassed" masteryScore="0.8">
-        <title><langstring lang="en">Quiz</langstring></title>
-        <description><langstring lang="en">Test yourself</langstring></description>
-        <objectives><objective idref="https://example.com/objectives/exits"/></objectives>
-        <url>m1/quiz.html</url>
-      </au>
-      <au id="https://example.com/au/m1-exam" moveOn="Passed" masteryScore="1">
-        <title><langstring lang="en">Exam</langstring></title>
-        <description><langstring lang="en">Final exam</langstring></description>
-        <url>m1/exam.html</url>
-      </au>
-    </block>
-  </block>
-  <au id="https://example.com/au/hosted" moveOn="CompletedOrPassed" masteryScore=".5">
-    <title><langstring lang="en-us">Hosted</langstring></title>
-    <description><langstring lang="en-us">Lives on a CDN</langstring></description>
-    <url>https://cdn.example.com/au/start.html</url>
-  </au>
-</courseStructure>`
-
-func nestedFS() fstest.MapFS {
-	return fstest.MapFS{
-		"cmi5.xml":           file(nestedXML),
-		"welcome/index.html": file(""),
-		"m1/lesson.html":     file(""),
-		"m1/quiz.html":       file(""),
-		// m1/exam.html is missing on purpose: a warning, not an error.
-		".DS_Store": file("junk"),
-	}
-}
-
-// minimalXML is the smallest valid structure: one AU, no namespace (a warning).
-const minimalXML = `<courseStructure>
-  <course id="urn:example:course:1"><title><langstring>Minimal</langstring></title><description><langstring/></description></course>
-  <au id="urn:example:au:1"><title><langstring>Only AU</langstring></title><description><langstring/></description><url>index.html</url></au>
-</courseStructure>`
-
+// TestGolden compares the parses of coursetest fixtures with testdata/golden/<name>.json.
 func TestGolden(t *testing.T) {
-	for name, fsys := range map[string]fstest.MapFS{
-		"nested":  nestedFS(),
-		"minimal": {"cmi5.xml": file(minimalXML), "index.html": file("")},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if !Detect(fsys) {
-				t.Fatal("Detect = false")
-			}
-			pkg, err := Parse(fsys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, name, pkg)
-		})
-	}
-}
-
-func checkGolden(t *testing.T, name string, pkg *course.Package) {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep & and < readable in launch URLs
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(pkg); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.Bytes()
-	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test -update and review the diff\ngot:\n%s", path, got)
-	}
+	coursetest.GoldenParses(t, map[string]string{"nested": "cmi5_nested", "minimal": "cmi5_minimal"}, Detect, Parse, *update)
 }
 
 // TestNestedDetails pins what the golden file shows, so a careless -update is caught.
 func TestNestedDetails(t *testing.T) {
-	pkg, err := Parse(nestedFS())
+	pkg, err := Parse(coursetest.FS("cmi5_nested"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,17 +116,7 @@ func TestMalformed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse(fstest.MapFS{"cmi5.xml": file(c.xml), "index.html": file("")})
-			if err == nil {
-				t.Fatal("Parse succeeded")
-			}
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Errorf("error %v does not wrap ErrInvalidPackage", err)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			coursetest.WantInvalid(t, err, c.want...)
 		})
 	}
 	t.Run("oversized", func(t *testing.T) {
@@ -272,16 +144,12 @@ func TestValidEdges(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(nestedXML))
-	f.Add([]byte(minimalXML))
-	f.Add([]byte(structure(`<block id="https://x.org/b"><block id="https://x.org/c"/></block>`)))
-	f.Add([]byte(structure(au("https://x.org/a", `masteryScore="0.5" moveOn="Passed"`, "<url>../x</url>"))))
+	coursetest.AddSeeds(f, "cmi5.xml",
+		structure(`<block id="https://x.org/b"><block id="https://x.org/c"/></block>`),
+		structure(au("https://x.org/a", `masteryScore="0.5" moveOn="Passed"`, "<url>../x</url>")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pkg, err := Parse(fstest.MapFS{"cmi5.xml": &fstest.MapFile{Data: data}, "index.html": file("")})
-		if err != nil {
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Fatalf("error %v does not wrap ErrInvalidPackage", err)
-			}
+		if coursetest.Rejected(t, err) {
 			return
 		}
 		if pkg.Root == nil || pkg.XAPIActivityID == "" || len(pkg.Launchable()) == 0 {

@@ -1,5 +1,5 @@
-// Package coursetest holds course package fixtures for tests; it is never used by production
-// code.
+// Package coursetest is test-support code: the course package fixtures and the helpers the
+// parsers' tests share. Only _test.go files import it; production code never does.
 //
 // Every fixture is written here by hand (manifests and tiny HTML pages of our own, nothing
 // downloaded) and together they cover every standard Lectern imports: SCORM 1.1, 1.2 and the
@@ -8,10 +8,10 @@
 // columns, quoted commas, nested blocks), xAPI (tincan.xml with several activities) and cmi5
 // (a block inside a block, masteryScore and moveOn).
 //
-// Most fixtures are verbatim copies of the parsers' own test fixtures (course/scorm,
-// course/aicc, course/cmi5, course/tincan); each of those packages has a test that fails
-// when the two copies drift apart, so the parser golden files and the HTTP import golden
-// files in server/testdata/golden describe the same packages.
+// This package is the only copy of them: the parsers' tests (course/scorm, course/aicc,
+// course/cmi5, course/tincan) load them with Lookup or FS for their golden files, and the
+// server's import golden test (server/testdata/golden) imports the same packages through the
+// HTTP API, so both sets of golden files describe the same packages.
 package coursetest
 
 import (
@@ -19,9 +19,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"sort"
-	"strings"
+	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
 )
@@ -71,11 +70,40 @@ func Fixtures() []Fixture {
 	}
 }
 
+// Lookup returns the fixture named name, with fresh maps. An unknown name is a mistake in the
+// calling test, so Lookup panics on it.
+func Lookup(name string) Fixture {
+	for _, f := range Fixtures() {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("coursetest: no fixture named %q", name))
+}
+
+// FS returns the files of the fixture named name as a fresh file system (see Lookup).
+func FS(name string) fstest.MapFS { return MapFS(Lookup(name).Files) }
+
+// MapFS turns files (path → content) into a file system the parsers can read.
+func MapFS(files map[string]string) fstest.MapFS {
+	m := make(fstest.MapFS, len(files))
+	for p, data := range files {
+		m[p] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return m
+}
+
+// SCORMFS is a SCORM package of a test's own: manifest as imsmanifest.xml at the root and
+// Page for each of files.
+func SCORMFS(manifest string, files ...string) fstest.MapFS {
+	return MapFS(scormFiles(manifest, files...))
+}
+
 // scormFiles is a SCORM package: the manifest at the root and a tiny page for each name.
 func scormFiles(manifest string, files ...string) map[string]string {
 	m := map[string]string{"imsmanifest.xml": manifest}
 	for _, f := range files {
-		m[f] = html
+		m[f] = Page
 	}
 	return m
 }
@@ -117,41 +145,4 @@ func Zip(files map[string]string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// Mismatch compares files with the regular files of fsys and describes the first
-// differences ("" when both hold the same names with the same contents). The parsers' tests
-// use it to keep their own fixtures and these copies identical.
-func Mismatch(files map[string]string, fsys fs.FS) string {
-	var diffs []string
-	seen := map[string]bool{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		seen[p] = true
-		want, ok := files[p]
-		if !ok {
-			diffs = append(diffs, fmt.Sprintf("%s only in the file system", p))
-			return nil
-		}
-		got, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		if string(got) != want {
-			diffs = append(diffs, fmt.Sprintf("%s differs", p))
-		}
-		return nil
-	})
-	if err != nil {
-		diffs = append(diffs, err.Error())
-	}
-	for p := range files {
-		if !seen[p] {
-			diffs = append(diffs, fmt.Sprintf("%s only in the fixture", p))
-		}
-	}
-	sort.Strings(diffs)
-	return strings.Join(diffs, "; ")
 }

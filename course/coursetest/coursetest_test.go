@@ -2,8 +2,10 @@ package coursetest_test
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
-	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/coursetest"
@@ -46,13 +48,58 @@ func TestFixturesParse(t *testing.T) {
 	}
 }
 
-func TestMismatch(t *testing.T) {
-	fsys := fstest.MapFS{"a.html": {Data: []byte("a")}, "d/b.html": {Data: []byte("b")}}
-	if d := coursetest.Mismatch(map[string]string{"a.html": "a", "d/b.html": "b"}, fsys); d != "" {
-		t.Errorf("same files: %q", d)
+func TestLookup(t *testing.T) {
+	for _, f := range coursetest.Fixtures() {
+		got := coursetest.Lookup(f.Name)
+		if got.Name != f.Name || got.Standard != f.Standard || len(got.Files) != len(f.Files) {
+			t.Errorf("Lookup(%q) = %s %s with %d files", f.Name, got.Name, got.Standard, len(got.Files))
+		}
+		fsys := coursetest.FS(f.Name)
+		if len(fsys) != len(f.Files) {
+			t.Errorf("FS(%q) has %d files, want %d", f.Name, len(fsys), len(f.Files))
+		}
+		for p, want := range f.Files {
+			if b, err := fs.ReadFile(fsys, p); err != nil || string(b) != want {
+				t.Errorf("FS(%q): %s = %q, %v", f.Name, p, b, err)
+			}
+		}
 	}
-	d := coursetest.Mismatch(map[string]string{"a.html": "A", "c.html": "c"}, fsys)
-	if d != "a.html differs; c.html only in the fixture; d/b.html only in the file system" {
-		t.Errorf("different files: %q", d)
+	// Fresh maps on every call: one test's changes are not the next one's fixture.
+	delete(coursetest.FS("scorm11"), "imsmanifest.xml")
+	coursetest.Lookup("scorm11").Files["imsmanifest.xml"] = ""
+	if coursetest.Lookup("scorm11").Files["imsmanifest.xml"] == "" || coursetest.FS("scorm11")["imsmanifest.xml"] == nil {
+		t.Error("a change to a fixture outlived its test")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Lookup of an unknown name did not panic")
+		}
+	}()
+	coursetest.Lookup("no such fixture")
+}
+
+func TestGolden(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "golden", "x.json")
+	coursetest.GoldenJSON(t, file, map[string]string{"url": "a?x=1&y=<2>"}, true)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"url\": \"a?x=1&y=<2>\"\n}\n"; string(b) != want {
+		t.Errorf("golden file %q, want %q", b, want)
+	}
+	coursetest.Golden(t, file, b, false)
+	r := &recorder{TB: t}
+	coursetest.Golden(r, file, append(b, ' '), false)
+	if !r.failed {
+		t.Error("Golden accepted output that differs from the golden file")
 	}
 }
+
+// recorder notes a failure instead of reporting it.
+type recorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recorder) Errorf(string, ...any) { r.failed = true }

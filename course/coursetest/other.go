@@ -1,7 +1,7 @@
 package coursetest
 
-// AICC, cmi5 and xAPI packages, copied verbatim from the parsers' _test.go files (course/aicc,
-// course/cmi5, course/tincan; a test in each checks they have not drifted apart).
+// AICC, cmi5 and xAPI packages; course/aicc, course/cmi5 and course/tincan parse them in
+// their golden tests.
 
 // aiccSingle is the smallest complete AICC course: one AU under ROOT.
 func aiccSingle() map[string]string {

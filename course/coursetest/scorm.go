@@ -1,16 +1,21 @@
 package coursetest
 
-// SCORM manifests, copied verbatim from course/scorm's fixtures_test.go (a test there checks
-// they have not drifted apart), plus scorm2004Deep, which exists only here.
+// SCORM manifests: course/scorm's tests parse them and compare the parse with its golden files
+// (all but scorm2004Deep, which only the server's import golden test uses).
 
-const html = "<!doctype html><title>x</title><p>content</p>"
+// Page is the tiny HTML page that stands for every content file of a SCORM fixture.
+const Page = "<!doctype html><title>x</title><p>content</p>"
 
-const ns12 = `xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2"
+// NS12 declares the SCORM 1.2 namespaces (content packaging, adlcp, imsmd, xsi) as attributes
+// for a <manifest> start tag, for tests that write a manifest of their own.
+const NS12 = `xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2"
   xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2"
   xmlns:imsmd="http://www.imsglobal.org/xsd/imsmd_rootv1p2p1"
   xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`
 
-const ns2004 = `xmlns="http://www.imsglobal.org/xsd/imscp_v1p1"
+// NS2004 declares the SCORM 2004 namespaces (content packaging, adlcp, adlseq, adlnav, imsss,
+// lom) as attributes for a <manifest> start tag.
+const NS2004 = `xmlns="http://www.imsglobal.org/xsd/imscp_v1p1"
   xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_v1p3"
   xmlns:adlseq="http://www.adlnet.org/xsd/adlseq_v1p3"
   xmlns:adlnav="http://www.adlnet.org/xsd/adlnav_v1p3"
@@ -19,7 +24,7 @@ const ns2004 = `xmlns="http://www.imsglobal.org/xsd/imscp_v1p1"
 
 // SCORM 1.2, one SCO, inline imsmd metadata; one listed image is absent.
 const manifest12Single = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="com.example.single12" version="1.3" ` + ns12 + `>
+<manifest identifier="com.example.single12" version="1.3" ` + NS12 + `>
   <metadata>
     <schema>ADL SCORM</schema>
     <schemaversion>1.2</schemaversion>
@@ -53,7 +58,7 @@ const manifest12Single = `<?xml version="1.0" encoding="UTF-8"?>
 // SCORM 1.2, several SCOs with the adlcp item data, an asset, external metadata (one file
 // present, one missing) and an invisible item.
 const manifest12Multi = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="com.example.multi12" version="1" ` + ns12 + `>
+<manifest identifier="com.example.multi12" version="1" ` + NS12 + `>
   <metadata>
     <schema>ADL SCORM</schema>
     <schemaversion>1.2</schemaversion>
@@ -151,7 +156,7 @@ const manifest11 = `<?xml version="1.0"?>
 // SCORM 2004 2nd edition (CAM 1.3): nested items, control mode, pre/post rules and the
 // text form of completionThreshold.
 const manifest2004v2 = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="ed2" version="1.0" ` + ns2004 + `>
+<manifest identifier="ed2" version="1.0" ` + NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>CAM 1.3</schemaversion></metadata>
   <organizations default="ORG">
     <organization identifier="ORG">
@@ -204,7 +209,7 @@ const manifest2004v2 = `<?xml version="1.0" encoding="UTF-8"?>
 // mapInfo and satisfiedByMeasure, rollup rules, limit conditions, randomization, delivery
 // controls and the adlseq extensions; inline IEEE LOM.
 const manifest2004v3 = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="ed3" version="2" ` + ns2004 + `>
+<manifest identifier="ed3" version="2" ` + NS2004 + `>
   <metadata>
     <schema>ADL SCORM</schema>
     <schemaversion>2004 3rd Edition</schemaversion>
@@ -295,7 +300,7 @@ const manifest2004v3 = `<?xml version="1.0" encoding="UTF-8"?>
 // objectives (ignored: no place in the model), shared data map (ignored) and an empty
 // completionThreshold (all 4th-edition defaults).
 const manifest2004v4 = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="ed4" version="1" ` + ns2004 + `>
+<manifest identifier="ed4" version="1" ` + NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
   <organizations default="ORG4">
     <organization identifier="ORG4" adlcp:sharedDataGlobalToSystem="false">
@@ -346,7 +351,7 @@ const manifest2004v4 = `<?xml version="1.0" encoding="UTF-8"?>
 // xml:base on all three levels, each relative to the one before, plus item parameters in
 // their various spellings, an absolute URL resource and a base that climbs with "..".
 const manifestXMLBase = `<?xml version="1.0"?>
-<manifest identifier="xmlbase" ` + ns2004 + ` xml:base="content/">
+<manifest identifier="xmlbase" ` + NS2004 + ` xml:base="content/">
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
   <organizations default="O">
     <organization identifier="O">
@@ -386,7 +391,7 @@ const manifestXMLBase = `<?xml version="1.0"?>
 
 // Several organizations; the default is the second one.
 const manifestMultiOrg = `<?xml version="1.0"?>
-<manifest identifier="multiorg" ` + ns12 + `>
+<manifest identifier="multiorg" ` + NS12 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
   <organizations default="full">
     <organization identifier="short">
@@ -407,7 +412,7 @@ const manifestMultiOrg = `<?xml version="1.0"?>
 
 // Items nested four levels deep under the organization.
 const manifestNested = `<?xml version="1.0"?>
-<manifest identifier="nested" ` + ns12 + `>
+<manifest identifier="nested" ` + NS12 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
   <organizations default="root">
     <organization identifier="root">
@@ -438,7 +443,7 @@ const manifestNested = `<?xml version="1.0"?>
 // SCORM 2004 namespaces with an unknown schemaversion, a default pointing nowhere and
 // macOS junk in the package.
 const manifestOddities = `<?xml version="1.0"?>
-<manifest identifier="odd" ` + ns2004 + `>
+<manifest identifier="odd" ` + NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 5th Edition</schemaversion></metadata>
   <organizations default="nowhere">
     <organization identifier="first">
@@ -457,7 +462,7 @@ const manifestOddities = `<?xml version="1.0"?>
 // edition attributes), pre/post/exit condition rules, primary and secondary objectives with
 // global maps, and sequencing on every level.
 const scorm2004Deep = `<?xml version="1.0" encoding="UTF-8"?>
-<manifest identifier="com.example.deep2004" version="3" ` + ns2004 + `>
+<manifest identifier="com.example.deep2004" version="3" ` + NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
   <organizations default="ORG_DEEP">
     <organization identifier="ORG_DEEP">

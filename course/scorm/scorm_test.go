@@ -1,46 +1,36 @@
 package scorm
 
 import (
-	"archive/zip"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// fixtures are the well-formed packages; each has a golden file with its whole parse.
-func fixtures() map[string]fstest.MapFS {
-	multi := pkgFS(manifest12Multi, "intro/index.html", "lesson1/index.html", "quiz/quiz.html",
-		"glossary.html", "common/api.js", "common/style.css")
-	multi["meta/course.xml"] = &fstest.MapFile{Data: []byte(courseLOM)}
-
-	odd := pkgFS(manifestOddities, "a.html", "__MACOSX/._a.html", ".DS_Store")
-	odd["IMSManifest.xml"] = odd["imsmanifest.xml"]
-	delete(odd, "imsmanifest.xml")
-
-	return map[string]fstest.MapFS{
-		"scorm12_single": pkgFS(manifest12Single, "index.html", "scripts/api.js"),
-		"scorm12_multi":  multi,
-		"scorm11":        pkgFS(manifest11, "lesson.htm"),
-		"scorm2004_2nd":  pkgFS(manifest2004v2, "m1/light.html", "m1/calvin.html"),
-		"scorm2004_3rd":  pkgFS(manifest2004v3, "Playing/Playing.html", "Etiquette/Course.html"),
-		"scorm2004_4th":  pkgFS(manifest2004v4, "u1/index.html", "u1/quiz.html", "u2/index.html"),
-		"xmlbase": pkgFS(manifestXMLBase, "content/modules/m1/start.html", "content/modules/m2/start.html",
-			"content/modules/m3/page.html", "content/modules/m5/launch.html", "top.html"),
-		"multi_org": pkgFS(manifestMultiOrg, "summary.html", "details.html"),
-		"nested":    pkgFS(manifestNested, "p.html", "q.html"),
-		"oddities":  odd,
-	}
+// goldenFixtures maps each golden file in testdata/golden (its name without .json) to the
+// well-formed coursetest package whose whole parse it holds.
+var goldenFixtures = map[string]string{
+	"scorm12_single": "scorm12_single",
+	"scorm12_multi":  "scorm12_multi",
+	"scorm11":        "scorm11",
+	"scorm2004_2nd":  "scorm2004_2nd",
+	"scorm2004_3rd":  "scorm2004_3rd",
+	"scorm2004_4th":  "scorm2004_4th",
+	"xmlbase":        "scorm2004_xmlbase",
+	"multi_org":      "scorm12_multi_org",
+	"nested":         "scorm12_nested",
+	"oddities":       "scorm2004_oddities",
 }
+
+// manifest11 is the SCORM 1.1 manifest of coursetest's scorm11, the base of the encoding and
+// detection cases.
+var manifest11 = coursetest.Lookup("scorm11").Files["imsmanifest.xml"]
 
 func mustParse(t *testing.T, fsys fstest.MapFS) *course.Package {
 	t.Helper()
@@ -80,9 +70,9 @@ func hasWarning(pkg *course.Package, substr string) bool {
 // TestGolden compares each fixture's whole parse (the package with every organization's
 // activity tree, warnings and declared files) with testdata/golden/<name>.json.
 func TestGolden(t *testing.T) {
-	for name, fsys := range fixtures() {
+	for name, fixture := range goldenFixtures {
 		t.Run(name, func(t *testing.T) {
-			pkg := mustParse(t, fsys)
+			pkg := mustParse(t, coursetest.FS(fixture))
 			// Root is one of Organizations, so the golden names it instead of repeating the
 			// tree; HTML escaping is off so launch URLs read as written ("a?x=1&y=2").
 			view := struct {
@@ -90,31 +80,7 @@ func TestGolden(t *testing.T) {
 				Root  string   `json:"root"`
 				Files []string `json:"files"`
 			}{pkg, pkg.Root.ID, pkg.Files}
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(view); err != nil {
-				t.Fatal(err)
-			}
-			got := buf.Bytes()
-			path := filepath.Join("testdata", "golden", name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./course/scorm -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the parse; if the change is intended run go test ./course/scorm -update\ngot:\n%s", path, got)
-			}
+			coursetest.GoldenJSON(t, filepath.Join("testdata", "golden", name+".json"), view, *update)
 		})
 	}
 }
@@ -132,8 +98,8 @@ func TestStandards(t *testing.T) {
 		"nested":         course.SCORM12,
 		"oddities":       course.SCORM2004v3, // unknown schemaversion: namespaces → 3rd edition
 	}
-	for name, fsys := range fixtures() {
-		if got := mustParse(t, fsys).Standard; got != want[name] {
+	for name, fixture := range goldenFixtures {
+		if got := mustParse(t, coursetest.FS(fixture)).Standard; got != want[name] {
 			t.Errorf("%s: standard %s, want %s", name, got, want[name])
 		}
 	}
@@ -149,16 +115,16 @@ func TestStandardFromNamespaces(t *testing.T) {
 		want             course.Standard
 		warn             string
 	}{
-		{"1.2 namespace, no schemaversion", `<manifest identifier="m" ` + ns12 + `>`, "adlcp:scormtype", course.SCORM12, ""},
+		{"1.2 namespace, no schemaversion", `<manifest identifier="m" ` + coursetest.NS12 + `>`, "adlcp:scormtype", course.SCORM12, ""},
 		{"1.1 namespace", `<manifest identifier="m" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p1">`, "adlcp:scormtype", course.SCORM11, ""},
-		{"2004 namespace, no schemaversion", `<manifest identifier="m" ` + ns2004 + `>`, "adlcp:scormType", course.SCORM2004v3, "assuming 3rd edition"},
+		{"2004 namespace, no schemaversion", `<manifest identifier="m" ` + coursetest.NS2004 + `>`, "adlcp:scormType", course.SCORM2004v3, "assuming 3rd edition"},
 		{"nothing at all", `<manifest identifier="m" xmlns:adlcp="urn:x">`, "adlcp:scormtype", course.SCORM12, "treated as SCORM 1.2"},
-		{"schemaversion with odd spacing", `<manifest identifier="m" ` + ns2004 + `><metadata><schemaversion> 2004   4th edition </schemaversion></metadata>`, "adlcp:scormType", course.SCORM2004v4, ""},
+		{"schemaversion with odd spacing", `<manifest identifier="m" ` + coursetest.NS2004 + `><metadata><schemaversion> 2004   4th edition </schemaversion></metadata>`, "adlcp:scormType", course.SCORM2004v4, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := c.head + strings.Replace(body, "%s", c.attr, 1)
-			pkg := mustParse(t, pkgFS(m, "a.html"))
+			pkg := mustParse(t, coursetest.SCORMFS(m, "a.html"))
 			if pkg.Standard != c.want {
 				t.Errorf("standard %s, want %s", pkg.Standard, c.want)
 			}
@@ -173,7 +139,7 @@ func TestStandardFromNamespaces(t *testing.T) {
 }
 
 func TestSCORM12(t *testing.T) {
-	pkg := mustParse(t, fixtures()["scorm12_single"])
+	pkg := mustParse(t, coursetest.FS("scorm12_single"))
 	if pkg.Title != "Fire Safety" || pkg.Identifier != "com.example.single12" || pkg.Version != "1.3" {
 		t.Errorf("title/identifier/version = %q/%q/%q", pkg.Title, pkg.Identifier, pkg.Version)
 	}
@@ -191,7 +157,7 @@ func TestSCORM12(t *testing.T) {
 		t.Errorf("warnings %q", pkg.Warnings)
 	}
 
-	pkg = mustParse(t, fixtures()["scorm12_multi"])
+	pkg = mustParse(t, coursetest.FS("scorm12_multi"))
 	l1 := find(t, pkg, "lesson1")
 	if l1.MasteryScore == nil || *l1.MasteryScore != 80 || l1.MaxTimeAllowed != "00:30:00" ||
 		l1.TimeLimitAction != "exit,message" || l1.Prerequisites != "intro" {
@@ -218,7 +184,7 @@ func TestSCORM12(t *testing.T) {
 }
 
 func TestSCORM2004(t *testing.T) {
-	pkg := mustParse(t, fixtures()["scorm2004_2nd"])
+	pkg := mustParse(t, coursetest.FS("scorm2004_2nd"))
 	sco1 := find(t, pkg, "SCO1")
 	if ct := sco1.CompletionThreshold; ct == nil || !ct.CompletedByMeasure || ct.MinProgressMeasure != 0.75 || ct.ProgressWeight != 1 {
 		t.Errorf("text completionThreshold %+v", ct)
@@ -237,7 +203,7 @@ func TestSCORM2004(t *testing.T) {
 		t.Errorf("rules %+v", rules)
 	}
 
-	pkg = mustParse(t, fixtures()["scorm2004_3rd"])
+	pkg = mustParse(t, coursetest.FS("scorm2004_3rd"))
 	if pkg.Title != "Golf Explained - Sequencing" || pkg.Metadata.Title != "Golf Explained" || pkg.Metadata.Duration != "PT45M" {
 		t.Errorf("title %q metadata %+v", pkg.Title, pkg.Metadata)
 	}
@@ -286,7 +252,7 @@ func TestSCORM2004(t *testing.T) {
 		t.Errorf("warnings %q", pkg.Warnings)
 	}
 
-	pkg = mustParse(t, fixtures()["scorm2004_4th"])
+	pkg = mustParse(t, coursetest.FS("scorm2004_4th"))
 	u1 := find(t, pkg, "u1_sco")
 	if ct := u1.CompletionThreshold; ct == nil || !ct.CompletedByMeasure || ct.MinProgressMeasure != 0.8 || ct.ProgressWeight != 0.5 {
 		t.Errorf("attribute completionThreshold %+v", ct)
@@ -309,7 +275,7 @@ func TestSCORM2004(t *testing.T) {
 }
 
 func TestXMLBase(t *testing.T) {
-	pkg := mustParse(t, fixtures()["xmlbase"])
+	pkg := mustParse(t, coursetest.FS("scorm2004_xmlbase"))
 	want := map[string]string{
 		"plain":   "content/modules/m1/start.html",
 		"q":       "content/modules/m1/start.html?a=1&b=2",
@@ -333,7 +299,7 @@ func TestXMLBase(t *testing.T) {
 }
 
 func TestOrganizations(t *testing.T) {
-	pkg := mustParse(t, fixtures()["multi_org"])
+	pkg := mustParse(t, coursetest.FS("scorm12_multi_org"))
 	if len(pkg.Organizations) != 2 || pkg.Root != pkg.Organizations[1] || pkg.Root.ID != "full" || pkg.Title != "Full Path" {
 		t.Errorf("root %q of %d organizations", pkg.Root.ID, len(pkg.Organizations))
 	}
@@ -341,7 +307,7 @@ func TestOrganizations(t *testing.T) {
 		t.Errorf("launchable %d", n)
 	}
 
-	pkg = mustParse(t, fixtures()["nested"])
+	pkg = mustParse(t, coursetest.FS("scorm12_nested"))
 	sco1 := pkg.Root.Children[0].Children[0].Children[0].Children[0]
 	if sco1.ID != "sco1" || sco1.LaunchURL != "p.html" {
 		t.Errorf("deep item %+v", sco1)
@@ -359,7 +325,7 @@ func TestOrganizations(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	pkg := mustParse(t, fixtures()["oddities"])
+	pkg := mustParse(t, coursetest.FS("scorm2004_oddities"))
 	if pkg.Root.ID != "first" || pkg.Title != "odd" {
 		t.Errorf("root %q title %q", pkg.Root.ID, pkg.Title)
 	}
@@ -377,7 +343,7 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 	// Stable order: parsing twice yields the same list.
-	again := mustParse(t, fixtures()["oddities"])
+	again := mustParse(t, coursetest.FS("scorm2004_oddities"))
 	if strings.Join(again.Warnings, "\n") != strings.Join(pkg.Warnings, "\n") {
 		t.Error("warnings are not in a stable order")
 	}
@@ -388,11 +354,11 @@ func TestMissingFileWarningsAreCapped(t *testing.T) {
 	for i := range 50 {
 		files.WriteString(`<file href="f` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `.js"/>`)
 	}
-	m := `<manifest identifier="m" ` + ns12 + `><metadata><schemaversion>1.2</schemaversion></metadata>
+	m := `<manifest identifier="m" ` + coursetest.NS12 + `><metadata><schemaversion>1.2</schemaversion></metadata>
 	<organizations default="o"><organization identifier="o"><title>T</title>
 	<item identifier="i" identifierref="r"><title>I</title></item></organization></organizations>
 	<resources><resource identifier="r" type="webcontent" adlcp:scormtype="sco" href="a.html">` + files.String() + `</resource></resources></manifest>`
-	pkg := mustParse(t, pkgFS(m, "a.html"))
+	pkg := mustParse(t, coursetest.SCORMFS(m, "a.html"))
 	if len(pkg.Warnings) != maxFileWarnings+1 || !strings.Contains(pkg.Warnings[maxFileWarnings], "30 more declared files") {
 		t.Errorf("%d warnings, last %q", len(pkg.Warnings), pkg.Warnings[len(pkg.Warnings)-1])
 	}
@@ -402,7 +368,7 @@ func TestMissingFileWarningsAreCapped(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	if !Detect(pkgFS(manifest11)) {
+	if !Detect(coursetest.SCORMFS(manifest11)) {
 		t.Error("root manifest not detected")
 	}
 	if !Detect(fstest.MapFS{"ImsManifest.XML": {Data: []byte("x")}}) {
@@ -418,22 +384,7 @@ func TestDetect(t *testing.T) {
 
 // TestZip runs a fixture through archive/zip, the FS the import job actually uses.
 func TestZip(t *testing.T) {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, f := range fixtures()["scorm12_single"] {
-		w, err := zw.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(f.Data)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := coursetest.ZipReader(t, coursetest.Lookup("scorm12_single").Files)
 	if !Detect(zr) {
 		t.Fatal("zip not detected")
 	}
@@ -449,7 +400,7 @@ func TestZip(t *testing.T) {
 func TestEncodings(t *testing.T) {
 	latin := strings.Replace(manifest11, `<?xml version="1.0"?>`, `<?xml version="1.0" encoding="ISO-8859-1"?>`, 1)
 	latin = strings.Replace(latin, "Legacy Course", "Cours d'\xe9t\xe9", 1)
-	if pkg := mustParse(t, pkgFS(latin, "lesson.htm")); pkg.Title != "Cours d'été" {
+	if pkg := mustParse(t, coursetest.SCORMFS(latin, "lesson.htm")); pkg.Title != "Cours d'été" {
 		t.Errorf("latin-1 title %q", pkg.Title)
 	}
 	// UTF-16 LE with BOM, as Windows tools write it.
@@ -458,17 +409,17 @@ func TestEncodings(t *testing.T) {
 	for _, r := range src {
 		u16 = append(u16, byte(r), byte(r>>8))
 	}
-	if pkg := mustParse(t, pkgFS(string(u16), "lesson.htm")); pkg.Title != "Legacy Course" {
+	if pkg := mustParse(t, coursetest.SCORMFS(string(u16), "lesson.htm")); pkg.Title != "Legacy Course" {
 		t.Errorf("utf-16 title %q", pkg.Title)
 	}
 	bom := "\xEF\xBB\xBF" + manifest11
-	mustParse(t, pkgFS(bom, "lesson.htm"))
+	mustParse(t, coursetest.SCORMFS(bom, "lesson.htm"))
 }
 
 // TestFatal checks that every fatal problem wraps course.ErrInvalidPackage and names it.
 func TestFatal(t *testing.T) {
 	item := func(orgs, res string) string {
-		return `<manifest identifier="m" ` + ns12 + `><metadata><schemaversion>1.2</schemaversion></metadata>` +
+		return `<manifest identifier="m" ` + coursetest.NS12 + `><metadata><schemaversion>1.2</schemaversion></metadata>` +
 			orgs + `<resources>` + res + `</resources></manifest>`
 	}
 	r1 := `<resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="a.html"/>`
@@ -478,61 +429,53 @@ func TestFatal(t *testing.T) {
 		fsys fstest.MapFS
 		want string
 	}{
-		{"bad XML", pkgFS(`<manifest identifier="m"><organizations></manifest>`), "imsmanifest.xml is not valid XML"},
-		{"not XML at all", pkgFS("PK\x03\x04 this is a zip"), "imsmanifest.xml is not valid XML"},
-		{"empty manifest file", pkgFS(""), "no root element"},
-		{"wrong root", pkgFS(`<html/>`), "root element is <html>, expected <manifest>"},
-		{"no manifest", fstest.MapFS{"index.html": {Data: []byte(html)}}, "no imsmanifest.xml at the package root"},
+		{"bad XML", coursetest.SCORMFS(`<manifest identifier="m"><organizations></manifest>`), "imsmanifest.xml is not valid XML"},
+		{"not XML at all", coursetest.SCORMFS("PK\x03\x04 this is a zip"), "imsmanifest.xml is not valid XML"},
+		{"empty manifest file", coursetest.SCORMFS(""), "no root element"},
+		{"wrong root", coursetest.SCORMFS(`<html/>`), "root element is <html>, expected <manifest>"},
+		{"no manifest", fstest.MapFS{"index.html": {Data: []byte(coursetest.Page)}}, "no imsmanifest.xml at the package root"},
 		{"manifest only in a subfolder", fstest.MapFS{
 			"course/imsmanifest.xml":          {Data: []byte(manifest11)},
 			"course/deeper/x/imsmanifest.xml": {Data: []byte(manifest11)},
 			"__MACOSX/._imsmanifest.xml":      {Data: []byte("junk")},
 		}, "imsmanifest.xml found only at course/imsmanifest.xml; it must be at the package root"},
-		{"no organizations element", pkgFS(item(``, r1)), "has no <organization>"},
-		{"empty organizations", pkgFS(item(`<organizations default="o"/>`, r1)), "has no <organization>"},
-		{"organization without items", pkgFS(item(`<organizations default="o"><organization identifier="o"><title>T</title></organization></organizations>`, r1)),
+		{"no organizations element", coursetest.SCORMFS(item(``, r1)), "has no <organization>"},
+		{"empty organizations", coursetest.SCORMFS(item(`<organizations default="o"/>`, r1)), "has no <organization>"},
+		{"organization without items", coursetest.SCORMFS(item(`<organizations default="o"><organization identifier="o"><title>T</title></organization></organizations>`, r1)),
 			`organization "o" has no items`},
-		{"item references missing resource", pkgFS(item(`<organizations><organization identifier="o">
+		{"item references missing resource", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifier="i1" identifierref="nope"><title>x</title></item></organization></organizations>`, r1)),
 			`item "i1" references resource "nope", which is not declared`},
-		{"duplicate item ids", pkgFS(item(`<organizations><organization identifier="o">
+		{"duplicate item ids", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifier="i1" identifierref="r1"><title>x</title></item>
 			<item identifier="i1 " identifierref="r1"><title>y</title></item></organization></organizations>`, r1)),
 			`duplicate identifier "i1"`},
-		{"item id equals organization id", pkgFS(item(`<organizations><organization identifier="o">
+		{"item id equals organization id", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifier="o" identifierref="r1"><title>x</title></item></organization></organizations>`, r1)),
 			`duplicate identifier "o"`},
-		{"duplicate resource ids", pkgFS(item(`<organizations><organization identifier="o">
+		{"duplicate resource ids", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifier="i1" identifierref="r1"><title>x</title></item></organization></organizations>`, r1+r1)),
 			`duplicate resource identifier "r1"`},
-		{"item without identifier", pkgFS(item(`<organizations><organization identifier="o">
+		{"item without identifier", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifierref="r1"><title>Lost</title></item></organization></organizations>`, r1)),
 			`has no identifier (title "Lost")`},
-		{"XXE doctype", pkgFS(`<?xml version="1.0"?><!DOCTYPE manifest [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><manifest identifier="&xxe;"/>`),
+		{"XXE doctype", coursetest.SCORMFS(`<?xml version="1.0"?><!DOCTYPE manifest [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><manifest identifier="&xxe;"/>`),
 			"DOCTYPE declares entities"},
-		{"billion laughs", pkgFS(`<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><manifest identifier="&lol2;"/>`),
+		{"billion laughs", coursetest.SCORMFS(`<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]><manifest identifier="&lol2;"/>`),
 			"DOCTYPE declares entities"},
-		{"undeclared entity", pkgFS(`<manifest identifier="&foo;"/>`), "not valid XML"},
-		{"too deep", pkgFS(`<manifest identifier="m"><organizations><organization identifier="o">` + deep), "nested deeper than 200"},
-		{"too large", pkgFS(`<manifest identifier="m">` + strings.Repeat(" ", MaxManifestBytes) + `</manifest>`), "larger than 10485760 bytes"},
-		{"javascript launch", pkgFS(item(`<organizations><organization identifier="o">
+		{"undeclared entity", coursetest.SCORMFS(`<manifest identifier="&foo;"/>`), "not valid XML"},
+		{"too deep", coursetest.SCORMFS(`<manifest identifier="m"><organizations><organization identifier="o">` + deep), "nested deeper than 200"},
+		{"too large", coursetest.SCORMFS(`<manifest identifier="m">` + strings.Repeat(" ", MaxManifestBytes) + `</manifest>`), "larger than 10485760 bytes"},
+		{"javascript launch", coursetest.SCORMFS(item(`<organizations><organization identifier="o">
 			<item identifier="i1" identifierref="r1"><title>x</title></item></organization></organizations>`,
 			`<resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="javascript:alert(1)"/>`)),
 			`only package files and http(s) URLs can be launched`},
-		{"unsupported encoding", pkgFS(`<?xml version="1.0" encoding="EBCDIC"?><manifest/>`), "unsupported character encoding"},
+		{"unsupported encoding", coursetest.SCORMFS(`<?xml version="1.0" encoding="EBCDIC"?><manifest/>`), "unsupported character encoding"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pkg, err := Parse(c.fsys)
-			if err == nil {
-				t.Fatalf("no error; package %+v", pkg)
-			}
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Errorf("error %v does not wrap ErrInvalidPackage", err)
-			}
-			if !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %q does not contain %q", err, c.want)
-			}
+			_, err := Parse(c.fsys)
+			coursetest.WantInvalid(t, err, c.want)
 		})
 	}
 }
@@ -540,7 +483,7 @@ func TestFatal(t *testing.T) {
 // TestPlainDoctypeAllowed: a DOCTYPE without entity declarations is harmless and accepted.
 func TestPlainDoctypeAllowed(t *testing.T) {
 	m := strings.Replace(manifest11, `<?xml version="1.0"?>`, `<?xml version="1.0"?><!DOCTYPE manifest>`, 1)
-	mustParse(t, pkgFS(m, "lesson.htm"))
+	mustParse(t, coursetest.SCORMFS(m, "lesson.htm"))
 }
 
 func TestApplyParameters(t *testing.T) {
@@ -593,11 +536,11 @@ func TestResolveRef(t *testing.T) {
 }
 
 func TestLenientInput(t *testing.T) {
-	m := `<manifest identifier="m" ` + ns12 + `><metadata><schemaversion>1.2</schemaversion></metadata>
+	m := `<manifest identifier="m" ` + coursetest.NS12 + `><metadata><schemaversion>1.2</schemaversion></metadata>
 	<organizations default="o"><organization identifier="o"><title>T</title>
 	<item identifier="i" identifierref="r" isvisible="yes"><title>I</title><adlcp:masteryscore>high</adlcp:masteryscore></item></organization></organizations>
 	<resources xml:base="content"><resource identifier="r" type="webcontent" adlcp:ScormType="SCO" href="sub\page.html"><file href="sub\page.html"/></resource></resources></manifest>`
-	pkg := mustParse(t, pkgFS(m, "content/sub/page.html"))
+	pkg := mustParse(t, coursetest.SCORMFS(m, "content/sub/page.html"))
 	it := find(t, pkg, "i")
 	if it.LaunchURL != "content/sub/page.html" || it.ScormType != "sco" || !it.Visible || it.MasteryScore != nil {
 		t.Errorf("item %+v", it)
@@ -613,7 +556,7 @@ func TestLenientInput(t *testing.T) {
 }
 
 func TestCaseMismatchHint(t *testing.T) {
-	pkg := mustParse(t, pkgFS(manifest11, "Lesson.htm"))
+	pkg := mustParse(t, coursetest.SCORMFS(manifest11, "Lesson.htm"))
 	if !hasWarning(pkg, "Lesson.htm exists, but names are case-sensitive") {
 		t.Errorf("warnings %q", pkg.Warnings)
 	}

@@ -2,115 +2,28 @@ package tincan
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the parser's output")
 
 func file(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 
-const singleXML = `<?xml version="1.0" encoding="utf-8" ?>
-<tincan xmlns="http://projecttincan.com/tincan.xsd">
-  <activities>
-    <activity id=" http://example.com/courses/golf " type="http://adlnet.gov/expapi/activities/course">
-      <name>Golf Example</name>
-      <description lang="en-US">An example course about golf.</description>
-      <launch lang="en-us">index.html</launch>
-    </activity>
-  </activities>
-</tincan>`
-
-const multiXML = `<?xml version="1.0" encoding="UTF-8"?>
-<tincan xmlns="http://projecttincan.com/tincan.xsd">
-  <activities>
-    <activity id="http://example.com/act/objective-1" type="http://adlnet.gov/expapi/activities/objective">
-      <name lang="en-US">Objective one</name>
-    </activity>
-    <activity id="http://example.com/course/safety" type="http://adlnet.gov/expapi/activities/course">
-      <name lang="fr">Sécurité</name>
-      <name lang="und">Safety &amp; Health</name>
-      <description lang="de">Beschreibung</description>
-      <description lang="en-US">Course description</description>
-    </activity>
-    <activity id="http://example.com/course/safety/m1" type="http://adlnet.gov/expapi/activities/module">
-      <name lang="en-US">Module 1</name>
-      <launch lang="und">./m1/index.html?start=1</launch>
-    </activity>
-    <activity id="http://example.com/course/safety/m2" type="http://adlnet.gov/expapi/activities/module">
-      <name xml:lang="en-US">Module 2</name>
-      <launch lang="en-US">https://cdn.example.com/m2/index.html</launch>
-    </activity>
-    <activity id="http://example.com/course/safety/m3" type="http://adlnet.gov/expapi/activities/module">
-      <name lang="en-US">Module 3</name>
-      <launch lang="en-US">m3/gone.html</launch>
-    </activity>
-  </activities>
-</tincan>`
-
-func singleFS() fstest.MapFS {
-	return fstest.MapFS{"tincan.xml": file(singleXML), "index.html": file("x")}
-}
-
-func multiFS() fstest.MapFS {
-	return fstest.MapFS{
-		"tincan.xml": file(multiXML), "m1/index.html": file("x"),
-		"__MACOSX/._tincan.xml": file("junk"),
-	}
-}
-
+// TestGolden compares the parses of coursetest fixtures with testdata/golden/<name>.json.
 func TestGolden(t *testing.T) {
-	for name, fsys := range map[string]fstest.MapFS{"single": singleFS(), "multi": multiFS()} {
-		t.Run(name, func(t *testing.T) {
-			if !Detect(fsys) {
-				t.Fatal("Detect = false")
-			}
-			pkg, err := Parse(fsys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, name, pkg)
-		})
-	}
-}
-
-func checkGolden(t *testing.T, name string, pkg *course.Package) {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep & and < readable in launch URLs
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(pkg); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.Bytes()
-	path := filepath.Join("testdata", "golden", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test -update and review the diff\ngot:\n%s", path, got)
-	}
+	coursetest.GoldenParses(t, map[string]string{"single": "xapi_single", "multi": "xapi_multi"}, Detect, Parse, *update)
 }
 
 // TestMultiDetails pins what the golden file shows, so a careless -update is caught.
 func TestMultiDetails(t *testing.T) {
-	pkg, err := Parse(multiFS())
+	pkg, err := Parse(coursetest.FS("xapi_multi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,17 +101,7 @@ func TestMalformed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse(fstest.MapFS{"tincan.xml": file(c.xml), "a.html": file("")})
-			if err == nil {
-				t.Fatal("Parse succeeded")
-			}
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Errorf("error %v does not wrap ErrInvalidPackage", err)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			coursetest.WantInvalid(t, err, c.want...)
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
@@ -228,16 +131,12 @@ func TestLatin1(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(singleXML))
-	f.Add([]byte(multiXML))
-	f.Add([]byte(`<!DOCTYPE t [<!ENTITY x "y">]><tincan/>`))
-	f.Add([]byte(`<tincan><activities><activity id="a"><launch>../x</launch></activity></activities></tincan>`))
+	coursetest.AddSeeds(f, "tincan.xml",
+		`<!DOCTYPE t [<!ENTITY x "y">]><tincan/>`,
+		`<tincan><activities><activity id="a"><launch>../x</launch></activity></activities></tincan>`)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pkg, err := Parse(fstest.MapFS{"tincan.xml": &fstest.MapFile{Data: data}, "index.html": file("")})
-		if err != nil {
-			if !errors.Is(err, course.ErrInvalidPackage) {
-				t.Fatalf("error %v does not wrap ErrInvalidPackage", err)
-			}
+		if coursetest.Rejected(t, err) {
 			return
 		}
 		if pkg.Root == nil || pkg.XAPIActivityID == "" || len(pkg.Launchable()) == 0 {
