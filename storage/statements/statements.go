@@ -35,13 +35,15 @@ type Statement struct {
 	Raw json.RawMessage
 	// Hash identifies the statement's content for the "same id, same statement" rule
 	// (lrs/xapi.ContentHash); a second Put of an id with an equal Hash is a no-op.
-	Hash      string
+	Hash string
+	// Stored orders statements. Put assigns it (see Store.Put) and writes it back.
 	Stored    time.Time
 	Timestamp time.Time
-	// Voided is true once a voiding statement targeting this one is stored.
+	// Voided is true once a voiding statement targeting this one is stored, in whichever order
+	// the two arrive. Put computes it; the caller's value is ignored.
 	Voided bool
 	// Voids holds, for a voiding statement, the id of the statement it voids.
-	Voids string
+	Voids  string
 	VerbID string
 	// Agents are the IFIs (lrs/xapi.IFI form, e.g. "mbox:mailto:a@b.c") matching the agent
 	// parameter: the actor (and a group's members) or an agent/group object.
@@ -96,7 +98,14 @@ type Attachment struct {
 type Store interface {
 	// Put stores a batch atomically: all or nothing. Ids already stored with the same Hash
 	// are skipped; a different Hash fails the whole batch with ErrConflict. Voiding
-	// statements (Voids set) mark their target voided in the same transaction.
+	// statements (Voids set) mark their target voided in the same transaction; a target that
+	// arrives after its voiding statement is stored voided; a voiding statement is never
+	// voided itself (the HTTP layer rejects voiding a voiding statement).
+	//
+	// Stored is strictly increasing in the order statements are written: Put uses the
+	// statement's Stored (its own clock when zero), raised to just after the last statement it
+	// stored, so stored order is total. When that changes the value, Raw's top-level "stored"
+	// is rewritten to match. Stored, Raw and Voided of the written statements are written back.
 	Put(ctx context.Context, tenant string, batch []*Statement, attachments []*Attachment) error
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
@@ -120,7 +129,9 @@ const (
 )
 
 // DocKey addresses a document. State: ActivityID + Agent (+ Registration) + ID;
-// activity profile: ActivityID + ID; agent profile: Agent + ID.
+// activity profile: ActivityID + ID; agent profile: Agent + ID. Registration is matched
+// exactly everywhere, ListDocs and DeleteDocs included: "" means "stored without a
+// registration", not "any registration".
 type DocKey struct {
 	Tenant       string
 	Kind         DocKind

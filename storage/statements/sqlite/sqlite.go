@@ -1,0 +1,796 @@
+// Package sqlite is the embedded statement store: one SQLite file in WAL mode with a full fsync
+// on every commit, so a batch that Put acknowledged survives kill -9 and power loss.
+//
+// Schema (one file, separate from the record store so statement traffic never waits on
+// course-engine writes):
+//
+//	statements(stored INTEGER PRIMARY KEY, tenant, id, raw, hash, timestamp, voided, voids,
+//	           verb, activity, registration, lists)   UNIQUE(tenant, id)
+//	terms(tenant, term, stored)                        PRIMARY KEY, WITHOUT ROWID
+//	attachments(tenant, sha2, content_type, data)      PRIMARY KEY(tenant, sha2)
+//	documents(tenant, kind, activity_id, agent, registration, doc_id,
+//	          content_type, body, etag, updated)       PRIMARY KEY(tenant … doc_id)
+//	activities(tenant, id, json)                       PRIMARY KEY(tenant, id)
+//
+// stored (unix microseconds) is the rowid: the store keeps it unique and strictly increasing,
+// so it is at once the xAPI stored order, the keyset cursor and the join key of terms.
+// terms is the join table of every filterable value, one row per (statement, value), the
+// value prefixed by its role ("a:" agent, "A:" related agent, "o:" object activity,
+// "O:" related activity, "v:" verb, "r:" registration); a query walks the (tenant, term,
+// stored) key of its most selective filter in stored order and checks the others by key.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lectern-lms/lectern/storage/statements"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// DefaultLimit is the page size of Query when the query gives none.
+const DefaultLimit = 100
+
+// Store is the SQLite statement store.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var _ statements.Backend = (*Store)(nil)
+
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS statements (
+		stored INTEGER PRIMARY KEY,
+		tenant TEXT NOT NULL,
+		id TEXT NOT NULL,
+		raw BLOB NOT NULL,
+		hash TEXT NOT NULL,
+		timestamp INTEGER,
+		voided INTEGER NOT NULL DEFAULT 0,
+		voids TEXT NOT NULL DEFAULT '',
+		verb TEXT NOT NULL DEFAULT '',
+		activity TEXT NOT NULL DEFAULT '',
+		registration TEXT NOT NULL DEFAULT '',
+		lists BLOB NOT NULL DEFAULT '{}',
+		UNIQUE (tenant, id))`,
+	// Unfiltered queries walk this in stored order.
+	`CREATE INDEX IF NOT EXISTS statements_by_tenant ON statements (tenant, stored)`,
+	// Finds the voiding statement of a late-arriving target; voiding statements are few.
+	`CREATE INDEX IF NOT EXISTS statements_voiding ON statements (tenant, voids) WHERE voids <> ''`,
+	`CREATE TABLE IF NOT EXISTS terms (
+		tenant TEXT NOT NULL,
+		term TEXT NOT NULL,
+		stored INTEGER NOT NULL,
+		PRIMARY KEY (tenant, term, stored)) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS attachments (
+		tenant TEXT NOT NULL,
+		sha2 TEXT NOT NULL,
+		content_type TEXT NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY (tenant, sha2))`,
+	`CREATE TABLE IF NOT EXISTS documents (
+		tenant TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		activity_id TEXT NOT NULL,
+		agent TEXT NOT NULL,
+		registration TEXT NOT NULL,
+		doc_id TEXT NOT NULL,
+		content_type TEXT NOT NULL,
+		body BLOB NOT NULL,
+		etag TEXT NOT NULL,
+		updated INTEGER NOT NULL,
+		PRIMARY KEY (tenant, kind, activity_id, agent, registration, doc_id))`,
+	`CREATE TABLE IF NOT EXISTS activities (
+		tenant TEXT NOT NULL,
+		id TEXT NOT NULL,
+		json BLOB NOT NULL,
+		PRIMARY KEY (tenant, id))`,
+}
+
+// Open opens (creating when absent) the statement database file at path.
+func Open(path string) (*Store, error) {
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)"} {
+		q.Add("_pragma", p)
+	}
+	// BEGIN IMMEDIATE takes the write lock up front, so a transaction's read-check-write
+	// (hash check, If-Match) cannot interleave with another writer, and waiting writers queue
+	// on busy_timeout instead of failing with SQLITE_BUSY on lock upgrade.
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	// One writer at a time is SQLite's model; more connections only serve concurrent readers.
+	db.SetMaxOpenConns(4)
+	for _, stmt := range schema {
+		if _, err := db.Exec(stmt); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("create statement schema in %s: %w", path, err)
+		}
+	}
+	return &Store{db: db, now: time.Now}, nil
+}
+
+// DB exposes the connection pool for maintenance and benchmarks.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close implements statements.Store.
+func (s *Store) Close() error { return s.db.Close() }
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// lists keeps the multi-valued fields so Get and Query return the statement as it was put;
+// the filterable copies live in terms.
+type lists struct {
+	Agents            []string `json:"a,omitempty"`
+	RelatedAgents     []string `json:"ra,omitempty"`
+	RelatedActivities []string `json:"ro,omitempty"`
+	AttachmentHashes  []string `json:"h,omitempty"`
+}
+
+// terms returns the filter values of st, deduplicated. The broad sets include the narrow
+// values, so related_agents / related_activities never miss what the narrow filter finds.
+func terms(st *statements.Statement) []string {
+	var out []string
+	add := func(prefix string, vals ...string) {
+		for _, v := range vals {
+			if v != "" {
+				out = append(out, prefix+v)
+			}
+		}
+	}
+	add("a:", st.Agents...)
+	add("A:", st.Agents...)
+	add("A:", st.RelatedAgents...)
+	add("o:", st.Activity)
+	add("O:", st.Activity)
+	add("O:", st.RelatedActivities...)
+	add("v:", st.VerbID)
+	add("r:", st.Registration)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func validStatement(tenant string, st *statements.Statement) error {
+	switch {
+	case st == nil:
+		return fmt.Errorf("%w: nil statement", statements.ErrInvalid)
+	case st.ID == "":
+		return fmt.Errorf("%w: statement without id", statements.ErrInvalid)
+	case st.Tenant != "" && st.Tenant != tenant:
+		return fmt.Errorf("%w: statement %s belongs to tenant %q, not %q", statements.ErrInvalid, st.ID, st.Tenant, tenant)
+	case len(st.Raw) == 0:
+		return fmt.Errorf("%w: statement %s without JSON", statements.ErrInvalid, st.ID)
+	}
+	return nil
+}
+
+// setStored rewrites raw's top-level "stored" to t when it holds another instant; raw without
+// that property (or not an object) is kept as is, since the store does not interpret xAPI.
+func setStored(raw json.RawMessage, t time.Time) json.RawMessage {
+	// Most statements either lack the property or already agree; skip the parse when the
+	// bytes cannot contain it.
+	if !bytes.Contains(raw, []byte(`"stored"`)) {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return raw
+	}
+	old, ok := obj["stored"]
+	if !ok {
+		return raw
+	}
+	var s string
+	if json.Unmarshal(old, &s) == nil {
+		if p, err := time.Parse(time.RFC3339Nano, s); err == nil && p.Equal(t) {
+			return raw
+		}
+	}
+	obj["stored"], _ = json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// Put implements statements.Store.
+func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) error {
+	for _, st := range batch {
+		if err := validStatement(tenant, st); err != nil {
+			return err
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("put statements: %w", err)
+	}
+	defer tx.Rollback()
+	written, err := s.putTx(ctx, tx, tenant, batch, attachments)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("put statements: commit: %w", err)
+	}
+	// Written back only after commit, so a failed batch leaves the caller's values untouched.
+	for _, w := range written {
+		w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = tenant, w.stored, w.raw, w.voided
+	}
+	return nil
+}
+
+type written struct {
+	st     *statements.Statement
+	stored time.Time
+	raw    json.RawMessage
+	voided bool
+}
+
+func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) ([]written, error) {
+	fail := func(err error) ([]written, error) { return nil, fmt.Errorf("put statements: %w", err) }
+	// The write lock is held, so max(stored) cannot move until commit.
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(stored), 0) FROM statements`).Scan(&last); err != nil {
+		return fail(err)
+	}
+	check, err := tx.PrepareContext(ctx, `SELECT
+		(SELECT hash FROM statements WHERE tenant = ? AND id = ?),
+		EXISTS (SELECT 1 FROM statements WHERE tenant = ? AND voids = ? AND voids <> '')`)
+	if err != nil {
+		return fail(err)
+	}
+	defer check.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO statements
+		(stored, tenant, id, raw, hash, timestamp, voided, voids, verb, activity, registration, lists)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer ins.Close()
+	insTerm, err := tx.PrepareContext(ctx, `INSERT INTO terms (tenant, term, stored) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer insTerm.Close()
+
+	inBatch := map[string]string{} // id → hash of the batch's statements so far
+	var out []written
+	for _, st := range batch {
+		if h, ok := inBatch[st.ID]; ok {
+			if h != st.Hash {
+				return nil, fmt.Errorf("statement %s twice in one batch: %w", st.ID, statements.ErrConflict)
+			}
+			continue
+		}
+		inBatch[st.ID] = st.Hash
+		var existing sql.NullString
+		var voidedBefore bool
+		if err := check.QueryRowContext(ctx, tenant, st.ID, tenant, st.ID).Scan(&existing, &voidedBefore); err != nil {
+			return fail(err)
+		}
+		if existing.Valid {
+			if existing.String != st.Hash {
+				return nil, fmt.Errorf("statement %s: %w", st.ID, statements.ErrConflict)
+			}
+			continue
+		}
+		base := st.Stored
+		if base.IsZero() {
+			base = s.now()
+		}
+		stored := max(micros(base), last+1)
+		last = stored
+		w := written{st: st, stored: fromMicros(stored), voided: st.Voids == "" && voidedBefore}
+		w.raw = setStored(st.Raw, w.stored)
+		var ts any
+		if !st.Timestamp.IsZero() {
+			ts = micros(st.Timestamp)
+		}
+		l, _ := json.Marshal(lists{st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes})
+		if _, err := ins.ExecContext(ctx, stored, tenant, st.ID, []byte(w.raw), st.Hash, ts, w.voided,
+			st.Voids, st.VerbID, st.Activity, st.Registration, l); err != nil {
+			return fail(err)
+		}
+		for _, term := range terms(st) {
+			if _, err := insTerm.ExecContext(ctx, tenant, term, stored); err != nil {
+				return fail(err)
+			}
+		}
+		out = append(out, w)
+	}
+	// After all inserts, so a target anywhere in the batch is found too (voidedBefore only
+	// sees statements stored earlier); a voiding statement (voids <> '') is never voided.
+	for _, w := range out {
+		if w.st.Voids == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE statements SET voided = 1 WHERE tenant = ? AND id = ? AND voids = ''`,
+			tenant, w.st.Voids); err != nil {
+			return fail(err)
+		}
+	}
+	for _, a := range attachments {
+		if a == nil || a.SHA2 == "" {
+			return nil, fmt.Errorf("%w: attachment without sha2", statements.ErrInvalid)
+		}
+		// Content-addressed: an attachment already stored under this sha2 is the same bytes.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attachments (tenant, sha2, content_type, data)
+			VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, tenant, a.SHA2, a.ContentType, nonNil(a.Data)); err != nil {
+			return fail(err)
+		}
+	}
+	return out, nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voided, s.voids, s.verb, s.activity, s.registration, s.lists`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanStatement(row scanner) (*statements.Statement, error) {
+	var st statements.Statement
+	var stored int64
+	var ts sql.NullInt64
+	var raw, l []byte
+	if err := row.Scan(&stored, &st.Tenant, &st.ID, &raw, &st.Hash, &ts, &st.Voided, &st.Voids,
+		&st.VerbID, &st.Activity, &st.Registration, &l); err != nil {
+		return nil, err
+	}
+	st.Stored = fromMicros(stored)
+	if ts.Valid {
+		st.Timestamp = fromMicros(ts.Int64)
+	}
+	st.Raw = json.RawMessage(raw)
+	var ls lists
+	if err := json.Unmarshal(l, &ls); err != nil {
+		return nil, fmt.Errorf("statement %s: corrupt lists: %w", st.ID, err)
+	}
+	st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes = ls.Agents, ls.RelatedAgents, ls.RelatedActivities, ls.AttachmentHashes
+	return &st, nil
+}
+
+// Get implements statements.Store.
+func (s *Store) Get(ctx context.Context, tenant, id string) (*statements.Statement, error) {
+	st, err := scanStatement(s.db.QueryRowContext(ctx, `SELECT `+stmtColumns+` FROM statements s WHERE s.tenant = ? AND s.id = ?`, tenant, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("statement %s: %w", id, statements.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get statement %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// cursor continues a query after the statement stored at S. F fingerprints the filters, so a
+// cursor replayed with other filters is rejected rather than silently paging something else.
+type cursor struct {
+	S int64  `json:"s"`
+	F string `json:"f"`
+}
+
+func fingerprint(q statements.Query) string {
+	h := sha256.New()
+	for _, v := range []string{q.Tenant, q.Agent, q.Verb, q.Activity, q.Registration,
+		strconv.FormatBool(q.RelatedActivities), strconv.FormatBool(q.RelatedAgents), strconv.FormatBool(q.Ascending)} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
+		h.Write(n[:])
+		h.Write([]byte(v))
+	}
+	for _, t := range []time.Time{q.Since, q.Until} {
+		h.Write([]byte(strconv.FormatInt(boundMicros(t), 10) + ";"))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
+}
+
+// boundMicros truncates a since/until bound to the store's microsecond grid: with stored in
+// whole microseconds, stored > since ⇔ stored > floor(since) and stored <= until ⇔
+// stored <= floor(until).
+func boundMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Truncate(time.Microsecond).UnixMicro()
+}
+
+// queryTerms lists the query's filters as terms, most selective first: the first one drives
+// the index walk. A registration usually has a handful of statements, an agent a few hundred,
+// an activity more, a verb a large share of the store.
+func queryTerms(q statements.Query) []string {
+	var t []string
+	if q.Registration != "" {
+		t = append(t, "r:"+q.Registration)
+	}
+	if q.Agent != "" {
+		if q.RelatedAgents {
+			t = append(t, "A:"+q.Agent)
+		} else {
+			t = append(t, "a:"+q.Agent)
+		}
+	}
+	if q.Activity != "" {
+		if q.RelatedActivities {
+			t = append(t, "O:"+q.Activity)
+		} else {
+			t = append(t, "o:"+q.Activity)
+		}
+	}
+	if q.Verb != "" {
+		t = append(t, "v:"+q.Verb)
+	}
+	return t
+}
+
+// buildQuery returns the SQL and arguments of one page (limit+1 rows, to know whether more follow).
+func buildQuery(q statements.Query, after int64, limit int) (string, []any) {
+	var b strings.Builder
+	var args []any
+	key := "s.stored"
+	ts := queryTerms(q)
+	if len(ts) == 0 {
+		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
+		args = append(args, q.Tenant)
+	} else {
+		// CROSS JOIN fixes the join order: walk the driving term's key in stored order, then
+		// fetch each statement by rowid.
+		key = "t.stored"
+		b.WriteString(`SELECT ` + stmtColumns + ` FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+			WHERE t.tenant = ? AND t.term = ?`)
+		args = append(args, q.Tenant, ts[0])
+		for _, term := range ts[1:] {
+			b.WriteString(` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = t.stored)`)
+			args = append(args, q.Tenant, term)
+		}
+	}
+	b.WriteString(` AND s.voided = 0`)
+	if !q.Since.IsZero() {
+		b.WriteString(` AND ` + key + ` > ?`)
+		args = append(args, boundMicros(q.Since))
+	}
+	if !q.Until.IsZero() {
+		b.WriteString(` AND ` + key + ` <= ?`)
+		args = append(args, boundMicros(q.Until))
+	}
+	order := "DESC"
+	if q.Ascending {
+		order = "ASC"
+	}
+	if after != 0 {
+		if q.Ascending {
+			b.WriteString(` AND ` + key + ` > ?`)
+		} else {
+			b.WriteString(` AND ` + key + ` < ?`)
+		}
+		args = append(args, after)
+	}
+	b.WriteString(` ORDER BY ` + key + ` ` + order + ` LIMIT ?`)
+	args = append(args, limit+1)
+	return b.String(), args
+}
+
+// Query implements statements.Store. Pages are keyset-paged on stored: a statement stored
+// while a client pages has a larger stored than every earlier one, so it never shifts a page
+// boundary; it appears at the end of an ascending walk and never in a descending one.
+func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page, error) {
+	limit := q.Limit
+	switch {
+	case limit < 0:
+		return nil, fmt.Errorf("%w: negative limit", statements.ErrInvalid)
+	case limit == 0:
+		limit = DefaultLimit
+	case limit > statements.MaxLimit:
+		limit = statements.MaxLimit
+	}
+	fp := fingerprint(q)
+	var after int64
+	if q.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		var c cursor
+		if err != nil || json.Unmarshal(b, &c) != nil || c.S == 0 {
+			return nil, fmt.Errorf("%w: malformed cursor", statements.ErrInvalid)
+		}
+		if c.F != fp {
+			return nil, fmt.Errorf("%w: cursor belongs to another query", statements.ErrInvalid)
+		}
+		after = c.S
+	}
+	query, args := buildQuery(q, after, limit)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query statements: %w", err)
+	}
+	defer rows.Close()
+	page := &statements.Page{}
+	for rows.Next() {
+		st, err := scanStatement(rows)
+		if err != nil {
+			return nil, fmt.Errorf("query statements: %w", err)
+		}
+		page.Statements = append(page.Statements, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query statements: %w", err)
+	}
+	if len(page.Statements) > limit {
+		page.Statements = page.Statements[:limit]
+		b, _ := json.Marshal(cursor{S: micros(page.Statements[limit-1].Stored), F: fp})
+		page.Next = base64.RawURLEncoding.EncodeToString(b)
+	}
+	return page, nil
+}
+
+// Attachments implements statements.Store.
+func (s *Store) Attachments(ctx context.Context, tenant string, sha2 []string) ([]*statements.Attachment, error) {
+	var out []*statements.Attachment
+	for _, h := range slices.Compact(slices.Sorted(slices.Values(sha2))) {
+		var a statements.Attachment
+		err := s.db.QueryRowContext(ctx, `SELECT sha2, content_type, data FROM attachments WHERE tenant = ? AND sha2 = ?`,
+			tenant, h).Scan(&a.SHA2, &a.ContentType, &a.Data)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get attachment %s: %w", h, err)
+		}
+		out = append(out, &a)
+	}
+	return out, nil
+}
+
+// PurgeTenant implements statements.Store, in one transaction so a crash never leaves half a tenant.
+func (s *Store) PurgeTenant(ctx context.Context, tenant string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("purge tenant %q: %w", tenant, err)
+	}
+	defer tx.Rollback()
+	for _, table := range []string{"terms", "statements", "attachments", "documents", "activities"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant = ?`, tenant); err != nil {
+			return fmt.Errorf("purge tenant %q from %s: %w", tenant, table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("purge tenant %q: %w", tenant, err)
+	}
+	return nil
+}
+
+// etag is the quoted hex SHA-1 of a document body, as sent in the ETag header.
+func etag(body []byte) string {
+	sum := sha1.Sum(body)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
+
+func validKey(k statements.DocKey, needID bool) error {
+	switch k.Kind {
+	case statements.State, statements.ActivityProfile, statements.AgentProfile:
+	default:
+		return fmt.Errorf("%w: unknown document kind %q", statements.ErrInvalid, k.Kind)
+	}
+	if needID && k.ID == "" {
+		return fmt.Errorf("%w: document without id", statements.ErrInvalid)
+	}
+	return nil
+}
+
+const docWhere = `tenant = ? AND kind = ? AND activity_id = ? AND agent = ? AND registration = ?`
+
+func docArgs(k statements.DocKey) []any {
+	return []any{k.Tenant, string(k.Kind), k.ActivityID, k.Agent, k.Registration}
+}
+
+func getDoc(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, key statements.DocKey) (*statements.Document, error) {
+	d := &statements.Document{Key: key}
+	var updated int64
+	err := q.QueryRowContext(ctx, `SELECT content_type, body, etag, updated FROM documents WHERE `+docWhere+` AND doc_id = ?`,
+		append(docArgs(key), key.ID)...).Scan(&d.ContentType, &d.Body, &d.ETag, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s document %q: %w", key.Kind, key.ID, statements.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s document %q: %w", key.Kind, key.ID, err)
+	}
+	d.Updated = fromMicros(updated)
+	return d, nil
+}
+
+// GetDoc implements statements.Documents.
+func (s *Store) GetDoc(ctx context.Context, key statements.DocKey) (*statements.Document, error) {
+	if err := validKey(key, true); err != nil {
+		return nil, err
+	}
+	return getDoc(ctx, s.db, key)
+}
+
+// check applies If-Match / If-None-Match to the current document (nil when absent).
+func check(cur *statements.Document, cond statements.Precondition) error {
+	if m := cond.IfMatch; m != "" {
+		if cur == nil || (m != "*" && m != cur.ETag) {
+			return fmt.Errorf("If-Match %s: %w", m, statements.ErrPrecondition)
+		}
+	}
+	if m := cond.IfNoneMatch; m != "" {
+		if cur != nil && (m == "*" || m == cur.ETag) {
+			return fmt.Errorf("If-None-Match %s: %w", m, statements.ErrPrecondition)
+		}
+	}
+	return nil
+}
+
+// PutDoc implements statements.Documents. The read, the precondition and the write share one
+// immediate transaction, so of two writers holding the same ETag exactly one succeeds.
+func (s *Store) PutDoc(ctx context.Context, doc *statements.Document, cond statements.Precondition, merge bool) (*statements.Document, error) {
+	if err := validKey(doc.Key, true); err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("put document: %w", err)
+	}
+	defer tx.Rollback()
+	cur, err := getDoc(ctx, tx, doc.Key)
+	if errors.Is(err, statements.ErrNotFound) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := check(cur, cond); err != nil {
+		return nil, err
+	}
+	body := nonNil(doc.Body)
+	if merge && cur != nil {
+		var old, add map[string]json.RawMessage
+		if json.Unmarshal(cur.Body, &old) != nil || json.Unmarshal(body, &add) != nil || old == nil || add == nil {
+			return nil, fmt.Errorf("%w: merge needs two JSON objects", statements.ErrInvalid)
+		}
+		for k, v := range add {
+			old[k] = v
+		}
+		if body, err = json.Marshal(old); err != nil {
+			return nil, fmt.Errorf("merge document: %w", err)
+		}
+	}
+	out := &statements.Document{Key: doc.Key, ContentType: doc.ContentType, Body: body, ETag: etag(body),
+		Updated: s.now().UTC().Truncate(time.Microsecond)}
+	_, err = tx.ExecContext(ctx, `INSERT INTO documents
+		(tenant, kind, activity_id, agent, registration, doc_id, content_type, body, etag, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant, kind, activity_id, agent, registration, doc_id) DO UPDATE SET
+		content_type = excluded.content_type, body = excluded.body, etag = excluded.etag, updated = excluded.updated`,
+		append(docArgs(doc.Key), doc.Key.ID, out.ContentType, body, out.ETag, micros(out.Updated))...)
+	if err != nil {
+		return nil, fmt.Errorf("put document: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("put document: commit: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteDoc implements statements.Documents. An If-Match on an absent document fails the
+// precondition (HTTP 412) rather than reporting ErrNotFound, as HTTP orders the checks.
+func (s *Store) DeleteDoc(ctx context.Context, key statements.DocKey, cond statements.Precondition) error {
+	if err := validKey(key, true); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete document: %w", err)
+	}
+	defer tx.Rollback()
+	cur, err := getDoc(ctx, tx, key)
+	if errors.Is(err, statements.ErrNotFound) {
+		if cond.IfMatch != "" {
+			return fmt.Errorf("If-Match %s: %w", cond.IfMatch, statements.ErrPrecondition)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if err := check(cur, cond); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE `+docWhere+` AND doc_id = ?`, append(docArgs(key), key.ID)...); err != nil {
+		return fmt.Errorf("delete document: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("delete document: commit: %w", err)
+	}
+	return nil
+}
+
+// ListDocs implements statements.Documents; since is exclusive, as xAPI's since parameter.
+func (s *Store) ListDocs(ctx context.Context, key statements.DocKey, since time.Time) ([]string, error) {
+	if err := validKey(key, false); err != nil {
+		return nil, err
+	}
+	q, args := `SELECT doc_id FROM documents WHERE `+docWhere, docArgs(key)
+	if !since.IsZero() {
+		q += ` AND updated > ?`
+		args = append(args, boundMicros(since))
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY doc_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list documents: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list documents: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list documents: %w", err)
+	}
+	return ids, nil
+}
+
+// DeleteDocs implements statements.Documents.
+func (s *Store) DeleteDocs(ctx context.Context, key statements.DocKey) error {
+	if err := validKey(key, false); err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM documents WHERE `+docWhere, docArgs(key)...); err != nil {
+		return fmt.Errorf("delete documents: %w", err)
+	}
+	return nil
+}
+
+// PutActivity implements statements.Activities.
+func (s *Store) PutActivity(ctx context.Context, tenant, id string, activity json.RawMessage) error {
+	if id == "" || len(activity) == 0 {
+		return fmt.Errorf("%w: activity without id or JSON", statements.ErrInvalid)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO activities (tenant, id, json) VALUES (?, ?, ?)
+		ON CONFLICT (tenant, id) DO UPDATE SET json = excluded.json`, tenant, id, []byte(activity))
+	if err != nil {
+		return fmt.Errorf("put activity %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetActivity implements statements.Activities.
+func (s *Store) GetActivity(ctx context.Context, tenant, id string) (json.RawMessage, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, `SELECT json FROM activities WHERE tenant = ? AND id = ?`, tenant, id).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("activity %s: %w", id, statements.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get activity %s: %w", id, err)
+	}
+	return json.RawMessage(b), nil
+}
