@@ -1,0 +1,830 @@
+// Package bleve is the embedded content search backend (indexer.Index): Bleve v2 for lexical
+// and field search, and an in-process flat cosine index for semantic search, both in one
+// directory.
+//
+// Layout of the directory:
+//
+//   - store.db (bbolt) is the source of truth: one record per content version (status,
+//     chunks with text and vector, fields), the embedding model, and a "dirty" list of
+//     versions whose Bleve documents are being rewritten.
+//   - bleve/ is a Bleve (scorch) index derived from the records: one document per chunk
+//     (fields text, analysed by content/analysis with stop words dropped, and text_phrase,
+//     with stop words replaced by a placeholder) and one per metadata field (value, one
+//     lowercased token). Its analyzers are registered in Bleve's global registry by this
+//     package's init (see analyzers.go).
+//   - Vectors are held in memory, normalised, per tenant, and searched by brute force
+//     (exact cosine); they are loaded from store.db when the index opens.
+//
+// Every write marks the version dirty in store.db in the same transaction that changes its
+// record, then applies one Bleve batch (atomic in scorch), then clears the mark; Open
+// replays marked versions, so a crash between the two stores heals on the next start.
+package bleve
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	blevesearch "github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/indexer"
+)
+
+// Options configures Open.
+type Options struct {
+	// Model is the embedding model of the vectors to index. The index records it; opening an
+	// index that holds another model fails with indexer.ErrModelMismatch (delete the
+	// directory and re-index to change models). Zero means: use the recorded model, if any;
+	// an index with no model refuses vectors and semantic queries.
+	Model indexer.Model
+}
+
+// Index is the embedded backend. It is safe for concurrent use.
+type Index struct {
+	db    *bolt.DB
+	bi    blevesearch.Index
+	model indexer.Model
+
+	// mu orders writes and keeps searches consistent with the in-memory version table:
+	// writers hold it exclusively while they change Bleve and the table.
+	mu       sync.RWMutex
+	versions map[string]*version            // by record key
+	byTenant map[string]map[string]*version // tenant -> record key -> version
+}
+
+// version is the in-memory part of a content version's record: what every search needs
+// (status, locations, vectors). Texts and fields stay in store.db.
+type version struct {
+	key       string
+	tenant    string
+	contentID string
+	version   int
+	status    indexer.Status
+	locations []string
+	vectors   [][]float32 // normalised; nil where a chunk has none
+}
+
+// record is a content version as stored in store.db.
+type record struct {
+	Tenant    string
+	ContentID string
+	Version   int
+	Status    indexer.Status
+	Chunks    []indexer.Chunk
+	Fields    []indexer.Field
+}
+
+var (
+	bucketRecords = []byte("records")
+	bucketDirty   = []byte("dirty")
+	bucketMeta    = []byte("meta")
+	keyModel      = []byte("model")
+)
+
+// Document kinds.
+const (
+	kindChunk = "chunk"
+	kindField = "field"
+)
+
+// Open opens (or creates) the index in dir, such as <data>/search.
+func Open(dir string, opts Options) (*Index, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("indexer/bleve: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, "store.db"), 0o600, nil)
+	if err != nil {
+		return nil, fmt.Errorf("indexer/bleve: open store: %w", err)
+	}
+	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{}}
+	if err := ix.init(dir, opts); err != nil {
+		db.Close()
+		if ix.bi != nil {
+			ix.bi.Close()
+		}
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) init(dir string, opts Options) error {
+	err := ix.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketRecords, bucketDirty, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		var stored indexer.Model
+		if raw := meta.Get(keyModel); raw != nil {
+			if err := json.Unmarshal(raw, &stored); err != nil {
+				return err
+			}
+		}
+		switch {
+		case opts.Model == (indexer.Model{}):
+			ix.model = stored
+		case stored == (indexer.Model{}):
+			ix.model = opts.Model
+			raw, _ := json.Marshal(opts.Model)
+			return meta.Put(keyModel, raw)
+		case stored != opts.Model:
+			return fmt.Errorf("%w: the index in %s holds vectors of %s (%d dims), configured model is %s (%d dims)",
+				indexer.ErrModelMismatch, dir, stored.Name, stored.Dims, opts.Model.Name, opts.Model.Dims)
+		default:
+			ix.model = stored
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, indexer.ErrModelMismatch) {
+			return err
+		}
+		return fmt.Errorf("indexer/bleve: init store: %w", err)
+	}
+
+	path := filepath.Join(dir, "bleve")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		ix.bi, err = blevesearch.New(path, newMapping())
+		if err != nil {
+			return fmt.Errorf("indexer/bleve: create index: %w", err)
+		}
+	} else {
+		ix.bi, err = blevesearch.Open(path)
+		if err != nil {
+			return fmt.Errorf("indexer/bleve: open index: %w", err)
+		}
+	}
+
+	// Load the version table, then heal versions a crash left half-written.
+	var dirty []string
+	err = ix.db.View(func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			var r record
+			if err := gob.NewDecoder(bytes.NewReader(v)).Decode(&r); err != nil {
+				return fmt.Errorf("record %x: %w", k, err)
+			}
+			ix.remember(string(k), &r)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketDirty).ForEach(func(k, _ []byte) error {
+			dirty = append(dirty, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("indexer/bleve: load store: %w", err)
+	}
+	for _, k := range dirty {
+		r, err := ix.load(k)
+		if err != nil {
+			return fmt.Errorf("indexer/bleve: recover: %w", err)
+		}
+		if err := ix.rewrite(k, r); err != nil {
+			return fmt.Errorf("indexer/bleve: recover: %w", err)
+		}
+		if err := ix.clean(k); err != nil {
+			return fmt.Errorf("indexer/bleve: recover: %w", err)
+		}
+	}
+	return nil
+}
+
+// newMapping returns the Bleve mapping of chunk and field documents. Filters are keyword
+// fields; only text, text_phrase and value are analysed, and only text and text_phrase keep
+// term vectors (phrase search and matched terms need positions).
+func newMapping() mapping.IndexMapping {
+	keyword := func() *mapping.FieldMapping {
+		f := mapping.NewKeywordFieldMapping()
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, false, false
+		return f
+	}
+	analysed := func(analyzer string, vectors bool) *mapping.FieldMapping {
+		f := mapping.NewTextFieldMapping()
+		f.Analyzer = analyzer
+		f.Store, f.IncludeInAll, f.IncludeTermVectors, f.DocValues = false, false, vectors, false
+		return f
+	}
+	doc := mapping.NewDocumentStaticMapping()
+	for _, name := range []string{"kind", "vkey", "tenant", "content_id", "version", "tags", "active", "field_type"} {
+		doc.AddFieldMappingsAt(name, keyword())
+	}
+	doc.AddFieldMappingsAt("text", analysed(analyzerKeyword, true))
+	doc.AddFieldMappingsAt("text_phrase", analysed(analyzerPhrase, true))
+	doc.AddFieldMappingsAt("value", analysed(analyzerExact, false))
+	m := mapping.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = "keyword"
+	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
+	return m
+}
+
+// recordKey encodes a version's key so that all keys of a tenant (and of a content item)
+// share a prefix: length-prefixed tenant, length-prefixed content id, version.
+func recordKey(tenant, contentID string, v int) string {
+	return contentPrefix(tenant, contentID) + string(binary.BigEndian.AppendUint64(nil, uint64(int64(v))^(1<<63)))
+}
+
+func tenantPrefix(tenant string) string {
+	return string(binary.AppendUvarint(nil, uint64(len(tenant)))) + tenant
+}
+
+func contentPrefix(tenant, contentID string) string {
+	return tenantPrefix(tenant) + string(binary.AppendUvarint(nil, uint64(len(contentID)))) + contentID
+}
+
+// docID names a chunk ("c") or field ("f") document: the hex record key and the index.
+func docID(kind byte, key string, i int) string {
+	return string(kind) + hex.EncodeToString([]byte(key)) + "/" + strconv.Itoa(i)
+}
+
+func parseDocID(id string) (key string, i int, ok bool) {
+	if len(id) < 2 {
+		return "", 0, false
+	}
+	h, n, found := strings.Cut(id[1:], "/")
+	if !found {
+		return "", 0, false
+	}
+	k, err := hex.DecodeString(h)
+	if err != nil {
+		return "", 0, false
+	}
+	i, err = strconv.Atoi(n)
+	return string(k), i, err == nil
+}
+
+func (ix *Index) remember(key string, r *record) {
+	v := &version{key: key, tenant: r.Tenant, contentID: r.ContentID, version: r.Version, status: r.Status}
+	for _, c := range r.Chunks {
+		v.locations = append(v.locations, c.Location)
+		v.vectors = append(v.vectors, normalize(c.Vector))
+	}
+	ix.versions[key] = v
+	if ix.byTenant[r.Tenant] == nil {
+		ix.byTenant[r.Tenant] = map[string]*version{}
+	}
+	ix.byTenant[r.Tenant][key] = v
+}
+
+func (ix *Index) forget(key string) {
+	if v, ok := ix.versions[key]; ok {
+		delete(ix.versions, key)
+		delete(ix.byTenant[v.tenant], key)
+		if len(ix.byTenant[v.tenant]) == 0 {
+			delete(ix.byTenant, v.tenant)
+		}
+	}
+}
+
+func normalize(v []float32) []float32 {
+	if v == nil {
+		return nil
+	}
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if s == 0 {
+		return out
+	}
+	n := math.Sqrt(s)
+	for i, x := range v {
+		out[i] = float32(float64(x) / n)
+	}
+	return out
+}
+
+// load reads a record from store.db; nil when there is none.
+func (ix *Index) load(key string) (*record, error) {
+	var r *record
+	err := ix.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketRecords).Get([]byte(key))
+		if raw == nil {
+			return nil
+		}
+		r = new(record)
+		return gob.NewDecoder(bytes.NewReader(raw)).Decode(r)
+	})
+	return r, err
+}
+
+// store writes (or, with r nil, deletes) records and marks them dirty, in one transaction.
+func (ix *Index) store(recs map[string]*record) error {
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		b, d := tx.Bucket(bucketRecords), tx.Bucket(bucketDirty)
+		for k, r := range recs {
+			if err := d.Put([]byte(k), nil); err != nil {
+				return err
+			}
+			if r == nil {
+				if err := b.Delete([]byte(k)); err != nil {
+					return err
+				}
+				continue
+			}
+			var buf bytes.Buffer
+			if err := gob.NewEncoder(&buf).Encode(r); err != nil {
+				return err
+			}
+			if err := b.Put([]byte(k), buf.Bytes()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// clean clears the dirty marks of keys.
+func (ix *Index) clean(keys ...string) error {
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		d := tx.Bucket(bucketDirty)
+		for _, k := range keys {
+			if err := d.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// rewrite makes Bleve's documents of one version match r (none when r is nil) in one batch,
+// and updates the version table.
+func (ix *Index) rewrite(key string, r *record) error {
+	old, err := ix.docIDs(query.NewTermQuery(hex.EncodeToString([]byte(key))), "vkey")
+	if err != nil {
+		return err
+	}
+	b := ix.bi.NewBatch()
+	for _, id := range old {
+		b.Delete(id)
+	}
+	if r != nil {
+		for i, d := range documents(key, r) {
+			kind := byte('c')
+			if i >= len(r.Chunks) {
+				kind, i = 'f', i-len(r.Chunks)
+			}
+			if err := b.Index(docID(kind, key, i), d); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		return err
+	}
+	ix.forget(key)
+	if r != nil {
+		ix.remember(key, r)
+	}
+	return nil
+}
+
+// documents returns the Bleve documents of a record: its chunks, then its fields.
+func documents(key string, r *record) []map[string]any {
+	common := func(kind string) map[string]any {
+		active := "false"
+		if r.Status.Active {
+			active = "true"
+		}
+		return map[string]any{
+			"kind": kind, "vkey": hex.EncodeToString([]byte(key)), "tenant": r.Tenant,
+			"content_id": r.ContentID, "version": strconv.Itoa(r.Version),
+			"tags": r.Status.Tags, "active": active,
+		}
+	}
+	var out []map[string]any
+	for _, c := range r.Chunks {
+		d := common(kindChunk)
+		d["text"], d["text_phrase"] = c.Text, c.Text
+		out = append(out, d)
+	}
+	for _, f := range r.Fields {
+		d := common(kindField)
+		d["field_type"], d["value"] = f.FieldType, f.Value
+		out = append(out, d)
+	}
+	return out
+}
+
+// docIDs returns the ids of every document matching a term query on field.
+func (ix *Index) docIDs(q *query.TermQuery, field string) ([]string, error) {
+	q.SetField(field)
+	hits, err := ix.all(context.Background(), q, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	return ids, nil
+}
+
+type bleveHit struct {
+	id    string
+	score float64
+	terms map[string]bool // terms of field "text" found, with locations
+}
+
+// all runs q and returns every hit (Bleve needs a page size; the first guess is raised to
+// the total when too small).
+func (ix *Index) all(ctx context.Context, q query.Query, locations bool) ([]bleveHit, error) {
+	size := 1000
+	for {
+		req := blevesearch.NewSearchRequestOptions(q, size, 0, false)
+		req.IncludeLocations = locations
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("indexer/bleve: search: %w", err)
+		}
+		if res.Total > uint64(len(res.Hits)) && len(res.Hits) == size {
+			size = int(res.Total)
+			continue
+		}
+		out := make([]bleveHit, len(res.Hits))
+		for i, h := range res.Hits {
+			out[i] = bleveHit{id: h.ID, score: h.Score}
+			if locations {
+				out[i].terms = map[string]bool{}
+				for term := range h.Locations["text"] {
+					out[i].terms[term] = true
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// Model returns the embedding model the index holds vectors of (zero when none).
+func (ix *Index) Model() indexer.Model { return ix.model }
+
+// IndexContent implements indexer.Index.
+func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v int, chunks []indexer.Chunk, fields []indexer.Field) error {
+	cs, fs, st, err := indexer.PrepareContent(tenant, contentID, v, chunks, fields, ix.model)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &record{Tenant: tenant, ContentID: contentID, Version: v, Status: st, Chunks: cs, Fields: fs}
+	key := recordKey(tenant, contentID, v)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.replace(map[string]*record{key: r})
+}
+
+// replace stores recs (nil deletes) and rewrites their Bleve documents. When Bleve fails,
+// the previous records are put back, so store.db and Bleve agree again.
+func (ix *Index) replace(recs map[string]*record) error {
+	prev := map[string]*record{}
+	for k := range recs {
+		r, err := ix.load(k)
+		if err != nil {
+			return fmt.Errorf("indexer/bleve: %w", err)
+		}
+		prev[k] = r
+	}
+	if err := ix.store(recs); err != nil {
+		return fmt.Errorf("indexer/bleve: store: %w", err)
+	}
+	keys := make([]string, 0, len(recs))
+	for k, r := range recs {
+		if err := ix.rewrite(k, r); err != nil {
+			// Best effort: restore the old records and documents; whatever stays dirty is
+			// replayed by the next Open.
+			if ix.store(prev) == nil {
+				for k := range prev {
+					if ix.rewrite(k, prev[k]) == nil {
+						_ = ix.clean(k)
+					}
+				}
+			}
+			return fmt.Errorf("indexer/bleve: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := ix.clean(keys...); err != nil {
+		return fmt.Errorf("indexer/bleve: %w", err)
+	}
+	return nil
+}
+
+// DeleteContent implements indexer.Index.
+func (ix *Index) DeleteContent(ctx context.Context, tenant, contentID string, v *int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	recs := map[string]*record{}
+	if v != nil {
+		if _, ok := ix.versions[recordKey(tenant, contentID, *v)]; ok {
+			recs[recordKey(tenant, contentID, *v)] = nil
+		}
+	} else {
+		prefix := contentPrefix(tenant, contentID)
+		for k := range ix.byTenant[tenant] {
+			if strings.HasPrefix(k, prefix) && len(k) == len(prefix)+8 {
+				recs[k] = nil
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("%w: content %q in tenant %q", indexer.ErrNotFound, contentID, tenant)
+	}
+	return ix.replace(recs)
+}
+
+// SetStatus implements indexer.Index.
+func (ix *Index) SetStatus(ctx context.Context, tenant, contentID string, v int, tags []string, active bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	key := recordKey(tenant, contentID, v)
+	if _, ok := ix.versions[key]; !ok {
+		return fmt.Errorf("%w: content %q version %d in tenant %q", indexer.ErrNotFound, contentID, v, tenant)
+	}
+	r, err := ix.load(key)
+	if err != nil || r == nil {
+		return fmt.Errorf("indexer/bleve: load %q: %v", contentID, err)
+	}
+	r.Status = indexer.Status{Tags: indexer.NormalizeTags(tags), Active: active}
+	for i := range r.Chunks {
+		r.Chunks[i].Tags, r.Chunks[i].Active = r.Status.Tags, active
+	}
+	return ix.replace(map[string]*record{key: r})
+}
+
+// PurgeTenant implements indexer.Index.
+func (ix *Index) PurgeTenant(ctx context.Context, tenant string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	recs := map[string]*record{}
+	for k := range ix.byTenant[tenant] {
+		recs[k] = nil
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return ix.replace(recs)
+}
+
+// Close implements indexer.Index.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return errors.Join(ix.bi.Close(), ix.db.Close())
+}
+
+// Search implements indexer.Index.
+func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if err := indexer.CheckQueryModel(q, ix.model); err != nil {
+		return nil, err
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	switch q.Type {
+	case indexer.Semantic:
+		return ix.semantic(ctx, q)
+	case indexer.FieldSearch:
+		return ix.field(ctx, q)
+	}
+	if phrase, ok := indexer.Phrase(q.Term); ok {
+		return ix.phrase(ctx, q, phrase)
+	}
+	return ix.keyword(ctx, q)
+}
+
+// filter returns the query of the documents of kind that q may find.
+func filter(q indexer.Query, kind string) []query.Query {
+	term := func(field, value string) query.Query {
+		t := query.NewTermQuery(value)
+		t.SetField(field)
+		return t
+	}
+	out := []query.Query{term("kind", kind), term("tenant", q.Tenant)}
+	if q.ContentID != "" {
+		out = append(out, term("content_id", q.ContentID))
+	}
+	if q.Version != nil {
+		out = append(out, term("version", strconv.Itoa(*q.Version)))
+	}
+	if len(q.Tags) > 0 {
+		var tags []query.Query
+		for _, t := range q.Tags {
+			tags = append(tags, term("tags", t))
+		}
+		out = append(out, query.NewDisjunctionQuery(tags))
+	}
+	if !q.IncludeInactive {
+		out = append(out, term("active", "true"))
+	}
+	return out
+}
+
+// chunkOf resolves a chunk document id to its version and index.
+func (ix *Index) chunkOf(id string) (*version, int, bool) {
+	key, i, ok := parseDocID(id)
+	if !ok {
+		return nil, 0, false
+	}
+	v, ok := ix.versions[key]
+	if !ok || i >= len(v.locations) {
+		return nil, 0, false
+	}
+	return v, i, true
+}
+
+func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	lexemes := analysis.Lexemes(q.Term)
+	if len(lexemes) == 0 {
+		return []indexer.Hit{}, nil
+	}
+	var disj []query.Query
+	for _, l := range lexemes {
+		t := query.NewTermQuery(l)
+		t.SetField("text")
+		disj = append(disj, t)
+	}
+	bq := query.NewConjunctionQuery(append(filter(q, kindChunk), query.NewDisjunctionQuery(disj)))
+	raw, err := ix.all(ctx, bq, true)
+	if err != nil {
+		return nil, err
+	}
+	// Every lexeme must occur in the version, in any of its chunks.
+	found := map[*version]map[string]bool{}
+	for _, h := range raw {
+		v, _, ok := ix.chunkOf(h.id)
+		if !ok {
+			continue
+		}
+		if found[v] == nil {
+			found[v] = map[string]bool{}
+		}
+		for t := range h.terms {
+			found[v][t] = true
+		}
+	}
+	matched := map[*version][]int{} // chunk indexes with a lexeme, per matching version
+	var hits []indexer.Hit
+	for _, h := range raw {
+		v, i, ok := ix.chunkOf(h.id)
+		if !ok || len(found[v]) < len(lexemes) {
+			continue
+		}
+		matched[v] = append(matched[v], i)
+		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: h.score})
+	}
+	page := indexer.Page(indexer.Collapse(hits, q), q)
+	if q.ReturnMatch {
+		for i := range page {
+			v := ix.versions[recordKey(q.Tenant, page[i].ContentID, page[i].Version)]
+			idx := slices.Sorted(slices.Values(matched[v]))
+			if q.ContentID != "" {
+				idx = []int{slices.Index(v.locations, page[i].Location)}
+			}
+			r, err := ix.load(v.key)
+			if err != nil || r == nil {
+				return nil, fmt.Errorf("indexer/bleve: load match text: %v", err)
+			}
+			var texts []string
+			for _, c := range idx {
+				texts = append(texts, r.Chunks[c].Text)
+			}
+			terms := analysis.MatchedTerms(strings.Join(texts, "\n"), lexemes)
+			if terms == nil {
+				terms = []string{}
+			}
+			page[i].Match = terms
+		}
+	}
+	return page, nil
+}
+
+func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]indexer.Hit, error) {
+	terms := analysis.PhraseTerms(phrase)
+	if !slices.ContainsFunc(terms, func(s string) bool { return s != analysis.StopPlaceholder }) {
+		return []indexer.Hit{}, nil
+	}
+	bq := query.NewConjunctionQuery(append(filter(q, kindChunk), query.NewPhraseQuery(terms, "text_phrase")))
+	raw, err := ix.all(ctx, bq, false)
+	if err != nil {
+		return nil, err
+	}
+	var hits []indexer.Hit
+	for _, h := range raw {
+		if v, i, ok := ix.chunkOf(h.id); ok {
+			hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: h.score})
+		}
+	}
+	page := indexer.Page(indexer.Collapse(hits, q), q)
+	if q.ReturnMatch {
+		re := analysis.MatchRegex(phrase)
+		for i := range page {
+			page[i].Match = re
+		}
+	}
+	return page, nil
+}
+
+func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	value := query.NewTermQuery(strings.ToLower(q.Term))
+	value.SetField("value")
+	qs := append(filter(q, kindField), value)
+	if len(q.FieldTypes) > 0 {
+		var types []query.Query
+		for _, t := range q.FieldTypes {
+			tq := query.NewTermQuery(t)
+			tq.SetField("field_type")
+			types = append(types, tq)
+		}
+		qs = append(qs, query.NewDisjunctionQuery(types))
+	}
+	raw, err := ix.all(ctx, query.NewConjunctionQuery(qs), false)
+	if err != nil {
+		return nil, err
+	}
+	var hits []indexer.Hit
+	recs := map[string]*record{}
+	for _, h := range raw {
+		key, i, ok := parseDocID(h.id)
+		if !ok {
+			continue
+		}
+		r, ok := recs[key]
+		if !ok {
+			if r, err = ix.load(key); err != nil {
+				return nil, fmt.Errorf("indexer/bleve: load field: %w", err)
+			}
+			recs[key] = r
+		}
+		if r == nil || i >= len(r.Fields) {
+			continue
+		}
+		f := r.Fields[i]
+		// An exact match has no degrees: every hit scores the same, and the order is
+		// the deterministic tie-break.
+		hits = append(hits, indexer.Hit{ContentID: r.ContentID, Version: r.Version, Field: &f, Score: 1})
+	}
+	indexer.Sort(hits)
+	return indexer.Page(hits, q), nil
+}
+
+func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	qv := normalize(q.Vector)
+	var hits []indexer.Hit
+	n := 0
+	for _, v := range ix.byTenant[q.Tenant] {
+		if n++; n%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !v.status.Active && !q.IncludeInactive ||
+			q.ContentID != "" && v.contentID != q.ContentID ||
+			q.Version != nil && v.version != *q.Version ||
+			len(q.Tags) > 0 && !slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }) {
+			continue
+		}
+		for i, vec := range v.vectors {
+			if vec == nil {
+				continue
+			}
+			var dot float64
+			for j, x := range vec {
+				dot += float64(x) * float64(qv[j])
+			}
+			hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
+				Score: dot, MatchStrength: indexer.Strength(dot)})
+		}
+	}
+	return indexer.Page(indexer.Collapse(hits, q), q), nil
+}
