@@ -11,8 +11,8 @@
 // gets a new version and a new index that can be filled before the alias moves over.
 //
 // The analyzers use token filters from Lectern's own Elasticsearch plugin
-// (mappings/esplugin: lectern_apostrophe_split and lectern_porter2), which must be installed
-// in the cluster.
+// (mappings/esplugin: lectern_apostrophe_split, lectern_porter2 and lectern_stop_placeholder),
+// which must be installed in the cluster.
 package mappings
 
 import (
@@ -29,12 +29,24 @@ var files embed.FS
 
 // Names of the index definitions.
 const (
-	// Content is the index of content chunks: text for full-text search and an embedding for
-	// kNN search, with the tenant, content id and version, tags, an active flag and a location.
+	// Content is the index of content search (indexer/elastic): chunks (text for full-text
+	// search and an embedding for kNN search, with the tenant, content id and version, tags,
+	// an active flag and a location), metadata field values (field type and value, for field
+	// search) and one status document per content version, told apart by the keyword "kind".
 	Content = "content"
 	// Statements is the index of xAPI statements: the fields the xAPI statement queries filter
 	// on, plus the raw statement (stored, not indexed).
 	Statements = "statements"
+	// XAPIDocuments is the index of the xAPI document resources (state, activity profile,
+	// agent profile): the key fields, an ETag, the update time and the body (binary, not
+	// indexed).
+	XAPIDocuments = "xapi_documents"
+	// XAPIActivities is the index of canonical xAPI activity definitions, one per tenant and
+	// activity id, with the activity object stored but not indexed.
+	XAPIActivities = "xapi_activities"
+	// XAPIAttachments is the index of xAPI statement attachment contents, one per tenant and
+	// sha2, with the content stored as binary (not indexed).
+	XAPIAttachments = "xapi_attachments"
 )
 
 // Analyzer names defined by the content index.
@@ -42,9 +54,18 @@ const (
 	// AnalyzerEnglish is the analyzer of content text: standard tokenizer (Unicode word
 	// boundaries), lectern_apostrophe_split, lowercase, stop (EnglishStopWords), lectern_porter2.
 	AnalyzerEnglish = "lectern_english"
-	// AnalyzerPhrase is the analyzer of the text.phrase subfield for exact phrase matching:
-	// standard tokenizer, lectern_apostrophe_split and lowercase, with no stop words or stemming.
+	// AnalyzerPhrase is every word, lowercased: standard tokenizer, lectern_apostrophe_split and
+	// lowercase, with no stop words or stemming. No field uses it; it is the reference for the
+	// chain's word splitting (positions and offsets of every word, stop words included).
 	AnalyzerPhrase = "lectern_phrase"
+	// AnalyzerPhraseTerms is the analyzer of the text.phrase subfield, for phrase search:
+	// standard tokenizer, lectern_apostrophe_split, lowercase, lectern_stop_placeholder (every
+	// stop word of EnglishStopWords becomes the token "_STOP_", marked as a keyword so that it
+	// is not stemmed) and lectern_porter2 — the terms of Go's content/analysis.PhraseTerms.
+	AnalyzerPhraseTerms = "lectern_phrase_terms"
+	// NormalizerLowercase is the normalizer of the keyword field "value" (metadata field
+	// values, for field search): the whole value, lowercased.
+	NormalizerLowercase = "lectern_lowercase"
 )
 
 // Index describes one index definition.
@@ -59,6 +80,9 @@ type Index struct {
 var indexes = []Index{
 	{Name: Content, Version: 1},
 	{Name: Statements, Version: 1},
+	{Name: XAPIDocuments, Version: 1},
+	{Name: XAPIActivities, Version: 1},
+	{Name: XAPIAttachments, Version: 1},
 }
 
 // Indexes returns all index definitions, in a stable order.
