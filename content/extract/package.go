@@ -1,0 +1,168 @@
+package extract
+
+import (
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/parse"
+)
+
+// pkgFiles is the bounded listing of a package: every file path, and a lower-cased index
+// for case-insensitive lookups (packages made on Windows spell names any way).
+type pkgFiles struct {
+	paths []string
+	lower map[string]string // lower-cased path → real path
+}
+
+func (p *pkgFiles) has(name string) bool { _, ok := p.lower[strings.ToLower(name)]; return ok }
+
+func (p *pkgFiles) real(name string) (string, bool) {
+	r, ok := p.lower[strings.ToLower(name)]
+	return r, ok
+}
+
+// anyContains reports whether some file's lower-cased path contains frag (a folder such as
+// "story_content/" or a name fragment such as "trivantis").
+func (p *pkgFiles) anyContains(frag string) bool {
+	for l := range p.lower {
+		if strings.Contains(l, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *extractor) listFiles(fsys fs.FS) *pkgFiles {
+	pf := &pkgFiles{lower: map[string]string{}}
+	n := 0
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.ctx.Err() != nil {
+			return fs.SkipAll
+		}
+		n++
+		if n > e.lim.MaxFiles {
+			e.warn("the package has more than %d files; only the first were looked at", e.lim.MaxFiles)
+			return fs.SkipAll
+		}
+		if d.IsDir() {
+			if base := d.Name(); base == "__MACOSX" || (strings.HasPrefix(base, ".") && p != ".") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		pf.paths = append(pf.paths, p)
+		pf.lower[strings.ToLower(p)] = p
+		return nil
+	})
+	sort.Strings(pf.paths)
+	return pf
+}
+
+// pkg extracts a course package: the standard's parser (course/parse) gives the activity
+// tree; a recognised authoring tool's data files give its own structure and questions; and
+// every launchable page is read as HTML in any case, so a tool whose data we cannot read
+// (or a tool we do not know) still yields its visible page text.
+func (e *extractor) pkg(fsys fs.FS) error {
+	p, err := parse.Package(fsys)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	e.res.Title = p.Title
+	files := e.listFiles(fsys)
+	tool := e.detectTool(fsys, files, p)
+
+	pages := e.launchPages(fsys, p, tool != nil)
+	if tool != nil {
+		e.res.Tool = tool.name
+		e.res.Details.ContentType = tool.content
+		if tool.extract != nil {
+			tool.extract(e, fsys, files, tool)
+		}
+		if tool.version == nil {
+			e.meta("authoring_tool_version", nil)
+		} else {
+			e.meta("authoring_tool_version", *tool.version)
+		}
+		if tool.counted {
+			e.meta(tool.countKey, tool.count)
+		}
+	} else {
+		e.res.Details.ContentType = ContentPackage
+		e.meta("web_pages", pages)
+	}
+	e.tincanInteractions(fsys, files)
+	e.qtiInteractions(fsys, files)
+	return e.ctx.Err()
+}
+
+// launchPages reads each launchable activity's page as HTML, located by its navigation
+// path, and returns how many pages it read. A page launched by several activities (every
+// SCO of a Storyline course opens story.html) is read once. With a known tool the launch
+// page is usually an empty player shell; its text, if any, still goes in.
+func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) int {
+	seen := map[string]bool{}
+	read := 0
+	var walk func(a *course.Activity, trail []string)
+	walk = func(a *course.Activity, trail []string) {
+		if a == nil || e.ctx.Err() != nil {
+			return
+		}
+		title := collapseSpace(a.Title)
+		if title == "" {
+			title = a.ID
+		}
+		trail = append(trail[:len(trail):len(trail)], title)
+		if a.LaunchURL != "" {
+			if file, ok := localFile(a.LaunchURL); ok && !seen[strings.ToLower(file)] {
+				seen[strings.ToLower(file)] = true
+				if e.launchPage(fsys, file, strings.Join(trail, " > "), haveTool) {
+					read++
+				}
+			}
+		}
+		for _, c := range a.Children {
+			walk(c, trail)
+		}
+	}
+	walk(p.Root, nil)
+	return read
+}
+
+func (e *extractor) launchPage(fsys fs.FS, file, loc string, quiet bool) bool {
+	data, err := e.readFile(fsys, file)
+	if err != nil {
+		if !quiet {
+			e.warn("launch page %s: %v", file, err)
+		}
+		return false
+	}
+	if k := Detect(file, data[:min(len(data), 1024)]); k != KindHTML && k != KindText {
+		e.warn("launch file %s is not an HTML page (%s); its text was not read", file, k)
+		return false
+	}
+	info := parseHTML(decodeText(data))
+	e.add(loc, info.Text())
+	return true
+}
+
+// localFile turns a launch URL into a package path: query and fragment dropped, escapes
+// decoded; absolute URLs (content hosted elsewhere) are not in the package.
+func localFile(launch string) (string, bool) {
+	u, err := url.Parse(launch)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return "", false
+	}
+	p := strings.TrimPrefix(path.Clean("/"+u.Path), "/")
+	if p == "" || p == "." {
+		return "", false
+	}
+	return p, true
+}

@@ -1,0 +1,143 @@
+package extract
+
+import (
+	"strings"
+)
+
+// findQuestions walks tool data for question-shaped objects: a question text (question,
+// prompt, stem, title…) next to a list of answer options (choices, answers, options) of
+// which at least one says whether it is correct. Requiring the correctness flag keeps
+// ordinary lists (menus, tabs) from being taken for questions. Every tool we read (Rise
+// knowledge checks and quizzes, Storyline quiz slides, Elucidat and iSpring question data)
+// has that shape under varying key names.
+func (e *extractor) findQuestions(v any, depth int) {
+	if depth > maxJSONDepth || len(e.res.Details.Interactions) >= e.lim.MaxInteractions {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if in, ok := asQuestion(x); ok {
+			e.addInteraction(in)
+			return
+		}
+		for _, k := range sortedKeys(x) {
+			e.findQuestions(x[k], depth+1)
+		}
+	case []any:
+		for _, it := range x {
+			e.findQuestions(it, depth+1)
+		}
+	}
+}
+
+var correctKeys = []string{"correct", "isCorrect", "is_correct", "isAnswer", "status", "right"}
+
+func asQuestion(m map[string]any) (Interaction, bool) {
+	q := stripTags(str(m, "question", "prompt", "stem", "questionText", "title", "text", "body"))
+	opts := arr(m, "choices", "answers", "options", "distractors")
+	if q == "" || len(opts) == 0 {
+		return Interaction{}, false
+	}
+	in := Interaction{Question: q, Type: questionType(str(m, "type", "questionType", "variant", "kind"))}
+	flagged := false
+	for _, o := range opts {
+		om, ok := o.(map[string]any)
+		if !ok {
+			if s, ok := o.(string); ok && stripTags(s) != "" {
+				in.Choices = append(in.Choices, Choice{Text: stripTags(s)})
+			}
+			continue
+		}
+		c := Choice{Text: stripTags(str(om, "text", "title", "label", "answer", "content", "value"))}
+		for _, k := range correctKeys {
+			if v, ok := om[k]; ok {
+				flagged = true
+				c.IsCorrect = truthy(v)
+				break
+			}
+		}
+		if cat := stripTags(str(om, "matchTitle", "match", "category", "target", "group")); cat != "" {
+			c.Category = &cat
+		}
+		if c.Text != "" || c.Category != nil {
+			in.Choices = append(in.Choices, c)
+		}
+		if fb := stripTags(str(om, "feedback")); fb != "" {
+			in.Feedback = append(in.Feedback, fb)
+		}
+	}
+	if !flagged {
+		return Interaction{}, false
+	}
+	if in.Type == "choice" && len(in.Choices) == 2 && isTrueFalse(in.Choices) {
+		in.Type = "true-false"
+	}
+	if in.Type == "choice" {
+		for _, c := range in.Choices {
+			if c.Category != nil {
+				in.Type = "matching"
+				break
+			}
+		}
+	}
+	in.Feedback = append(feedbackOf(m), in.Feedback...)
+	return in, true
+}
+
+func isTrueFalse(cs []Choice) bool {
+	a, b := strings.ToLower(cs[0].Text), strings.ToLower(cs[1].Text)
+	return (a == "true" && b == "false") || (a == "false" && b == "true")
+}
+
+// feedbackOf reads question-level feedback: a string, a list, or an object of strings
+// (correct / incorrect / tryAgain).
+func feedbackOf(m map[string]any) []string {
+	var out []string
+	for _, k := range []string{"feedback", "correctFeedback", "incorrectFeedback", "feedbackCorrect", "feedbackIncorrect"} {
+		switch v := m[k].(type) {
+		case string:
+			if s := stripTags(v); s != "" {
+				out = append(out, s)
+			}
+		case []any:
+			for _, it := range v {
+				if s, ok := it.(string); ok && stripTags(s) != "" {
+					out = append(out, stripTags(s))
+				}
+			}
+		case map[string]any:
+			for _, kk := range sortedKeys(v) {
+				if s, ok := v[kk].(string); ok && stripTags(s) != "" {
+					out = append(out, stripTags(s))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// questionType maps the tools' question kind names onto the xAPI interactionType values.
+func questionType(t string) string {
+	l := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(t))
+	switch {
+	case l == "":
+		return "choice"
+	case strings.Contains(l, "truefalse"):
+		return "true-false"
+	case strings.Contains(l, "fillin"), strings.Contains(l, "blank"), strings.Contains(l, "textentry"), strings.Contains(l, "shortanswer"):
+		return "fill-in"
+	case strings.Contains(l, "essay"), strings.Contains(l, "longfill"):
+		return "long-fill-in"
+	case strings.Contains(l, "match"), strings.Contains(l, "dragdrop"), strings.Contains(l, "categor"):
+		return "matching"
+	case strings.Contains(l, "sequenc"), strings.Contains(l, "order"):
+		return "sequencing"
+	case strings.Contains(l, "likert"), strings.Contains(l, "survey"), strings.Contains(l, "scale"):
+		return "likert"
+	case strings.Contains(l, "numeric"):
+		return "numeric"
+	case strings.Contains(l, "hotspot"), strings.Contains(l, "performance"):
+		return "performance"
+	}
+	return "choice"
+}
