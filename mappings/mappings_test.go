@@ -132,6 +132,13 @@ func TestRenderFillsPlaceholders(t *testing.T) {
 	if _, ok := doc.Settings.Analysis.Analyzer[AnalyzerPhrase]; !ok {
 		t.Errorf("no analyzer %s", AnalyzerPhrase)
 	}
+	if !slices.Equal(doc.Settings.Analysis.Filter["lectern_english_stop_placeholder"].Stopwords, EnglishStopWords) {
+		t.Error("stop placeholder filter does not carry EnglishStopWords")
+	}
+	phraseChain := []string{"lectern_apostrophe_split", "lowercase", "lectern_english_stop_placeholder", "lectern_porter2"}
+	if a := doc.Settings.Analysis.Analyzer[AnalyzerPhraseTerms]; a.Tokenizer != "standard" || !slices.Equal(a.Filter, phraseChain) {
+		t.Errorf("%s = %+v, want standard + %v", AnalyzerPhraseTerms, a, phraseChain)
+	}
 	if doc.Mappings.Meta["lectern_mapping"] != Content || doc.Mappings.Meta["lectern_version"] != float64(1) {
 		t.Errorf("_meta = %v", doc.Mappings.Meta)
 	}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # build.sh ESDIR WORKDIR — builds Lectern's Elasticsearch analysis plugin (a stable plugin:
-# token filters lectern_porter2 and lectern_apostrophe_split) from the Java source beside this
-# script, compiled with javac --release 17 against the jars of the Elasticsearch in ESDIR, and
-# packs it as a plugin zip in WORKDIR. Prints the zip's path, and nothing else, on stdout;
-# install it with `bin/elasticsearch-plugin install --batch file://<zip>`.
+# token filters lectern_porter2, lectern_apostrophe_split and lectern_stop_placeholder) from
+# the Java source beside this script, compiled with javac --release 17 against the jars of the
+# Elasticsearch in ESDIR, and packs it as a plugin zip in WORKDIR. Prints the zip's path, and
+# nothing else, on stdout; install it with
+# `bin/elasticsearch-plugin install --batch file://<zip>`.
 # Needs a JDK (javac and jar): $ES_JAVA_HOME, else $JAVA_HOME, else the one on PATH.
 set -euo pipefail
 

@@ -1,0 +1,273 @@
+package elastic
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
+	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/indexer/indexertest"
+	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/storage/elastic"
+)
+
+// newClient returns a client with an index prefix of its own, whose indices are deleted when
+// the test ends.
+func newClient(t *testing.T) *elastic.Client {
+	t.Helper()
+	url := testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	c, err := elastic.New(elastic.Config{URLs: []string{url}, IndexPrefix: "lectern_test_" + hex.EncodeToString(b) + "_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// open returns a new index on an index of its own. Its refresh interval is shortened, since
+// every write waits for a refresh (refresh=wait_for); that changes no result, only the time.
+func open(t *testing.T, c *elastic.Client, model indexer.Model) *Index {
+	t.Helper()
+	ctx := testCtx(t)
+	ix, err := New(ctx, c, Options{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Do(ctx, "put settings", esapi.IndicesPutSettingsRequest{
+		Index: []string{c.Alias(mappings.Content)},
+		Body:  strings.NewReader(`{"index":{"refresh_interval":"20ms"}}`),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestContract(t *testing.T) {
+	testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
+	indexertest.Run(t, func(t *testing.T) indexer.Index {
+		return open(t, newClient(t), indexertest.Model)
+	})
+}
+
+// TestModel checks that the index records its model and refuses another one.
+func TestModel(t *testing.T) {
+	c := newClient(t)
+	ctx := testCtx(t)
+	if _, err := New(ctx, c, Options{}); err == nil {
+		t.Error("New without a model on a missing index: no error")
+	}
+	model := indexer.Model{Name: "m", Dims: 3}
+	ix := open(t, c, model)
+	if ix.Model() != model {
+		t.Errorf("Model() = %+v", ix.Model())
+	}
+	err := ix.IndexContent(ctx, "t", "c", 1, []indexer.Chunk{{Active: true, Location: "p", Text: "persistent carrots", Vector: []float32{1, 0, 0}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []indexer.Model{{Name: "other", Dims: 3}, {Name: "m", Dims: 4}} {
+		if _, err := New(ctx, c, Options{Model: other}); !errors.Is(err, indexer.ErrModelMismatch) {
+			t.Errorf("New with model %+v: %v, want ErrModelMismatch", other, err)
+		}
+	}
+	again, err := New(ctx, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Model() != model {
+		t.Errorf("recorded model = %+v, want %+v", again.Model(), model)
+	}
+	hits, err := again.Search(ctx, indexer.Query{Tenant: "t", Type: indexer.Semantic, Vector: []float32{1, 1, 0}})
+	if err != nil || len(hits) != 1 || hits[0].ContentID != "c" {
+		t.Errorf("semantic search on the reopened index: %+v, %v", hits, err)
+	}
+}
+
+// TestReplaceIsAtomic re-indexes a version over and over while searches run: every search
+// must see exactly the old or the new text, never both and never nothing.
+func TestReplaceIsAtomic(t *testing.T) {
+	c := newClient(t)
+	ctx := testCtx(t)
+	ix := open(t, c, indexertest.Model)
+	texts := []string{"apple", "banana"}
+	put := func(i int) {
+		var chunks []indexer.Chunk
+		for j := range 3 {
+			chunks = append(chunks, indexer.Chunk{Active: true, Location: fmt.Sprint("p", j), Text: texts[i%2] + " fruit"})
+		}
+		if err := ix.IndexContent(ctx, "t", "c", 1, chunks, nil); err != nil {
+			t.Error(err)
+		}
+	}
+	put(0)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 1; i <= 10; i++ {
+			put(i)
+		}
+		stop.Store(true)
+	}()
+	searches := 0
+	for !stop.Load() {
+		q := indexer.Query{Tenant: "t", Type: indexer.Lexical, Term: "fruit", ContentID: "c", ReturnMatch: true}
+		hits, err := ix.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 3 {
+			t.Fatalf("search during re-index: %d hits %+v, want 3", len(hits), hits)
+		}
+		searches++
+	}
+	wg.Wait()
+	t.Logf("%d searches during 10 re-indexes", searches)
+	// Old generations are removed without waiting for a refresh.
+	if err := c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: []string{c.Alias(mappings.Content)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Count int `json:"count"`
+	}
+	if err := c.Do(ctx, "count", esapi.CountRequest{Index: []string{c.Alias(mappings.Content)}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 4 { // three chunks and the status document: old generations are gone
+		t.Errorf("%d documents in the index, want 4", res.Count)
+	}
+}
+
+// TestPhraseAnalyzerMatchesGo checks that the analyzer of text.phrase
+// (mappings.AnalyzerPhraseTerms) produces exactly content/analysis.PhraseTerms, at the same
+// positions and offsets, for every line of content/analysis's corpus; and that
+// lectern_english still matches analysis.Lexemes' terms.
+func TestPhraseAnalyzerMatchesGo(t *testing.T) {
+	c := newClient(t)
+	ctx := testCtx(t)
+	if _, _, err := c.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: 4}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../../content/analysis/testdata/analysis_corpus.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if sc.Text() != "" {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{
+		"Management of change", "management for the changes", "Don't panic", "We can’t panic now",
+		"_STOP_ _stop_ STOP stop", "the THE The tHe", "a b c d e f", "Is on the", "don’t won't shan't",
+	}
+	lines = append(lines, extra...)
+	if len(lines) < 200 {
+		t.Fatalf("corpus has %d lines, want at least 200", len(lines))
+	}
+	utf16Off := func(s string, b int) int { return len(utf16.Encode([]rune(s[:b]))) }
+	diverged := 0
+	for _, line := range lines {
+		var want []string
+		terms := analysis.PhraseTerms(line)
+		for i, tk := range analysis.Tokens(line) {
+			want = append(want, fmt.Sprintf("%q@%d[%d:%d]", terms[i], tk.Position, utf16Off(line, tk.Start), utf16Off(line, tk.End)))
+		}
+		toks, err := c.Analyze(ctx, mappings.Content, mappings.AnalyzerPhraseTerms, line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tk := range toks {
+			got = append(got, fmt.Sprintf("%q@%d[%d:%d]", tk.Token, tk.Position, tk.StartOffset, tk.EndOffset))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			diverged++
+			t.Errorf("%s %q:\n  elasticsearch %v\n  go            %v", mappings.AnalyzerPhraseTerms, line, got, want)
+		}
+	}
+	t.Logf("compared %d lines, %d divergences", len(lines), diverged)
+}
+
+// TestFieldValues checks what the contract suite does not: long values and times.
+func TestFieldValues(t *testing.T) {
+	c := newClient(t)
+	ctx := testCtx(t)
+	ix := open(t, c, indexertest.Model)
+	created := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("x", 7200))
+	long := strings.Repeat("Ünïcode value ", 400)
+	err := ix.IndexContent(ctx, "t", "c", 3, nil, []indexer.Field{
+		{FieldType: indexer.FieldSummary, Value: long, Created: created},
+		{FieldType: indexer.FieldTitle, Value: "ÉCOLE"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range []string{strings.ToUpper(long), "école"} {
+		hits, err := ix.Search(ctx, indexer.Query{Tenant: "t", Type: indexer.FieldSearch, Term: term})
+		if err != nil || len(hits) != 1 || hits[0].Version != 3 {
+			t.Fatalf("field search %.20q: %+v, %v", term, hits, err)
+		}
+		if f := hits[0].Field; f.FieldType == indexer.FieldSummary && (!f.Created.Equal(created) || !f.Updated.IsZero() || f.Value != long) {
+			t.Errorf("field = %+v", f)
+		}
+	}
+	// A version without chunks exists: it can be re-tagged and deleted.
+	if err := ix.SetStatus(ctx, "t", "c", 3, []string{"x"}, false); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, indexer.Query{Tenant: "t", Type: indexer.FieldSearch, Term: "école", IncludeInactive: true, Tags: []string{"x"}})
+	if err != nil || len(hits) != 1 {
+		t.Errorf("after SetStatus: %+v, %v", hits, err)
+	}
+	if err := ix.DeleteContent(ctx, "t", "c", nil); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Count int `json:"count"`
+	}
+	if err := c.Do(ctx, "count", esapi.CountRequest{Index: []string{c.Alias(mappings.Content)}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 0 {
+		t.Errorf("%d documents left after DeleteContent", res.Count)
+	}
+}
