@@ -32,7 +32,7 @@ func ref(name string) map[string]any {
 // schemas are the components every route refers to by name.
 func schemas() map[string]any {
 	tenantSchema := obj(map[string]any{"tenant_id": str(), "enabled": boolean(), "create_dt": dateTime(), "update_dt": dateTime()})
-	return map[string]any{
+	out := map[string]any{
 		"Message":        obj(map[string]any{"message": str()}, "message"),
 		"Health":         map[string]any{"type": "object"},
 		"Readiness":      obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
@@ -64,6 +64,10 @@ func schemas() map[string]any {
 		"CourseDetail": map[string]any{"allOf": []any{ref("CourseSummary"), map[string]any{"type": "object", "properties": map[string]any{
 			"parserWarnings": map[string]any{"type": "array", "items": str()}, "rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}}}},
 	}
+	for k, v := range lrsSchemas() {
+		out[k] = v
+	}
+	return out
 }
 
 // OpenAPI builds the OpenAPI 3 document from the route table, so a route cannot exist
@@ -83,6 +87,10 @@ func (s *Server) OpenAPI() map[string]any {
 			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
 				"description": q.Description, "schema": map[string]any{"type": q.Type}})
 		}
+		if r.Scope == ScopeLRS {
+			params = append(params, map[string]any{"name": "X-Experience-API-Version", "in": "header", "required": true,
+				"description": "xAPI version of the request: 1.0.x or 2.0.0 selects the rules", "schema": str()})
+		}
 		if r.Scope == ScopeHeader {
 			params = append(params, map[string]any{"name": "tenant_id", "in": "header", "required": false,
 				"description": "tenant of the request; required with root credentials", "schema": str()})
@@ -101,6 +109,9 @@ func (s *Server) OpenAPI() map[string]any {
 			if isWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
+			if r.Scope == ScopeLRS && isWrite(r.Method) {
+				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
+			}
 		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
 			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
@@ -114,6 +125,15 @@ func (s *Server) OpenAPI() map[string]any {
 			op["security"] = []any{}
 		}
 		paths[p][strings.ToLower(r.Method)] = op
+		if r.Head {
+			head := map[string]any{}
+			for k, v := range op {
+				head[k] = v
+			}
+			head["summary"] = "HEAD: " + r.Summary + " (headers only)"
+			head["operationId"] = "head" + strings.TrimPrefix(op["operationId"].(string), strings.ToLower(r.Method))
+			paths[p]["head"] = head
+		}
 	}
 	return map[string]any{
 		"openapi": "3.0.3",

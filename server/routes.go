@@ -71,4 +71,6 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: []Param{versionParam, configurationParam}}, s.getCourseSetting)
 	s.handle(Route{Method: fiber.MethodPut, Path: engine + "/courses/:courseId/configuration/:settingId", Summary: "Set a course setting", Tag: "configuration",
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putCourseSetting)
+
+	s.registerLRS()
 }

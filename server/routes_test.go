@@ -64,11 +64,14 @@ func TestEveryRoute(t *testing.T) {
 			if r := e.do(rt.Method, path, basic("nobody", "wrong"), body, "tenant_id", "alpha"); r.Status != 401 {
 				t.Errorf("%s with wrong credentials: %d, want 401", name, r.Status)
 			}
-			if r := e.do(rt.Method, path, bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); r.Status != 403 || r.message() == "" {
+			// The LRS resources without a tenant segment take the tenant from the credential
+			// (xAPI clients only know one base IRI), so no credential addresses another tenant there.
+			credentialTenant := rt.Scope == server.ScopeLRS && !strings.Contains(rt.Path, ":tenant")
+			if r := e.do(rt.Method, path, bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); !credentialTenant && (r.Status != 403 || r.message() == "") {
 				t.Errorf("%s with tenant beta's credential on alpha: %d %s, want 403", name, r.Status, r.Body)
 			}
 			isWrite := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "DELETE" || rt.Method == "PATCH"
-			if isWrite && !rt.AllowDisabled && rt.Scope != server.ScopeRoot {
+			if isWrite && !rt.AllowDisabled && rt.Scope != server.ScopeRoot && !credentialTenant {
 				g := fill(rt.Path, map[string]string{"tenant": "gamma", "tenant_id": "gamma", "settingId": "ApiResultLimit", "key": gammaKey, "job_id": "nope"})
 				var gb any
 				if rt.Body == "SettingBody" {

@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/queue"
@@ -44,9 +45,13 @@ type Deps struct {
 	Jobs     *jobs.Store
 	Courses  *course.Store
 	Launch   *course.LaunchSigner
-	Root     RootCredentials
-	Checks   []Check
-	Logger   *slog.Logger
+	// Statements is the xAPI record store's backend (statements, documents, activities).
+	Statements statements.Backend
+	// LRS overrides the record store's extension points; zero fields use the defaults.
+	LRS    LRSHooks
+	Root   RootCredentials
+	Checks []Check
+	Logger *slog.Logger
 	// PublicURL is the origin used in absolute links.
 	PublicURL string
 	// BodyLimit is the largest request body accepted, in bytes (uploads included).
@@ -123,6 +128,10 @@ const (
 	ScopeEnginePath
 	// ScopeHeader routes take the tenant from the tenant_id header (content service).
 	ScopeHeader
+	// ScopeLRS routes are the xAPI record store's: LRS credentials (root, tenant credentials,
+	// the tenant's LRS accounts, launch tokens), the tenant from the optional :tenant segment
+	// or else the credential, and the X-Experience-API-Version rules.
+	ScopeLRS
 )
 
 // Route is one registered endpoint with what /openapi.json says about it.
@@ -141,6 +150,8 @@ type Route struct {
 	Query []Param
 	// AllowDisabled exempts a write from the disabled-tenant rule (the PUT that changes enabled).
 	AllowDisabled bool
+	// Head also answers HEAD on a GET route: the same headers without the body.
+	Head bool
 }
 
 // Param is one documented query parameter.
@@ -152,11 +163,18 @@ type Param struct {
 func (s *Server) handle(r Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
 	chain := []fiber.Handler{}
-	if r.Scope != ScopePublic {
+	switch r.Scope {
+	case ScopePublic:
+	case ScopeLRS:
+		chain = append(chain, s.lrsChain(r)...)
+	default:
 		chain = append(chain, s.authenticate, s.scopeTenant(r))
 	}
 	chain = append(chain, h)
 	s.app.Add(r.Method, r.Path, chain...)
+	if r.Head {
+		s.app.Add(fiber.MethodHead, r.Path, chain...)
+	}
 }
 
 func isWrite(method string) bool {

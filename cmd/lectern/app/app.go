@@ -26,6 +26,9 @@ import (
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/record/postgres"
 	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/storage/statements"
+	stelastic "github.com/lectern-lms/lectern/storage/statements/elastic"
+	stsqlite "github.com/lectern-lms/lectern/storage/statements/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -82,9 +85,11 @@ type App struct {
 	Settings *settings.Store
 	Jobs     *jobs.Store
 	Courses  *course.Store
-	Outbound *outbound.Client
-	Server   *server.Server
-	closers  []func() error
+	// Statements is the xAPI record store's backend.
+	Statements statements.Backend
+	Outbound   *outbound.Client
+	Server     *server.Server
+	closers    []func() error
 }
 
 // Validate rejects half-given or contradictory settings before anything is opened.
@@ -129,9 +134,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	a = &App{Config: cfg}
+	opened := a // "return nil, err" clears a before the deferred Close runs
 	defer func() {
 		if err != nil {
-			a.Close()
+			opened.Close()
 		}
 	}()
 	var checks []server.Check
@@ -212,6 +218,25 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		checks = append(checks, server.Check{Name: "elasticsearch", Ping: c.Ping})
 	}
 
+	// xAPI record store: Elasticsearch in the distributed mode, else SQLite in the data directory.
+	switch {
+	case a.Elastic != nil:
+		// A refresh per write: content that posts a statement and reads it back (and every xAPI
+		// client expecting read-your-writes) would otherwise wait up to a second per request.
+		st, err := stelastic.New(ctx, a.Elastic, stelastic.RefreshImmediately())
+		if err != nil {
+			return nil, err
+		}
+		a.Statements = st
+	default:
+		st, err := stsqlite.Open(filepath.Join(cfg.DataDir, "lrs.db"))
+		if err != nil {
+			return nil, err
+		}
+		a.Statements = st
+	}
+	a.closers = append(a.closers, a.Statements.Close)
+
 	sealer, err := settings.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
@@ -223,12 +248,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
-	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs})
+	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
+		Others: []jobs.Purger{a.Statements}})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Launch: course.NewLaunchSigner(cfg.SecretKey),
-		Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
+		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, Version: cfg.Version})
 	return a, nil
 }
