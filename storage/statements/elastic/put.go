@@ -1,7 +1,6 @@
 package elastic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,7 +142,7 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 		}
 		s.last = max(base.UnixMicro(), s.last+1)
 		stored := time.UnixMicro(s.last).UTC()
-		writes[i] = &written{st: st, stored: stored, raw: setStored(st.Raw, stored),
+		writes[i] = &written{st: st, stored: stored, raw: statements.SetStored(st.Raw, stored),
 			voided: st.Voids == "" && preVoided[st.ID]}
 	}
 	s.mu.Unlock()
@@ -378,33 +377,4 @@ func (s *Store) markVoided(ctx context.Context, tenant string, ids []string) ([]
 		}
 	}
 	return changed, nil
-}
-
-// setStored rewrites raw's top-level "stored" to t when it holds another instant, as the
-// SQLite backend does; raw without that property (or not an object) is kept as is, since the
-// store does not interpret xAPI. Otherwise raw's bytes are kept.
-func setStored(raw json.RawMessage, t time.Time) json.RawMessage {
-	if !bytes.Contains(raw, []byte(`"stored"`)) {
-		return raw
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return raw
-	}
-	old, ok := obj["stored"]
-	if !ok {
-		return raw
-	}
-	var s string
-	if json.Unmarshal(old, &s) == nil {
-		if p, err := time.Parse(time.RFC3339Nano, s); err == nil && p.Equal(t) {
-			return raw
-		}
-	}
-	obj["stored"], _ = json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return raw
-	}
-	return out
 }

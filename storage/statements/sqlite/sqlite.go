@@ -21,7 +21,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -183,36 +182,6 @@ func validStatement(tenant string, st *statements.Statement) error {
 	return nil
 }
 
-// setStored rewrites raw's top-level "stored" to t when it holds another instant; raw without
-// that property (or not an object) is kept as is, since the store does not interpret xAPI.
-func setStored(raw json.RawMessage, t time.Time) json.RawMessage {
-	// Most statements either lack the property or already agree; skip the parse when the
-	// bytes cannot contain it.
-	if !bytes.Contains(raw, []byte(`"stored"`)) {
-		return raw
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return raw
-	}
-	old, ok := obj["stored"]
-	if !ok {
-		return raw
-	}
-	var s string
-	if json.Unmarshal(old, &s) == nil {
-		if p, err := time.Parse(time.RFC3339Nano, s); err == nil && p.Equal(t) {
-			return raw
-		}
-	}
-	obj["stored"], _ = json.Marshal(t.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
 // Put implements statements.Store.
 func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) error {
 	for _, st := range batch {
@@ -301,7 +270,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		stored := max(micros(base), last+1)
 		last = stored
 		w := written{st: st, stored: fromMicros(stored), voided: st.Voids == "" && voidedBefore}
-		w.raw = setStored(st.Raw, w.stored)
+		w.raw = statements.SetStored(st.Raw, w.stored)
 		var ts any
 		if !st.Timestamp.IsZero() {
 			ts = micros(st.Timestamp)
