@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -124,11 +125,7 @@ func (s *Store) Versions(ctx context.Context, tenant, courseID string) ([]*Versi
 }
 
 func sortVersions(vs []*Version) {
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0 && vs[j].Version < vs[j-1].Version; j-- {
-			vs[j], vs[j-1] = vs[j-1], vs[j]
-		}
-	}
+	slices.SortFunc(vs, func(a, b *Version) int { return a.Version - b.Version })
 }
 
 // Version returns one version; v < 0 means the latest.

@@ -52,8 +52,6 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		if status == fiber.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("request body is larger than the limit of %d bytes", s.deps.BodyLimit)
 		}
-	case errors.As(err, &se) && errors.Is(err, settings.ErrUnknownSetting):
-		status, msg = fiber.StatusBadRequest, se.Error()
 	case errors.As(err, &se):
 		status, msg = fiber.StatusBadRequest, se.Error()
 	case errors.Is(err, course.ErrCourseNotFound), errors.Is(err, course.ErrImportJobNotFound):
