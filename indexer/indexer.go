@@ -25,6 +25,11 @@
 // matching field. Every backend orders hits by Score (descending), then ContentID, Version,
 // Location and, for fields, FieldType and Value, so that equal scores come out in the same
 // order everywhere (see Sort).
+//
+// Lexical and field scores are not the backends' own: each backend only selects the matching
+// chunks and fields, and the scores are computed by this package from data both hold (term
+// frequencies, phrase occurrences; see KeywordScores, PhraseOccurrences, FieldScore), so both
+// backends return the same hits in the same order, with the same scores.
 package indexer
 
 import (
@@ -252,8 +257,11 @@ type Hit struct {
 	Match any
 	// Field is the matching field; set only for field searches.
 	Field *Field
-	// Score orders the hits (higher first). Its scale depends on the search type and the
-	// backend; for semantic searches it is the unclamped cosine.
+	// Score orders the hits (higher first). Its scale depends on the search type: for keyword
+	// searches it is KeywordScores', for phrase searches the number of phrase occurrences in
+	// the chunk (PhraseOccurrences), for field searches FieldScore, each the same on every
+	// backend; for semantic searches it is the unclamped cosine. Tenant-wide, a version
+	// scores as its best chunk.
 	Score float64
 }
 

@@ -4,7 +4,12 @@
 # prints a side-by-side table of records/s per operation. Then it runs the course import
 # benchmark (workers/importjob, BenchmarkImport: a generated ~100 MB SCORM 1.2 package
 # imported end to end, and `unzip` of the same file) and prints seconds per import with the
-# ratio to unzip (issue 3's goal: at most 1.5).
+# ratio to unzip (issue 3's goal: at most 1.5). Then it runs the xAPI statement store
+# benchmarks (storage/statements/{sqlite,elastic}, the shared workload of statementstest:
+# BenchmarkPut100, BenchmarkPut100RefreshImmediately, BenchmarkQuery over 100k statements)
+# and prints statements/s for batches of 100 and query p50/p99 per filter shape, SQLite and
+# Elasticsearch side by side (issue 4). STMT_BENCHTIME (default 3s) and STMT_COUNT (default 1)
+# control that run; with STMT_COUNT>1 the table shows the mean of the runs.
 #
 #   scripts/bench-report.sh            # BENCHTIME=3s COUNT=1 IMPORT_BENCHTIME=3x IMPORT_COUNT=1
 #   BENCHTIME=10s COUNT=3 IMPORT_COUNT=3 scripts/bench-report.sh
@@ -21,6 +26,8 @@ BENCHTIME=${BENCHTIME:-3s}
 COUNT=${COUNT:-1}
 IMPORT_BENCHTIME=${IMPORT_BENCHTIME:-3x}
 IMPORT_COUNT=${IMPORT_COUNT:-1}
+STMT_BENCHTIME=${STMT_BENCHTIME:-3s}
+STMT_COUNT=${STMT_COUNT:-1}
 
 [ -f "$ENV_FILE" ] || "$REPO/scripts/services.sh" up
 # shellcheck disable=SC1090
@@ -82,5 +89,108 @@ printf '%s\n' "$out" | awk '
       c = order[k]; s = secs(c)
       ratio = (base > 0) ? sprintf("%.2f", s / base) : "-"
       printf "| %-16s | %18.3f | %15s |\n", c, s, ratio
+    }
+  }'
+
+cmd=(go test -run='^$' -bench='^Benchmark(Put100|Put100RefreshImmediately|Query)$' -benchtime="$STMT_BENCHTIME"
+  -count="$STMT_COUNT" -timeout=60m ./storage/statements/sqlite/ ./storage/statements/elastic/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+
+printf '%s\n' "$out" | awk '
+  $1 == "pkg:" { be = ($2 ~ /\/elastic$/) ? "es" : ($2 ~ /\/sqlite$/) ? "sqlite" : "" }
+  $1 ~ /^Benchmark(Put100|Put100RefreshImmediately|Query)/ && be != "" {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+    for (i = 2; i <= NF; i++) if ($i == "statements/s" || $i == "p50-µs" || $i == "p99-µs") {
+      sum[name, be, $i] += $(i - 1); n[name, be, $i]++
+      if (name ~ /^Query\// && !(name in seen)) { seen[name] = 1; shapes[++ns] = name }
+      found = 1
+    }
+  }
+  function v(name, be, unit) { return n[name, be, unit] ? sum[name, be, unit] / n[name, be, unit] : -1 }
+  function row(label, s, e, div, prec,   ratio) {
+    ratio = (s > 0 && e >= 0) ? sprintf("%.2f", e / s) : "-"
+    printf "| %-44s | %12s | %13s | %15s |\n", label, s < 0 ? "-" : sprintf("%." prec "f", s / div),
+      e < 0 ? "-" : sprintf("%." prec "f", e / div), ratio
+  }
+  END {
+    if (!found) { print "no statement store benchmark results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-44s | %12s | %13s | %15s |\n", "measure", "SQLite", "Elasticsearch", "ratio ES/SQLite"
+    printf "|%s|%s:|%s:|%s:|\n", "----------------------------------------------", "-------------", "--------------", "----------------"
+    # Elasticsearch as the app opens it (RefreshImmediately) against SQLite; then the default
+    # refresh=wait_for, which SQLite has no counterpart of.
+    row("POST batch of 100: statements/s", v("Put100", "sqlite", "statements/s"), v("Put100RefreshImmediately", "es", "statements/s"), 1, 0)
+    row("POST batch of 100: p50 ms", v("Put100", "sqlite", "p50-µs"), v("Put100RefreshImmediately", "es", "p50-µs"), 1000, 1)
+    row("POST batch of 100: p99 ms", v("Put100", "sqlite", "p99-µs"), v("Put100RefreshImmediately", "es", "p99-µs"), 1000, 1)
+    row("POST batch of 100, ES wait_for: statements/s", -1, v("Put100", "es", "statements/s"), 1, 0)
+    for (k = 1; k <= ns; k++) {
+      q = shapes[k]; label = q; sub(/^Query\//, "", label)
+      row("GET " label " (100k): p50 ms", v(q, "sqlite", "p50-µs"), v(q, "es", "p50-µs"), 1000, 2)
+      row("GET " label " (100k): p99 ms", v(q, "sqlite", "p99-µs"), v(q, "es", "p99-µs"), 1000, 2)
+    }
+  }'
+
+# ---------------------------------------------------------------------------------------------
+# Content search (issue 5): embedding throughput on 1,000 chunks (indexer/eval BenchmarkEmbed),
+# indexing throughput with cached vectors (BenchmarkIndexCached, 1,000 chunks per run, one
+# goroutine and eight), and search latency p50/p99 per search type at LECTERN_BENCH_CHUNKS
+# (default 100,000) synthetic chunks on Bleve and Elasticsearch, through the API and as the
+# raw engine query on the same data (BenchmarkContentSearch; docs/benchmarks.md, "Content
+# search (issue 5)"). Needs the embedding model (scripts/install-model.sh). The 100k indexes
+# are built once (Bleve ~1 min into $HOME/.cache/lectern/bench, Elasticsearch ~4 min under the
+# index prefix lectern_bench_100000_) and reused. SEARCH_EMBED_BENCHTIME (default 2x),
+# SEARCH_INDEX_BENCHTIME (default 2x) and SEARCH_BENCHTIME (default 200x: queries per case)
+# set the runs.
+SEARCH_EMBED_BENCHTIME=${SEARCH_EMBED_BENCHTIME:-2x}
+SEARCH_INDEX_BENCHTIME=${SEARCH_INDEX_BENCHTIME:-2x}
+SEARCH_BENCHTIME=${SEARCH_BENCHTIME:-200x}
+"$REPO/scripts/install-model.sh" >/dev/null
+
+cmd=(go test -run='^$' -bench='^BenchmarkEmbed$' -benchtime="$SEARCH_EMBED_BENCHTIME" ./indexer/eval/)
+echo "+ ${cmd[*]}" >&2
+embed_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+cmd=(go test -run='^$' -bench='^BenchmarkIndexCached$' -benchtime="$SEARCH_INDEX_BENCHTIME" -timeout=60m
+  ./indexer/bleve/ ./indexer/elastic/)
+echo "+ ${cmd[*]}" >&2
+index_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+cmd=(go test -run='^$' -bench='^BenchmarkContentSearch$' -benchtime="$SEARCH_BENCHTIME" -timeout=60m
+  ./indexer/bleve/ ./indexer/elastic/)
+echo "+ ${cmd[*]}" >&2
+search_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+
+printf '%s\n' "$embed_out" "$index_out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "-" }
+  $1 ~ /^BenchmarkEmbed-/ { embed = metric("chunks/s") }
+  $1 ~ /^BenchmarkIndexCached\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkIndexCached\//, "", name)
+    split(name, p, "/"); rate[p[1], p[2]] = metric("chunks/s")
+  }
+  function get(b, m) { return ((b, m) in rate) ? sprintf("%.0f", rate[b, m]) : "-" }
+  END {
+    printf "\n| %-44s | %13s | %13s |\n", "throughput (chunks/s)", "Bleve", "Elasticsearch"
+    printf "|%s|%s:|%s:|\n", "----------------------------------------------", "--------------", "--------------"
+    printf "| %-44s | %29s |\n", "embedding, 1,000 chunks (local model)", (embed == "" ? "-" : sprintf("%.0f", embed))
+    printf "| %-44s | %13s | %13s |\n", "indexing, cached vectors, 1 goroutine", get("bleve", "seq"), get("elastic", "seq")
+    printf "| %-44s | %13s | %13s |\n", "indexing, cached vectors, 8 goroutines", get("bleve", "par8"), get("elastic", "par8")
+  }'
+
+printf '%s\n' "$search_out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  $1 ~ /^BenchmarkContentSearch\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkContentSearch\//, "", name)
+    split(name, p, "/"); k = p[1] "/" p[2]
+    if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+    p50[k, p[3]] = metric("p50-ms"); p99[k, p[3]] = metric("p99-ms")
+  }
+  function ms(v) { return v < 0 ? "-" : sprintf("%.2f", v) }
+  function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-" }
+  END {
+    if (n == 0) { print "no BenchmarkContentSearch results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-18s | %11s | %11s | %11s | %11s | %9s | %9s |\n", "backend/type", "API p50 ms", "API p99 ms", "raw p50 ms", "raw p99 ms", "p50 ratio", "p99 ratio"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|%s:|\n", "--------------------", "------------", "------------", "------------", "------------", "----------", "----------"
+    for (i = 1; i <= n; i++) {
+      k = order[i]
+      printf "| %-18s | %11s | %11s | %11s | %11s | %9s | %9s |\n", k, ms(p50[k, "api"]), ms(p99[k, "api"]),
+        ms(p50[k, "raw"]), ms(p99[k, "raw"]), ratio(p50[k, "api"], p50[k, "raw"]), ratio(p99[k, "api"], p99[k, "raw"])
     }
   }'

@@ -78,6 +78,7 @@ for mode in $MODES; do
 		fi
 		env "${extra[@]}" LECTERN_ADDR=127.0.0.1:$port LECTERN_DATA_DIR="$data" LECTERN_ROOT_USER=$user \
 			LECTERN_ROOT_PASSWORD=$pass LECTERN_SECRET_KEY=conformance LECTERN_LOG_LEVEL=error \
+			LECTERN_XAPI_DEFAULT_VERSION="$version" \
 			bin/lectern serve >"$OUT/lectern-$mode-$version.log" 2>&1 &
 		PID=$!
 		for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -67,6 +67,9 @@ func start(t *testing.T, cfg app.Config) *env {
 	if err := a.Queue.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.IndexQueue.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +80,7 @@ func start(t *testing.T, cfg app.Config) *env {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_ = a.Queue.Shutdown(sctx)
+		_ = a.IndexQueue.Shutdown(sctx)
 		if a.Elastic != nil {
 			_ = a.Elastic.DeleteIndices(ctx, cfg.Elastic.IndexPrefix)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
@@ -60,6 +61,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, msg = fiber.StatusBadRequest, err.Error()
 	case errors.Is(err, course.ErrCourseExists):
 		status, msg = fiber.StatusConflict, err.Error()
+	case errors.Is(err, content.ErrNotFound):
+		status, msg = fiber.StatusNotFound, err.Error()
+	case errors.Is(err, content.ErrInvalidID), errors.Is(err, content.ErrInvalidTag):
+		status, msg = fiber.StatusBadRequest, err.Error()
 	case errors.Is(err, tenant.ErrNotFound):
 		status, msg = fiber.StatusNotFound, err.Error()
 	case errors.Is(err, tenant.ErrExists):

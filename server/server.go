@@ -13,8 +13,11 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
+	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -45,6 +48,13 @@ type Deps struct {
 	Jobs     *jobs.Store
 	Courses  *course.Store
 	Launch   *course.LaunchSigner
+	// Content holds content items and versions; Index is the content search index.
+	Content *content.Store
+	Index   indexer.Index
+	// Embedder embeds semantic search terms; nil answers semantic searches with 503 and
+	// NoEmbedder as the message.
+	Embedder   embed.Embedder
+	NoEmbedder string
 	// Statements is the xAPI record store's backend (statements, documents, activities).
 	Statements statements.Backend
 	// LRS overrides the record store's extension points; zero fields use the defaults.
@@ -57,6 +67,9 @@ type Deps struct {
 	// BodyLimit is the largest request body accepted, in bytes (uploads included).
 	BodyLimit int
 	Version   string
+	// XAPIDefaultVersion is the xAPI version ("1.0.3" or "2.0.0", the default) the record
+	// store reports on a request that names none.
+	XAPIDefaultVersion string
 }
 
 // Server is the Fiber application with its route table.

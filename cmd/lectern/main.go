@@ -21,8 +21,10 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/queue"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -42,7 +44,7 @@ const usage = `usage: lectern [serve|worker|indexer|all]
 
   serve    HTTP APIs only (enqueues jobs, runs none)
   worker   job handlers only (imports, deletions, webhooks, postbacks, forwarding)
-  indexer  search indexing only
+  indexer  search indexing only (chunking, embeddings, index writes)
   all      everything in one process (default)
   import   upload a course package to a running server and print its activity tree
 
@@ -75,15 +77,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer a.Close()
 
 	errc := make(chan error, 2)
-	if role == "worker" || role == "all" {
-		if err := a.Queue.Start(ctx); err != nil {
-			return fmt.Errorf("start worker: %w", err)
-		}
-		defer func() {
+	// The roles share the queue backend but not its queues: the worker role consumes the
+	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
+	// tasks), and all consumes both.
+	var started []queue.Queue
+	defer func() {
+		for _, q := range started {
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = a.Queue.Shutdown(sctx)
-		}()
+			_ = q.Shutdown(sctx)
+			cancel()
+		}
+	}()
+	for _, c := range []struct {
+		name string
+		on   bool
+		q    queue.Queue
+	}{{"worker", role == "worker" || role == "all", a.Queue}, {"indexer", role == "indexer" || role == "all", a.IndexQueue}} {
+		if !c.on {
+			continue
+		}
+		if err := c.q.Start(ctx); err != nil {
+			return fmt.Errorf("start %s: %w", c.name, err)
+		}
+		started = append(started, c.q)
 	}
 	if role == "serve" || role == "all" {
 		go func() { errc <- a.Server.App().Listen(cfg.Addr) }()
@@ -128,6 +144,13 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
 		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
 		Version: version,
+		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
+			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
+	}
+	if cfg.ModelDir = getenv("LECTERN_MODEL_DIR"); cfg.ModelDir == "" {
+		if d, err := embed.DefaultModelDir(); err == nil {
+			cfg.ModelDir = d
+		}
 	}
 	var err error
 	if cfg.S3.UseSSL, err = parseBool("LECTERN_S3_USE_SSL", getenv("LECTERN_S3_USE_SSL")); err != nil {
@@ -138,6 +161,11 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
+	}
+	switch cfg.XAPIDefaultVersion = env("LECTERN_XAPI_DEFAULT_VERSION", "2.0.0"); cfg.XAPIDefaultVersion {
+	case "1.0.3", "2.0.0":
+	default:
+		return cfg, fmt.Errorf("LECTERN_XAPI_DEFAULT_VERSION must be 1.0.3 or 2.0.0, not %q", cfg.XAPIDefaultVersion)
 	}
 	if cfg.OutboundAllow, err = outbound.ParseAllow(getenv("LECTERN_OUTBOUND_ALLOW")); err != nil {
 		return cfg, fmt.Errorf("LECTERN_OUTBOUND_ALLOW: %w", err)

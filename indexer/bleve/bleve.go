@@ -15,6 +15,10 @@
 //   - Vectors are held in memory, normalised, per tenant, and searched by brute force
 //     (exact cosine); they are loaded from store.db when the index opens.
 //
+// Bleve only selects lexical and field hits; their scores are package indexer's
+// (KeywordScores over the term frequencies that the term vectors of "text" give,
+// PhraseOccurrences over the chunk texts in store.db, FieldScore), as in indexer/elastic.
+//
 // Every write marks the version dirty in store.db in the same transaction that changes its
 // record, then applies one Bleve batch (atomic in scorch), then clears the mark; Open
 // replays marked versions, so a crash between the two stores heals on the next start.
@@ -443,8 +447,7 @@ func (ix *Index) docIDs(q *query.TermQuery, field string) ([]string, error) {
 
 type bleveHit struct {
 	id    string
-	score float64
-	terms map[string]bool // terms of field "text" found, with locations
+	terms map[string]int // terms of field "text" found, with their number of locations
 }
 
 // all runs q and returns every hit (Bleve needs a page size; the first guess is raised to
@@ -464,11 +467,11 @@ func (ix *Index) all(ctx context.Context, q query.Query, locations bool) ([]blev
 		}
 		out := make([]bleveHit, len(res.Hits))
 		for i, h := range res.Hits {
-			out[i] = bleveHit{id: h.ID, score: h.Score}
+			out[i] = bleveHit{id: h.ID}
 			if locations {
-				out[i].terms = map[string]bool{}
-				for term := range h.Locations["text"] {
-					out[i].terms[term] = true
+				out[i].terms = map[string]int{}
+				for term, locs := range h.Locations["text"] {
+					out[i].terms[term] = len(locs)
 				}
 			}
 		}
@@ -681,13 +684,22 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	if err != nil {
 		return nil, err
 	}
+	// The candidates: every chunk holding a lexeme, with its term frequencies. The "text"
+	// field is analysed by the same chain as indexer.TermCounts (analyzers.go), so the number
+	// of locations of a lexeme is its term frequency, without loading the text.
+	raw = slices.DeleteFunc(raw, func(h bleveHit) bool { _, _, ok := ix.chunkOf(h.id); return !ok })
+	counts := make([][]int, len(raw))
+	for k, h := range raw {
+		counts[k] = make([]int, len(lexemes))
+		for j, l := range lexemes {
+			counts[k][j] = h.terms[l]
+		}
+	}
+	scores := indexer.KeywordScores(counts)
 	// Every lexeme must occur in the version, in any of its chunks.
 	found := map[*version]map[string]bool{}
 	for _, h := range raw {
-		v, _, ok := ix.chunkOf(h.id)
-		if !ok {
-			continue
-		}
+		v, _, _ := ix.chunkOf(h.id)
 		if found[v] == nil {
 			found[v] = map[string]bool{}
 		}
@@ -697,13 +709,13 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	}
 	matched := map[*version][]int{} // chunk indexes with a lexeme, per matching version
 	var hits []indexer.Hit
-	for _, h := range raw {
-		v, i, ok := ix.chunkOf(h.id)
-		if !ok || len(found[v]) < len(lexemes) {
+	for k, h := range raw {
+		v, i, _ := ix.chunkOf(h.id)
+		if len(found[v]) < len(lexemes) {
 			continue
 		}
 		matched[v] = append(matched[v], i)
-		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: h.score})
+		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: scores[k]})
 	}
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
@@ -741,11 +753,26 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 	if err != nil {
 		return nil, err
 	}
+	// The score is the number of occurrences in the chunk's text (store.db), counted in Go.
+	recs := map[string]*record{}
 	var hits []indexer.Hit
 	for _, h := range raw {
-		if v, i, ok := ix.chunkOf(h.id); ok {
-			hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: h.score})
+		v, i, ok := ix.chunkOf(h.id)
+		if !ok {
+			continue
 		}
+		r, ok := recs[v.key]
+		if !ok {
+			if r, err = ix.load(v.key); err != nil {
+				return nil, fmt.Errorf("indexer/bleve: load phrase text: %w", err)
+			}
+			recs[v.key] = r
+		}
+		if r == nil || i >= len(r.Chunks) {
+			continue
+		}
+		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
+			Score: float64(indexer.PhraseOccurrences(r.Chunks[i].Text, terms))})
 	}
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
@@ -794,7 +821,7 @@ func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, err
 		f := r.Fields[i]
 		// An exact match has no degrees: every hit scores the same, and the order is
 		// the deterministic tie-break.
-		hits = append(hits, indexer.Hit{ContentID: r.ContentID, Version: r.Version, Field: &f, Score: 1})
+		hits = append(hits, indexer.Hit{ContentID: r.ContentID, Version: r.Version, Field: &f, Score: indexer.FieldScore})
 	}
 	indexer.Sort(hits)
 	return indexer.Page(hits, q), nil

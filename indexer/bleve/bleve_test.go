@@ -3,8 +3,13 @@ package bleve
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/indexertest"
 )
@@ -88,5 +93,56 @@ func TestRecoverDirty(t *testing.T) {
 		if err != nil || len(hits) != want {
 			t.Errorf("%q after recovery: %+v, %v; want %d hits", term, hits, err, want)
 		}
+	}
+}
+
+// TestTermVectorCounts checks that the term frequencies keyword scoring reads off Bleve's
+// term vectors are indexer.TermCounts' (which indexer/elastic computes from the text).
+func TestTermVectorCounts(t *testing.T) {
+	ix, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	texts := []string{
+		"Carrot’s CARROTS—carrot-cake; the carrots' cake, and cakes.",
+		"Don't jump: she jumped, JUMPING jumps over jumpers",
+		"fire fire fire " + strings.Repeat("x", 300) + " fire",
+		"the of and a",
+	}
+	var chunks []indexer.Chunk
+	for i, s := range texts {
+		chunks = append(chunks, indexer.Chunk{Active: true, Location: fmt.Sprint(i), Text: s})
+	}
+	if err := ix.IndexContent(context.Background(), "t", "c", 1, chunks, nil); err != nil {
+		t.Fatal(err)
+	}
+	lexemes := analysis.Lexemes("carrot cake jump fire don x")
+	var disj []query.Query
+	for _, l := range lexemes {
+		tq := query.NewTermQuery(l)
+		tq.SetField("text")
+		disj = append(disj, tq)
+	}
+	raw, err := ix.all(context.Background(), query.NewDisjunctionQuery(disj), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, h := range raw {
+		_, i, ok := ix.chunkOf(h.id)
+		if !ok {
+			t.Fatalf("unknown document %q", h.id)
+		}
+		seen++
+		want := indexer.TermCounts(texts[i], lexemes)
+		for j, l := range lexemes {
+			if h.terms[l] != want[j] {
+				t.Errorf("chunk %d, %q: %d term vector locations, TermCounts %d", i, l, h.terms[l], want[j])
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("%d chunks hold a lexeme, want 3", seen)
 	}
 }

@@ -43,12 +43,13 @@
 // (one named term query per lexeme) and keep the versions holding all of them, as indexer/bleve
 // does; phrase searches are match_phrase queries on text.phrase; field searches are term
 // queries on the normalised value; semantic searches are kNN queries with the filters inside.
-// Results are collapsed, ordered and paged by the shared helpers of package indexer.
+// Elasticsearch only selects lexical and field hits: their scores (BM25) are discarded, and
+// the shared scoring of package indexer (KeywordScores over the term frequencies of the
+// chunk texts, PhraseOccurrences, FieldScore) ranks them, as in indexer/bleve. Results are
+// collapsed, ordered and paged by the shared helpers of package indexer.
 //
 // # Differences from indexer/bleve
 //
-//   - Lexical scores are Elasticsearch's BM25, so hits of unequal scores may come in another
-//     order than Bleve's; equal scores (the same text) are ordered alike, by indexer.Sort.
 //   - Semantic search is approximate (HNSW, exact for small filtered sets) and considers at
 //     most maxKNN chunks; scores are float32 cosines (Elasticsearch's (1+c)/2, turned back
 //     into c = 2s-1).
@@ -69,6 +70,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -863,10 +865,13 @@ func (ix *Index) run(ctx context.Context, q indexer.Query, kind string, query ma
 		return nil, err
 	}
 	defer ix.closePIT(p)
-	bq := map[string]any{"filter": filters(q, kind)}
+	// The query goes into the filter context too: Elasticsearch only selects the hits (package
+	// indexer scores them), so it need not compute BM25 scores.
+	f := filters(q, kind)
 	if query != nil {
-		bq["must"] = query
+		f = append(f, query)
 	}
+	bq := map[string]any{"filter": f}
 	hits, err := ix.searchAll(ctx, p, map[string]any{"query": map[string]any{"bool": bq}, "_source": src})
 	if err != nil {
 		return nil, err
@@ -874,7 +879,36 @@ func (ix *Index) run(ctx context.Context, q indexer.Query, kind string, query ma
 	return ix.current(ctx, p, q, hits)
 }
 
-var chunkSource = []string{"content_id", "version", "generation", "location"}
+// parallel calls f(i) for every i in [0, n), spread over GOMAXPROCS goroutines when n is
+// large enough to make it worth it, and returns when every call has.
+func parallel(n int, f func(i int)) {
+	const minPerWorker = 64
+	workers := min(runtime.GOMAXPROCS(0), n/minPerWorker)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		hi := min(lo+per, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+var (
+	chunkSource     = []string{"content_id", "version", "generation", "location"}
+	chunkTextSource = []string{"content_id", "version", "generation", "location", "text"}
+)
 
 func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
 	lexemes := analysis.Lexemes(q.Term)
@@ -885,20 +919,19 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	for i, l := range lexemes {
 		should = append(should, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": strconv.Itoa(i)}}})
 	}
-	src := chunkSource
-	if q.ReturnMatch {
-		src = append(slices.Clone(src), "text")
-	}
-	raw, err := ix.run(ctx, q, kindChunk, map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}, src)
+	raw, err := ix.run(ctx, q, kindChunk, map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}, chunkTextSource)
 	if err != nil {
 		return nil, err
 	}
-	// Every lexeme must occur in the version, in any of its chunks.
+	// Every lexeme must occur in the version, in any of its chunks. The candidates (raw) are
+	// every current chunk holding a lexeme; their matched queries give the document
+	// frequencies of the lexemes among them.
 	type vk struct {
 		id string
 		v  int
 	}
 	found := map[vk]map[string]bool{}
+	df := make([]int, len(lexemes))
 	for _, h := range raw {
 		k := vk{h.Source.ContentID, h.Source.Version}
 		if found[k] == nil {
@@ -906,18 +939,30 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 		}
 		for _, n := range h.MatchedQueries {
 			found[k][n] = true
+			if j, err := strconv.Atoi(n); err == nil && j >= 0 && j < len(df) {
+				df[j]++
+			}
 		}
 	}
+	idf := indexer.KeywordIDF(len(raw), df)
 	matched := map[vk][]hit{} // chunks with a lexeme, per matching version
-	var hits []indexer.Hit
+	var kept []hit
 	for _, h := range raw {
 		k := vk{h.Source.ContentID, h.Source.Version}
 		if len(found[k]) < len(lexemes) {
 			continue
 		}
 		matched[k] = append(matched[k], h)
-		hits = append(hits, indexer.Hit{ContentID: k.id, Version: k.v, Location: h.Source.Location, Score: h.Score})
+		kept = append(kept, h)
 	}
+	// The scores of the kept chunks come from the term frequencies in their texts, counted in
+	// Go (Elasticsearch only selected them), on every core: analysing text is the costly part.
+	hits := make([]indexer.Hit, len(kept))
+	parallel(len(kept), func(i int) {
+		h := kept[i]
+		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			Score: indexer.KeywordScore(indexer.TermCounts(h.Source.Text, lexemes), idf)}
+	})
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
 		for i := range page {
@@ -948,14 +993,17 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 	mp := map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
 		"query": strings.Join(terms, " "), "analyzer": "whitespace",
 	}}}
-	raw, err := ix.run(ctx, q, kindChunk, mp, chunkSource)
+	raw, err := ix.run(ctx, q, kindChunk, mp, chunkTextSource)
 	if err != nil {
 		return nil, err
 	}
+	// The score is the number of occurrences in the chunk's text, counted in Go.
 	hits := make([]indexer.Hit, len(raw))
-	for i, h := range raw {
-		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location, Score: h.Score}
-	}
+	parallel(len(raw), func(i int) {
+		h := raw[i]
+		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			Score: float64(indexer.PhraseOccurrences(h.Source.Text, terms))}
+	})
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
 		re := analysis.MatchRegex(phrase)
@@ -987,7 +1035,7 @@ func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, err
 			Value: s.Value, Created: s.Created, Updated: s.Updated}
 		// An exact match has no degrees: every hit scores the same, and the order is the
 		// deterministic tie-break.
-		hits[i] = indexer.Hit{ContentID: s.ContentID, Version: s.Version, Field: f, Score: 1}
+		hits[i] = indexer.Hit{ContentID: s.ContentID, Version: s.Version, Field: f, Score: indexer.FieldScore}
 	}
 	indexer.Sort(hits)
 	return indexer.Page(hits, q), nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 )
 
@@ -46,6 +47,9 @@ func Run(t *testing.T, open func(t *testing.T) indexer.Index) {
 		{"Inactive", s.inactive},
 		{"SkipLimit", s.skipLimit},
 		{"TieBreak", s.tieBreak},
+		{"KeywordRanking", s.keywordRanking},
+		{"PhraseRanking", s.phraseRanking},
+		{"FieldRanking", s.fieldRanking},
 		{"TenantIsolation", s.tenantIsolation},
 		{"ReindexReplaces", s.reindexReplaces},
 		{"Delete", s.delete},
@@ -701,5 +705,245 @@ func (s *suite) invalidInput(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(search(t, ix, lexical("a"))), "a") {
 		t.Error("a rejected IndexContent left something behind")
+	}
+}
+
+// full returns "id/version@location" of each hit (without "@" tenant-wide), in order: the
+// exact result list the ranking subtests compare.
+func full(hits []indexer.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		s := fmt.Sprintf("%s/%d", h.ContentID, h.Version)
+		if h.Location != "" {
+			s += "@" + h.Location
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// rankingCorpus is content with unequal term frequencies, for the ranking subtests: where
+// backends that scored by their own relevance formulas (Elasticsearch's BM25, Bleve's TF-IDF)
+// disagree, the shared scoring of package indexer must decide alike.
+var rankingCorpus = []doc{
+	{id: "recipe", version: 1, chunks: texts(
+		"Carrot cake. Carrot cake is the best carrot cake.", // carrot 3, cake 3
+		"Serve the cake cold.",                              // cake 1
+	)},
+	{id: "recipe", version: 2, chunks: texts("Carrot cake.")}, // carrot 1, cake 1
+	{id: "soup", chunks: texts(
+		"Carrot soup: carrots, more carrots, and a little cake on the side.", // carrot 3, cake 1
+	)},
+	{id: "bakery", chunks: texts(
+		"Cakes, cakes, cakes and one carrot.", // cake 3, carrot 1
+		"Carrot",                              // carrot 1
+	)},
+	{id: "zest", chunks: texts("carrot cake and carrot cake with a cake in a tin")}, // carrot 2, cake 3
+	{id: "juice", chunks: texts("carrot juice")},                                    // carrot 1
+	{id: "tiny", chunks: texts("carrot")},                                           // carrot 1
+	{id: "long", chunks: texts(
+		"A long text about vegetables: the carrot is an orange root vegetable, and the " +
+			"carrot is eaten raw or cooked, in soups, salads and stews, all over the world.", // carrot 2
+	)},
+	{id: "sponge", chunks: texts("sponge cake")}, // cake 1
+}
+
+// keywordScores is the reference computation of keyword scores (indexer.KeywordScores over
+// indexer.TermCounts) for the chunks of docs that q may find, keyed like full's entries
+// ("id/version@location").
+func keywordScores(docs []doc, q indexer.Query) map[string]float64 {
+	lexemes := analysis.Lexemes(q.Term)
+	var keys []string
+	var counts [][]int
+	for _, d := range docs {
+		if q.ContentID != "" && d.id != q.ContentID {
+			continue
+		}
+		if d.version == 0 {
+			d.version = 1 // as put does
+		}
+		for _, c := range d.chunks {
+			tf := indexer.TermCounts(c.Text, lexemes)
+			if slices.ContainsFunc(tf, func(n int) bool { return n > 0 }) {
+				keys = append(keys, fmt.Sprintf("%s/%d@%s", d.id, d.version, c.Location))
+				counts = append(counts, tf)
+			}
+		}
+	}
+	out := map[string]float64{}
+	for i, s := range indexer.KeywordScores(counts) {
+		out[keys[i]] = s
+	}
+	return out
+}
+
+// wantRanked checks that hits are exactly want (full's form), in that order, and, when scores
+// is not nil, that every hit scores scores[its chunk] (tenant-wide: the best of its chunks).
+func wantRanked(t *testing.T, what string, hits []indexer.Hit, scores map[string]float64, want ...string) {
+	t.Helper()
+	if got := full(hits); !slices.Equal(got, want) {
+		t.Errorf("%s: got %q, want %q", what, got, want)
+		return
+	}
+	if scores == nil {
+		return
+	}
+	for _, h := range hits {
+		key := fmt.Sprintf("%s/%d@%s", h.ContentID, h.Version, h.Location)
+		want, ok := scores[key]
+		if h.Location == "" {
+			ok = false
+			for k, s := range scores {
+				if strings.HasPrefix(k, fmt.Sprintf("%s/%d@", h.ContentID, h.Version)) && (!ok || s > want) {
+					want, ok = s, true
+				}
+			}
+		}
+		if !ok || h.Score != want {
+			t.Errorf("%s: %s scores %v, want %v", what, key, h.Score, want)
+		}
+	}
+}
+
+func (s *suite) keywordRanking(t *testing.T) {
+	ix := s.index(t)
+	put(t, ix, rankingCorpus...)
+	for _, tc := range []struct {
+		name string
+		q    indexer.Query
+		want []string
+	}{
+		{
+			// Scores: recipe/1 (carrot 3, cake 3) > zest (2, 3) > bakery (1, 3) > soup (3, 1)
+			// > recipe/2 (1, 1); cake is the rarer lexeme among the candidates, so it weighs
+			// more than carrot.
+			"carrot cake", lexical("carrot cake"),
+			[]string{"recipe/1", "zest/1", "bakery/1", "soup/1", "recipe/2"},
+		},
+		{
+			"cake carrot (order of the lexemes does not matter)", lexical("CAKE carrots"),
+			[]string{"recipe/1", "zest/1", "bakery/1", "soup/1", "recipe/2"},
+		},
+		{
+			// One lexeme: term frequency alone ranks (no length normalisation: "long", with
+			// two carrots in many words, outranks "tiny", one carrot in one word).
+			"carrot", lexical("carrot"),
+			[]string{"recipe/1", "soup/1", "long/1", "zest/1", "bakery/1", "juice/1", "recipe/2", "tiny/1"},
+		},
+		{
+			"cake", lexical("cakes"),
+			[]string{"bakery/1", "recipe/1", "zest/1", "recipe/2", "soup/1", "sponge/1"},
+		},
+		{
+			"carrot cake, page 2", indexer.Query{Type: indexer.Lexical, Term: "carrot cake", Skip: 2, Limit: 2},
+			[]string{"bakery/1", "soup/1"},
+		},
+		{
+			// Within one item every chunk with a lexeme is a hit, and the statistics are
+			// those of the item's chunks.
+			"carrot cake in recipe", indexer.Query{Type: indexer.Lexical, Term: "carrot cake", ContentID: "recipe"},
+			[]string{"recipe/1@loc1", "recipe/2@loc1", "recipe/1@loc2"},
+		},
+		{
+			"carrot cake in bakery", indexer.Query{Type: indexer.Lexical, Term: "carrot cake", ContentID: "bakery"},
+			[]string{"bakery/1@loc1", "bakery/1@loc2"},
+		},
+		{
+			"carrot in bakery", indexer.Query{Type: indexer.Lexical, Term: "carrot", ContentID: "bakery"},
+			[]string{"bakery/1@loc1", "bakery/1@loc2"},
+		},
+	} {
+		wantRanked(t, tc.name, search(t, ix, tc.q), keywordScores(rankingCorpus, tc.q), tc.want...)
+	}
+}
+
+func (s *suite) phraseRanking(t *testing.T) {
+	ix := s.index(t)
+	put(t, ix, rankingCorpus...)
+	for _, tc := range []struct {
+		name string
+		q    indexer.Query
+		want []string
+		// scores holds the number of occurrences of the phrase in each hit.
+		scores []float64
+	}{
+		{
+			// recipe/1 holds the phrase 3 times, zest twice, recipe/2 once: the counts decide
+			// before the content ids.
+			`"carrot cake"`, lexical(`"carrot cake"`),
+			[]string{"recipe/1", "zest/1", "recipe/2"}, []float64{3, 2, 1},
+		},
+		{
+			// The stop words of the phrase match any stop words: zest holds "cake with a" and
+			// "cake in a", recipe/1 "cake is the", soup "cake on the".
+			`"cake in a"`, lexical(`"cake in a"`),
+			[]string{"zest/1", "recipe/1", "soup/1"}, []float64{2, 1, 1},
+		},
+		{
+			`"carrots"`, lexical(`"carrots"`),
+			[]string{"recipe/1", "soup/1", "long/1", "zest/1", "bakery/1", "juice/1", "recipe/2", "tiny/1"},
+			[]float64{3, 3, 2, 2, 1, 1, 1, 1},
+		},
+		{
+			`"carrot cake" in recipe`, indexer.Query{Type: indexer.Lexical, Term: `"carrot cake"`, ContentID: "recipe"},
+			[]string{"recipe/1@loc1", "recipe/2@loc1"}, []float64{3, 1},
+		},
+		{
+			`"carrot" in bakery`, indexer.Query{Type: indexer.Lexical, Term: `"carrot"`, ContentID: "bakery"},
+			[]string{"bakery/1@loc1", "bakery/1@loc2"}, []float64{1, 1},
+		},
+	} {
+		hits := search(t, ix, tc.q)
+		wantRanked(t, tc.name, hits, nil, tc.want...)
+		for i, h := range hits {
+			if i < len(tc.scores) && h.Score != tc.scores[i] {
+				t.Errorf("%s: hit %d (%s) scores %v, want %v", tc.name, i, h.ContentID, h.Score, tc.scores[i])
+			}
+		}
+	}
+}
+
+func (s *suite) fieldRanking(t *testing.T) {
+	ix := s.index(t)
+	f := func(typ, value string) indexer.Field { return indexer.Field{FieldType: typ, Value: value} }
+	put(t, ix,
+		doc{id: "z", chunks: texts("x"), fields: []indexer.Field{f(indexer.FieldTitle, "Fire Safety")}},
+		doc{id: "a", version: 2, chunks: texts("x"), fields: []indexer.Field{f(indexer.FieldSkills, "FIRE SAFETY")}},
+		doc{id: "a", version: 1, chunks: texts("x"), fields: []indexer.Field{
+			f(indexer.FieldTitle, "fire safety"),
+			f(indexer.FieldSkills, "fire safety"),
+			f(indexer.FieldSkills, "Fire safety"),
+			f(indexer.FieldSummary, "Fire safety, fire safety, fire safety"),
+		}},
+		doc{id: "m", chunks: texts("x"), fields: []indexer.Field{f(indexer.FieldSummary, "Fire safety")}},
+	)
+	str := func(hits []indexer.Hit) []string {
+		var out []string
+		for _, h := range hits {
+			if h.Field == nil || h.Location != "" || h.Score != indexer.FieldScore {
+				t.Errorf("field hit %+v: want a field, no location, score %v", h, indexer.FieldScore)
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s/%d %s %s", h.ContentID, h.Version, h.Field.FieldType, h.Field.Value))
+		}
+		return out
+	}
+	all := []string{
+		"a/1 SKILLS Fire safety", "a/1 SKILLS fire safety", "a/1 TITLE fire safety",
+		"a/2 SKILLS FIRE SAFETY", "m/1 SUMMARY Fire safety", "z/1 TITLE Fire Safety",
+	}
+	for _, tc := range []struct {
+		name string
+		q    indexer.Query
+		want []string
+	}{
+		{"all", indexer.Query{Type: indexer.FieldSearch, Term: "fire SAFETY"}, all},
+		{"page", indexer.Query{Type: indexer.FieldSearch, Term: "fire safety", Skip: 1, Limit: 3}, all[1:4]},
+		{"skills and summary", indexer.Query{Type: indexer.FieldSearch, Term: "Fire Safety",
+			FieldTypes: []string{indexer.FieldSummary, indexer.FieldSkills}},
+			[]string{"a/1 SKILLS Fire safety", "a/1 SKILLS fire safety", "a/2 SKILLS FIRE SAFETY", "m/1 SUMMARY Fire safety"}},
+		{"within a", indexer.Query{Type: indexer.FieldSearch, Term: "fire safety", ContentID: "a"}, all[:4]},
+	} {
+		wantIDs(t, tc.name, str(search(t, ix, tc.q)), tc.want...)
 	}
 }

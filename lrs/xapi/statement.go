@@ -259,6 +259,17 @@ func (s *Statement) VoidTarget() string {
 	return strings.ToLower(id)
 }
 
+// RefTarget returns the id (lowercase) the statement's object points at when it is a
+// StatementRef (voiding statements included), "" otherwise.
+func (s *Statement) RefTarget() string {
+	obj, _ := s.m["object"].(map[string]any)
+	if obj == nil || obj["objectType"] != "StatementRef" {
+		return ""
+	}
+	id, _ := obj["id"].(string)
+	return strings.ToLower(id)
+}
+
 // AttachmentRef is one attachment declared by a statement.
 type AttachmentRef struct {
 	UsageType, ContentType, SHA2, FileURL string
@@ -303,10 +314,11 @@ func (s *Statement) Attachments() []AttachmentRef {
 func (s *Statement) Fields() statements.Statement {
 	raw := s.JSON()
 	f := statements.Statement{
-		ID:    s.ID(),
-		Raw:   raw,
-		Hash:  ContentHash(raw),
-		Voids: s.VoidTarget(),
+		ID:     s.ID(),
+		Raw:    raw,
+		Hash:   ContentHash(raw),
+		Voids:  s.VoidTarget(),
+		Target: s.RefTarget(),
 	}
 	if ts, ok := s.m["timestamp"].(string); ok {
 		if t, err := ParseTimestamp(ts); err == nil {

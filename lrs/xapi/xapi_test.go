@@ -185,6 +185,16 @@ func TestVoidTargetAndAttachments(t *testing.T) {
 	if s.VoidTarget() != "9e13cefd-53d3-4eac-b5ed-2cf6693903bb" {
 		t.Errorf("VoidTarget = %q", s.VoidTarget())
 	}
+	if s.RefTarget() != "9e13cefd-53d3-4eac-b5ed-2cf6693903bb" || s.Fields().Target != s.RefTarget() {
+		t.Errorf("RefTarget = %q, Fields().Target = %q", s.RefTarget(), s.Fields().Target)
+	}
+	ref := parseOne(t, string(stmtJSON(mod{"object", raw(`{"objectType":"StatementRef","id":"9E13CEFD-53D3-4EAC-B5ED-2CF6693903BB"}`)})), V103)
+	if f := ref.Fields(); f.Target != "9e13cefd-53d3-4eac-b5ed-2cf6693903bb" || f.Voids != "" {
+		t.Errorf("StatementRef fields: Target %q, Voids %q", f.Target, f.Voids)
+	}
+	if parseOne(t, string(stmtJSON()), V103).Fields().Target != "" {
+		t.Error("non-StatementRef statement has a target")
+	}
 	if parseOne(t, string(stmtJSON()), V103).VoidTarget() != "" {
 		t.Error("non-voiding statement has a void target")
 	}

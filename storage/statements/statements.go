@@ -43,7 +43,13 @@ type Statement struct {
 	// the two arrive. Put computes it; the caller's value is ignored.
 	Voided bool
 	// Voids holds, for a voiding statement, the id of the statement it voids.
-	Voids  string
+	Voids string
+	// Target is the id (lowercase) of the statement the object's StatementRef points at, ""
+	// when the object is not a StatementRef; a voiding statement has one too (also when the
+	// HTTP layer cleared Voids because it targets a voiding statement). Query uses it for the
+	// StatementRef filter rule (see Query). A statement with Voids set and no Target targets
+	// Voids.
+	Target string
 	VerbID string
 	// Agents are the IFIs (lrs/xapi.IFI form, e.g. "mbox:mailto:a@b.c") matching the agent
 	// parameter: the actor (and a group's members) or an agent/group object.
@@ -61,7 +67,23 @@ type Statement struct {
 	AttachmentHashes []string
 }
 
+// TargetID is st's Target, or Voids when Target is empty.
+func (st *Statement) TargetID() string {
+	if st.Target != "" {
+		return st.Target
+	}
+	return st.Voids
+}
+
 // Query is GET /statements' filter, already validated by the HTTP layer.
+//
+// StatementRef rule (xAPI 1.0.3 Part Three §2.1.3, "Filter Conditions for StatementRefs"; the
+// same in 2.0): a statement whose Target is a statement meeting the non-time filters (Agent,
+// Verb, Activity, Registration with their Related flags) meets them too, recursively (a
+// targets b targets c, c matches: a and b match). The targeted statement counts whether
+// voided or not (a voiding statement is returned for a filter its voided target meets);
+// Since, Until, Limit, order and the voided exclusion apply to the returned statements only.
+// With no non-time filter every statement matches and the rule changes nothing.
 type Query struct {
 	Tenant            string
 	Agent             string // IFI
@@ -109,7 +131,8 @@ type Store interface {
 	Put(ctx context.Context, tenant string, batch []*Statement, attachments []*Attachment) error
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
-	// Query returns a page of non-voided statements matching q.
+	// Query returns a page of non-voided statements matching q, StatementRef rule included
+	// (see Query).
 	Query(ctx context.Context, q Query) (*Page, error)
 	// Attachments returns stored attachment contents by sha2 (missing ones are left out).
 	Attachments(ctx context.Context, tenant string, sha2 []string) ([]*Attachment, error)

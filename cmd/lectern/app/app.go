@@ -14,9 +14,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/indexer"
+	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
+	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -30,6 +35,7 @@ import (
 	stelastic "github.com/lectern-lms/lectern/storage/statements/elastic"
 	stsqlite "github.com/lectern-lms/lectern/storage/statements/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -53,6 +59,14 @@ type Config struct {
 	S3          S3Config
 	Elastic     ElasticConfig
 
+	// ModelDir is the local embedding model (indexer/embed ONNX, installed by `make model`);
+	// empty or not installed means no local model: semantic search answers 503.
+	ModelDir string
+	// Embeddings selects an OpenAI-compatible embeddings endpoint instead of the local model.
+	Embeddings EmbeddingsConfig
+
+	// XAPIDefaultVersion is the xAPI version reported to requests that name none.
+	XAPIDefaultVersion string
 	// OutboundAllow lists hosts or CIDRs outbound requests may reach although private.
 	OutboundAllow []string
 
@@ -74,17 +88,37 @@ type ElasticConfig struct {
 	IndexPrefix string
 }
 
+// EmbeddingsConfig selects an OpenAI-compatible /v1/embeddings endpoint when URL is set.
+type EmbeddingsConfig struct {
+	URL, Model, Key string
+}
+
+// IndexQueueName is the queue of index tasks, which the indexer role consumes; every other
+// task goes to the default queue, which the worker role consumes.
+const IndexQueueName = "index"
+
+// embedCacheEntries is the size of the in-memory vector cache (384 floats are 1.5 KiB).
+const embedCacheEntries = 20000
+
 // App is an assembled Lectern.
 type App struct {
-	Config   Config
-	Records  record.Store
-	Blobs    blob.Store
-	Queue    queue.Queue
-	Elastic  *elastic.Client
-	Tenants  *tenant.Registry
-	Settings *settings.Store
-	Jobs     *jobs.Store
-	Courses  *course.Store
+	Config  Config
+	Records record.Store
+	Blobs   blob.Store
+	Queue   queue.Queue
+	// IndexQueue carries index tasks only (the indexer role); Queue everything else.
+	IndexQueue queue.Queue
+	Elastic    *elastic.Client
+	Tenants    *tenant.Registry
+	Settings   *settings.Store
+	Jobs       *jobs.Store
+	Courses    *course.Store
+	Content    *content.Store
+	// Index is the content search index; Embedder embeds chunks and semantic queries (nil
+	// when no model is available, NoEmbedder then says why).
+	Index      indexer.Index
+	Embedder   embed.Embedder
+	NoEmbedder string
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
 	Outbound   *outbound.Client
@@ -109,6 +143,12 @@ func (c Config) Validate() error {
 	}
 	if c.Elastic.IndexPrefix != "" && c.Elastic.URL == "" {
 		return errors.New("LECTERN_ELASTICSEARCH_INDEX_PREFIX is set but LECTERN_ELASTICSEARCH_URL is not")
+	}
+	if e := c.Embeddings; (e.Model != "" || e.Key != "") && e.URL == "" {
+		return errors.New("LECTERN_EMBEDDINGS_MODEL or LECTERN_EMBEDDINGS_KEY is set but LECTERN_EMBEDDINGS_URL is not")
+	}
+	if e := c.Embeddings; e.URL != "" && e.Model == "" {
+		return errors.New("LECTERN_EMBEDDINGS_URL is set but LECTERN_EMBEDDINGS_MODEL is not")
 	}
 	if c.DataDir == "" {
 		return errors.New("a data directory is required")
@@ -190,6 +230,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			return nil, err
 		}
 		a.Queue = q
+		a.closers = append(a.closers, a.Queue.Close)
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
+			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		a.IndexQueue = iq
 		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("LECTERN_REDIS_URL: %w", err)
@@ -199,8 +247,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		checks = append(checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	default:
 		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.closers = append(a.closers, a.Queue.Close)
+		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
 	}
-	a.closers = append(a.closers, a.Queue.Close)
+	a.closers = append(a.closers, a.IndexQueue.Close)
 
 	// Elasticsearch holds statements and content in the distributed mode.
 	if cfg.Elastic.URL != "" {
@@ -237,6 +287,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.closers = append(a.closers, a.Statements.Close)
 
+	if err := a.openContentIndex(ctx); err != nil {
+		return nil, err
+	}
+
 	sealer, err := settings.NewSealer(cfg.SecretKey)
 	if err != nil {
 		return nil, err
@@ -245,19 +299,90 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
 	a.Courses = course.NewStore(a.Records)
+	a.Content = content.NewStore(a.Records)
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
 	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
-		Others: []jobs.Purger{a.Statements}})
+		Others: []jobs.Purger{a.Statements, a.Index}})
+	a.Queue.Handle(contentjob.TypeImport, &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
+	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Index: a.Index, Embedder: a.Embedder, Logger: cfg.Logger})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Launch: course.NewLaunchSigner(cfg.SecretKey),
+		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
-		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, Version: cfg.Version})
+		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion, Version: cfg.Version})
 	return a, nil
 }
+
+// openContentIndex picks the embedder (an OpenAI-compatible endpoint when configured, else
+// the local ONNX model, else none) and the content index (Elasticsearch in the distributed
+// mode, else Bleve in <DataDir>/search) recording the embedder's model.
+func (a *App) openContentIndex(ctx context.Context) error {
+	cfg := a.Config
+	var inner embed.Embedder
+	switch {
+	case cfg.Embeddings.URL != "":
+		o, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{BaseURL: cfg.Embeddings.URL, Model: cfg.Embeddings.Model, APIKey: cfg.Embeddings.Key})
+		if err != nil {
+			return fmt.Errorf("LECTERN_EMBEDDINGS_URL: %w", err)
+		}
+		inner = o
+	case cfg.ModelDir != "":
+		o, err := embed.New(cfg.ModelDir)
+		if err != nil {
+			a.NoEmbedder = "semantic search is unavailable: no embedding model is installed in " + cfg.ModelDir +
+				"; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
+			if !errors.Is(err, embed.ErrNoModel) {
+				a.NoEmbedder = "semantic search is unavailable: the embedding model in " + cfg.ModelDir + " cannot be loaded (" +
+					err.Error() + "); run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
+			}
+			cfg.Logger.Warn("no embedding model: semantic search answers 503", "model_dir", cfg.ModelDir, "error", err)
+			break
+		}
+		inner = o
+		a.closers = append(a.closers, o.Close)
+	default:
+		a.NoEmbedder = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
+	}
+	var model indexer.Model
+	if inner != nil {
+		info := inner.Model()
+		model = indexer.Model{Name: info.Name, Dims: info.Dims}
+		a.Embedder = embed.NewCached(inner, embed.NewLRU(embedCacheEntries))
+	}
+	switch {
+	case a.Elastic != nil:
+		if model.Dims == 0 {
+			// Without a model the index is still needed for lexical and field search; create it
+			// with the default model's dimension and no recorded model, so that configuring
+			// that model later simply records it.
+			if _, _, err := a.Elastic.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: defaultEmbeddingDims}); err != nil {
+				return err
+			}
+		}
+		ix, err := ielastic.New(ctx, a.Elastic, ielastic.Options{Model: model})
+		if err != nil {
+			return err
+		}
+		a.Index = ix
+	default:
+		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model})
+		if err != nil {
+			return err
+		}
+		a.Index = ix
+	}
+	a.closers = append(a.closers, a.Index.Close)
+	return nil
+}
+
+// defaultEmbeddingDims is the dimension of the default model (all-MiniLM-L6-v2).
+const defaultEmbeddingDims = 384
 
 // blobPing checks the blob store answers by statting a key that need not exist.
 func blobPing(s blob.Store) func(ctx context.Context) error {

@@ -357,6 +357,7 @@ func (s *Store) markVoided(ctx context.Context, tenant string, ids []string) ([]
 		if err := json.Unmarshal(h.Source, &d); err != nil {
 			return nil, fmt.Errorf("statements/elastic: read void target %s: %w", id, err)
 		}
+		// A voiding statement (voids set, not a StatementRef target) is never voided.
 		if d.Voids != "" || d.Voided {
 			continue
 		}

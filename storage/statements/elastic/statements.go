@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
@@ -30,8 +31,12 @@ type stmtDoc struct {
 	RelatedAgents     []string `json:"related_agent_ifis,omitempty"`
 	Registration      string   `json:"registration,omitempty"`
 	Voided            bool     `json:"voided"`
-	Voids             string   `json:"voids,omitempty"`
-	AttachmentHashes  []string `json:"attachment_hashes,omitempty"`
+	// Voids is the id a voiding statement voids.
+	Voids string `json:"voids,omitempty"`
+	// Target is the id any StatementRef object points at (voiding statements included), for
+	// the rule that a query also returns statements targeting a matching one.
+	Target           string   `json:"target,omitempty"`
+	AttachmentHashes []string `json:"attachment_hashes,omitempty"`
 	// Statement is the raw statement as a JSON string, not as an object: the field is mapped
 	// enabled:false (never parsed, whatever JSON value it holds), and a string survives the
 	// re-serialization of _source that a partial update (voiding) does byte for byte, where an
@@ -53,6 +58,7 @@ func toDoc(st *statements.Statement, voided bool) *stmtDoc {
 		Registration:      st.Registration,
 		Voided:            voided,
 		Voids:             st.Voids,
+		Target:            st.TargetID(),
 		AttachmentHashes:  st.AttachmentHashes,
 		Statement:         string(st.Raw),
 	}
@@ -70,7 +76,7 @@ func (d *stmtDoc) statement() (*statements.Statement, error) {
 	}
 	return &statements.Statement{
 		Tenant: d.Tenant, ID: d.ID, Raw: json.RawMessage(d.Statement), Hash: d.Hash,
-		Stored: stored, Timestamp: ts, Voided: d.Voided, Voids: d.Voids, VerbID: d.VerbID,
+		Stored: stored, Timestamp: ts, Voided: d.Voided, Voids: d.Voids, Target: d.Target, VerbID: d.VerbID,
 		Agents: d.Agents, RelatedAgents: d.RelatedAgents, Activity: d.Activity,
 		RelatedActivities: d.RelatedActivities, Registration: d.Registration,
 		AttachmentHashes: d.AttachmentHashes,
@@ -136,19 +142,22 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 	fp := fingerprint(q)
 
 	filter := []any{term("tenant_id", q.Tenant), term("voided", false)}
-	// The related fields hold only the other places of the statement, so the broad filters
-	// match either field (as the SQLite backend does): related never misses what narrow finds.
-	if q.Agent != "" {
-		filter = append(filter, either(q.RelatedAgents, "agent_ifis", "related_agent_ifis", q.Agent))
-	}
-	if q.Verb != "" {
-		filter = append(filter, term("verb_id", q.Verb))
-	}
-	if q.Activity != "" {
-		filter = append(filter, either(q.RelatedActivities, "activity_id", "related_activity_ids", q.Activity))
-	}
-	if q.Registration != "" {
-		filter = append(filter, term("registration", q.Registration))
+	if direct := matchFilters(q); len(direct) > 0 {
+		refs, err := s.refMatches(ctx, q, direct)
+		if err != nil {
+			return nil, err
+		}
+		if len(refs) == 0 {
+			filter = append(filter, direct...)
+		} else {
+			filter = append(filter, map[string]any{"bool": map[string]any{
+				"should": []any{
+					map[string]any{"bool": map[string]any{"filter": direct}},
+					map[string]any{"terms": map[string]any{"id": refs}},
+				},
+				"minimum_should_match": 1,
+			}})
+		}
 	}
 	rng := map[string]any{}
 	// date_nanos holds nothing before 1970: a bound there is no bound (since) or matches
@@ -207,6 +216,127 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 		page.Statements = append(page.Statements, st)
 	}
 	return page, nil
+}
+
+// matchFilters are q's non-time filters as term queries, none when q has none. The related
+// fields hold only the other places of the statement, so the broad filters match either field
+// (as the SQLite backend does): related never misses what narrow finds.
+func matchFilters(q statements.Query) []any {
+	var filter []any
+	if q.Agent != "" {
+		filter = append(filter, either(q.RelatedAgents, "agent_ifis", "related_agent_ifis", q.Agent))
+	}
+	if q.Verb != "" {
+		filter = append(filter, term("verb_id", q.Verb))
+	}
+	if q.Activity != "" {
+		filter = append(filter, either(q.RelatedActivities, "activity_id", "related_activity_ids", q.Activity))
+	}
+	if q.Registration != "" {
+		filter = append(filter, term("registration", q.Registration))
+	}
+	return filter
+}
+
+// MaxRefEdges bounds the targeting statements (StatementRef objects, voiding statements
+// included) one filtered Query considers for the StatementRef rule of statements.Query: the
+// most recently stored MaxRefEdges of the tenant. A statement matching only through an older
+// targeting statement is missed; below the bound the rule holds exactly.
+const MaxRefEdges = 10000
+
+// refMatches returns the ids of q's tenant's statements that meet the filters direct through
+// the StatementRef rule: it reads the tenant's targeting statements (id → target, at most
+// MaxRefEdges), asks which targets meet direct (voided or not), and follows the targeting
+// edges backwards from those, recursively (cycles included). Time bounds are left to the
+// caller's query, which applies them to the returned statements.
+func (s *Store) refMatches(ctx context.Context, q statements.Query, direct []any) ([]string, error) {
+	targeting := map[string][]string{} // target → ids of the statements targeting it
+	var after []any
+	for n := 0; n < MaxRefEdges; {
+		body := map[string]any{
+			"query": map[string]any{"bool": map[string]any{"filter": []any{
+				term("tenant_id", q.Tenant), map[string]any{"exists": map[string]any{"field": "target"}},
+			}}},
+			"sort":             []any{map[string]any{"stored": "desc"}, map[string]any{"id": "desc"}},
+			"size":             min(pageSize, MaxRefEdges-n),
+			"_source":          []string{"id", "target", "stored"},
+			"track_total_hits": false,
+		}
+		if after != nil {
+			body["search_after"] = after
+		}
+		hits, err := s.search(ctx, "find targeting statements", s.stmts, body)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			var d struct {
+				ID     string `json:"id"`
+				Target string `json:"target"`
+				Stored string `json:"stored"`
+			}
+			if err := json.Unmarshal(h.Source, &d); err != nil {
+				return nil, fmt.Errorf("statements/elastic: find targeting statements: %w", err)
+			}
+			targeting[d.Target] = append(targeting[d.Target], d.ID)
+			t, err := time.Parse(time.RFC3339Nano, d.Stored)
+			if err != nil {
+				return nil, fmt.Errorf("statements/elastic: statement %s: stored: %w", d.ID, err)
+			}
+			after = []any{t.UnixNano(), d.ID}
+		}
+		n += len(hits)
+		if len(hits) < pageSize {
+			break
+		}
+	}
+	if len(targeting) == 0 {
+		return nil, nil
+	}
+	// Which targets meet the filters themselves.
+	targets := make([]string, 0, len(targeting))
+	for t := range targeting {
+		targets = append(targets, t)
+	}
+	slices.Sort(targets)
+	var queue []string
+	for chunk := range slices.Chunk(targets, pageSize) {
+		hits, err := s.search(ctx, "match targeted statements", s.stmts, map[string]any{
+			"query": map[string]any{"bool": map[string]any{"filter": append([]any{
+				term("tenant_id", q.Tenant), map[string]any{"terms": map[string]any{"id": chunk}},
+			}, direct...)}},
+			"size":             len(chunk),
+			"_source":          []string{"id"},
+			"track_total_hits": false,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			var d struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(h.Source, &d); err != nil {
+				return nil, fmt.Errorf("statements/elastic: match targeted statements: %w", err)
+			}
+			queue = append(queue, d.ID)
+		}
+	}
+	// Everything that reaches one of them through targeting edges.
+	seen := map[string]bool{}
+	var out []string
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, by := range targeting[id] {
+			if !seen[by] {
+				seen[by] = true
+				out = append(out, by)
+				queue = append(queue, by)
+			}
+		}
+	}
+	return out, nil
 }
 
 // either is a term query on narrow, or with broad on narrow or related.

@@ -5,7 +5,7 @@
 // course-engine writes):
 //
 //	statements(stored INTEGER PRIMARY KEY, tenant, id, raw, hash, timestamp, voided, voids,
-//	           verb, activity, registration, lists)   UNIQUE(tenant, id)
+//	           verb, activity, registration, lists, target)   UNIQUE(tenant, id)
 //	terms(tenant, term, stored)                        PRIMARY KEY, WITHOUT ROWID
 //	attachments(tenant, sha2, content_type, data)      PRIMARY KEY(tenant, sha2)
 //	documents(tenant, kind, activity_id, agent, registration, doc_id,
@@ -18,6 +18,11 @@
 // value prefixed by its role ("a:" agent, "A:" related agent, "o:" object activity,
 // "O:" related activity, "v:" verb, "r:" registration); a query walks the (tenant, term,
 // stored) key of its most selective filter in stored order and checks the others by key.
+//
+// target is the statement a StatementRef object points at (statements.Statement.TargetID);
+// filtered queries add the statements whose target chain reaches a match (the StatementRef
+// rule of statements.Query) with a recursive query over the targeting statements, which are
+// found through the partial index statements_targets.
 package sqlite
 
 import (
@@ -66,6 +71,7 @@ var schema = []string{
 		activity TEXT NOT NULL DEFAULT '',
 		registration TEXT NOT NULL DEFAULT '',
 		lists BLOB NOT NULL DEFAULT '{}',
+		target TEXT NOT NULL DEFAULT '',
 		UNIQUE (tenant, id))`,
 	// Unfiltered queries walk this in stored order.
 	`CREATE INDEX IF NOT EXISTS statements_by_tenant ON statements (tenant, stored)`,
@@ -123,7 +129,44 @@ func Open(path string) (*Store, error) {
 			return nil, fmt.Errorf("create statement schema in %s: %w", path, err)
 		}
 	}
+	if err := migrateTarget(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
+	}
 	return &Store{db: db, now: time.Now}, nil
+}
+
+// migrateTarget adds the target column to a database created before it existed, filling it
+// from the stored statements' StatementRef objects, and creates its index.
+func migrateTarget(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var has bool
+	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM pragma_table_info('statements') WHERE name = 'target')`).Scan(&has); err != nil {
+		return err
+	}
+	if !has {
+		// raw is a BLOB holding JSON text; the cast keeps json_extract from reading it as JSONB.
+		for _, stmt := range []string{
+			`ALTER TABLE statements ADD COLUMN target TEXT NOT NULL DEFAULT ''`,
+			`UPDATE statements SET target = lower(json_extract(CAST(raw AS TEXT), '$.object.id'))
+				WHERE json_extract(CAST(raw AS TEXT), '$.object.objectType') = 'StatementRef'
+				AND json_type(CAST(raw AS TEXT), '$.object.id') = 'text'`,
+			`UPDATE statements SET target = voids WHERE target = '' AND voids <> ''`,
+		} {
+			if _, err := tx.Exec(stmt); err != nil {
+				return err
+			}
+		}
+	}
+	// Finds the statements targeting a statement, and every targeting statement of a tenant.
+	if _, err := tx.Exec(`CREATE INDEX IF NOT EXISTS statements_targets ON statements (tenant, target) WHERE target <> ''`); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // DB exposes the connection pool for maintenance and benchmarks.
@@ -230,8 +273,8 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 	}
 	defer check.Close()
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO statements
-		(stored, tenant, id, raw, hash, timestamp, voided, voids, verb, activity, registration, lists)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(stored, tenant, id, raw, hash, timestamp, voided, voids, verb, activity, registration, lists, target)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
 	}
@@ -277,7 +320,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		}
 		l, _ := json.Marshal(lists{st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes})
 		if _, err := ins.ExecContext(ctx, stored, tenant, st.ID, []byte(w.raw), st.Hash, ts, w.voided,
-			st.Voids, st.VerbID, st.Activity, st.Registration, l); err != nil {
+			st.Voids, st.VerbID, st.Activity, st.Registration, l, st.TargetID()); err != nil {
 			return fail(err)
 		}
 		for _, term := range terms(st) {
@@ -318,7 +361,7 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voided, s.voids, s.verb, s.activity, s.registration, s.lists`
+const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voided, s.voids, s.verb, s.activity, s.registration, s.lists, s.target`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -328,7 +371,7 @@ func scanStatement(row scanner) (*statements.Statement, error) {
 	var ts sql.NullInt64
 	var raw, l []byte
 	if err := row.Scan(&stored, &st.Tenant, &st.ID, &raw, &st.Hash, &ts, &st.Voided, &st.Voids,
-		&st.VerbID, &st.Activity, &st.Registration, &l); err != nil {
+		&st.VerbID, &st.Activity, &st.Registration, &l, &st.Target); err != nil {
 		return nil, err
 	}
 	st.Stored = fromMicros(stored)
@@ -417,48 +460,79 @@ func queryTerms(q statements.Query) []string {
 }
 
 // buildQuery returns the SQL and arguments of one page (limit+1 rows, to know whether more follow).
+//
+// Without filters it walks (tenant, stored). With filters, the statements matching them (walked
+// through the driving term's key in stored order) are merged, in stored order, with those
+// matching through the StatementRef rule: the recursive h holds every statement of the
+// tenant whose target chain reaches a statement meeting the filters (voided or not). h is
+// built from the tenant's targeting statements (statements_targets), so a filtered query also
+// costs in proportion to the number of statements with a StatementRef object (voiding ones
+// included); the time window and cursor apply to the returned statements only.
 func buildQuery(q statements.Query, after int64, limit int) (string, []any) {
 	var b strings.Builder
 	var args []any
-	key := "s.stored"
-	ts := queryTerms(q)
-	if len(ts) == 0 {
-		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
-		args = append(args, q.Tenant)
-	} else {
-		// CROSS JOIN fixes the join order: walk the driving term's key in stored order, then
-		// fetch each statement by rowid.
-		key = "t.stored"
-		b.WriteString(`SELECT ` + stmtColumns + ` FROM terms t CROSS JOIN statements s ON s.stored = t.stored
-			WHERE t.tenant = ? AND t.term = ?`)
-		args = append(args, q.Tenant, ts[0])
-		for _, term := range ts[1:] {
-			b.WriteString(` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = t.stored)`)
-			args = append(args, q.Tenant, term)
-		}
-	}
-	b.WriteString(` AND s.voided = 0`)
-	if !q.Since.IsZero() {
-		b.WriteString(` AND ` + key + ` > ?`)
-		args = append(args, boundMicros(q.Since))
-	}
-	if !q.Until.IsZero() {
-		b.WriteString(` AND ` + key + ` <= ?`)
-		args = append(args, boundMicros(q.Until))
-	}
 	order := "DESC"
 	if q.Ascending {
 		order = "ASC"
 	}
-	if after != 0 {
-		if q.Ascending {
+	// window appends the voided, since, until and cursor conditions on key.
+	window := func(key string) {
+		b.WriteString(` AND s.voided = 0`)
+		if !q.Since.IsZero() {
 			b.WriteString(` AND ` + key + ` > ?`)
-		} else {
-			b.WriteString(` AND ` + key + ` < ?`)
+			args = append(args, boundMicros(q.Since))
 		}
-		args = append(args, after)
+		if !q.Until.IsZero() {
+			b.WriteString(` AND ` + key + ` <= ?`)
+			args = append(args, boundMicros(q.Until))
+		}
+		if after != 0 {
+			if q.Ascending {
+				b.WriteString(` AND ` + key + ` > ?`)
+			} else {
+				b.WriteString(` AND ` + key + ` < ?`)
+			}
+			args = append(args, after)
+		}
 	}
-	b.WriteString(` ORDER BY ` + key + ` ` + order + ` LIMIT ?`)
+	ts := queryTerms(q)
+	if len(ts) == 0 {
+		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
+		args = append(args, q.Tenant)
+		window("s.stored")
+		b.WriteString(` ORDER BY s.stored ` + order + ` LIMIT ?`)
+		return b.String(), append(args, limit+1)
+	}
+	// matches appends the conditions "the statement stored at key has every filter term".
+	matches := func(key string, terms []string) {
+		for _, term := range terms {
+			b.WriteString(` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = ` + key + `)`)
+			args = append(args, q.Tenant, term)
+		}
+	}
+	b.WriteString(`WITH RECURSIVE h(stored, id) AS (
+		SELECT s.stored, s.id FROM statements s CROSS JOIN statements x ON x.tenant = s.tenant AND x.id = s.target
+			WHERE s.tenant = ? AND s.target <> ''`)
+	args = append(args, q.Tenant)
+	matches("x.stored", ts)
+	b.WriteString(`
+		UNION
+		SELECT s.stored, s.id FROM h CROSS JOIN statements s ON s.tenant = ? AND s.target = h.id AND s.target <> '')
+	SELECT ` + stmtColumns + ` FROM (`)
+	args = append(args, q.Tenant)
+	// CROSS JOIN fixes the join order: walk the driving term's key in stored order, then
+	// fetch each statement by rowid.
+	b.WriteString(`SELECT t.stored AS stored FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+			WHERE t.tenant = ? AND t.term = ?`)
+	args = append(args, q.Tenant, ts[0])
+	matches("t.stored", ts[1:])
+	window("t.stored")
+	b.WriteString(`
+		UNION
+		SELECT s.stored FROM h CROSS JOIN statements s ON s.stored = h.stored WHERE 1`)
+	window("s.stored")
+	b.WriteString(`
+		ORDER BY 1 ` + order + ` LIMIT ?) p CROSS JOIN statements s ON s.stored = p.stored ORDER BY s.stored ` + order)
 	args = append(args, limit+1)
 	return b.String(), args
 }

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) statements.Backend, opts ...Optio
 		{"CursorStableUnderInserts", testCursorStable},
 		{"Filters", testFilters},
 		{"Voiding", testVoiding},
+		{"StatementRefTargets", testStatementRefs},
 		{"TenantIsolation", testTenants},
 		{"DocumentPreconditions", testDocPreconditions},
 		{"DocumentConcurrentIfMatch", testDocConcurrent},
@@ -519,6 +520,83 @@ func testVoiding(t *testing.T, b statements.Backend) {
 		if s.Voided {
 			t.Fatalf("query returned voided statement %s", s.ID)
 		}
+	}
+}
+
+// testStatementRefs checks the StatementRef rule of statements.Query (xAPI 1.0.3 Part Three
+// §2.1.3): a statement targeting (StatementRef object) a statement that meets the non-time
+// filters meets them too, recursively, whether the targeted statement is voided or not; time
+// bounds, paging and the voided exclusion apply to the returned statements only.
+func testStatementRefs(t *testing.T, b statements.Backend) {
+	const vVoided = "http://adlnet.gov/expapi/verbs/voided"
+	mk := func(id, verb, target string, agents ...string) *statements.Statement {
+		s := st(id, "h-"+id)
+		s.VerbID, s.Target, s.Agents, s.RelatedAgents = verb, target, agents, agents
+		return s
+	}
+	voider := func(id, target string) *statements.Statement {
+		s := mk(id, vVoided, target)
+		s.Voids = target
+		return s
+	}
+	v4 := voider("v4", "ref4")
+	v4.Target = "" // Voids alone makes a target
+	seq := []*statements.Statement{
+		mk("m1", vDone, "", ann),         // matches verb done / agent ann; voided below
+		mk("other", vTry, ""),            //
+		mk("mixA", vTry, "", ann),        //
+		voider("vvoid", "m1"),            // voids m1: returned for m1's filters
+		mk("ref1", vTry, "m1"),           // targets (voided) m1
+		mk("ref2", vTry, "ref1"),         // targets ref1, which targets m1
+		mk("ref3", vTry, "other"),        // targets a statement that does not match done
+		mk("refmiss", vTry, "nope"),      // targets a statement never stored
+		mk("refV", vDone, "other"),       // matches done itself
+		mk("c1", vTry, "c2"),             // a cycle: c1 → c2 → c1
+		mk("c2", vTry, "c1"),             //
+		mk("ref4", vTry, "m1"),           // voided by v4: never returned
+		v4,                               // targets voided ref4, which targets m1
+		mk("mixRef", vDone, "mixA", bob), // done by bob, targets ann's attempt: no done-by-ann
+		mk("late", vTry, "future"),       // targets a statement stored after it
+		mk("future", vDone, ""),          //
+	}
+	for _, s := range seq {
+		put(t, b, "t1", s)
+	}
+	put(t, b, "t2", mk("t2ref", vTry, "m1"))
+	stored := map[string]time.Time{}
+	for _, s := range seq {
+		stored[s.ID] = s.Stored
+	}
+	if g := get(t, b, "t1", "ref1"); g.Target != "m1" {
+		t.Fatalf("Target not kept: %+v", g)
+	}
+	if g := get(t, b, "t1", "v4"); g.TargetID() != "ref4" || !get(t, b, "t1", "ref4").Voided {
+		t.Fatalf("voiding statement v4: %+v", g)
+	}
+	for _, tc := range []struct {
+		name string
+		q    statements.Query
+		want string // descending stored order
+	}{
+		{"verb", statements.Query{Verb: vDone}, "future,late,mixRef,v4,refV,ref2,ref1,vvoid"},
+		{"verb and agent: one statement meets both", statements.Query{Verb: vDone, Agent: ann}, "v4,ref2,ref1,vvoid"},
+		{"agent", statements.Query{Agent: ann}, "mixRef,v4,ref2,ref1,vvoid,mixA"},
+		{"agent broad", statements.Query{Agent: ann, RelatedAgents: true}, "mixRef,v4,ref2,ref1,vvoid,mixA"},
+		{"other verb", statements.Query{Verb: vTry}, "late,mixRef,v4,c2,c1,refV,refmiss,ref3,ref2,ref1,mixA,other"},
+		{"since applies to the returned statements", statements.Query{Verb: vDone, Since: stored["ref2"]}, "future,late,mixRef,v4,refV"},
+		{"until, ascending", statements.Query{Verb: vDone, Until: stored["refV"], Ascending: true}, "vvoid,ref1,ref2,refV"},
+		{"no match", statements.Query{Agent: carol}, ""},
+	} {
+		for _, limit := range []int{0, 1, 2, 3} {
+			q := tc.q
+			q.Tenant, q.Limit = "t1", limit
+			if got := ids(queryAll(t, b, q)); got != tc.want {
+				t.Errorf("%s (limit %d): got %q want %q", tc.name, limit, got, tc.want)
+			}
+		}
+	}
+	if got := ids(queryAll(t, b, statements.Query{Tenant: "t2", Verb: vDone})); got != "" {
+		t.Errorf("t2 statement targeting an id of t1 matched t1's statement: %q", got)
 	}
 }
 

@@ -34,6 +34,11 @@ const Kind = "queue_task"
 // Config tunes the embedded queue. Zero values take the defaults named per field, chosen to
 // match asynq's so that switching backends does not change behaviour.
 type Config struct {
+	// Name names the queue: tasks of a named queue are records of kind Kind+":"+Name, so
+	// several Queue values over one record store (say the job queue and the index queue) never
+	// see each other's tasks. Empty is the default queue (kind Kind). This mirrors asynq's
+	// named queues, so roles split their work the same way on both backends.
+	Name string
 	// Concurrency is the number of handlers run at once. Default: the number of CPUs.
 	Concurrency int
 	// BaseRetryDelay is the first retry's backoff, doubled per retry (queue.RetryDelay).
@@ -133,6 +138,8 @@ func put(r *record.Record, d *taskData) error {
 type Queue struct {
 	store record.Store
 	cfg   Config
+	// kind is the record kind of this queue's tasks (Kind, or Kind:Name).
+	kind string
 	// owner identifies this Queue value in the leases it takes, which helps when reading
 	// the records of a crashed worker.
 	owner string
@@ -165,8 +172,13 @@ var _ queue.Queue = (*Queue)(nil)
 // Close.
 func New(store record.Store, cfg Config) *Queue {
 	abort, cancel := context.WithCancel(context.Background())
+	kind := Kind
+	if cfg.Name != "" {
+		kind = Kind + ":" + cfg.Name
+	}
 	return &Queue{
 		store:     store,
+		kind:      kind,
 		cfg:       cfg.withDefaults(),
 		owner:     randomID(),
 		wake:      make(chan struct{}, 1),
@@ -211,7 +223,7 @@ func (q *Queue) Enqueue(ctx context.Context, t *queue.Task, opts ...queue.Option
 	if o.ProcessIn > 0 {
 		d.State = queue.StateScheduled
 	}
-	r := &record.Record{Kind: Kind, ID: id}
+	r := &record.Record{Kind: q.kind, ID: id}
 	if err := put(r, d); err != nil {
 		return nil, err
 	}
@@ -321,7 +333,7 @@ func (q *Queue) claim() (*record.Record, *taskData, error) {
 	for _, st := range waiting {
 		cursor := ""
 		for {
-			page, err := q.store.List(ctx, record.Query{Kind: Kind, Key: string(st), Cursor: cursor})
+			page, err := q.store.List(ctx, record.Query{Kind: q.kind, Key: string(st), Cursor: cursor})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -521,7 +533,7 @@ func (q *Queue) delete(id string) {
 	if q.closed {
 		return
 	}
-	err := q.store.Delete(context.Background(), "", Kind, id)
+	err := q.store.Delete(context.Background(), "", q.kind, id)
 	if err != nil && !errors.Is(err, record.ErrNotFound) {
 		q.cfg.Logger.Error("inproc queue: delete task", "id", id, "err", err)
 	}
@@ -559,7 +571,7 @@ var errLeaseExpired = errors.New("lease expired: the worker running the task sto
 func (q *Queue) recoverExpired(ctx context.Context) error {
 	cursor := ""
 	for {
-		page, err := q.store.List(ctx, record.Query{Kind: Kind, Key: string(queue.StateActive), Cursor: cursor})
+		page, err := q.store.List(ctx, record.Query{Kind: q.kind, Key: string(queue.StateActive), Cursor: cursor})
 		if err != nil {
 			return err
 		}
@@ -599,7 +611,7 @@ func (q *Queue) purge(ctx context.Context) error {
 		queue.StateArchived:  q.cfg.ArchiveRetention,
 	} {
 		cutoff := time.Now().UTC().Add(-keep)
-		page, err := q.store.List(ctx, record.Query{Kind: Kind, Key: string(st), Limit: 100})
+		page, err := q.store.List(ctx, record.Query{Kind: q.kind, Key: string(st), Limit: 100})
 		if err != nil {
 			return err
 		}
@@ -607,7 +619,7 @@ func (q *Queue) purge(ctx context.Context) error {
 			if !r.Updated.Before(cutoff) {
 				break
 			}
-			if err := q.store.Delete(ctx, "", Kind, r.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
+			if err := q.store.Delete(ctx, "", q.kind, r.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
 				return err
 			}
 		}
@@ -648,7 +660,7 @@ func (q *Queue) Inspect(ctx context.Context, id string) (*queue.TaskInfo, error)
 	if q.isClosed() {
 		return nil, queue.ErrClosed
 	}
-	r, err := q.store.Get(ctx, "", Kind, id)
+	r, err := q.store.Get(ctx, "", q.kind, id)
 	if errors.Is(err, record.ErrNotFound) {
 		return nil, fmt.Errorf("inspect %q: %w", id, queue.ErrTaskNotFound)
 	}

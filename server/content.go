@@ -1,0 +1,463 @@
+package server
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/extract"
+	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/jobs"
+)
+
+// ContentImportRequest is the JSON body of POST /api/v1/content; no other properties.
+type ContentImportRequest struct {
+	URL *string `json:"url"`
+}
+
+// ContentUpdate is the body of PATCH /api/v1/content/{content_id}/versions/{version}.
+type ContentUpdate struct {
+	Tags   *[]string `json:"tags"`
+	Active *bool     `json:"active"`
+}
+
+// ContentVersion is one content version as the API shows it.
+type ContentVersion struct {
+	ContentID      string          `json:"content_id"`
+	Version        int             `json:"version"`
+	Title          string          `json:"title"`
+	Tags           []string        `json:"tags"`
+	Active         bool            `json:"active"`
+	ContentDetails extract.Details `json:"content_details"`
+	Created        string          `json:"create_dt"`
+	Updated        string          `json:"update_dt"`
+}
+
+// ContentList is a page of the tenant's content versions.
+type ContentList struct {
+	Content []ContentVersion `json:"content"`
+}
+
+// SearchField is the field object of a field-search result.
+type SearchField struct {
+	Created   string `json:"create_dt"`
+	Updated   string `json:"update_dt"`
+	FieldType string `json:"field_type"`
+	Value     string `json:"value"`
+}
+
+// SearchResult is one entry of a search response (spec 001, "Search result entry").
+type SearchResult struct {
+	TenantID      string       `json:"tenant_id"`
+	ContentID     string       `json:"content_id"`
+	Version       int          `json:"version"`
+	Location      *string      `json:"location,omitempty"`
+	MatchStrength *float64     `json:"match_strength,omitempty"`
+	Match         any          `json:"match,omitempty"`
+	Field         *SearchField `json:"field,omitempty"`
+}
+
+// localTime formats a timestamp as the content service does: UTC, ISO 8601, without a zone.
+func localTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000") }
+
+// Search limits.
+const (
+	searchDefaultLimit = 10
+	searchMaxLimit     = 100
+)
+
+func contentTenant(c *fiber.Ctx) (string, error) {
+	id := tenantOf(c)
+	if id == "" {
+		return "", badRequest("header tenant_id is required")
+	}
+	return id, nil
+}
+
+func queryMulti(c *fiber.Ctx, name string) []string {
+	var out []string
+	for _, v := range c.Context().QueryArgs().PeekMulti(name) {
+		out = append(out, string(v))
+	}
+	return out
+}
+
+func contentView(v *content.Version) ContentVersion {
+	return ContentVersion{ContentID: v.ContentID, Version: v.Version, Title: v.Title, Tags: v.Tags, Active: v.Active,
+		ContentDetails: v.Details, Created: localTime(v.Created), Updated: localTime(v.Updated)}
+}
+
+func contentError(err error) error {
+	switch {
+	case errors.Is(err, content.ErrNotFound):
+		return notFound("%v", err)
+	case errors.Is(err, content.ErrInvalidID), errors.Is(err, content.ErrInvalidTag):
+		return badRequest("%v", err)
+	}
+	return err
+}
+
+func (s *Server) registerContent() {
+	const base = "/api/v1/content"
+	s.handle(Route{Method: fiber.MethodPost, Path: base, Summary: "Import content (multipart 'file' or JSON {\"url\"}); runs as a CONTENT_IMPORT job", Tag: "content",
+		Scope: ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job",
+		Query: []Param{{Name: "content_id", Type: "string", Description: "id of the content item; a new version when it exists, a generated id when absent"},
+			{Name: "tag_id", Type: "string", Description: "tag of the new version; repeatable"}}}, s.importContent)
+	s.handle(Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions", Tag: "content",
+		Scope: ScopeHeader, Success: 200, Response: "ContentList",
+		Query: []Param{{Name: "skip", Type: "integer"}, {Name: "limit", Type: "integer", Description: "default 100, at most 1000"}}}, s.listContent)
+	s.handle(Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic or field search", Tag: "content",
+		Scope: ScopeHeader, Success: 200, Response: "SearchResults",
+		Query: []Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD"},
+			{Name: "term", Type: "string", Required: true, Description: "search term; in double quotes a phrase (lexical)"},
+			{Name: "content_id", Type: "string", Description: "limit to one content item; results then carry location"},
+			{Name: "version", Type: "integer", Description: "version of content_id; both or neither"},
+			{Name: "tag_id", Type: "string", Description: "only content carrying a listed tag; repeatable"},
+			{Name: "skip", Type: "integer", Description: "top results to skip"},
+			{Name: "limit", Type: "integer", Description: "results to return, default 10, at most 100"},
+			{Name: "include_inactive", Type: "boolean"},
+			{Name: "return_match", Type: "boolean", Description: "lexical searches only: return the matched terms"},
+			{Name: "field", Type: "string", Description: "field searches only: field types searched (TITLE, SUMMARY, ...); repeatable or comma-separated"}}}, s.searchContent)
+	s.handle(Route{Method: fiber.MethodGet, Path: base + "/:content_id/versions/:version", Summary: "A content version with its content_details", Tag: "content",
+		Scope: ScopeHeader, Success: 200, Response: "ContentVersion"}, s.getContentVersion)
+	s.handle(Route{Method: fiber.MethodPatch, Path: base + "/:content_id/versions/:version", Summary: "Set a content version's tags and active flag", Tag: "content",
+		Scope: ScopeHeader, Body: "ContentUpdate", Success: 200, Response: "ContentVersion"}, s.patchContentVersion)
+}
+
+func contentSchemas() map[string]any {
+	intT := map[string]any{"type": "integer"}
+	strList := map[string]any{"type": "array", "items": str()}
+	version := obj(map[string]any{"content_id": str(), "version": intT, "title": str(), "tags": strList, "active": boolean(),
+		"content_details": obj(map[string]any{"content_type": str(), "existing_metadata": map[string]any{"type": "object"},
+			"interactions": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}),
+		"create_dt": str(), "update_dt": str()})
+	return map[string]any{
+		"ContentImportRequest": obj(map[string]any{"url": map[string]any{"type": "string", "description": "absolute http(s) URL of the content"}}, "url"),
+		"ContentUpdate":        obj(map[string]any{"tags": strList, "active": boolean()}),
+		"ContentVersion":       version,
+		"ContentList":          obj(map[string]any{"content": map[string]any{"type": "array", "items": ref("ContentVersion")}}, "content"),
+		"SearchResults": map[string]any{"type": "array", "items": obj(map[string]any{
+			"tenant_id": str(), "content_id": str(), "version": intT,
+			"location":       map[string]any{"type": "string", "description": "lexical or semantic search within one content item only"},
+			"match_strength": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "semantic search only"},
+			"match":          map[string]any{"description": "return_match on a lexical search: the matched terms (keyword) or a match regex (phrase)"},
+			"field":          obj(map[string]any{"create_dt": str(), "update_dt": str(), "field_type": str(), "value": str()}),
+		}, "tenant_id", "content_id", "version")},
+	}
+}
+
+func (s *Server) importContent(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	p := contentjob.ImportPayload{Tenant: tenantID, JobID: jobs.NewID(), ContentID: c.Query("content_id")}
+	if c.Context().QueryArgs().Has("content_id") {
+		if err := content.ValidateID(p.ContentID); err != nil {
+			return badRequest("query parameter content_id: %v", err)
+		}
+	} else {
+		p.ContentID = jobs.NewID()
+	}
+	if p.Tags, err = content.ValidateTags(queryMulti(c, "tag_id")); err != nil {
+		return badRequest("query parameter tag_id: %v", err)
+	}
+	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
+	switch {
+	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
+		fh, err := c.FormFile("file")
+		if err != nil {
+			return badRequest("the multipart body has no file part named 'file'")
+		}
+		if fh.Size == 0 {
+			return badRequest("the uploaded file %q is empty", fh.Filename)
+		}
+		f, err := fh.Open()
+		if err != nil {
+			return badRequest("the uploaded file cannot be read: %v", err)
+		}
+		defer f.Close()
+		p.UploadKey, p.FileName = contentjob.UploadKey(tenantID, p.JobID), fh.Filename
+		if _, err := s.deps.Blobs.Put(ctx, p.UploadKey, f, fh.Size); err != nil {
+			return err
+		}
+	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
+		var req ContentImportRequest
+		if err := decodeJSON(c, &req); err != nil {
+			return err
+		}
+		if req.URL == nil || *req.URL == "" {
+			return badRequest("property url is required")
+		}
+		u, err := url.Parse(*req.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badRequest("property url must be an absolute http or https URL")
+		}
+		p.URL = *req.URL
+	default:
+		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send application/json {\"url\": ...}", ct)
+	}
+	job, err := s.deps.Jobs.Create(ctx, p.JobID, contentjob.JobType, tenantID, true)
+	if err != nil {
+		return err
+	}
+	task, opts := contentjob.NewImportTask(p)
+	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the import could not be queued"}
+		})
+		if p.UploadKey != "" {
+			_ = s.deps.Blobs.Delete(ctx, p.UploadKey)
+		}
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
+}
+
+func (s *Server) listContent(c *fiber.Ctx) error {
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	skip, err := queryInt(c, "skip", 0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	vs, err := s.deps.Content.List(c.UserContext(), tenantID, skip, limit)
+	if err != nil {
+		return err
+	}
+	out := ContentList{Content: []ContentVersion{}}
+	for _, v := range vs {
+		out.Content = append(out.Content, contentView(v))
+	}
+	return c.JSON(out)
+}
+
+// contentPath reads the content_id and version path parameters.
+func contentPath(c *fiber.Ctx) (string, int, error) {
+	id, err := param(c, "content_id")
+	if err != nil {
+		return "", 0, err
+	}
+	if err := content.ValidateID(id); err != nil {
+		return "", 0, badRequest("%v", err)
+	}
+	v, err := strconv.Atoi(c.Params("version"))
+	if err != nil || v < 1 {
+		return "", 0, badRequest("version must be a positive integer, not %q", c.Params("version"))
+	}
+	return id, v, nil
+}
+
+func (s *Server) getContentVersion(c *fiber.Ctx) error {
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	id, ver, err := contentPath(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.deps.Content.Get(c.UserContext(), tenantID, id, ver)
+	if err != nil {
+		return contentError(err)
+	}
+	return c.JSON(contentView(v))
+}
+
+func (s *Server) patchContentVersion(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	id, ver, err := contentPath(c)
+	if err != nil {
+		return err
+	}
+	var body ContentUpdate
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Tags == nil && body.Active == nil {
+		return badRequest("give tags, active or both")
+	}
+	var tags []string
+	if body.Tags != nil {
+		if tags, err = content.ValidateTags(*body.Tags); err != nil {
+			return badRequest("property tags: %v", err)
+		}
+	}
+	v, err := s.deps.Content.Update(ctx, tenantID, id, ver, func(v *content.Version) {
+		if body.Tags != nil {
+			v.Tags = tags
+		}
+		if body.Active != nil {
+			v.Active = *body.Active
+		}
+	})
+	if err != nil {
+		return contentError(err)
+	}
+	// Not indexed yet (the index task is still queued): it reads the record, which holds the
+	// new status, and re-checks it after writing.
+	if err := s.deps.Index.SetStatus(ctx, tenantID, id, ver, v.Tags, v.Active); err != nil && !errors.Is(err, indexer.ErrNotFound) {
+		return err
+	}
+	return c.JSON(contentView(v))
+}
+
+// searchParams are the query parameters of the search; repeatable ones map to true.
+var searchParams = map[string]bool{"search_type": false, "term": false, "content_id": false, "version": false,
+	"tag_id": true, "skip": false, "limit": false, "include_inactive": false, "return_match": false, "field": true}
+
+func (s *Server) searchContent(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	var bad error
+	seen := map[string]bool{}
+	c.Context().QueryArgs().VisitAll(func(k, _ []byte) {
+		name := string(k)
+		repeatable, known := searchParams[name]
+		switch {
+		case bad != nil:
+		case !known:
+			bad = badRequest("unknown query parameter %q", name)
+		case seen[name] && !repeatable:
+			bad = badRequest("query parameter %s is given more than once", name)
+		}
+		seen[name] = true
+	})
+	if bad != nil {
+		return bad
+	}
+	q := indexer.Query{Tenant: tenantID, Term: c.Query("term"), ContentID: c.Query("content_id")}
+	switch st := c.Query("search_type"); strings.ToUpper(st) {
+	case "LEXICAL":
+		q.Type = indexer.Lexical
+	case "SEMANTIC":
+		q.Type = indexer.Semantic
+	case "FIELD":
+		q.Type = indexer.FieldSearch
+	case "":
+		return badRequest("query parameter search_type is required (LEXICAL, SEMANTIC or FIELD)")
+	default:
+		return badRequest("query parameter search_type must be LEXICAL, SEMANTIC or FIELD, not %q", st)
+	}
+	if strings.TrimSpace(q.Term) == "" {
+		return badRequest("query parameter term is required")
+	}
+	if len(q.Term) > 4096 {
+		return badRequest("query parameter term is longer than 4096 bytes")
+	}
+	hasID, hasVersion := seen["content_id"], seen["version"]
+	if hasID != hasVersion {
+		return badRequest("give both content_id and version, or neither")
+	}
+	if hasID {
+		if err := content.ValidateID(q.ContentID); err != nil {
+			return badRequest("query parameter content_id: %v", err)
+		}
+		v, err := strconv.Atoi(c.Query("version"))
+		if err != nil || v < 1 {
+			return badRequest("query parameter version must be a positive integer, not %q", c.Query("version"))
+		}
+		q.Version = &v
+	}
+	if q.Tags, err = content.ValidateTags(queryMulti(c, "tag_id")); err != nil {
+		return badRequest("query parameter tag_id: %v", err)
+	}
+	if q.Skip, err = queryInt(c, "skip", 0, 0, indexer.MaxLimit-searchMaxLimit); err != nil {
+		return err
+	}
+	if q.Limit, err = queryInt(c, "limit", searchDefaultLimit, 1, searchMaxLimit); err != nil {
+		return err
+	}
+	if q.IncludeInactive, err = queryBool(c, "include_inactive", false); err != nil {
+		return err
+	}
+	if q.ReturnMatch, err = queryBool(c, "return_match", false); err != nil {
+		return err
+	}
+	if q.ReturnMatch && q.Type != indexer.Lexical {
+		return badRequest("return_match applies to LEXICAL searches only")
+	}
+	for _, f := range queryMulti(c, "field") {
+		for _, part := range strings.Split(f, ",") {
+			if part = strings.ToUpper(strings.TrimSpace(part)); part != "" {
+				q.FieldTypes = append(q.FieldTypes, part)
+			}
+		}
+	}
+	if len(q.FieldTypes) > 0 && q.Type != indexer.FieldSearch {
+		return badRequest("field applies to FIELD searches only")
+	}
+	if q.Type == indexer.Semantic {
+		if s.deps.Embedder == nil {
+			msg := s.deps.NoEmbedder
+			if msg == "" {
+				msg = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
+			}
+			return errorf(fiber.StatusServiceUnavailable, "%s", msg)
+		}
+		vecs, err := s.deps.Embedder.Embed(ctx, []string{q.Term})
+		if err != nil {
+			s.log.Error("embed search term", "error", err)
+			return errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: the embedding model failed")
+		}
+		q.Vector = vecs[0]
+	}
+	hits, err := s.deps.Index.Search(ctx, q)
+	switch {
+	case errors.Is(err, indexer.ErrInvalidQuery):
+		return badRequest("%v", err)
+	case errors.Is(err, indexer.ErrModelMismatch):
+		return errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: %v", err)
+	case err != nil:
+		return err
+	}
+	out := make([]SearchResult, 0, len(hits))
+	for _, h := range hits {
+		r := SearchResult{TenantID: tenantID, ContentID: h.ContentID, Version: h.Version}
+		switch q.Type {
+		case indexer.FieldSearch:
+			if h.Field != nil {
+				r.Field = &SearchField{Created: localTime(h.Field.Created), Updated: localTime(h.Field.Updated),
+					FieldType: h.Field.FieldType, Value: h.Field.Value}
+			}
+		case indexer.Semantic:
+			r.MatchStrength = h.MatchStrength
+			if r.MatchStrength == nil {
+				r.MatchStrength = indexer.Strength(h.Score)
+			}
+		case indexer.Lexical:
+			if q.ReturnMatch {
+				r.Match = h.Match
+				if r.Match == nil {
+					r.Match = []string{}
+				}
+			}
+		}
+		if q.ContentID != "" && q.Type != indexer.FieldSearch {
+			loc := h.Location
+			r.Location = &loc
+		}
+		out = append(out, r)
+	}
+	return c.JSON(out)
+}

@@ -1,0 +1,225 @@
+package server_test
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+type reportResults struct {
+	Results []struct {
+		Date   string `json:"date"`
+		Result struct {
+			Score *struct {
+				Raw *float64 `json:"raw"`
+			} `json:"score"`
+			Success    *bool  `json:"success"`
+			Completion *bool  `json:"completion"`
+			Duration   string `json:"duration"`
+		} `json:"result"`
+		Actor    map[string]any `json:"actor"`
+		Activity struct {
+			ObjectType string `json:"objectType"`
+			ID         string `json:"id"`
+			Definition struct {
+				Name map[string]string `json:"name"`
+			} `json:"definition"`
+		} `json:"activity"`
+	} `json:"results"`
+	More *string `json:"more"`
+}
+
+type reportList struct {
+	Results []map[string]any `json:"results"`
+}
+
+func accountActor(name string) map[string]any {
+	return map[string]any{"objectType": "Agent", "name": strings.ToUpper(name[:1]) + name[1:],
+		"account": map[string]any{"homePage": "https://lms.example.com", "name": name}}
+}
+
+func scored(actor map[string]any, object string, result map[string]any) map[string]any {
+	s := statement("x@example.com", "completed", object)
+	s["actor"] = actor
+	s["timestamp"] = "2024-05-01T10:00:00Z"
+	if result != nil {
+		s["result"] = result
+	}
+	return s
+}
+
+func ids(list []map[string]any, key string) []string {
+	var out []string
+	for _, m := range list {
+		switch v := m[key].(type) {
+		case string:
+			out = append(out, v)
+		case map[string]any: // account
+			out = append(out, fmt.Sprint(v["name"]))
+		}
+	}
+	return out
+}
+
+func TestLRSReports(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.createTenant("beta", true)
+		base := lrs + "/acme"
+		ann, bob := accountActor("ann"), map[string]any{"mbox": "mailto:bob@example.com", "name": "Bob"}
+		carl := map[string]any{"mbox": "mailto:carl@example.com"}
+		a1, a2, a3 := "http://example.com/quiz/1", "http://example.com/quiz/2", "http://example.com/page/3"
+		batch := []any{
+			scored(ann, a1, map[string]any{"score": map[string]any{"raw": 8, "min": 0, "max": 10}, "success": true, "completion": true, "duration": "PT2M30S"}),
+			scored(ann, a2, map[string]any{"success": false}),
+			scored(bob, a1, map[string]any{"score": map[string]any{"raw": 4.5}, "completion": false}),
+			scored(carl, a3, nil), // no result: counts for activities and actors, not results
+		}
+		e.expect(e.do("POST", base+"/statements", root, batch, v200...), 200, "post statements")
+		annQ := url.QueryEscape(`{"account":{"homePage":"https://lms.example.com","name":"ann"}}`)
+
+		get := func(path string, a auth, status int, v any) resp {
+			t.Helper()
+			r := e.do("GET", path, a, nil, v103...)
+			e.expect(r, status, "GET "+path)
+			if v != nil {
+				r.json(t, v)
+			}
+			return r
+		}
+
+		// results by agent: every field of the entry.
+		var res reportResults
+		r := get(base+"/Report/results?agent="+annQ, root, 200, &res)
+		if r.Header.Get("X-Experience-API-Version") == "" {
+			t.Error("report response without X-Experience-API-Version")
+		}
+		if len(res.Results) != 2 || res.More == nil || *res.More != "" {
+			t.Fatalf("results for ann: %s", r.Body)
+		}
+		var first = res.Results[1] // newest first: a2 was stored after a1
+		if res.Results[0].Activity.ID != a2 || first.Activity.ID != a1 {
+			t.Fatalf("order: %s", r.Body)
+		}
+		if first.Date != "2024-05-01T10:00:00Z" || first.Result.Score == nil || *first.Result.Score.Raw != 8 ||
+			!*first.Result.Success || !*first.Result.Completion || first.Result.Duration != "PT2M30S" ||
+			first.Actor["objectType"] != "Agent" || first.Actor["name"] != "Ann" ||
+			first.Actor["account"].(map[string]any)["homePage"] != "https://lms.example.com" ||
+			first.Activity.ObjectType != "Activity" || first.Activity.Definition.Name["en-US"] != "Activity" {
+			t.Errorf("entry: %+v", first)
+		}
+		if res.Results[0].Result.Score != nil || res.Results[0].Result.Completion != nil || *res.Results[0].Result.Success {
+			t.Errorf("absent result properties must be absent: %s", r.Body)
+		}
+		// by activity, and by both.
+		get(base+"/Report/results?activity="+url.QueryEscape(a1), root, 200, &res)
+		if len(res.Results) != 2 {
+			t.Errorf("results for a1: %d", len(res.Results))
+		}
+		get(base+"/Report/results?activity="+url.QueryEscape(a1)+"&agent="+annQ, root, 200, &res)
+		if len(res.Results) != 1 || res.Results[0].Actor["name"] != "Ann" {
+			t.Errorf("results for ann on a1: %+v", res.Results)
+		}
+		// Not found: no statement, or only statements without a result.
+		get(base+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), root, 404, nil)
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:carl@example.com"}`), root, 404, nil)
+		// Neither parameter, bad or unknown parameters: 400.
+		get(base+"/Report/results", root, 400, nil)
+		get(base+"/Report/results?agent=nope", root, 400, nil)
+		get(base+"/Report/results?activity=not%20an%20iri", root, 400, nil)
+		get(base+"/Report/results?verb=x&activity="+url.QueryEscape(a1), root, 400, nil)
+		get(base+"/Report/results?more=garbage", root, 400, nil)
+		get(base+"/Report/activities?activity=x", root, 400, nil)
+		get(base+"/Report/actors?agent="+annQ, root, 400, nil)
+		e.expect(e.do("GET", base+"/Report/results?agent="+annQ, root, nil), 400, "no version header")
+		e.expect(e.do("GET", base+"/Report/results?agent="+annQ, noAuth, nil, v103...), 401, "no credentials")
+
+		// Paging: 150 results of one learner come in two pages linked by more.
+		pat := map[string]any{"mbox": "mailto:pat@example.com"}
+		var many []any
+		for i := 0; i < 150; i++ {
+			many = append(many, scored(pat, fmt.Sprintf("http://example.com/item/%d", i%3), map[string]any{"score": map[string]any{"raw": i}}))
+		}
+		e.expect(e.do("POST", base+"/statements", root, many, v200...), 200, "post 150")
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:pat@example.com"}`), root, 200, &res)
+		seen := len(res.Results)
+		if res.More == nil || !strings.HasPrefix(*res.More, lrs+"/acme/Report/results?more=") {
+			t.Fatalf("first page: %d results, more %v", seen, res.More)
+		}
+		get(*res.More+"&activity=x", root, 400, nil) // the continuation is sent alone
+		get(*res.More, root, 200, &res)
+		if seen += len(res.Results); seen != 150 || *res.More != "" {
+			t.Fatalf("paging saw %d results, more %q", seen, *res.More)
+		}
+
+		// activities: all, with the canonical definition; or those of one agent.
+		var list reportList
+		get(base+"/Report/activities", root, 200, &list)
+		if got := ids(list.Results, "id"); len(got) != 6 || got[0] != "http://example.com/item/0" || got[3] != a3 || got[4] != a1 || got[5] != a2 {
+			t.Errorf("all activities: %v", got)
+		}
+		if d, _ := list.Results[4]["definition"].(map[string]any); d == nil || d["name"].(map[string]any)["de-DE"] != "Aktivität" {
+			t.Errorf("activity without definition.name: %v", list.Results[4])
+		}
+		get(base+"/Report/activities?agent="+annQ, root, 200, &list)
+		if got := ids(list.Results, "id"); len(got) != 2 || got[0] != a1 || got[1] != a2 {
+			t.Errorf("ann's activities: %v", got)
+		}
+		get(base+"/Report/activities?agent="+url.QueryEscape(`{"mbox":"mailto:nobody@example.com"}`), root, 200, &list)
+		if list.Results == nil || len(list.Results) != 0 {
+			t.Errorf("activities of an unknown agent: %v", list.Results)
+		}
+
+		// actors: of one activity, or all; 404 when nothing matches.
+		get(base+"/Report/actors?activity="+url.QueryEscape(a1), root, 200, &list)
+		if got := ids(list.Results, "account"); len(got) != 1 || got[0] != "ann" || len(list.Results) != 2 || list.Results[1]["mbox"] != "mailto:bob@example.com" {
+			t.Errorf("actors of a1: %v", list.Results)
+		}
+		get(base+"/Report/actors", root, 200, &list)
+		if len(list.Results) != 4 {
+			t.Errorf("all actors: %v", list.Results)
+		}
+		get(base+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, 404, nil)
+
+		// Tenants: the credential's tenant without a segment, isolation, CORS.
+		key, secret := e.credential("acme")
+		get(lrs+"/Report/actors?activity="+url.QueryEscape(a1), bearer(key, secret), 200, &list)
+		if len(list.Results) != 2 {
+			t.Errorf("tenant-less path with acme's credential: %v", list.Results)
+		}
+		bk, bs := e.credential("beta")
+		get(base+"/Report/actors", bearer(bk, bs), 403, nil)
+		get(lrs+"/Report/actors", bearer(bk, bs), 404, nil)
+		get(lrs+"/beta/Report/activities", root, 200, &list)
+		if len(list.Results) != 0 {
+			t.Errorf("tenant beta sees acme's activities: %v", list.Results)
+		}
+		get(lrs+"/nosuch/Report/activities", root, 404, nil)
+		r = e.do("GET", base+"/Report/activities", root, nil, hdr(v200, "Origin", "https://app.example")...)
+		if r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Errorf("CORS: %v", r.Header)
+		}
+		if r := e.do("OPTIONS", base+"/Report/results", noAuth, nil, "Origin", "https://app.example"); r.Status != 204 {
+			t.Errorf("preflight: %d", r.Status)
+		}
+
+		// A person account sees only the statements it appears in (the default read rule).
+		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/TinCanBasicAccounts", root, map[string]any{"value": "kim:kim-pass:person,viewer:v-pass:readonly"}), 204, "accounts")
+		kim, viewer := basic("kim", "kim-pass"), basic("viewer", "v-pass")
+		e.expect(e.do("POST", base+"/statements", kim, scored(carl, a1, map[string]any{"success": true}), v200...), 200, "person posts")
+		get(base+"/Report/results?activity="+url.QueryEscape(a1), kim, 200, &res)
+		if len(res.Results) != 1 || res.Results[0].Actor["mbox"] != "mailto:carl@example.com" {
+			t.Errorf("person's results: %+v", res.Results)
+		}
+		get(base+"/Report/results?agent="+annQ, kim, 404, nil)
+		get(base+"/Report/actors", kim, 200, &list)
+		if len(list.Results) != 1 {
+			t.Errorf("person's actors: %v", list.Results)
+		}
+		get(base+"/Report/results?activity="+url.QueryEscape(a1), viewer, 200, &res)
+		if len(res.Results) != 3 {
+			t.Errorf("read-only account's results on a1: %d", len(res.Results))
+		}
+	})
+}

@@ -1,0 +1,152 @@
+package contentjob
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/extract"
+	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// maxSectionsBytes bounds the sections blob read back (extract keeps at most 8 MiB of text).
+const maxSectionsBytes = 64 << 20
+
+// Indexer is the TypeIndex handler: chunks, embeddings, fields, index write.
+type Indexer struct {
+	Content *content.Store
+	Jobs    *jobs.Store
+	Blobs   blob.Store
+	Index   indexer.Index
+	// Embedder embeds chunk texts (wrap it in embed.Cached); nil indexes without vectors,
+	// so lexical and field search work and semantic search finds nothing.
+	Embedder embed.Embedder
+	Logger   *slog.Logger
+}
+
+// ProcessTask implements queue.Handler.
+func (h *Indexer) ProcessTask(ctx context.Context, t *queue.Task) error {
+	var p IndexPayload
+	if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" || p.ContentID == "" {
+		return fmt.Errorf("bad %s payload %q: %w", TypeIndex, t.Payload, queue.SkipRetry)
+	}
+	err := h.index(ctx, p)
+	var f *failure
+	switch {
+	case err == nil:
+		if p.JobID == "" {
+			return nil
+		}
+		err := h.Jobs.Update(ctx, p.JobID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusCompleted, nil
+			j.Results = map[string]any{"content_id": p.ContentID, "version": p.Version}
+		})
+		if errors.Is(err, jobs.ErrNotFound) {
+			return nil
+		}
+		return err
+	case errors.Is(err, content.ErrNotFound):
+		return nil // the version (or its tenant) is gone: nothing to index
+	case errors.As(err, &f), queue.LastAttempt(ctx):
+		if p.JobID != "" {
+			_ = h.Jobs.Update(ctx, p.JobID, func(j *jobs.Job) {
+				j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: CodeIndex, Message: "indexing failed: " + err.Error()}
+			})
+		}
+		if errors.As(err, &f) {
+			return nil
+		}
+		return err
+	default:
+		return err
+	}
+}
+
+func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
+	v, err := h.Content.Get(ctx, p.Tenant, p.ContentID, p.Version)
+	if err != nil {
+		return err
+	}
+	sections, err := h.sections(ctx, v)
+	if err != nil {
+		return err
+	}
+	pieces := content.Chunks(sections)
+	chunks := make([]indexer.Chunk, len(pieces))
+	for i, pc := range pieces {
+		chunks[i] = indexer.Chunk{Location: pc.Location, Text: pc.Text, Tags: v.Tags, Active: v.Active}
+	}
+	if h.Embedder != nil && len(pieces) > 0 {
+		texts := make([]string, len(pieces))
+		for i, pc := range pieces {
+			texts[i] = pc.Text
+		}
+		vecs, err := h.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embed %d chunks: %w", len(texts), err)
+		}
+		for i := range chunks {
+			chunks[i].Vector = vecs[i]
+		}
+	}
+	now := time.Now().UTC()
+	var fields []indexer.Field
+	for _, f := range content.Fields(v.Title, sections) {
+		fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: now})
+	}
+	if err := h.Index.IndexContent(ctx, p.Tenant, p.ContentID, p.Version, chunks, fields); err != nil {
+		if errors.Is(err, indexer.ErrInvalidQuery) || errors.Is(err, indexer.ErrModelMismatch) {
+			return fail(CodeIndex, "%v", err)
+		}
+		return err
+	}
+	// A PATCH of tags or the active flag between reading the version and writing the index
+	// found nothing to update in the index; apply the current status now.
+	cur, err := h.Content.Get(ctx, p.Tenant, p.ContentID, p.Version)
+	if err != nil {
+		return err
+	}
+	indexedTags, indexedActive := indexer.NormalizeTags(v.Tags), v.Active
+	if len(chunks) == 0 {
+		indexedTags, indexedActive = nil, true // a version without chunks starts active, untagged
+	}
+	if cur.Active != indexedActive || !slices.Equal(indexer.NormalizeTags(cur.Tags), indexedTags) {
+		if err := h.Index.SetStatus(ctx, p.Tenant, p.ContentID, p.Version, cur.Tags, cur.Active); err != nil && !errors.Is(err, indexer.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Indexer) sections(ctx context.Context, v *content.Version) ([]extract.Section, error) {
+	if v.SectionsKey == "" {
+		return nil, nil
+	}
+	r, _, err := h.Blobs.Get(ctx, v.SectionsKey)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, fail(CodeIndex, "the extracted text of content '%s' version %d is missing", v.ContentID, v.Version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, maxSectionsBytes))
+	if err != nil {
+		return nil, err
+	}
+	var out []extract.Section
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fail(CodeIndex, "the extracted text of content '%s' version %d is unreadable: %v", v.ContentID, v.Version, err)
+	}
+	return out, nil
+}
