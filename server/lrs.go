@@ -249,6 +249,9 @@ func (s *Server) hooks() LRSHooks {
 	if h.OAuthAuthority == nil {
 		h.OAuthAuthority = NoOAuth{}
 	}
+	if h.Launch == nil && s.deps.LaunchTokens != nil {
+		h.Launch = LaunchTokens{Issuer: s.deps.LaunchTokens, HomePage: s.lrsHomePage()}
+	}
 	if h.Launch == nil {
 		h.Launch = RejectLaunches{}
 	}

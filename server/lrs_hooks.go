@@ -1,8 +1,11 @@
 package server
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
+	"github.com/lectern-lms/lectern/lrs/launch"
 	"net/url"
 	"strings"
 
@@ -162,6 +165,32 @@ func (DefaultLRSContext) PostProcessContext(c LRSContext, _ url.Values, endpoint
 	c.Tenant = strings.ToLower(endpointInfo)
 	c.Sandbox = false
 	return c, nil
+}
+
+// LaunchTokens is the LaunchAuthorizer of signed launch tokens (lrs/launch): Basic
+// "launch:<token>". The content acts as its learner: it may write statements and read those
+// its learner appears in (the person rules), within the token's tenant only, and its
+// statements carry the launch as authority.
+type LaunchTokens struct {
+	Issuer   *launch.Issuer
+	HomePage string
+}
+
+// AuthorizeLaunch implements LaunchAuthorizer.
+func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization string) (*LRSPrincipal, error) {
+	tok, ok := launch.FromAuthorization(authorization)
+	if !ok {
+		return nil, nil
+	}
+	c, err := l.Issuer.Verify(tok, time.Now())
+	if err != nil || (tenantID != "" && tenantID != c.Tenant) {
+		return nil, nil // answered 401 like any other invalid credential
+	}
+	p := accountPrincipal(l.HomePage, "launch:"+c.Registration, c.Tenant, LRSPerson)
+	if c.ActorIFI != "" {
+		p.IFI = c.ActorIFI
+	}
+	return p, nil
 }
 
 // RejectLaunches is the default LaunchAuthorizer: no launch token is valid.

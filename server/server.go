@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"github.com/lectern-lms/lectern/lrs/launch"
 	"log/slog"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ type Deps struct {
 	// BodyLimit is the largest request body accepted, in bytes (uploads included).
 	BodyLimit int
 	Version   string
+	// LaunchTokens signs the record-store credentials of launched content; nil rejects them.
+	LaunchTokens *launch.Issuer
 	// XAPIDefaultVersion is the xAPI version ("1.0.3" or "2.0.0", the default) the record
 	// store reports on a request that names none.
 	XAPIDefaultVersion string

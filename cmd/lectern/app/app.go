@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lectern-lms/lectern/lrs/launch"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -315,7 +316,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
-		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion, Version: cfg.Version})
+		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
+		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version})
 	return a, nil
 }
 
