@@ -1,13 +1,10 @@
 package course
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"strings"
 	"time"
+
+	"github.com/lectern-lms/lectern/internal/signed"
 )
 
 // LaunchClaims is what a launch link grants: one course version (preview) or one
@@ -29,39 +26,20 @@ var ErrBadLaunchToken = errors.New("invalid or expired launch link")
 
 // LaunchSigner signs launch tokens, so a link works without credentials but cannot be altered
 // to reach another course, registration or tenant.
-type LaunchSigner struct{ key []byte }
+type LaunchSigner struct{ s *signed.Signer }
 
 // NewLaunchSigner derives the signing key from the deployment's secret key.
 func NewLaunchSigner(secret string) *LaunchSigner {
-	k := sha256.Sum256([]byte("lectern launch v1\x00" + secret))
-	return &LaunchSigner{key: k[:]}
-}
-
-func (s *LaunchSigner) mac(b []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(b)
-	return m.Sum(nil)
+	return &LaunchSigner{s: signed.New(secret, "lectern launch v1")}
 }
 
 // Sign returns the token for c.
-func (s *LaunchSigner) Sign(c LaunchClaims) string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(s.mac(b))
-}
+func (s *LaunchSigner) Sign(c LaunchClaims) string { return s.s.Sign(c) }
 
 // Verify checks a token's signature and expiry at now.
 func (s *LaunchSigner) Verify(token string, now time.Time) (*LaunchClaims, error) {
-	body, sig, ok := strings.Cut(token, ".")
-	if !ok {
-		return nil, ErrBadLaunchToken
-	}
-	b, err1 := base64.RawURLEncoding.DecodeString(body)
-	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.mac(b)) {
-		return nil, ErrBadLaunchToken
-	}
 	var c LaunchClaims
-	if err := json.Unmarshal(b, &c); err != nil {
+	if s.s.Open(token, &c) != nil {
 		return nil, ErrBadLaunchToken
 	}
 	if c.Expires != 0 && now.Unix() > c.Expires {
