@@ -238,26 +238,17 @@ func (s *Store) AddVersion(ctx context.Context, tenant string, v *Version) (*Ver
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}
-	for attempt := 0; attempt < 100; attempt++ {
-		v.Version = next
+	r, _, err := record.CreateNext(ctx, s.records, next, func(n int) (*record.Record, error) {
+		v.Version = n // a concurrent import may have taken the previous number
 		data, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		r := &record.Record{Tenant: tenant, Kind: KindVersion, ID: versionID(v.ContentID, next), Key: v.JobID,
-			Parent: &record.Ref{Kind: KindItem, ID: v.ContentID}, Data: data}
-		err = s.records.Create(ctx, r)
-		if errors.Is(err, record.ErrConflict) {
-			next++ // a concurrent import took this number
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		v.Created, v.Updated = r.Created, r.Updated
-		return v, nil
+		return &record.Record{Tenant: tenant, Kind: KindVersion, ID: versionID(v.ContentID, n), Key: v.JobID,
+			Parent: &record.Ref{Kind: KindItem, ID: v.ContentID}, Data: data}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("content '%s': %w", v.ContentID, err)
 	}
-	return nil, fmt.Errorf("content '%s': too many concurrent imports", v.ContentID)
+	v.Created, v.Updated = r.Created, r.Updated
+	return v, nil
 }
 
 // Exists reports whether the content item exists in the tenant.
@@ -271,32 +262,23 @@ func (s *Store) Exists(ctx context.Context, tenant, contentID string) (bool, err
 
 // Update changes a version with compare-and-set and returns the result.
 func (s *Store) Update(ctx context.Context, tenant, contentID string, v int, fn func(*Version)) (*Version, error) {
-	for attempt := 0; attempt < 20; attempt++ {
-		r, err := s.records.Get(ctx, tenant, KindVersion, versionID(contentID, v))
-		if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
-			return nil, fmt.Errorf("content '%s' version %d: %w", contentID, v, ErrNotFound)
-		}
-		if err != nil {
-			return nil, err
-		}
-		ver, err := decode(r)
-		if err != nil {
-			return nil, err
+	var ver *Version
+	r, err := record.Modify(ctx, s.records, tenant, KindVersion, versionID(contentID, v), func(r *record.Record) error {
+		var err error
+		if ver, err = decode(r); err != nil {
+			return err
 		}
 		fn(ver)
 		ver.ContentID, ver.Version = contentID, v
-		if r.Data, err = json.Marshal(ver); err != nil {
-			return nil, err
-		}
-		err = s.records.Update(ctx, r)
-		if errors.Is(err, record.ErrStale) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		ver.Updated = r.Updated
-		return ver, nil
+		r.Data, err = json.Marshal(ver)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
+		return nil, fmt.Errorf("content '%s' version %d: %w", contentID, v, ErrNotFound)
 	}
-	return nil, fmt.Errorf("content '%s' version %d: too many concurrent updates", contentID, v)
+	if err != nil {
+		return nil, err
+	}
+	ver.Updated = r.Updated
+	return ver, nil
 }

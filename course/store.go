@@ -191,26 +191,17 @@ func (s *Store) AddVersion(ctx context.Context, tenant string, v *Version, mayCr
 	} else if !errors.Is(err, ErrCourseNotFound) {
 		return nil, err
 	}
-	for attempt := 0; attempt < 100; attempt++ {
-		v.Version = next
+	r, _, err := record.CreateNext(ctx, s.records, next, func(n int) (*record.Record, error) {
+		v.Version = n // a concurrent import may have taken the previous number
 		data, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		r := &record.Record{Tenant: tenant, Kind: KindVersion, ID: versionID(v.CourseID, next), Key: v.JobID,
-			Parent: &record.Ref{Kind: KindCourse, ID: v.CourseID}, Data: data}
-		err = s.records.Create(ctx, r)
-		if errors.Is(err, record.ErrConflict) {
-			next++ // a concurrent import took this number
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		v.Created, v.Updated = r.Created, r.Updated
-		return v, nil
+		return &record.Record{Tenant: tenant, Kind: KindVersion, ID: versionID(v.CourseID, n), Key: v.JobID,
+			Parent: &record.Ref{Kind: KindCourse, ID: v.CourseID}, Data: data}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("course '%s': %w", v.CourseID, err)
 	}
-	return nil, fmt.Errorf("course '%s': too many concurrent imports", v.CourseID)
+	v.Created, v.Updated = r.Created, r.Updated
+	return v, nil
 }
 
 // AbandonCourse removes a course record an import created when it failed before committing a
@@ -337,22 +328,16 @@ func (s *Store) ImportJob(ctx context.Context, tenant, id string) (*ImportJob, e
 
 // UpdateImportJob changes a job with compare-and-set.
 func (s *Store) UpdateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
-	for attempt := 0; attempt < 20; attempt++ {
-		r, err := s.records.Get(ctx, tenant, KindImportJob, id)
-		if err != nil {
-			return err
-		}
+	_, err := record.Modify(ctx, s.records, tenant, KindImportJob, id, func(r *record.Record) error {
 		var j ImportJob
 		if err := json.Unmarshal(r.Data, &j); err != nil {
 			return err
 		}
 		fn(&j)
 		r.Data, _ = json.Marshal(&j)
-		if err = s.records.Update(ctx, r); !errors.Is(err, record.ErrStale) {
-			return err
-		}
-	}
-	return fmt.Errorf("import job %s: too many concurrent updates", id)
+		return nil
+	})
+	return err
 }
 
 // ParseVersionParam reads a version query value: "" or "-1" mean latest (-1).

@@ -181,32 +181,31 @@ func (g *Registry) List(ctx context.Context, skip, limit int) ([]*Tenant, error)
 
 // update applies fn to the tenant with compare-and-set, retrying on concurrent changes.
 func (g *Registry) update(ctx context.Context, id string, fn func(*tenantData) error) (*Tenant, error) {
-	for attempt := 0; attempt < 20; attempt++ {
-		t, r, err := g.get(ctx, id)
+	if id == "" {
+		return nil, fmt.Errorf("tenant '' %w", ErrNotFound)
+	}
+	r, err := record.Modify(ctx, g.store, system, kindTenant, id, func(r *record.Record) error {
+		t, err := fromRecord(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if t.Deleting {
-			return nil, fmt.Errorf("tenant '%s' %w", id, ErrNotFound)
+			return fmt.Errorf("tenant '%s' %w", id, ErrNotFound)
 		}
 		d := tenantData{Enabled: t.Enabled}
 		if err := fn(&d); err != nil {
-			return nil, err
+			return err
 		}
 		r.Data, _ = json.Marshal(d)
-		err = g.store.Update(ctx, r)
-		if errors.Is(err, record.ErrStale) {
-			continue
-		}
-		if errors.Is(err, record.ErrNotFound) {
-			return nil, fmt.Errorf("tenant '%s' %w", id, ErrNotFound)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return fromRecord(r)
+		return nil
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, fmt.Errorf("tenant '%s' %w", id, ErrNotFound)
 	}
-	return nil, fmt.Errorf("tenant '%s': too many concurrent updates", id)
+	if err != nil {
+		return nil, err
+	}
+	return fromRecord(r)
 }
 
 // SetEnabled switches a tenant on or off. It is the one change a disabled tenant accepts.

@@ -114,11 +114,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 
 // Update changes a job with compare-and-set.
 func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
-	for attempt := 0; attempt < 20; attempt++ {
-		r, err := s.records.Get(ctx, "", kind, id)
-		if err != nil {
-			return err
-		}
+	_, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
 		j, err := toJob(r)
 		if err != nil {
 			return err
@@ -126,9 +122,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
 		fn(j)
 		r.Data, _ = json.Marshal(jobData{Type: j.Type, Status: j.Status, Tenant: j.Tenant, Results: j.Results,
 			Error: j.Error, Warnings: j.Warnings})
-		if err = s.records.Update(ctx, r); !errors.Is(err, record.ErrStale) {
-			return err
-		}
-	}
-	return fmt.Errorf("job %s: too many concurrent updates", id)
+		return nil
+	})
+	return err
 }

@@ -52,6 +52,7 @@ func Run(t *testing.T, b Backend) {
 	t.Run("TenantIsolation", func(t *testing.T) { testTenants(t, open(t)) })
 	t.Run("CascadingDelete", func(t *testing.T) { testCascade(t, open(t)) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open(t)) })
+	t.Run("ModifyAndCreateNext", func(t *testing.T) { testHelpers(t, open(t)) })
 	t.Run("SurvivesKill9", func(t *testing.T) { testCrash(t, b) })
 }
 
@@ -403,5 +404,55 @@ func crashChild(t *testing.T, b Backend, dsn string) {
 		}
 		fmt.Fprintf(w, "ACK %s\n", id)
 		w.Flush()
+	}
+}
+
+// testHelpers: Modify never loses an increment under contention, and CreateNext hands out
+// distinct numbers to concurrent creators.
+func testHelpers(t *testing.T, s record.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, rec("t1", "counter", "c", `{"n":0}`))
+	const writers = 8
+	var wg sync.WaitGroup
+	nums := make(chan int, writers)
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := record.Modify(ctx, s, "t1", "counter", "c", func(r *record.Record) error {
+				var d struct{ N int }
+				if err := json.Unmarshal(r.Data, &d); err != nil {
+					return err
+				}
+				r.Data = json.RawMessage(fmt.Sprintf(`{"n":%d}`, d.N+1))
+				return nil
+			})
+			if err != nil {
+				t.Errorf("modify: %v", err)
+			}
+			_, n, err := record.CreateNext(ctx, s, 0, func(n int) (*record.Record, error) {
+				return rec("t1", "version", fmt.Sprintf("v%03d", n), `{}`), nil
+			})
+			if err != nil {
+				t.Errorf("create next: %v", err)
+			}
+			nums <- n
+		}()
+	}
+	wg.Wait()
+	close(nums)
+	got, _ := s.Get(ctx, "t1", "counter", "c")
+	if !jsonEqual(got.Data, []byte(fmt.Sprintf(`{"n":%d}`, writers))) {
+		t.Fatalf("after %d concurrent increments: %s", writers, got.Data)
+	}
+	seen := map[int]bool{}
+	for n := range nums {
+		if seen[n] || n < 0 || n >= writers {
+			t.Fatalf("CreateNext handed out %d twice or out of range", n)
+		}
+		seen[n] = true
+	}
+	if _, err := record.Modify(ctx, s, "t1", "counter", "missing", func(*record.Record) error { return nil }); !errors.Is(err, record.ErrNotFound) {
+		t.Fatalf("modify of a missing record: %v", err)
 	}
 }
