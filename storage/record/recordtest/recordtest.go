@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lectern-lms/lectern/internal/testenv"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -347,28 +347,7 @@ func testBadInput(t *testing.T, s record.Store) {
 // kills it with SIGKILL mid-stream, and checks every acknowledged write is there.
 func testCrash(t *testing.T, b Backend) {
 	dsn := b.NewDSN(t)
-	// Run the same top-level test in the child, which sees childEnv and only writes.
-	top := strings.SplitN(t.Name(), "/", 2)[0]
-	cmd := exec.Command(os.Args[0], "-test.run=^"+top+"$", "-test.v=false")
-	cmd.Env = append(os.Environ(), childEnv+"="+dsn)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var acked []string
-	sc := bufio.NewScanner(out)
-	deadline := time.Now().Add(60 * time.Second)
-	for sc.Scan() && len(acked) < 200 && time.Now().Before(deadline) {
-		if id, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
-			acked = append(acked, id)
-		}
-	}
-	_ = cmd.Process.Kill() // SIGKILL: no deferred cleanup, no graceful close
-	_ = cmd.Wait()
+	acked := testenv.KillAfterAcks(t, childEnv, dsn, 200, 60*time.Second)
 	if len(acked) < 20 {
 		t.Fatalf("child acknowledged only %d writes before the deadline", len(acked))
 	}
