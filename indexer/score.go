@@ -27,8 +27,8 @@ import (
 //     ranks).
 //
 //     The document frequencies are those of the candidate set, not of the whole tenant, on
-//     purpose: both backends fetch every candidate anyway, so the statistics cost nothing and
-//     are exactly equal. Tenant-wide frequencies would need extra count requests, and
+//     purpose: both backends can count the candidates exactly (Bleve from its postings,
+//     Elasticsearch with one aggregation), so the statistics are cheap and exactly equal. Tenant-wide frequencies would need extra count requests, and
 //     Elasticsearch cannot report them exactly: its counts include documents of replaced
 //     generations until their removal is refreshed, and of versions whose status hides them
 //     (the status is checked per hit, in Go), so the two backends would disagree, sometimes.

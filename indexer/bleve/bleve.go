@@ -16,7 +16,7 @@
 //     (exact cosine); they are loaded from store.db when the index opens.
 //
 // Bleve only selects lexical and field hits; their scores are package indexer's
-// (KeywordScores over the term frequencies that the term vectors of "text" give,
+// (KeywordScores over the term frequencies that the postings of "text" give,
 // PhraseOccurrences over the chunk texts in store.db, FieldScore), as in indexer/elastic.
 //
 // Every write marks the version dirty in store.db in the same transaction that changes its
@@ -44,6 +44,7 @@ import (
 	blevesearch "github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/lectern-lms/lectern/content/analysis"
@@ -673,49 +674,53 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	if len(lexemes) == 0 {
 		return []indexer.Hit{}, nil
 	}
-	var disj []query.Query
-	for _, l := range lexemes {
-		t := query.NewTermQuery(l)
-		t.SetField("text")
-		disj = append(disj, t)
-	}
-	bq := query.NewConjunctionQuery(append(filter(q, kindChunk), query.NewDisjunctionQuery(disj)))
-	raw, err := ix.all(ctx, bq, true)
+	cands, err := ix.keywordCandidates(ctx, q, lexemes)
 	if err != nil {
 		return nil, err
 	}
-	// The candidates: every chunk holding a lexeme, with its term frequencies. The "text"
-	// field is analysed by the same chain as indexer.TermCounts (analyzers.go), so the number
-	// of locations of a lexeme is its term frequency, without loading the text.
-	raw = slices.DeleteFunc(raw, func(h bleveHit) bool { _, _, ok := ix.chunkOf(h.id); return !ok })
-	counts := make([][]int, len(raw))
-	for k, h := range raw {
-		counts[k] = make([]int, len(lexemes))
-		for j, l := range lexemes {
-			counts[k][j] = h.terms[l]
-		}
+	// The candidates: every chunk the query may find holding a lexeme, with its term
+	// frequencies (see keywordCandidates).
+	counts := make([][]int, len(cands))
+	for k, c := range cands {
+		counts[k] = c.tf
 	}
 	scores := indexer.KeywordScores(counts)
 	// Every lexeme must occur in the version, in any of its chunks.
-	found := map[*version]map[string]bool{}
-	for _, h := range raw {
-		v, _, _ := ix.chunkOf(h.id)
-		if found[v] == nil {
-			found[v] = map[string]bool{}
+	found := map[*version][]bool{}
+	for _, c := range cands {
+		f := found[c.v]
+		if f == nil {
+			f = make([]bool, len(lexemes))
+			found[c.v] = f
 		}
-		for t := range h.terms {
-			found[v][t] = true
+		for j, n := range c.tf {
+			if n > 0 {
+				f[j] = true
+			}
 		}
 	}
+	complete := func(v *version) bool { return !slices.Contains(found[v], false) }
 	matched := map[*version][]int{} // chunk indexes with a lexeme, per matching version
+	best := map[*version]int{}      // tenant-wide: index in hits of the version's best chunk
 	var hits []indexer.Hit
-	for k, h := range raw {
-		v, i, _ := ix.chunkOf(h.id)
-		if len(found[v]) < len(lexemes) {
+	for k, c := range cands {
+		if !complete(c.v) {
 			continue
 		}
-		matched[v] = append(matched[v], i)
-		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: scores[k]})
+		matched[c.v] = append(matched[c.v], c.i)
+		h := indexer.Hit{ContentID: c.v.contentID, Version: c.v.version, Location: c.v.locations[c.i], Score: scores[k]}
+		if q.ContentID != "" {
+			hits = append(hits, h)
+			continue
+		}
+		// Tenant-wide only each version's best chunk can survive Collapse: keep just that
+		// one here, so that Collapse sorts versions, not chunks.
+		if b, ok := best[c.v]; !ok {
+			best[c.v] = len(hits)
+			hits = append(hits, h)
+		} else if indexer.Compare(h, hits[b]) < 0 {
+			hits[b] = h
+		}
 	}
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
@@ -741,6 +746,101 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 		}
 	}
 	return page, nil
+}
+
+// candidate is a chunk a keyword query may find that holds at least one of its lexemes.
+type candidate struct {
+	v  *version
+	i  int   // chunk index
+	tf []int // term frequency of each lexeme
+}
+
+// keywordCandidates returns the candidates of a keyword query: every chunk document the
+// query's filters admit holding at least one of lexemes, with the term frequencies of the
+// lexemes. It reads the postings of each lexeme in field "text" directly (the frequencies
+// they carry are the term frequencies, as "text" is analysed by the chain of
+// indexer.TermCounts, see analyzers.go), without Bleve's search machinery: no scoring, no
+// term locations, no filter postings. The filters (tenant, content id, version, tags,
+// active) are applied from the version table, which holds exactly the values the chunk
+// documents were indexed with (both change under ix.mu); only chunk documents have a "text"
+// field. The caller holds ix.mu.
+func (ix *Index) keywordCandidates(ctx context.Context, q indexer.Query, lexemes []string) ([]candidate, error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
+	}
+	defer r.Close()
+	admits := map[*version]bool{}
+	admit := func(v *version) bool {
+		ok, seen := admits[v]
+		if !seen {
+			ok = v.tenant == q.Tenant &&
+				(q.IncludeInactive || v.status.Active) &&
+				(q.ContentID == "" || v.contentID == q.ContentID) &&
+				(q.Version == nil || v.version == *q.Version) &&
+				(len(q.Tags) == 0 || slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }))
+			admits[v] = ok
+		}
+		return ok
+	}
+	at := map[uint64]int{} // internal document number -> index in out
+	var out []candidate
+	for j, l := range lexemes {
+		if slices.Index(lexemes, l) < j {
+			continue // a repeated lexeme: same frequencies as its first occurrence
+		}
+		tfr, err := r.TermFieldReader(ctx, []byte(l), "text", true, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("indexer/bleve: postings: %w", err)
+		}
+		var d *index.TermFieldDoc
+		for n := 0; ; n++ {
+			if n%1024 == 1023 && ctx.Err() != nil {
+				tfr.Close()
+				return nil, ctx.Err()
+			}
+			d, err = tfr.Next(d)
+			if err != nil {
+				tfr.Close()
+				return nil, fmt.Errorf("indexer/bleve: postings: %w", err)
+			}
+			if d == nil {
+				break
+			}
+			num := d.ID.Value()
+			k, ok := at[num]
+			if !ok {
+				id, err := r.ExternalID(d.ID)
+				if err != nil {
+					tfr.Close()
+					return nil, fmt.Errorf("indexer/bleve: document id: %w", err)
+				}
+				k = -1
+				if id[0] == 'c' {
+					if v, i, ok := ix.chunkOf(id); ok && admit(v) {
+						k = len(out)
+						out = append(out, candidate{v: v, i: i, tf: make([]int, len(lexemes))})
+					}
+				}
+				at[num] = k
+			}
+			if k >= 0 {
+				for jj := j; jj < len(lexemes); jj++ {
+					if lexemes[jj] == l {
+						out[k].tf[jj] = int(d.Freq)
+					}
+				}
+			}
+		}
+		if err := tfr.Close(); err != nil {
+			return nil, fmt.Errorf("indexer/bleve: postings: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]indexer.Hit, error) {

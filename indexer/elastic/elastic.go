@@ -39,9 +39,10 @@
 // Query terms are computed in Go by content/analysis (Lexemes, PhraseTerms), never by
 // Elasticsearch, so both backends look for the same terms; the index side's analyzers
 // (mappings.AnalyzerEnglish, mappings.AnalyzerPhraseTerms) produce exactly those terms (tests
-// compare them on a real node). Keyword searches fetch every chunk holding one of the lexemes
-// (one named term query per lexeme) and keep the versions holding all of them, as indexer/bleve
-// does; phrase searches are match_phrase queries on text.phrase; field searches are term
+// compare them on a real node). Keyword searches keep the versions holding all of the lexemes
+// among the chunks holding one of them, as indexer/bleve does: tenant-wide, counts and score
+// bounds come from one aggregation and only the chunks of the best versions are fetched
+// (keywordTop); within a content item every such chunk is fetched (keywordAll); phrase searches are match_phrase queries on text.phrase; field searches are term
 // queries on the normalised value; semantic searches are kNN queries with the filters inside.
 // Elasticsearch only selects lexical and field hits: their scores (BM25) are discarded, and
 // the shared scoring of package indexer (KeywordScores over the term frequencies of the
@@ -69,6 +70,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -915,6 +918,413 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	if len(lexemes) == 0 {
 		return nil, nil
 	}
+	if q.ContentID == "" && len(lexemes) <= maxBoundLexemes {
+		hits, ok, err := ix.keywordTop(ctx, q, lexemes)
+		if err != nil || ok {
+			return hits, err
+		}
+	}
+	return ix.keywordAll(ctx, q, lexemes)
+}
+
+// Tenant-wide keyword search (keywordTop).
+//
+// Fetching and re-analysing every candidate (keywordAll) costs about 1µs a word for every
+// chunk holding a lexeme, thousands of chunks on a large tenant. keywordTop asks the engine
+// for what does not need the texts, in one aggregation request: per generation (a generation
+// identifies one version's documents), whether the version's status document lets q find
+// it, how many candidates it has, how many hold each lexeme (hence N, df and which versions
+// hold every lexeme, exactly as keywordAll counts them), and, per lexeme, whether some chunk
+// holds it at least k times for k up to maxBoundTF (span_near of k copies of the term, in
+// order). The last gives an upper bound of each version's best chunk score,
+// Σ log1p(max tf)·idf. The texts are then fetched version by version in decreasing order of
+// that bound, and scored exactly as keywordAll scores them, until the page's last hit is
+// known to rank before every version not fetched (its exact hit compares before the bound
+// of the next one). Everything runs in one point in time, so the counts and the texts agree.
+
+// maxBoundLexemes is the largest number of lexemes keywordTop handles (each costs maxBoundTF
+// filters per generation in its aggregation); longer queries take keywordAll.
+const maxBoundLexemes = 8
+
+// maxBoundTF is the largest term frequency the aggregation tells apart; a version with a
+// chunk holding a lexeme that often has no finite bound and is fetched first.
+const maxBoundTF = 4
+
+// maxGenerations is the largest number of generations (versions) keywordTop aggregates; a
+// query with more candidates' versions takes keywordAll.
+const maxGenerations = 10000
+
+type topVersion struct {
+	gen       string
+	contentID string
+	version   int
+	chunks    int     // candidates
+	bound     float64 // upper bound of the best chunk's score
+}
+
+func (ix *Index) keywordTop(ctx context.Context, q indexer.Query, lexemes []string) ([]indexer.Hit, bool, error) {
+	p, err := ix.openPIT(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { go ix.closePIT(p) }()
+
+	var should []any
+	for _, l := range lexemes {
+		should = append(should, termQuery("text", l))
+	}
+	chunkQ := map[string]any{"bool": map[string]any{
+		"filter": append(filters(q, kindChunk), map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}),
+	}}
+	statusQ := map[string]any{"bool": map[string]any{"filter": filters(q, kindStatus)}}
+	sub := map[string]any{
+		"s": map[string]any{"filter": termQuery("kind", kindStatus), "aggs": map[string]any{
+			"c": map[string]any{"terms": map[string]any{"field": "content_id", "size": 1}},
+			"v": map[string]any{"max": map[string]any{"field": "version"}},
+		}},
+	}
+	all := map[string]any{} // the same frequency filters, among chunks holding every lexeme
+	for j, l := range lexemes {
+		sub["l"+strconv.Itoa(j)] = map[string]any{"filter": termQuery("text", l)}
+		for k := 2; k <= maxBoundTF; k++ {
+			clauses := make([]any, k)
+			for i := range clauses {
+				clauses[i] = map[string]any{"span_term": map[string]any{"text": l}}
+			}
+			f := map[string]any{"filter": map[string]any{"span_near": map[string]any{
+				"clauses": clauses, "slop": 1 << 20, "in_order": true}}}
+			sub["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)] = f
+			all["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)] = f
+		}
+	}
+	if len(lexemes) > 1 {
+		sub["a"] = map[string]any{"filter": map[string]any{"bool": map[string]any{"filter": should}}, "aggs": all}
+	}
+	body := map[string]any{
+		"size": 0, "track_total_hits": false,
+		"query": map[string]any{"bool": map[string]any{
+			"should": []any{chunkQ, statusQ}, "minimum_should_match": 1,
+		}},
+		"aggs": map[string]any{"g": map[string]any{
+			"terms": map[string]any{"field": "generation", "size": maxGenerations},
+			"aggs":  sub,
+		}},
+	}
+	body["pit"] = map[string]any{"id": p.id, "keep_alive": "1m"}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, false, fmt.Errorf("indexer/elastic: %w", err)
+	}
+	type count struct {
+		DocCount int `json:"doc_count"`
+	}
+	var res struct {
+		PitID        string `json:"pit_id"`
+		Aggregations struct {
+			G struct {
+				SumOther int `json:"sum_other_doc_count"`
+				Buckets  []map[string]json.RawMessage
+			} `json:"g"`
+		} `json:"aggregations"`
+	}
+	if err := ix.c.Do(ctx, "search "+ix.alias, esapi.SearchRequest{Body: bytes.NewReader(b)}, &res); err != nil {
+		return nil, false, fmt.Errorf("indexer/elastic: %w", err)
+	}
+	if res.PitID != "" {
+		p.id = res.PitID
+	}
+	if res.Aggregations.G.SumOther > 0 {
+		return nil, false, nil
+	}
+	// Candidates per current, findable generation.
+	type genStats struct {
+		topVersion
+		df    []int
+		maxTF []int // 0: no chunk; maxBoundTF+1: at least maxBoundTF
+		allTF []int // the same among the chunks holding every lexeme (nil: none does)
+	}
+	var gens []genStats
+	n, df := 0, make([]int, len(lexemes))
+	for _, bk := range res.Aggregations.G.Buckets {
+		var key string
+		var total count
+		var st struct {
+			DocCount int `json:"doc_count"`
+			C        struct {
+				Buckets []struct {
+					Key string `json:"key"`
+				} `json:"buckets"`
+			} `json:"c"`
+			V struct {
+				Value *float64 `json:"value"`
+			} `json:"v"`
+		}
+		if json.Unmarshal(bk["key"], &key) != nil || json.Unmarshal(bk["doc_count"], &total.DocCount) != nil ||
+			json.Unmarshal(bk["s"], &st) != nil {
+			return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
+		}
+		if st.DocCount == 0 {
+			continue // not the current generation, or a status q may not find
+		}
+		if st.DocCount != 1 || len(st.C.Buckets) != 1 || st.V.Value == nil {
+			return nil, false, nil
+		}
+		g := genStats{topVersion: topVersion{gen: key, contentID: st.C.Buckets[0].Key, version: int(*st.V.Value),
+			chunks: total.DocCount - st.DocCount}, df: make([]int, len(lexemes)), maxTF: make([]int, len(lexemes))}
+		if g.chunks == 0 {
+			continue
+		}
+		// maxTFs reads the frequency filters of aggregation results m into tf.
+		maxTFs := func(m map[string]json.RawMessage, tf []int) error {
+			for j := range lexemes {
+				for k := 2; k <= maxBoundTF; k++ {
+					var c count
+					if json.Unmarshal(m["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)], &c) != nil {
+						return fmt.Errorf("indexer/elastic: unexpected aggregation response")
+					}
+					if c.DocCount > 0 {
+						tf[j] = k
+					}
+				}
+				if tf[j] == maxBoundTF {
+					tf[j] = maxBoundTF + 1
+				}
+			}
+			return nil
+		}
+		for j := range lexemes {
+			var c count
+			if json.Unmarshal(bk["l"+strconv.Itoa(j)], &c) != nil {
+				return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
+			}
+			g.df[j] = c.DocCount
+			if c.DocCount > 0 {
+				g.maxTF[j] = 1
+			}
+		}
+		if err := maxTFs(bk, g.maxTF); err != nil {
+			return nil, false, err
+		}
+		if len(lexemes) == 1 {
+			g.allTF = g.maxTF
+		} else if raw, ok := bk["a"]; ok {
+			var a map[string]json.RawMessage
+			var c count
+			if json.Unmarshal(raw, &a) != nil || json.Unmarshal(raw, &c) != nil {
+				return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
+			}
+			if c.DocCount > 0 {
+				g.allTF = make([]int, len(lexemes))
+				for j := range g.allTF {
+					g.allTF[j] = 1
+				}
+				if err := maxTFs(a, g.allTF); err != nil {
+					return nil, false, err
+				}
+			}
+		} else {
+			return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
+		}
+		n += g.chunks
+		for j, d := range g.df {
+			df[j] += d
+		}
+		gens = append(gens, g)
+	}
+	idf := indexer.KeywordIDF(n, df)
+	// The versions holding every lexeme, by decreasing bound.
+	var vs []topVersion
+	for _, g := range gens {
+		if slices.Contains(g.df, 0) {
+			continue
+		}
+		// A chunk holding every lexeme scores at most KeywordScore(allTF); one missing lexeme
+		// j at most KeywordScore(maxTF without j) (KeywordScore grows with each frequency, in
+		// floating point too: it sums non-negative terms in a fixed order).
+		bound := func(tf []int, skip int) float64 {
+			t := slices.Clone(tf)
+			for j, m := range t {
+				if m > maxBoundTF && j != skip {
+					return math.Inf(1)
+				}
+			}
+			if skip >= 0 {
+				t[skip] = 0
+			}
+			return indexer.KeywordScore(t, idf)
+		}
+		g.bound = math.Inf(-1)
+		if g.allTF != nil {
+			g.bound = bound(g.allTF, -1)
+		}
+		if len(lexemes) > 1 {
+			for j := range lexemes {
+				g.bound = max(g.bound, bound(g.maxTF, j))
+			}
+		}
+		vs = append(vs, g.topVersion)
+	}
+	boundHit := func(v topVersion) indexer.Hit {
+		return indexer.Hit{ContentID: v.contentID, Version: v.version, Score: v.bound}
+	}
+	slices.SortFunc(vs, func(a, b topVersion) int { return indexer.Compare(boundHit(a), boundHit(b)) })
+
+	need := q.Skip + q.PageSize()
+	// The term frequencies of a fetched chunk come from named queries: "t<j>_<k>" matches when
+	// lexeme j occurs at least k times (k ≤ maxBoundTF); only a chunk holding a lexeme
+	// maxBoundTF times or more has its text fetched and analysed (TermCounts).
+	var named []any
+	for j, l := range lexemes {
+		named = append(named, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": "t" + strconv.Itoa(j) + "_1"}}})
+		for k := 2; k <= maxBoundTF; k++ {
+			clauses := make([]any, k)
+			for i := range clauses {
+				clauses[i] = map[string]any{"span_term": map[string]any{"text": l}}
+			}
+			named = append(named, map[string]any{"span_near": map[string]any{
+				"clauses": clauses, "slop": 1 << 20, "in_order": true, "_name": "t" + strconv.Itoa(j) + "_" + strconv.Itoa(k)}})
+		}
+	}
+	byGen := map[string]topVersion{}
+	best := map[string]indexer.Hit{} // best chunk hit per fetched generation
+	matched := map[string][]hit{}    // chunks with a lexeme, per fetched generation
+	var hits []indexer.Hit
+	var kth *indexer.Hit // the page's last hit among the versions fetched so far
+	next := 0
+	for next < len(vs) {
+		if kth != nil && indexer.Compare(*kth, boundHit(vs[next])) < 0 {
+			break // no version left can rank before the page's last hit
+		}
+		// The next batch: the first time what the page needs (and a few more); then every
+		// version whose bound ranks before the page's last hit so far (a lower bound of the
+		// final one), at most maxResultWindow chunks per request.
+		var batch []string
+		size := 0
+		for next < len(vs) && size+vs[next].chunks <= maxResultWindow {
+			if kth == nil && len(batch) >= need+16 || kth != nil && indexer.Compare(*kth, boundHit(vs[next])) < 0 {
+				break
+			}
+			batch = append(batch, vs[next].gen)
+			byGen[vs[next].gen] = vs[next]
+			size += vs[next].chunks
+			next++
+		}
+		if len(batch) == 0 {
+			return nil, false, nil // one version with more chunks than a request returns
+		}
+		f := append(filters(q, kindChunk), map[string]any{"terms": map[string]any{"generation": batch}},
+			map[string]any{"bool": map[string]any{"should": named, "minimum_should_match": 1}})
+		raw, err := ix.search(ctx, p, map[string]any{
+			"size": size, "track_total_hits": false, "_source": chunkSource,
+			"query": map[string]any{"bool": map[string]any{"filter": f}},
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		if len(raw) != size {
+			return nil, false, nil // changed under us (cannot happen in a point in time)
+		}
+		tfs := make([][]int, len(raw))
+		var long []string // ids of chunks whose frequencies need their text
+		for i, h := range raw {
+			tf := make([]int, len(lexemes))
+			for _, m := range h.MatchedQueries {
+				js, ks, ok := strings.Cut(strings.TrimPrefix(m, "t"), "_")
+				j, err1 := strconv.Atoi(js)
+				k, err2 := strconv.Atoi(ks)
+				if ok && err1 == nil && err2 == nil && j >= 0 && j < len(tf) {
+					tf[j] = max(tf[j], k)
+				}
+			}
+			if slices.Contains(tf, maxBoundTF) {
+				long = append(long, h.ID)
+			}
+			tfs[i] = tf
+		}
+		if len(long) > 0 {
+			texts, err := ix.texts(ctx, p, long)
+			if err != nil {
+				return nil, false, err
+			}
+			for i, h := range raw {
+				if t, ok := texts[h.ID]; ok {
+					tfs[i] = indexer.TermCounts(t, lexemes)
+				}
+			}
+		}
+		for i, h := range raw {
+			g := h.Source.Generation
+			hh := indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+				Score: indexer.KeywordScore(tfs[i], idf)}
+			matched[g] = append(matched[g], h)
+			hits = append(hits, hh)
+			if b, ok := best[g]; !ok || indexer.Compare(hh, b) < 0 {
+				best[g] = hh
+			}
+		}
+		if len(best) >= need {
+			tops := slices.SortedFunc(maps.Values(best), indexer.Compare)
+			kth = &tops[need-1]
+		}
+	}
+	page := indexer.Page(indexer.Collapse(hits, q), q)
+	if q.ReturnMatch {
+		gen := map[[2]string]string{}
+		for g, v := range byGen {
+			gen[[2]string{v.contentID, strconv.Itoa(v.version)}] = g
+		}
+		var ids []string
+		for i := range page {
+			for _, c := range matched[gen[[2]string{page[i].ContentID, strconv.Itoa(page[i].Version)}]] {
+				ids = append(ids, c.ID)
+			}
+		}
+		texts, err := ix.texts(ctx, p, ids)
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range page {
+			chunks := matched[gen[[2]string{page[i].ContentID, strconv.Itoa(page[i].Version)}]]
+			slices.SortFunc(chunks, func(a, b hit) int { return chunkIndex(a.ID) - chunkIndex(b.ID) })
+			var ts []string
+			for _, c := range chunks {
+				ts = append(ts, texts[c.ID])
+			}
+			terms := analysis.MatchedTerms(strings.Join(ts, "\n"), lexemes)
+			if terms == nil {
+				terms = []string{}
+			}
+			page[i].Match = terms
+		}
+	}
+	return page, true, nil
+}
+
+// maxResultWindow is the most hits one search request returns (index.max_result_window).
+const maxResultWindow = 10000
+
+// texts returns the texts of the chunk documents ids, as of p, by id.
+func (ix *Index) texts(ctx context.Context, p *pit, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), pageSize)
+		res, err := ix.search(ctx, p, map[string]any{
+			"size": n, "track_total_hits": false, "_source": []string{"text"},
+			"query": map[string]any{"ids": map[string]any{"values": ids[:n]}},
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range res {
+			out[h.ID] = h.Source.Text
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// keywordAll is keyword search by fetching every candidate (see keywordTop).
+func (ix *Index) keywordAll(ctx context.Context, q indexer.Query, lexemes []string) ([]indexer.Hit, error) {
 	var should []any
 	for i, l := range lexemes {
 		should = append(should, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": strconv.Itoa(i)}}})
