@@ -927,8 +927,17 @@ func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, err
 	return indexer.Page(hits, q), nil
 }
 
+func semanticHit(v *version, i int, dot32 float32) indexer.Hit {
+	dot := float64(dot32)
+	return indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
+		Score: dot, MatchStrength: indexer.Strength(dot)}
+}
+
 func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
 	qv := normalize(q.Vector)
+	// Tenant-wide, only each version's best chunk can appear (Collapse), so the scan keeps one
+	// hit per version instead of one per chunk: a few thousand hits to sort, not 100,000.
+	perVersion := q.ContentID == ""
 	var hits []indexer.Hit
 	n := 0
 	for _, v := range ix.byTenant[q.Tenant] {
@@ -941,16 +950,28 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 			len(q.Tags) > 0 && !slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }) {
 			continue
 		}
+		bestI, bestDot := -1, float32(0)
 		for i, vec := range v.vectors {
-			if vec == nil {
+			if len(vec) != len(qv) {
+				continue // no vector (or, impossibly, another model's)
+			}
+			// float32 like the vectors themselves (and Elasticsearch's scores): widening every
+			// term to float64 doubled the scan's cost for digits nobody can rank on.
+			var dot float32
+			for j, x := range vec {
+				dot += x * qv[j]
+			}
+			if !perVersion {
+				hits = append(hits, semanticHit(v, i, dot))
 				continue
 			}
-			var dot float64
-			for j, x := range vec {
-				dot += float64(x) * float64(qv[j])
+			// Ties go to the smaller location, as indexer.Compare orders them.
+			if bestI < 0 || dot > bestDot || dot == bestDot && v.locations[i] < v.locations[bestI] {
+				bestI, bestDot = i, dot
 			}
-			hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
-				Score: dot, MatchStrength: indexer.Strength(dot)})
+		}
+		if perVersion && bestI >= 0 {
+			hits = append(hits, semanticHit(v, bestI, bestDot))
 		}
 	}
 	return indexer.Page(indexer.Collapse(hits, q), q), nil
