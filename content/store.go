@@ -164,27 +164,21 @@ func (s *Store) ByJob(ctx context.Context, tenant, jobID string) (*Version, erro
 
 // versions lists every version of one item (or of the tenant when contentID is "").
 func (s *Store) versions(ctx context.Context, tenant, contentID string) ([]*Version, error) {
-	q := record.Query{Tenant: tenant, Kind: KindVersion, Limit: 1000}
+	q := record.Query{Tenant: tenant, Kind: KindVersion}
 	if contentID != "" {
 		q.Parent = &record.Ref{Kind: KindItem, ID: contentID}
 	}
-	var out []*Version
-	for {
-		p, err := s.records.List(ctx, q)
+	rs, err := record.All(ctx, s.records, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Version, 0, len(rs))
+	for _, r := range rs {
+		v, err := decode(r)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range p.Records {
-			v, err := decode(r)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		if p.Next == "" {
-			break
-		}
-		q.Cursor = p.Next
+		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].ContentID != out[j].ContentID {

@@ -98,24 +98,17 @@ func decodeVersion(r *record.Record) (*Version, error) {
 
 // Versions returns every version of a course, oldest first; ErrCourseNotFound when none.
 func (s *Store) Versions(ctx context.Context, tenant, courseID string) ([]*Version, error) {
-	var out []*Version
-	q := record.Query{Tenant: tenant, Kind: KindVersion, Parent: &record.Ref{Kind: KindCourse, ID: courseID}, Limit: 1000}
-	for {
-		p, err := s.records.List(ctx, q)
+	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindVersion, Parent: &record.Ref{Kind: KindCourse, ID: courseID}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Version, 0, len(rs))
+	for _, r := range rs {
+		v, err := decodeVersion(r)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range p.Records {
-			v, err := decodeVersion(r)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		if p.Next == "" {
-			break
-		}
-		q.Cursor = p.Next
+		out = append(out, v)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("course '%s' %w", courseID, ErrCourseNotFound)

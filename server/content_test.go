@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -99,24 +97,12 @@ func forEachModeWithModel(t *testing.T, modelDir string, f func(t *testing.T, e 
 // uploadContent posts a file to POST /api/v1/content.
 func (e *env) uploadContent(a auth, tenantID, query string, body []byte, filename string) resp {
 	e.t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	part, _ := mw.CreateFormFile("file", filename)
-	part.Write(body)
-	mw.Close()
-	req, _ := http.NewRequest("POST", e.url+"/api/v1/content?"+query, &buf)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", a.header)
+	form, ct := multipartFile(filename, body)
+	headers := []string{"Content-Type", ct}
 	if tenantID != "" {
-		req.Header.Set("tenant_id", tenantID)
+		headers = append(headers, "tenant_id", tenantID)
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return resp{Status: res.StatusCode, Body: b, Header: res.Header}
+	return e.do("POST", "/api/v1/content?"+query, a, form, headers...)
 }
 
 type jobRead struct {

@@ -67,21 +67,18 @@ func scorm12Package(t *testing.T) []byte {
 
 func (e *env) upload(tenantID, query string, body []byte, filename string) resp {
 	e.t.Helper()
+	form, ct := multipartFile(filename, body)
+	return e.do("POST", "/engine/api/v1/"+tenantID+"/courses/importJobs?"+query, root, form, "Content-Type", ct)
+}
+
+// multipartFile is a multipart/form-data body with one part "file", and its content type.
+func multipartFile(filename string, body []byte) ([]byte, string) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	part, _ := mw.CreateFormFile("file", filename)
 	part.Write(body)
 	mw.Close()
-	req, _ := http.NewRequest("POST", e.url+"/engine/api/v1/"+tenantID+"/courses/importJobs?"+query, &buf)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", root.header)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return resp{Status: res.StatusCode, Body: b, Header: res.Header}
+	return buf.Bytes(), mw.FormDataContentType()
 }
 
 type importResult struct {

@@ -147,25 +147,18 @@ func (g *Registry) get(ctx context.Context, id string) (*Tenant, *record.Record,
 // List returns live tenants ordered by id, skipping skip and returning at most limit.
 func (g *Registry) List(ctx context.Context, skip, limit int) ([]*Tenant, error) {
 	var all []*Tenant
-	q := record.Query{Tenant: system, Kind: kindTenant, Limit: 1000}
-	for {
-		p, err := g.store.List(ctx, q)
+	rs, err := record.All(ctx, g.store, record.Query{Tenant: system, Kind: kindTenant})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		t, err := fromRecord(r)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range p.Records {
-			t, err := fromRecord(r)
-			if err != nil {
-				return nil, err
-			}
-			if !t.Deleting {
-				all = append(all, t)
-			}
+		if !t.Deleting {
+			all = append(all, t)
 		}
-		if p.Next == "" {
-			break
-		}
-		q.Cursor = p.Next
 	}
 	// Registration order would shift with every update; id order is stable for paging.
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
@@ -287,21 +280,15 @@ func (g *Registry) ListCredentials(ctx context.Context, tenantID string) ([]*Cre
 	if _, err := g.Get(ctx, tenantID); err != nil {
 		return nil, err
 	}
-	out := []*Credential{}
-	q := record.Query{Tenant: system, Kind: kindCredential, Key: tenantID, Limit: 1000}
-	for {
-		p, err := g.store.List(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range p.Records {
-			out = append(out, &Credential{Key: r.ID, Tenant: tenantID, Created: r.Created})
-		}
-		if p.Next == "" {
-			return out, nil
-		}
-		q.Cursor = p.Next
+	rs, err := record.All(ctx, g.store, record.Query{Tenant: system, Kind: kindCredential, Key: tenantID})
+	if err != nil {
+		return nil, err
 	}
+	out := make([]*Credential, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, &Credential{Key: r.ID, Tenant: tenantID, Created: r.Created})
+	}
+	return out, nil
 }
 
 // DeleteCredential revokes a key of the tenant.

@@ -108,21 +108,13 @@ func BenchmarkContentSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	api := func(q indexer.Query) error {
-		_, err := ix.Search(ctx, q)
-		return err
-	}
 	rawBleve := func(q query.Query) error {
 		_, err := ix.bi.SearchInContext(ctx, blevesearch.NewSearchRequestOptions(q, indexer.DefaultLimit, 0, false))
 		return err
 	}
 	base := indexer.Query{Tenant: eval.SynthTenant}
 	b.Run("bleve/keyword/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.Lexical, qs.Keyword[i%len(qs.Keyword)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "keyword"))
 	})
 	b.Run("bleve/keyword/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -138,11 +130,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("bleve/phrase/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.Lexical, qs.Phrase[i%len(qs.Phrase)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "phrase"))
 	})
 	b.Run("bleve/phrase/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -153,11 +141,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("bleve/field/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.FieldSearch, qs.Field[i%len(qs.Field)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "field"))
 	})
 	b.Run("bleve/field/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -169,15 +153,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("bleve/semantic/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			v, err := e.Embed(ctx, []string{qs.Semantic[i%len(qs.Semantic)]})
-			if err != nil {
-				return err
-			}
-			q := base
-			q.Type, q.Vector = indexer.Semantic, v[0]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "semantic"))
 	})
 	b.Run("bleve/semantic/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -190,11 +166,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("bleve/knn/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Vector = indexer.Semantic, qvecs[i%len(qvecs)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "knn"))
 	})
 	b.Run("bleve/knn/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {

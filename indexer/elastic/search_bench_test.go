@@ -201,10 +201,6 @@ func BenchmarkContentSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	base := indexer.Query{Tenant: eval.SynthTenant}
-	api := func(q indexer.Query) error {
-		_, err := ix.Search(ctx, q)
-		return err
-	}
 	raw := func(q indexer.Query, kind string, must map[string]any) error {
 		return ix.rawSearch(ctx, map[string]any{
 			"size": indexer.DefaultLimit, "_source": chunkSource,
@@ -221,11 +217,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	}
 	b.Run("elastic/keyword/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.Lexical, qs.Keyword[i%len(qs.Keyword)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "keyword"))
 	})
 	b.Run("elastic/keyword/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -239,11 +231,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("elastic/phrase/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.Lexical, qs.Phrase[i%len(qs.Phrase)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "phrase"))
 	})
 	b.Run("elastic/phrase/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -255,11 +243,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("elastic/field/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Term = indexer.FieldSearch, qs.Field[i%len(qs.Field)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "field"))
 	})
 	b.Run("elastic/field/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -269,15 +253,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("elastic/semantic/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			v, err := e.Embed(ctx, []string{qs.Semantic[i%len(qs.Semantic)]})
-			if err != nil {
-				return err
-			}
-			q := base
-			q.Type, q.Vector = indexer.Semantic, v[0]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "semantic"))
 	})
 	b.Run("elastic/semantic/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
@@ -289,11 +265,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		})
 	})
 	b.Run("elastic/knn/api", func(b *testing.B) {
-		eval.Latency(b, func(i int) error {
-			q := base
-			q.Type, q.Vector = indexer.Semantic, qvecs[i%len(qvecs)]
-			return api(q)
-		})
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "knn"))
 	})
 	b.Run("elastic/knn/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error { return knn(qvecs[i%len(qvecs)]) })

@@ -145,6 +145,36 @@ func SynthQueries(versions int) Queries {
 	return q
 }
 
+// APISearch returns the operation a "<backend>/<kind>/api" latency case times: the port's
+// Search with the i-th query of kind (keyword, phrase, field, semantic — the query embedded
+// inside the call — or knn, with precomputed vectors), tenant-wide, so every backend runs
+// exactly the same API calls.
+func APISearch(ctx context.Context, ix indexer.Index, e embed.Embedder, qs Queries, qvecs [][]float32, kind string) func(i int) error {
+	return func(i int) error {
+		q := indexer.Query{Tenant: SynthTenant}
+		switch kind {
+		case "keyword":
+			q.Type, q.Term = indexer.Lexical, qs.Keyword[i%len(qs.Keyword)]
+		case "phrase":
+			q.Type, q.Term = indexer.Lexical, qs.Phrase[i%len(qs.Phrase)]
+		case "field":
+			q.Type, q.Term = indexer.FieldSearch, qs.Field[i%len(qs.Field)]
+		case "semantic":
+			v, err := e.Embed(ctx, []string{qs.Semantic[i%len(qs.Semantic)]})
+			if err != nil {
+				return err
+			}
+			q.Type, q.Vector = indexer.Semantic, v[0]
+		case "knn":
+			q.Type, q.Vector = indexer.Semantic, qvecs[i%len(qvecs)]
+		default:
+			return fmt.Errorf("unknown search kind %q", kind)
+		}
+		_, err := ix.Search(ctx, q)
+		return err
+	}
+}
+
 // Percentiles returns the 50th and 99th percentile of ds (nearest rank), which it sorts.
 func Percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	if len(ds) == 0 {

@@ -48,3 +48,25 @@ func CreateNext(ctx context.Context, s Store, first int, build func(n int) (*Rec
 	}
 	return nil, 0, fmt.Errorf("too many concurrent creations from number %d", first)
 }
+
+// All pages through every record matching q (q.Cursor and q.Limit are managed here) and
+// returns them in List order. For the small sets it is meant for: versions of one course, a
+// tenant's credentials, the tenant registry.
+func All(ctx context.Context, s Store, q Query) ([]*Record, error) {
+	q.Cursor, q.Limit = "", MaxPage
+	var out []*Record
+	for {
+		p, err := s.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Records...)
+		if p.Next == "" {
+			return out, nil
+		}
+		q.Cursor = p.Next
+	}
+}
+
+// MaxPage is the page size All asks for; backends cap pages at least this large.
+const MaxPage = 1000
