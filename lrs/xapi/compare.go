@@ -95,13 +95,9 @@ func canonObject(x any) any {
 }
 
 func canonActor(x any) any {
-	m, ok := x.(map[string]any)
+	out, ok := copyObject(x)
 	if !ok {
 		return x
-	}
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
 	}
 	if _, ok := out["objectType"]; !ok {
 		out["objectType"] = "Agent"
@@ -131,13 +127,9 @@ func canonActor(x any) any {
 }
 
 func canonResult(x any) any {
-	m, ok := x.(map[string]any)
+	out, ok := copyObject(x)
 	if !ok {
 		return x
-	}
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
 	}
 	if d, ok := out["duration"].(string); ok {
 		out["duration"] = truncateDuration(d)
@@ -210,4 +202,18 @@ func canonContext(x any) any {
 // sameStatement compares two statement trees by the comparison rules of ContentHash.
 func sameStatement(a, b any) bool {
 	return string(marshal(comparable(a))) == string(marshal(comparable(b)))
+}
+
+// copyObject returns a shallow copy of x when it is a JSON object, so the canonical forms
+// never change the statement they are computed from.
+func copyObject(x any) (map[string]any, bool) {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out, true
 }
