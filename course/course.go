@@ -101,13 +101,16 @@ type Activity struct {
 	// Prerequisites is the SCORM 1.2 adlcp:prerequisites or AICC .pre expression as written.
 	Prerequisites string `json:"prerequisites,omitempty"`
 	// Objectives are SCORM 2004 imsss objectives of the item (primary first) or AICC .cst/.ort data.
-	Objectives []Objective  `json:"objectives,omitempty"`
-	Sequencing *Sequencing  `json:"sequencing,omitempty"`
-	CMI5       *CMI5AU      `json:"cmi5,omitempty"`
-	AICC       *AICCUnit    `json:"aicc,omitempty"`
-	Metadata   *Metadata    `json:"metadata,omitempty"`
-	Children   []*Activity  `json:"children,omitempty"`
-	Extra      *ActivityExt `json:"extra,omitempty"`
+	Objectives []Objective `json:"objectives,omitempty"`
+	Sequencing *Sequencing `json:"sequencing,omitempty"`
+	CMI5       *CMI5AU     `json:"cmi5,omitempty"`
+	AICC       *AICCUnit   `json:"aicc,omitempty"`
+	// SharedData lists the SCORM 2004 4th edition adlcp:data maps: the shared data stores
+	// (adl.data) the activity's SCO may read or write.
+	SharedData []SharedDataMap `json:"sharedData,omitempty"`
+	Metadata   *Metadata       `json:"metadata,omitempty"`
+	Children   []*Activity     `json:"children,omitempty"`
+	Extra      *ActivityExt    `json:"extra,omitempty"`
 }
 
 // ActivityExt carries rarely used per-standard attributes.
@@ -116,6 +119,23 @@ type ActivityExt struct {
 	ActivityType string `json:"activityType,omitempty"`
 	// XAPIActivityID is the activity IRI of an xAPI or cmi5 node.
 	XAPIActivityID string `json:"xapiActivityId,omitempty"`
+	// ObjectivesGlobalToSystem is adlseq:objectivesGlobalToSystem of a SCORM 2004
+	// organization: whether its global objectives are shared with every other course of the
+	// learner (true, the default when absent) or belong to this course's attempt.
+	ObjectivesGlobalToSystem *bool `json:"objectivesGlobalToSystem,omitempty"`
+	// SharedDataGlobalToSystem is adlcp:sharedDataGlobalToSystem of a SCORM 2004 4th
+	// edition organization: whether its shared data stores persist across attempts on the
+	// course (true, the default when absent) or are reset with each new attempt.
+	SharedDataGlobalToSystem *bool `json:"sharedDataGlobalToSystem,omitempty"`
+}
+
+// SharedDataMap is one adlcp:map of an item's adlcp:data. Absent attributes stay nil, so the
+// runtime applies the CAM's defaults at use time rather than the parser baking them in.
+type SharedDataMap struct {
+	// TargetID names the shared data store; equal ids in one activity tree share it.
+	TargetID        string `json:"targetId"`
+	ReadSharedData  *bool  `json:"readSharedData,omitempty"`
+	WriteSharedData *bool  `json:"writeSharedData,omitempty"`
 }
 
 // CompletionThreshold is SCORM 2004 4th edition's completionThreshold element (or the 3rd
@@ -170,6 +190,33 @@ type Sequencing struct {
 	RequiredForCompleted        string `json:"requiredForCompleted,omitempty"`
 	RequiredForIncomplete       string `json:"requiredForIncomplete,omitempty"`
 	MeasureSatisfactionIfActive *bool  `json:"measureSatisfactionIfActive,omitempty"`
+	// ADLObjectives are the SCORM 2004 4th edition adlseq:objectives: extra maps of the
+	// imsss objective with the same id, for raw/min/max score, completion status and
+	// progress measure.
+	ADLObjectives []ADLObjective `json:"adlObjectives,omitempty"`
+}
+
+// ADLObjective is one adlseq:objective: the extended global-objective maps of the imsss
+// objective whose id it names.
+type ADLObjective struct {
+	ObjectiveID string            `json:"objectiveId"`
+	Maps        []ADLObjectiveMap `json:"maps"`
+}
+
+// ADLObjectiveMap is one adlseq:mapInfo. Only what the manifest says is recorded (nil when
+// absent); the defaults — every read* true, every write* false — apply at use time.
+type ADLObjectiveMap struct {
+	TargetObjectiveID     string `json:"targetObjectiveId"`
+	ReadRawScore          *bool  `json:"readRawScore,omitempty"`
+	ReadMinScore          *bool  `json:"readMinScore,omitempty"`
+	ReadMaxScore          *bool  `json:"readMaxScore,omitempty"`
+	ReadCompletionStatus  *bool  `json:"readCompletionStatus,omitempty"`
+	ReadProgressMeasure   *bool  `json:"readProgressMeasure,omitempty"`
+	WriteRawScore         *bool  `json:"writeRawScore,omitempty"`
+	WriteMinScore         *bool  `json:"writeMinScore,omitempty"`
+	WriteMaxScore         *bool  `json:"writeMaxScore,omitempty"`
+	WriteCompletionStatus *bool  `json:"writeCompletionStatus,omitempty"`
+	WriteProgressMeasure  *bool  `json:"writeProgressMeasure,omitempty"`
 }
 
 // ControlMode is imsss:controlMode.

@@ -297,8 +297,8 @@ const manifest2004v3 = `<?xml version="1.0" encoding="UTF-8"?>
 </manifest>`
 
 // SCORM 2004 4th edition: attribute form of completionThreshold, exit rules, adlseq
-// objectives (ignored: no place in the model), shared data map (ignored) and an empty
-// completionThreshold (all 4th-edition defaults).
+// objectives extending an imsss objective's maps, a shared data map, the organization's
+// sharedDataGlobalToSystem and an empty completionThreshold (all 4th-edition defaults).
 const manifest2004v4 = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="ed4" version="1" ` + NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
@@ -320,11 +320,11 @@ const manifest2004v4 = `<?xml version="1.0" encoding="UTF-8"?>
               </imsss:exitConditionRule>
             </imsss:sequencingRules>
             <imsss:objectives>
-              <imsss:primaryObjective satisfiedByMeasure="true"/>
+              <imsss:primaryObjective objectiveID="hazards" satisfiedByMeasure="true"/>
             </imsss:objectives>
             <adlseq:objectives>
-              <adlseq:objective objectiveID="x">
-                <adlseq:mapInfo targetObjectiveID="g" readRawScore="true"/>
+              <adlseq:objective objectiveID="hazards">
+                <adlseq:mapInfo targetObjectiveID="g" readRawScore="false" writeRawScore="true" writeCompletionStatus="true"/>
               </adlseq:objective>
             </adlseq:objectives>
           </imsss:sequencing>
@@ -447,7 +447,14 @@ const manifestOddities = `<?xml version="1.0"?>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 5th Edition</schemaversion></metadata>
   <organizations default="nowhere">
     <organization identifier="first">
-      <item identifier="a" identifierref="ra"><title>A</title></item>
+      <item identifier="a" identifierref="ra"><title>A</title>
+        <imsss:sequencing>
+          <adlseq:objectives>
+            <adlseq:objective objectiveID="nowhere"><adlseq:mapInfo targetObjectiveID="g"/></adlseq:objective>
+          </adlseq:objectives>
+        </imsss:sequencing>
+        <adlcp:data><adlcp:map readSharedData="false"/></adlcp:data>
+      </item>
       <item identifier="b"/>
     </organization>
   </organizations>

@@ -539,6 +539,13 @@ func (p *parser) organization(o *node, index int) (*course.Activity, error) {
 	where := fmt.Sprintf("organization %q", id)
 	act.Metadata = p.metadata(o.child("metadata"), where)
 	p.readSequencing(o, act, where)
+	if p.std.IsSCORM2004() {
+		og := p.boolAttr(o, "objectivesGlobalToSystem", where)
+		sd := p.boolAttr(o, "sharedDataGlobalToSystem", where)
+		if og != nil || sd != nil {
+			act.Extra = &course.ActivityExt{ObjectivesGlobalToSystem: og, SharedDataGlobalToSystem: sd}
+		}
+	}
 	items := o.all("item")
 	if len(items) == 0 {
 		return nil, course.Invalid("%s: organization %q has no items", ManifestName, id)
@@ -647,6 +654,24 @@ func (p *parser) itemData(n *node, act *course.Activity, where string) {
 				} else {
 					act.MasteryScore = f
 				}
+			}
+		}
+	}
+	if d := n.child("data"); d != nil && d.inNS("adlcp") {
+		if !is2004 {
+			p.warnf("%s: adlcp:data is SCORM 2004 4th edition; ignored in %s", where, p.std)
+		} else {
+			for _, m := range d.all("map") {
+				target := m.attrS("targetID")
+				if target == "" {
+					p.warnf("%s: adlcp:map without targetID ignored", where)
+					continue
+				}
+				act.SharedData = append(act.SharedData, course.SharedDataMap{
+					TargetID:        target,
+					ReadSharedData:  p.boolAttr(m, "readSharedData", where),
+					WriteSharedData: p.boolAttr(m, "writeSharedData", where),
+				})
 			}
 		}
 	}

@@ -337,6 +337,8 @@ func TestWarnings(t *testing.T) {
 		`default="nowhere"`,
 		"missing.html is missing",
 		`item "b" is a leaf without identifierref`,
+		`adlseq:objective "nowhere" names no imsss objective`,
+		`adlcp:map without targetID ignored`,
 	} {
 		if !hasWarning(pkg, w) {
 			t.Errorf("no warning containing %q in\n%s", w, strings.Join(pkg.Warnings, "\n"))

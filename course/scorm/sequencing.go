@@ -1,6 +1,7 @@
 package scorm
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,9 +125,12 @@ func (p *parser) sequencing(n *node, where string) *course.Sequencing {
 				rr.Rules = append(rr.Rules, rule)
 			}
 			s.RollupRules = rr
-		case c.is("objectives") && !c.inNS("adlseq"):
-			// adlseq:objectives (4th edition extended map info) shares the local name; the
-			// course model has no place for its raw-score maps, so only imsss ones are read.
+		case c.is("objectives") && c.inNS("adlseq"):
+			// adlseq:objectives (4th edition) shares the local name with imsss:objectives.
+			for _, o := range c.all("objective") {
+				s.ADLObjectives = append(s.ADLObjectives, p.adlObjective(o, where))
+			}
+		case c.is("objectives"):
 			if po := c.child("primaryObjective"); po != nil {
 				o := p.objective(po, where)
 				o.Primary = true
@@ -159,7 +163,38 @@ func (p *parser) sequencing(n *node, where string) *course.Sequencing {
 			s.MeasureSatisfactionIfActive = p.boolAttr(c, "measureSatisfactionIfActive", where)
 		}
 	}
+	for _, ao := range s.ADLObjectives {
+		if !slices.ContainsFunc(s.Objectives, func(o course.Objective) bool { return o.ID == ao.ObjectiveID }) {
+			p.warnf("%s: adlseq:objective %q names no imsss objective of the same sequencing; its maps have nothing to extend", where, ao.ObjectiveID)
+		}
+	}
 	return s
+}
+
+// adlObjective reads an adlseq:objective and its adlseq:mapInfo elements.
+func (p *parser) adlObjective(n *node, where string) course.ADLObjective {
+	o := course.ADLObjective{ObjectiveID: n.attrS("objectiveID"), Maps: []course.ADLObjectiveMap{}}
+	for _, mi := range n.all("mapInfo") {
+		target := mi.attrS("targetObjectiveID")
+		if target == "" {
+			p.warnf("%s: adlseq:mapInfo of objective %q has no targetObjectiveID; ignored", where, o.ObjectiveID)
+			continue
+		}
+		o.Maps = append(o.Maps, course.ADLObjectiveMap{
+			TargetObjectiveID:     target,
+			ReadRawScore:          p.boolAttr(mi, "readRawScore", where),
+			ReadMinScore:          p.boolAttr(mi, "readMinScore", where),
+			ReadMaxScore:          p.boolAttr(mi, "readMaxScore", where),
+			ReadCompletionStatus:  p.boolAttr(mi, "readCompletionStatus", where),
+			ReadProgressMeasure:   p.boolAttr(mi, "readProgressMeasure", where),
+			WriteRawScore:         p.boolAttr(mi, "writeRawScore", where),
+			WriteMinScore:         p.boolAttr(mi, "writeMinScore", where),
+			WriteMaxScore:         p.boolAttr(mi, "writeMaxScore", where),
+			WriteCompletionStatus: p.boolAttr(mi, "writeCompletionStatus", where),
+			WriteProgressMeasure:  p.boolAttr(mi, "writeProgressMeasure", where),
+		})
+	}
+	return o
 }
 
 // seqRule reads a pre/exit/post condition rule.
