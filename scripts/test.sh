@@ -20,7 +20,10 @@ echo "== fuzz (short)"
 # Every parser of hostile input gets a short, fixed fuzzing time on top of its seed corpus.
 FUZZTIME=${FUZZTIME:-8s}
 for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:FuzzParse \
-  course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse; do
+  course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
+  lrs/xapi:FuzzParseStatements content/analysis:FuzzTokens content/extract:FuzzHTML \
+  content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
+  content/extract:FuzzISpring content/extract:FuzzLectora; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }

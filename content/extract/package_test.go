@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -195,77 +197,254 @@ func TestRise(t *testing.T) {
 	}
 }
 
+// captivateCPM is shaped like a Classic Captivate assets/js/CPM.js (see captivate.go for the
+// public packages it follows): the model literal first, with player references (cp.fd, cp.ch)
+// among the data, then the runtime. Slide303 is not in project_main.slides, so it does not
+// play; Slide202 is a multiple-choice question slide whose right answer is named both ways
+// Captivate does (ic on one answer, cal listing another's aid); Slide404 is a blank to fill.
+const captivateCPM = `if(!window.cp)window.cp = function(str){return document.getElementById(str)};` +
+	`cp.CPProjInit = function(){if(cp && cp.model && cp.model.data) return; cp.model = {}; cp.D = cp.model.data = {pref:{acc:1,rkt:0},` +
+	`Text_Caption_1:{type:19,from:1,to:90,mdi:'Text_Caption_1c',apsn:'Slide101',vt:'<div><span class="cp-actualText">Welcome to <b>valve</b> safety</span></div>',` +
+	`rpvt:{1024:{vt:'<div>x</div>',text:'Welcome to valve safety'}},chfn:cp.ch},Text_Caption_1c:{b:[0,0,1,1],dn:'Text_Caption_1',visible:1,accstr:'Welcome to valve safety '},` +
+	`Image_2:{type:15,mdi:'Image_2c',apsn:'Slide101'},Image_2c:{sr:cp.fd,ip:'dr/1.png',dn:'Image_2',visible:1,accstr:'Image '},` +
+	`Hint_3:{type:19,mdi:'Hint_3c',apsn:'Slide101',vt:'<div>Hidden hint</div>'},Hint_3c:{dn:'Hint_3',visible:0,accstr:'Hidden hint '},` +
+	`Slide101:{lb:'Introduction',id:101,st:'Normal Slide',si:[{n:'Text_Caption_1',t:19},{n:'Image_2',t:15},{n:'Hint_3',t:19}],qs:''},Slide101c:{dn:'Slide101',visible:'1'},` +
+	`Slide303:{lb:'Cut slide',si:[{n:'Cut_1',t:19}],qs:''},Cut_1:{type:19,mdi:'Cut_1c'},Cut_1c:{visible:1,accstr:'never shown'},` +
+	`Q_text:{type:79,mdi:'Q_textc',apsn:'Slide202'},Q_textc:{dn:'Q_text',visible:1,accstr:'Which valve is red? '},` +
+	`A1:{type:80,mdi:'A1c',apsn:'Slide202'},A1c:{dn:'A1',visible:1,aid:'A',at:10082,atxtlms:'The blue one ',ic:false,accstr:'The blue one  '},` +
+	`A2:{type:80,mdi:'A2c',apsn:'Slide202'},A2c:{dn:'A2',visible:1,aid:'B',at:10082,atxtlms:'The red one ',ic:false,accstr:'The red one  '},` +
+	`A3:{type:80,mdi:'A3c',apsn:'Slide202'},A3c:{dn:'A3',visible:1,aid:'C',at:10082,atxtlms:'Both ',ic:true,accstr:'Both  '},` +
+	`Ok:{type:10166,mdi:'Okc'},Okc:{dn:'Ok',visible:0,accstr:'Correct - Click anywhere to continue. '},` +
+	`No:{type:10168,mdi:'Noc'},Noc:{dn:'No',visible:0,accstr:'Incorrect - try the next one. '},` +
+	`Slide202:{lb:'',id:202,st:'Question Slide',si:[{n:'Q_text',t:79},{n:'A1',t:80},{n:'A2',t:80},{n:'A3',t:80},{n:'Ok',t:10166},{n:'No',t:10168}],qs:'Slide202q0',qnq:0},` +
+	`Slide202q0:{noa:1,qt:'Stale question text',it:true,is:false,ikc:false,sn:'Slide202',itp:'choice',cal:['B'],qtp:'MCQ',ao:['A1c:0','A2c:1','A3c:2'],qtc:'Q_textc',osc:'Ok',ifc:['No'],oca:'cp.jumpToNextSlide();'},` +
+	`Slide404:{lb:'Blanks',st:'Question Slide',si:[],qs:'Slide404q1'},` +
+	`Slide404q1:{qt:'Fill in: the valve is ___',itp:'fill-in',cal:[],qtp:'FIB',ao:['B1_mcfib:0','B2_mcfib:1']},` +
+	`B1_mcfib:{sac:false,aid:0,cs:false,capN:'Cap',correctAnswers:['shut ','closed'],type:'fib'},B2_mcfib:{aid:1,correctAnswers:['shut'],type:'fib'},` +
+	`project:{fps:30,w:1024,h:627},project_main:{from:1,to:400,slides:'Slide101,Slide202,Slide404',questions:'Slide202q0,Slide404q1'},` +
+	`quizzingData:{passedScoreFeedback:'Congratulations, you passed the quiz!'}};};cp.CPProjInit();function cpInit(){var a=cp.D[cp.D.project_main.slides.split(',')[0]];}`
+
 func TestCaptivate(t *testing.T) {
-	cpm := `cp.model.data={project:{v:'x'},project_main:{from:1,to:100,slides:'Slide101,Slide202'},` +
-		`Slide101:{lb:'Introduction',si:[{n:'Text_1'}],accstr:'Welcome to the course',tlb:'no'},` +
-		`Slide303:{lb:'Hidden slide',accstr:'never shown'},` +
-		`Slide202:{lb:'Summary',accstr:'You are done. It\'s over.'}};`
 	r := runPkg(t, map[string]string{
-		"imsmanifest.xml":            single("Cap", "index_lms.html"),
-		"index_lms.html":             `<html><head><meta name="generator" content="Adobe Captivate 2019 (11.5.1.499)"></head><body></body></html>`,
-		"assets/js/CPM.js":           cpm,
-		"assets/js/CPXHRLoader.js":   "",
-		"dr/imgmd.json":              "{}",
-		"assets/htmlimages/a.png":    "",
-		"assets/js/jquery-1.11.3.js": "",
+		"imsmanifest.xml":          single("Cap", "index_scorm.html"),
+		"index_scorm.html":         `<!DOCTYPE html><html lang="en"><head><title></title></head><body onload="onBodyLoad()"></body></html>`,
+		"project.txt":              `{"metadata":{"generator":"Captivate","generatorVersion":"11.5.5","schemaVersion":"","title":"","totalSlides":3,"launchFile":"index.html"},"contentStructure":[]}`,
+		"assets/js/CPM.js":         captivateCPM,
+		"assets/js/CPXHRLoader.js": "",
+		"dr/imgmd.json":            "{}",
 	})
-	if r.Tool != "Adobe Captivate" {
-		t.Fatalf("tool %q", r.Tool)
+	if r.Tool != "Adobe Captivate" || r.Details.ContentType != ContentCaptivate {
+		t.Fatalf("tool %q type %q", r.Tool, r.Details.ContentType)
 	}
-	wantMeta(t, r, map[string]any{"authoring_tool_version": "2019 (11.5.1.499)", "slides": 2})
-	if got := section(t, r, "Summary"); got != "Summary\nYou are done. It's over." {
-		t.Errorf("summary = %q", got)
+	wantMeta(t, r, map[string]any{"authoring_tool_version": "11.5.5", "slides": 3})
+	// The caption's text, not the picture's default label nor the hidden hint.
+	if got := section(t, r, "Introduction"); got != "Introduction\nWelcome to valve safety" {
+		t.Errorf("introduction = %q", got)
+	}
+	// An unlabelled slide is named by its place; the answers are slide text too, the hidden
+	// feedback captions are not.
+	if got := section(t, r, "Slide 2"); got != "Slide 2\nWhich valve is red?\nThe blue one\nThe red one\nBoth" {
+		t.Errorf("question slide = %q", got)
 	}
 	for _, l := range locs(r) {
-		if strings.Contains(l, "Hidden") {
-			t.Errorf("hidden slide listed")
+		if strings.Contains(l, "Cut") {
+			t.Errorf("slide that does not play listed: %q", l)
 		}
+	}
+	if len(r.Details.Interactions) != 2 {
+		t.Fatalf("interactions %+v", r.Details.Interactions)
+	}
+	mc, fib := r.Details.Interactions[0], r.Details.Interactions[1]
+	if mc.Question != "Which valve is red?" || mc.Type != "choice" || len(mc.Choices) != 3 ||
+		mc.Choices[0].IsCorrect || !mc.Choices[1].IsCorrect || !mc.Choices[2].IsCorrect || mc.Choices[1].Text != "The red one" ||
+		fmt.Sprint(mc.Feedback) != "[Correct - Click anywhere to continue. Incorrect - try the next one.]" {
+		t.Errorf("multiple choice %+v", mc)
+	}
+	if fib.Question != "Fill in: the valve is ___" || fib.Type != "fill-in" || len(fib.Choices) != 2 ||
+		fib.Choices[0].Text != "shut" || fib.Choices[1].Text != "closed" || !fib.Choices[0].IsCorrect || !fib.Choices[1].IsCorrect {
+		t.Errorf("fill-in %+v", fib)
 	}
 }
 
+func TestCaptivateVersionUndetected(t *testing.T) {
+	// No project.txt: Captivate is recognised by its runtime files, but its version is not said.
+	r := runPkg(t, map[string]string{
+		"imsmanifest.xml":  single("Cap", "index.html"),
+		"index.html":       "<html><body></body></html>",
+		"assets/js/CPM.js": captivateCPM,
+	})
+	wantMeta(t, r, map[string]any{"authoring_tool_version": Undetected, "slides": 3})
+}
+
+// zlibB64 packs JSON as iSpring packs presInfo: zlib, then base64.
+func zlibB64(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := zlib.NewWriter(&b)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// ispringQuizJSON is shaped like iSpring's quiz data (see ispring.go for the public packages
+// it follows): one group of a multiple-choice, a type-in and a matching question, a hidden
+// question, and a result slide that is no question.
+const ispringQuizJSON = `{"d":{"T":"Check","sl":{"g":[{"i":"g1","T":"Question Group","s":{"rs":-1,"st":"allQuestions","up":true},"S":[
+ {"i":"q1","tp":"MultipleChoice","D":{"h":"<p style=\"x\">Is dust harmful?</p>","a":"<p>Is dust harmful?</p>","r":[],"d":["Is dust harmful?"]},"v":true,
+  "C":{"chs":[{"i":"c1","t":{"h":"<p>Yes</p>","d":["Yes"]},"c":true},{"i":"c2","t":{"h":"<p>No</p>","d":["No"]}}]},
+  "s":{"F":{"c":{"v":{"d":["That's right!"]}},"i":{"v":{"d":["Not quite."]}},"at":{"v":{"d":["Try again."]}}}}},
+ {"i":"q2","tp":"TypeIn","D":{"d":["I ____ here for 3 years. (work)"]},"v":true,"C":{"chs":[{"i":"c3","t":"have worked"},{"i":"c4","t":"'ve worked"}]}},
+ {"i":"q3","tp":"Matching","D":{"d":["Match the tool"]},"v":true,"C":{"m":[{"p":{"i":"p1","t":{"d":["Broom"]}},"r":{"i":"r1","t":{"d":["Floor"]}}}]}},
+ {"i":"q4","tp":"MultipleChoice","D":{"d":["Draft question"]},"v":false,"C":{"chs":[{"t":{"d":["a"]},"c":true}]}}]}],
+ "r":{"g":[{"i":"r","tp":"ResultSlide","D":{"d":["Congratulations, you passed!"]}}]}}}}`
+
 func TestISpring(t *testing.T) {
+	pres := `{"i":"{CC3F}","ct":"Spring Cleaning","w":963,"h":538,"ui":"isfree_11.2.3_9020;","s":[
+	 {"t":"Opening","I":"{D479}","s":"data/slide1.js","c":"data/slide1.css","d":false,"x":"Opening\r\nSpring cleaning rules\rStart at the top"},
+	 {"st":"q","qt":true,"pp":"data/quizplayer.js","t":"","I":"{CC35}","s":"data/quiz1.js","d":false},
+	 {"t":"","I":"{B8EF}","s":"data/slide4.js","x":"Wrap up\r\n4 |"}]}`
+	quizJS := "(function(){\n\tvar loadHandler=window['q_{CC3F}'];\n\tvar quizInfo = \"" +
+		base64.StdEncoding.EncodeToString([]byte(ispringQuizJSON)) + "\";\n\tvar skinSettings = {};\n\tloadHandler&&loadHandler(2, 'id', quizInfo, skinSettings, '');\n\t})();"
 	r := runPkg(t, map[string]string{
 		"imsmanifest.xml": single("Spring", "index.html"),
-		"index.html":      "<!-- Created with iSpring Suite 11.2.3 --><html><body></body></html>",
-		"data/slide1.js":  `var slideData = {"title":"Opening","text":"Spring cleaning rules"};`,
-		"data/slide2.js":  `var slideData = {"title":"Skipped","hidden":true};`,
-		"data/slide10.js": `var slideData = {"title":"Check","question":"Is dust harmful?","answers":[{"text":"Yes","correct":true},{"text":"No","correct":false}]};`,
+		"index.html": "<!DOCTYPE html>\n<!-- Created with iSpring --><!-- 979 682 --><!--version 11.2.3.9020 --><!--type html --><!--mainFolder ./ -->\n" +
+			`<html><head><title>Spring Cleaning</title></head><body><div id="preloader"></div><script>var presInfo = "` + zlibB64(t, pres) + `";` +
+			`var preloader = document.getElementById("preloader");</script></body></html>`,
+		"data/player.js":     "",
+		"data/slide1.js":     `(function(){var loadHandler=window['sl_{CC3F}'];loadHandler&&loadHandler(1, '<div id="spr0"></div>');})();`,
+		"data/quiz1.js":      quizJS,
+		"data/quizplayer.js": "",
 	})
-	if r.Tool != "iSpring" {
+	if r.Tool != "iSpring" || r.Details.ContentType != ContentISpring {
 		t.Fatalf("tool %q", r.Tool)
 	}
-	wantMeta(t, r, map[string]any{"authoring_tool_version": "11.2.3", "slides": 2})
-	if got := section(t, r, "Opening"); got != "Opening\nSpring cleaning rules" {
+	// Three slides in the player, the quiz one of them.
+	wantMeta(t, r, map[string]any{"authoring_tool_version": "11.2.3.9020", "slides": 3})
+	if got := section(t, r, "Opening"); got != "Opening\nSpring cleaning rules\nStart at the top" {
 		t.Errorf("slide 1 = %q", got)
 	}
-	if len(r.Details.Interactions) != 1 || r.Details.Interactions[0].Question != "Is dust harmful?" {
+	if got := section(t, r, "Slide 3"); got != "Wrap up\n4 |" {
+		t.Errorf("slide 3 = %q", got)
+	}
+	section(t, r, "Slide 2 > Question 1")
+	in := r.Details.Interactions
+	if len(in) != 3 {
+		t.Fatalf("interactions %+v", in)
+	}
+	if in[0].Question != "Is dust harmful?" || in[0].Type != "choice" || !in[0].Choices[0].IsCorrect || in[0].Choices[1].IsCorrect ||
+		fmt.Sprint(in[0].Feedback) != "[That's right! Not quite.]" {
+		t.Errorf("multiple choice %+v", in[0])
+	}
+	if in[1].Type != "fill-in" || len(in[1].Choices) != 2 || !in[1].Choices[1].IsCorrect || in[1].Choices[1].Text != "'ve worked" {
+		t.Errorf("type-in %+v", in[1])
+	}
+	if in[2].Type != "matching" || in[2].Choices[0].Text != "Broom" || in[2].Choices[0].Category == nil || *in[2].Choices[0].Category != "Floor" {
+		t.Errorf("matching %+v", in[2])
+	}
+}
+
+func TestISpringQuizMaker(t *testing.T) {
+	// A QuizMaker quiz published alone keeps its data in index.html; its slides are the
+	// questions a learner sees (the hidden one is not).
+	r := runPkg(t, map[string]string{
+		"imsmanifest.xml": single("Quiz", "index.html"),
+		"index.html": "<!DOCTYPE html>\n<!-- Created with iSpring --><!-- 1524 979 --><!--version 11.3.0.4 --><!--type html --><!--mainFolder  --><!--content quiz -->\n" +
+			`<html><head></head><body><script>var data = "` + base64.StdEncoding.EncodeToString([]byte(ispringQuizJSON)) + `";</script></body></html>`,
+		"data/player.js": "",
+	})
+	wantMeta(t, r, map[string]any{"authoring_tool_version": "11.3.0.4", "slides": 3})
+	if len(r.Details.Interactions) != 3 {
 		t.Errorf("interactions %+v", r.Details.Interactions)
 	}
+	section(t, r, "Check > Question 2")
+}
+
+// lectoraHead is the head every Lectora file starts with (see lectora.go for the public
+// packages it follows).
+const lectoraHead = "<!DOCTYPE html>\n<html lang=\"en\">\n<!--GENERATED BY:  Lectora Inspire v.16.2.2(10710) (http://www.trivantis.com) -->\n\n\n<head>\n"
+
+func lectoraPageHTML(title, script, body string) string {
+	return lectoraHead + `<title>` + title + `</title><link rel="stylesheet" href="trivantis.css" type="text/css" />` +
+		`<script src="trivantis.js"></script><script src="trivantis-pagetracking.js"></script><script>` + script + `</script></head>` +
+		`<body><div class="pageDIV">` + body + `</div></body></html>`
 }
 
 func TestLectora(t *testing.T) {
+	question := lectoraPageHTML("Quiz - Page 2",
+		"VarQuestion_0001 = new Variable( 'VarQuestion_0001', '', 0, 0, null, null, 'c', false )\n"+
+			"function checkQuestions( bFeedback ) {\n  var ans_VarQuestion_0001 = VarQuestion_0001.getValue()\n"+
+			"    if( ans_VarQuestion_0001 == '\\u0053\\u0068\\u0075\\u0074 \\u0069\\u0074' ) { action1915_1(f); }\n"+
+			"    else if( ans_VarQuestion_0001 != '\\u0053\\u0068\\u0075\\u0074 \\u0069\\u0074' && ans_VarQuestion_0001 != '~~~null~~~' ) { action1915_2(f); }\n}\n"+
+			"function action1915_1(fn) { if(!document.getElementById(\"DLG_Div_1915\"))trivAlert( 'action1915_1', 'Valves', 'Correct!', fn ); }\n"+
+			"function action1915_2(fn) { if(!document.getElementById(\"DLG_Div_1915\"))trivAlert( 'action1915_2', 'Valves', 'You answered the question incorrectly.', fn ); }\n"+
+			"qu1915 = new ObjInline('qu1915',null,140,200,801,242,1,0)\nqu1915.ansVar=VarQuestion_0001;\nqu1915.build()\n",
+		`<fieldset style="border:0;"><div id="qu1915"></div><legend><div id="text1917"><p><span class="text1917Font1">What do you do with a leaking valve?</span></p></div></legend>`+
+			`<div id="text1918"><label for="radio1919id"><p><span>Shut it</span></p></label></div>`+
+			`<div id="radio1919"><input type="radio" name="qu1915" id="radio1919id" value="Shut it" onClick="VarQuestion_0001.set(this.value);"></div>`+
+			`<div id="text1920"><label for="radio1921id"><p><span>Leave it &amp; go</span></p></label></div>`+
+			`<div id="radio1921"><input type="radio" name="qu1915" id="radio1921id" value="Leave it &amp; go" onClick="VarQuestion_0001.set(this.value);"></div></fieldset>`)
 	r := runPkg(t, map[string]string{
-		"imsmanifest.xml":       single("Lec", "a001index.html"),
-		"a001index.html":        `<html><head><meta name="GENERATOR" content="Lectora Inspire v18.1.2"><title>Home</title></head><body><p>Start here</p></body></html>`,
-		"a002_rules.html":       `<html><head><title>Rules</title></head><body><p>Rule one</p></body></html>`,
-		"trivantis-titlemgr.js": "",
+		"imsmanifest.xml":           single("Lec", "a001index.html"),
+		"a001index.html":            lectoraHead + `<title>Valves</title><script>var bIsTitleManagerIndexFile = true;</script></head><frameset rows="0,*"></frameset></html>`,
+		"a001content.html":          lectoraHead + `<title>Valves</title><script>var bIsTitleManagerIndexFile = true;</script></head><body></body></html>`,
+		"a001titlemgr.html":         lectoraHead + `<title>Title Manager</title></head><body></body></html>`,
+		"a001_intro_page_1.html":    lectoraPageHTML("Intro - Page 1", "", `<p>Valves control flow.</p>`),
+		"a001_quiz_page_2.html":     question,
+		"trivantis.js":              "",
+		"trivantis-pagetracking.js": "",
 	})
-	if r.Tool != "Lectora" {
+	if r.Tool != "Lectora" || r.Details.ContentType != ContentLectora {
 		t.Fatalf("tool %q", r.Tool)
 	}
-	wantMeta(t, r, map[string]any{"authoring_tool_version": "18.1.2", "pages": 2})
-	if got := section(t, r, "Rules"); got != "Rule one" {
-		t.Errorf("rules = %q", got)
+	// Two pages; the frame, content and title-manager files are not pages.
+	wantMeta(t, r, map[string]any{"authoring_tool_version": "16.2.2(10710)", "pages": 2})
+	if got := section(t, r, "Intro - Page 1"); got != "Valves control flow." {
+		t.Errorf("intro = %q", got)
+	}
+	if len(r.Details.Interactions) != 1 {
+		t.Fatalf("interactions %+v", r.Details.Interactions)
+	}
+	in := r.Details.Interactions[0]
+	if in.Question != "What do you do with a leaking valve?" || in.Type != "choice" || len(in.Choices) != 2 ||
+		!in.Choices[0].IsCorrect || in.Choices[1].IsCorrect || in.Choices[1].Text != "Leave it & go" ||
+		fmt.Sprint(in.Feedback) != "[Correct! You answered the question incorrectly.]" {
+		t.Errorf("question %+v", in)
 	}
 }
 
 func TestLectoraUndetected(t *testing.T) {
+	// Trivantis runtime files but no generator comment: Lectora, version not said.
 	r := runPkg(t, map[string]string{
-		"imsmanifest.xml":       single("Lec", "a001index.html"),
-		"a001index.html":        `<html><body><p>Start</p></body></html>`,
-		"trivantis-titlemgr.js": "",
+		"imsmanifest.xml":           single("Lec", "page_1.html"),
+		"page_1.html":               `<html><head><title>Page 1</title><script src="trivantis-pagetracking.js"></script></head><body><p>Start</p></body></html>`,
+		"trivantis.js":              "",
+		"trivantis-pagetracking.js": "",
 	})
 	wantMeta(t, r, map[string]any{"authoring_tool_version": Undetected, "pages": 1})
+}
+
+func TestLectoraScriptText(t *testing.T) {
+	// Lectora 17 writes a page's text boxes in script (modelled on page_1.html of
+	// ndungly/ZK_merkbeleving_quiz_test, Lectora Publisher 17.1.7).
+	page := "<!DOCTYPE html>\n<html lang=\"en\">\n<!--GENERATED BY:  Lectora Publisher v.17.1.7(11468) (http://www.trivantis.com) -->\n" +
+		`<head><title>Page 1</title><script src="trivantis-pagetracking.js"></script><script>` +
+		`text835 = new ObjText('text835',null,266,348,200,31,1,7,null,'div',null,0 )` + "\n" +
+		`text835.addInnerText('<div id=\"text835\"><p  style=\"margin-left:0px;\" >\n<span class=\"text835Font1\"  >Answer one\n</span ><span><script type=\"text/javascript\" /> try{document.write(Varscore.getValue());}catch(e){} </script></span></p >\n</div>\n');` + "\n" +
+		`text835.build()</script></head><body><div class="pageDIV"></div></body></html>`
+	r := runPkg(t, map[string]string{
+		"imsmanifest.xml":           single("Lec", "page_1.html"),
+		"index.html":                "<!DOCTYPE html>\n<html lang=\"en\">\n<!--GENERATED BY:  Lectora Publisher v.17.1.7(11468) (http://www.trivantis.com) -->\n<head></head></html>",
+		"page_1.html":               page,
+		"trivantis-pagetracking.js": "",
+	})
+	wantMeta(t, r, map[string]any{"authoring_tool_version": "17.1.7(11468)", "pages": 1})
+	if got := section(t, r, "Page 1"); got != "Answer one" {
+		t.Errorf("page = %q", got)
+	}
 }
 
 func TestElucidat(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 // findQuestions walks tool data for question-shaped objects: a question text (question,
 // prompt, stem, title…) next to a list of answer options (choices, answers, options) of
 // which at least one says whether it is correct. Requiring the correctness flag keeps
-// ordinary lists (menus, tabs) from being taken for questions. Every tool we read (Rise
-// knowledge checks and quizzes, Storyline quiz slides, Elucidat and iSpring question data)
-// has that shape under varying key names.
+// ordinary lists (menus, tabs) from being taken for questions. The JSON tools we read (Rise
+// knowledge checks and quizzes, Storyline quiz slides, Elucidat question data) have that
+// shape under varying key names; Captivate, iSpring and Lectora have their own readers.
 func (e *extractor) findQuestions(v any, depth int) {
 	if depth > maxJSONDepth || len(e.res.Details.Interactions) >= e.lim.MaxInteractions {
 		return

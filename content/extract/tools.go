@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/lectern-lms/lectern/course"
@@ -40,13 +39,9 @@ func versionOr(v string) *string {
 }
 
 var (
-	slVersionJSON   = regexp.MustCompile(`"version"\s*:\s*"([0-9]+(?:\.[0-9]+)+)"`)
-	slVersionCmt    = regexp.MustCompile(`(?i)version:\s*([0-9]+(?:\.[0-9]+)+)`)
-	captivateVer    = regexp.MustCompile(`(?i)Adobe Captivate\s*(?:version\s*)?([0-9][0-9.]*(?:\s*\([0-9.]+\))?)`)
-	ispringVer      = regexp.MustCompile(`(?i)iSpring\s*(?:Suite|Presenter|QuizMaker|Pro|Free|Cam)?\s*(?:version\s*)?([0-9]+(?:\.[0-9]+)*)`)
-	lectoraVer      = regexp.MustCompile(`(?i)Lectora(?:\s+(?:Inspire|Publisher|Online|Desktop|Professional))?\s*(?:v(?:ersion)?\.?\s*)?([0-9]+(?:\.[0-9]+)*)`)
-	riseCourseData  = regexp.MustCompile(`(?:courseData\s*=\s*|deserialize\(\s*)["']([A-Za-z0-9+/=_-]{16,})["']`)
-	captivateSlides = regexp.MustCompile(`\bslides\s*:\s*['"]([A-Za-z0-9_,]+)['"]`)
+	slVersionJSON  = regexp.MustCompile(`"version"\s*:\s*"([0-9]+(?:\.[0-9]+)+)"`)
+	slVersionCmt   = regexp.MustCompile(`(?i)version:\s*([0-9]+(?:\.[0-9]+)+)`)
+	riseCourseData = regexp.MustCompile(`(?:courseData\s*=\s*|deserialize\(\s*)["']([A-Za-z0-9+/=_-]{16,})["']`)
 )
 
 // maxProbe caps how much of one file tool detection looks at: generator tags and version
@@ -96,7 +91,8 @@ func (e *extractor) detectTool(fsys fs.FS, files *pkgFiles, p *course.Package) *
 			heads = append(heads, e.probe(fsys, files, f)...)
 		}
 	}
-	for _, n := range []string{"index.html", "index_lms.html", "scormcontent/index.html", "story.html"} {
+	// index_scorm.html is Captivate's SCORM launch page, a001index.html Lectora's.
+	for _, n := range []string{"index.html", "index_lms.html", "index_scorm.html", "a001index.html", "scormcontent/index.html", "story.html"} {
 		heads = append(heads, e.probe(fsys, files, n)...)
 	}
 	lh := bytes.ToLower(heads)
@@ -122,20 +118,14 @@ func (e *extractor) detectTool(fsys fs.FS, files *pkgFiles, p *course.Package) *
 	case riseCourseData.Match(heads) || bytes.Contains(lh, []byte("rise 360")) || files.has("scormcontent/lib/main.bundle.js"):
 		// Rise 360 is a hosted service that publishes no version number.
 		return &tool{name: "Articulate Rise", content: ContentRise, countKey: "lessons", extract: rise}
-	case files.has("assets/js/cpm.js") || files.has("assets/js/cpxhrloader.js") || bytes.Contains(lh, []byte("adobe captivate")):
+	case files.has("assets/js/cpm.js") || files.has("assets/js/cpxhrloader.js") || e.isCaptivateProject(fsys, files):
 		t := &tool{name: "Adobe Captivate", content: ContentCaptivate, countKey: "slides", extract: captivate}
-		v := ""
-		if m := captivateVer.FindSubmatch(heads); m != nil {
-			v = string(m[1])
-		} else if m := captivateVer.FindSubmatch(e.probe(fsys, files, "assets/js/CPM.js")); m != nil {
-			v = string(m[1])
-		}
-		t.version = versionOr(v)
+		t.version = versionOr(str(e.captivateProject(fsys, files), "generatorVersion"))
 		return t
-	case bytes.Contains(lh, []byte("ispring")) || files.anyContains("ispring"):
+	case bytes.Contains(lh, []byte("created with ispring")) || bytes.Contains(lh, []byte("ispring")) || files.anyContains("ispring"):
 		t := &tool{name: "iSpring", content: ContentISpring, countKey: "slides", extract: ispring}
 		v := ""
-		if m := ispringVer.FindSubmatch(heads); m != nil {
+		if m := ispringVersion.FindSubmatch(heads); m != nil {
 			v = string(m[1])
 		}
 		t.version = versionOr(v)
@@ -143,8 +133,8 @@ func (e *extractor) detectTool(fsys fs.FS, files *pkgFiles, p *course.Package) *
 	case bytes.Contains(lh, []byte("lectora")) || files.anyContains("trivantis"):
 		t := &tool{name: "Lectora", content: ContentLectora, countKey: "pages", extract: lectora}
 		v := ""
-		if m := lectoraVer.FindSubmatch(heads); m != nil {
-			v = string(m[1])
+		if m := lectoraVersion.FindSubmatch(heads); m != nil {
+			v = strings.Join(strings.Fields(string(m[1])), "")
 		}
 		t.version = versionOr(v)
 		return t
@@ -308,178 +298,6 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	t.setCount(lessons)
 }
 
-// captivate reads the project model in assets/js/CPM.js. It is a JavaScript object literal,
-// not JSON, so it is read with patterns rather than decoded: the project's slide list
-// (slides:'Slide1,Slide2', which holds only the slides that play, so hidden slides are not
-// counted) and each slide's label (lb:'…') and accessibility text (accstr:'…'), which
-// Captivate fills with the visible caption text. Question data is not read.
-func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
-	real, ok := files.real("assets/js/CPM.js")
-	if !ok {
-		e.warn("Captivate CPM.js not found; slide structure not read")
-		return
-	}
-	raw, err := e.readFile(fsys, real)
-	if err != nil {
-		e.warn("Captivate %s: %v", real, err)
-		return
-	}
-	m := captivateSlides.FindSubmatch(raw)
-	if m == nil {
-		e.warn("Captivate %s: slide list not found", real)
-		return
-	}
-	ids := strings.Split(string(m[1]), ",")
-	count := 0
-	for i, id := range ids {
-		if id == "" {
-			continue
-		}
-		count++
-		// The slide's own object runs from "id:{" to the next slide's.
-		start := bytes.Index(raw, []byte(id+":{"))
-		if start < 0 {
-			continue
-		}
-		end := len(raw)
-		if i+1 < len(ids) {
-			if n := bytes.Index(raw[start+1:], []byte(ids[i+1]+":{")); n >= 0 {
-				end = start + 1 + n
-			}
-		}
-		block := raw[start:end]
-		label := jsField(block, "lb")
-		if label == "" {
-			label = id
-		}
-		var parts []string
-		for _, s := range jsFields(block, "accstr", 500) {
-			if s = stripTags(s); s != "" && s != label {
-				parts = append(parts, s)
-			}
-		}
-		e.add(label, strings.Join(append([]string{label}, parts...), "\n"))
-	}
-	t.setCount(count)
-}
-
-// jsField returns the first string value of key in a JS object literal.
-func jsField(b []byte, key string) string {
-	s := jsFields(b, key, 1)
-	if len(s) == 0 {
-		return ""
-	}
-	return stripTags(s[0])
-}
-
-// jsFields returns up to n string values of key:'…' or "key":"…" in b.
-func jsFields(b []byte, key string, n int) []string {
-	var out []string
-	for _, pat := range [][]byte{[]byte(key + ":"), []byte(`"` + key + `":`)} {
-		rest := b
-		for len(out) < n {
-			i := bytes.Index(rest, pat)
-			if i < 0 {
-				break
-			}
-			// The key must start a property, not end another name (tlb:, xlb:).
-			if i > 0 && isIdentByte(rest[i-1]) && pat[0] != '"' {
-				rest = rest[i+len(pat):]
-				continue
-			}
-			rest = bytes.TrimLeft(rest[i+len(pat):], " ")
-			if len(rest) > 0 && (rest[0] == '\'' || rest[0] == '"') {
-				if s, k, ok := jsString(rest); ok {
-					out = append(out, s)
-					rest = rest[k:]
-					continue
-				}
-			}
-		}
-	}
-	return out
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
-
-var ispringSlideFile = regexp.MustCompile(`(?i)^(?:.*/)?data/slide([0-9]+)\.(?:js|json)$`)
-
-// ispring reads iSpring's per-slide data files (data/slideN.js or .json, JSON possibly
-// behind an assignment or function call): one section per slide file ("Slide N", or the
-// slide's title), questions from any question-shaped objects in them. Visible slides are the
-// slide files not marked hidden. Without such files only the launch page's text is read.
-func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
-	type sf struct {
-		n    int
-		path string
-	}
-	var slides []sf
-	for _, p := range files.paths {
-		if m := ispringSlideFile.FindStringSubmatch(p); m != nil {
-			n := 0
-			for _, c := range m[1] {
-				n = n*10 + int(c-'0')
-				if n > 1e6 {
-					break
-				}
-			}
-			slides = append(slides, sf{n, p})
-		}
-	}
-	if len(slides) == 0 {
-		e.warn("iSpring slide data not found; slide count not read")
-		return
-	}
-	sort.Slice(slides, func(i, j int) bool { return slides[i].n < slides[j].n })
-	count := 0
-	for _, s := range slides {
-		raw, err := e.readFile(fsys, s.path)
-		if err != nil {
-			e.warn("iSpring %s: %v", s.path, err)
-			continue
-		}
-		v, ok := jsonIn(raw)
-		m, _ := v.(map[string]any)
-		if !ok || m == nil {
-			count++
-			continue
-		}
-		if truthy(m["hidden"]) {
-			continue
-		}
-		count++
-		title := stripTags(str(m, "title"))
-		loc := "Slide " + itoa(s.n)
-		if title != "" {
-			loc = title
-		}
-		var parts []string
-		collectText(m, &parts, map[string]bool{}, 0)
-		e.add(loc, strings.Join(parts, "\n"))
-		e.findQuestions(m, 0)
-	}
-	t.setCount(count)
-}
-
-// jsonIn finds the JSON value in a data script: the file itself, or what follows the first
-// "=" or "(".
-func jsonIn(raw []byte) (any, bool) {
-	if v, ok := parseJSON(raw); ok {
-		return v, true
-	}
-	for _, sep := range []byte{'=', '('} {
-		if i := bytes.IndexByte(raw, sep); i >= 0 {
-			rest := bytes.TrimLeft(raw[i+1:], " \t\r\n")
-			if v, ok := jsValue(rest); ok {
-				return v, true
-			}
-		}
-	}
-	return nil, false
-}
-
 func itoa(n int) string {
 	if n == 0 {
 		return "0"
@@ -494,43 +312,12 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// lectoraPage matches Lectora's published page files, a001_title.html, a002….
-var lectoraPage = regexp.MustCompile(`(?i)^(?:.*/)?a[0-9]{3,}[a-z0-9_]*\.html?$`)
-
-// lectora reads every published page: Lectora writes one HTML file per page (a001….html),
-// with real text in the markup, so each page's text is located by its <title>. Pages count
-// as visible when published; Lectora does not publish pages hidden from learners as files.
-func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
-	count := 0
-	for _, p := range files.paths {
-		if !lectoraPage.MatchString(p) {
-			continue
-		}
-		if e.ctx.Err() != nil {
-			return
-		}
-		raw, err := e.readFile(fsys, p)
-		if err != nil {
-			e.warn("Lectora page %s: %v", p, err)
-			continue
-		}
-		count++
-		info := parseHTML(decodeText(raw))
-		loc := info.Title
-		if loc == "" {
-			loc = path.Base(p)
-		}
-		e.add(loc, info.Text())
-	}
-	if count > 0 {
-		t.setCount(count)
-	} else {
-		e.warn("Lectora page files not found; page count not read")
-	}
-}
-
-// elucidat reads the project JSON of an Elucidat export (any .json file holding a "pages"
-// list): one section per page, "Chapter > Page" when the page names its chapter. Hidden
+// elucidat reads the project JSON of an Elucidat export. This is a best guess: no published
+// Elucidat package was found in public repositories to model it on (only courses hosted at
+// learning.elucidat.com, whose page ids look like pa_5c9126fe3b767_p15577f075e9), so the file
+// layout and keys below are unconfirmed.
+//
+// It reads any .json file holding a "pages" list: one section per page, "Chapter > Page" when the page names its chapter. Hidden
 // pages and pages marked as excluded are not counted; a question pool page that draws n of
 // its questions counts n pages.
 func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {

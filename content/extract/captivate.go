@@ -1,0 +1,284 @@
+package extract
+
+import (
+	"bytes"
+	"io/fs"
+	"regexp"
+	"strings"
+)
+
+// Adobe Captivate (Classic, versions 8 to 12) publishes its course model as one JavaScript
+// object literal in assets/js/CPM.js, assigned as cp.D = cp.model.data = {…} ahead of the
+// minified runtime, and a JSON project.txt naming the generator:
+//
+//	project.txt: {"metadata":{"generator":"Captivate","generatorVersion":"11.5.5",
+//	              "title":"…","totalSlides":44,…},…}
+//	CPM.js:      project_main:{…,slides:'Slide9149,Slide9745',questions:'Slide25483q0'},
+//	             Slide9149:{lb:'label',st:'Normal Slide',si:[{n:'Text_Caption_9',t:19},…],qs:''},
+//	             Text_Caption_9:{type:19,mdi:'Text_Caption_9c',apsn:'Slide9149',vt:'<div>…</div>',
+//	                             rpvt:{1024:{vt:'…',text:'Let’s Learn the Law'}}},
+//	             Text_Caption_9c:{dn:'Text_Caption_9',visible:1,accstr:'Let’s Learn the Law '},
+//	             Slide25483q0:{qt:'…',itp:'choice',qtp:'MCQ',cal:['B'],ao:['si25192c:0',…],
+//	                           qtc:'si25177c',osc:'si25374',ifc:['si25393'],frc:'si25351',is:false},
+//	             si25192c:{aid:'A',atxtlms:'answer text',ic:false,accstr:'…'},
+//	             si124421_q1_answer_0_mcfib:{aid:0,correctAnswers:['ée'],cs:false,type:'fib'}
+//
+// Modelled on public Captivate output: ADPUB/Copyright---Fair-UseSimulation (11.5.5, slides
+// and captions), Amol160685/InteractivityExamples.github.io (a multiple-choice question
+// slide), Astro1218/SCORM (fill-in-the-blank questions, project_main.questions) and
+// AT-Training/AT_Course_Intro101 (9.0.0); in all four project.txt's totalSlides equals the
+// length of project_main.slides.
+
+// captivateData finds the model literal in CPM.js.
+var captivateData = regexp.MustCompile(`cp\.(?:model\.data|D)\s*=\s*(?:cp\.(?:model\.data|D)\s*=\s*)?\{`)
+
+// captivateProject reads project.txt's metadata, or nil.
+func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any {
+	real, ok := files.real("project.txt")
+	if !ok {
+		return nil
+	}
+	raw, err := e.readFile(fsys, real)
+	if err != nil {
+		return nil
+	}
+	v, _ := parseJSON(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
+	root, _ := v.(map[string]any)
+	md, _ := root["metadata"].(map[string]any)
+	return md
+}
+
+// captivate reads the slides Captivate publishes, in project_main.slides order (the slides
+// that play: Captivate does not publish hidden slides), each with the text of its items, and
+// each question slide's question.
+func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
+	if md := e.captivateProject(fsys, files); md != nil && e.res.Title == "" {
+		e.res.Title = collapseSpace(str(md, "title"))
+	}
+	real, ok := files.real("assets/js/CPM.js")
+	if !ok {
+		e.warn("Captivate CPM.js not found; slide structure not read")
+		return
+	}
+	raw, err := e.readFile(fsys, real)
+	if err != nil {
+		e.warn("Captivate %s: %v", real, err)
+		return
+	}
+	loc := captivateData.FindIndex(raw)
+	if loc == nil {
+		e.warn("Captivate %s: course model not found", real)
+		return
+	}
+	v, complete := jsLiteral(raw[loc[1]-1:])
+	d, _ := v.(map[string]any)
+	if !complete {
+		e.warn("Captivate %s: course model read only in part", real)
+	}
+	main, _ := d["project_main"].(map[string]any)
+	if main == nil {
+		e.warn("Captivate %s: slide list not found", real)
+		return
+	}
+	cp := cpModel(d)
+	count := 0
+	for _, id := range strings.Split(str(main, "slides"), ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		count++
+		slide := cp.obj(id)
+		label := collapseSpace(str(slide, "lb"))
+		if label == "" {
+			label = "Slide " + itoa(count)
+		}
+		var parts []string
+		seen := map[string]bool{label: true}
+		for _, it := range arr(slide, "si") {
+			ref, _ := it.(map[string]any)
+			if s := cp.text(str(ref, "n")); s != "" && !seen[s] {
+				seen[s] = true
+				parts = append(parts, s)
+			}
+		}
+		e.add(label, strings.Join(append([]string{label}, parts...), "\n"))
+		if qs := str(slide, "qs"); qs != "" {
+			if in, ok := cp.question(qs); ok {
+				e.addInteraction(in)
+			}
+		}
+	}
+	t.setCount(count)
+}
+
+// cpModel is the decoded CPM.js model: every slide, item and display object is a top-level
+// key of it.
+type cpModel map[string]any
+
+func (cp cpModel) obj(key string) map[string]any {
+	m, _ := cp[key].(map[string]any)
+	return m
+}
+
+// display is an item's display object (mdi, or the item's name with "c"), which holds its
+// visibility and accessibility text.
+func (cp cpModel) display(key string) map[string]any {
+	if d := cp.obj(str(cp.obj(key), "mdi")); d != nil {
+		return d
+	}
+	return cp.obj(key + "c")
+}
+
+// text is what an item shows: the responsive text (rpvt's text), its HTML (vt), or the
+// accessibility text its display object keeps, which is all a fixed-size project has (its
+// captions are drawn as pictures). Items hidden at the start (feedback captions, state
+// copies) are not slide text.
+func (cp cpModel) text(key string) string {
+	it := cp.obj(key)
+	if it == nil || it["bstin"] != nil {
+		return ""
+	}
+	// Pictures (15) and click boxes (13) carry only Captivate's default labels ("Image",
+	// "Click Box") in their accessibility text.
+	if typ, _ := num(it, "type"); typ == 13 || typ == 15 {
+		return ""
+	}
+	disp := cp.display(key)
+	if v, ok := disp["visible"]; ok && !truthy(v) {
+		return ""
+	}
+	if rp, ok := it["rpvt"].(map[string]any); ok {
+		for _, k := range sortedKeys(rp) {
+			if m, ok := rp[k].(map[string]any); ok {
+				if s := cpClean(str(m, "text")); s != "" {
+					return s
+				}
+			}
+		}
+	}
+	if s := cpClean(stripTags(str(it, "vt"))); s != "" {
+		return s
+	}
+	// A picture's accessibility text defaults to its item name, which is no text at all.
+	if s := cpClean(str(disp, "accstr")); s != key && s != str(disp, "dn") {
+		return s
+	}
+	return ""
+}
+
+// cpClean turns Captivate's paragraph mark (U+0003 in accessibility text) into a line break
+// and drops the player's variable placeholders ($$cpInfoCurrentSlide$$).
+func cpClean(s string) string {
+	s = strings.ReplaceAll(s, "\x03", "\n")
+	for {
+		i := strings.Index(s, "$$")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i+2:], "$$")
+		if j < 0 {
+			break
+		}
+		s = s[:i] + s[i+2+j+2:]
+	}
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = collapseSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// xapiTypes are the interactionType values Captivate writes in a question's itp.
+var xapiTypes = map[string]bool{"choice": true, "true-false": true, "fill-in": true, "long-fill-in": true,
+	"matching": true, "sequencing": true, "likert": true, "numeric": true, "performance": true, "other": true}
+
+// question reads a question slide's question object: its text (the question caption the
+// learner sees, else qt), its answers (ao: display objects "key:index") and which are right
+// (ic on the answer, or its aid listed in cal), a blank's accepted answers, and the feedback
+// captions (osc success, ifc failure, frc retry).
+func (cp cpModel) question(key string) (Interaction, bool) {
+	q := cp.obj(key)
+	if q == nil {
+		return Interaction{}, false
+	}
+	text := cpClean(str(cp.obj(str(q, "qtc")), "accstr"))
+	if text == "" {
+		text = cpClean(stripTags(str(q, "qt")))
+	}
+	typ := strings.ToLower(str(q, "itp"))
+	if !xapiTypes[typ] {
+		typ = questionType(str(q, "qtp"))
+	}
+	in := Interaction{Question: text, Type: typ}
+	correct := map[string]bool{}
+	for _, c := range arr(q, "cal") {
+		if s, ok := c.(string); ok {
+			correct[s] = true
+		}
+	}
+	for _, a := range arr(q, "ao") {
+		ref, _ := a.(string)
+		name, _, _ := strings.Cut(ref, ":")
+		ans := cp.obj(name)
+		if ans == nil {
+			continue
+		}
+		if blanks := arr(ans, "correctAnswers"); blanks != nil {
+			// A blank: every listed answer is accepted.
+			for _, b := range blanks {
+				if s, ok := b.(string); ok && collapseSpace(s) != "" && !hasChoice(in.Choices, collapseSpace(s)) {
+					in.Choices = append(in.Choices, Choice{Text: collapseSpace(s), IsCorrect: true})
+				}
+			}
+			continue
+		}
+		t := cpClean(str(ans, "atxtlms"))
+		if t == "" {
+			t = cpClean(str(ans, "accstr"))
+		}
+		if t == "" {
+			continue
+		}
+		aid := ""
+		switch x := ans["aid"].(type) {
+		case string:
+			aid = x
+		}
+		in.Choices = append(in.Choices, Choice{Text: t, IsCorrect: truthy(ans["ic"]) || (aid != "" && correct[aid])})
+	}
+	seen := map[string]bool{}
+	fb := func(k string) {
+		if s := cpClean(str(cp.display(k), "accstr")); s != "" && !seen[s] {
+			seen[s] = true
+			in.Feedback = append(in.Feedback, s)
+		}
+	}
+	fb(str(q, "osc"))
+	for _, k := range arr(q, "ifc") {
+		if s, ok := k.(string); ok {
+			fb(s)
+		}
+	}
+	fb(str(q, "frc"))
+	if in.Question == "" && len(in.Choices) == 0 {
+		return Interaction{}, false
+	}
+	return in, true
+}
+
+// isCaptivateProject reports whether project.txt names Captivate as its generator; the new
+// Captivate (12.4 and later) keeps its model elsewhere but still writes project.txt.
+func (e *extractor) isCaptivateProject(fsys fs.FS, files *pkgFiles) bool {
+	return strings.EqualFold(str(e.captivateProject(fsys, files), "generator"), "Captivate")
+}
+
+func hasChoice(cs []Choice, text string) bool {
+	for _, c := range cs {
+		if c.Text == text {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,285 @@
+package extract
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// iSpring Suite publishes a presentation as an index.html whose head comments name the tool
+// and its version, and whose player script carries the presentation as base64 of zlib-packed
+// JSON; each quiz in it is a data/quizN.js holding the quiz as base64 JSON. iSpring QuizMaker
+// publishing a quiz on its own puts that quiz JSON in index.html itself:
+//
+//	<!-- Created with iSpring --><!-- 979 682 --><!--version 11.2.3.9020 --><!--type html -->
+//	var presInfo = "eNrV…";      → {"ct":"course title","ui":"isfree_11.2.3_9020;",
+//	                                "s":[{"t":"slide title","s":"data/slide1.js","x":"slide text\r\n…"},
+//	                                     {"st":"q","s":"data/quiz1.js","t":""},…]}
+//	data/quiz1.js: var quizInfo = "eyJk…";    (QuizMaker alone: index.html, var data = "eyJk…")
+//	  → {"d":{"T":"quiz title","sl":{"g":[{"T":"Question Group","s":{"st":"allQuestions","rs":-1},
+//	      "S":[{"tp":"MultipleChoice","D":{"d":["question"]},
+//	            "C":{"chs":[{"t":{"d":["answer"]},"c":true},…]},
+//	            "s":{"F":{"c":{"v":{"d":["feedback if right"]}},"i":{"v":{"d":["…if wrong"]}}}}},
+//	           {"tp":"TypeIn","C":{"chs":[{"t":"accepted answer"}]}},
+//	           {"tp":"Matching","C":{"m":[{"p":{"t":{"d":["premise"]}},"r":{"t":{"d":["response"]}}}]}}]}]}}}
+//
+// Modelled on public iSpring output: RonanK84/ispringtest (iSpring Free 11.2.3.9020, a
+// presentation with a quiz slide) and MilanIsmagulov/ispring_tests (11.3.0.4, a QuizMaker
+// quiz with multiple-choice, multiple-response and matching questions).
+
+var (
+	ispringVersion  = regexp.MustCompile(`<!--\s*version\s+([0-9]+(?:\.[0-9]+)+)\s*-->`)
+	ispringPresInfo = regexp.MustCompile(`\bpresInfo\s*=\s*"([A-Za-z0-9+/=]+)"`)
+	ispringQuizInfo = regexp.MustCompile(`\b(?:quizInfo|data)\s*=\s*"([A-Za-z0-9+/=]+)"`)
+)
+
+// ispringDecode decodes a base64 payload to JSON, inflating it first when it is zlib-packed
+// (presInfo is, quiz data is not). The inflated size is capped like any file read.
+func ispringDecode(b64 []byte, limit int64) (map[string]any, bool) {
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(raw, b64)
+	if err != nil {
+		return nil, false
+	}
+	raw = raw[:n]
+	if len(raw) > 1 && raw[0] == 0x78 {
+		zr, err := zlib.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, false
+		}
+		defer zr.Close()
+		raw, err = io.ReadAll(io.LimitReader(zr, limit))
+		if err != nil {
+			return nil, false
+		}
+	}
+	v, ok := parseJSON(raw)
+	m, _ := v.(map[string]any)
+	return m, ok && m != nil
+}
+
+// ispring reads the presentation's slides (title and the text iSpring keeps for search,
+// "x") and the questions of every quiz in it; a QuizMaker quiz published alone counts its
+// questions as its slides.
+func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
+	launch := ""
+	var head []byte
+	for _, n := range []string{"index.html", "index_lms.html", "res/index.html"} {
+		if r, ok := files.real(n); ok {
+			raw, err := e.readFile(fsys, r)
+			if err != nil {
+				continue
+			}
+			if m := ispringPresInfo.FindSubmatch(raw); m != nil {
+				launch, head = r, m[1]
+				break
+			}
+			if m := ispringQuizInfo.FindSubmatch(raw); m != nil && launch == "" {
+				if quiz, ok := ispringDecode(m[1], e.lim.MaxFileBytes); ok {
+					t.setCount(e.ispringQuiz(quiz, ""))
+					return
+				}
+			}
+		}
+	}
+	if head == nil {
+		e.warn("iSpring presentation data not found; slides not read")
+		return
+	}
+	pres, ok := ispringDecode(head, e.lim.MaxFileBytes)
+	if !ok {
+		e.warn("iSpring %s: presentation data not readable", launch)
+		return
+	}
+	if ct := collapseSpace(str(pres, "ct")); ct != "" && e.res.Title == "" {
+		e.res.Title = ct
+	}
+	count := 0
+	for _, s := range arr(pres, "s") {
+		slide, _ := s.(map[string]any)
+		if slide == nil {
+			continue
+		}
+		count++
+		title := collapseSpace(str(slide, "t"))
+		loc := title
+		if loc == "" {
+			loc = "Slide " + itoa(count)
+		}
+		if str(slide, "st") == "q" {
+			e.ispringQuizFile(fsys, files, path.Clean(str(slide, "s")), loc)
+			continue
+		}
+		var lines []string
+		for _, l := range strings.FieldsFunc(str(slide, "x"), func(r rune) bool { return r == '\r' || r == '\n' }) {
+			if l = collapseSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 && title != "" {
+			lines = []string{title}
+		}
+		e.add(loc, strings.Join(lines, "\n"))
+	}
+	t.setCount(count)
+}
+
+// ispringQuizFile reads one quiz of a presentation (data/quizN.js).
+func (e *extractor) ispringQuizFile(fsys fs.FS, files *pkgFiles, name, loc string) {
+	real, ok := files.real(name)
+	if !ok || strings.HasPrefix(name, "..") {
+		e.warn("iSpring quiz %s not found", name)
+		return
+	}
+	raw, err := e.readFile(fsys, real)
+	if err != nil {
+		e.warn("iSpring quiz %s: %v", real, err)
+		return
+	}
+	m := ispringQuizInfo.FindSubmatch(raw)
+	if m == nil {
+		e.warn("iSpring quiz %s: quiz data not found", real)
+		return
+	}
+	quiz, ok := ispringDecode(m[1], e.lim.MaxFileBytes)
+	if !ok {
+		e.warn("iSpring quiz %s: quiz data not readable", real)
+		return
+	}
+	e.ispringQuiz(quiz, loc)
+}
+
+// ispringQuiz adds a quiz's questions, one section per question under the quiz's location,
+// and returns how many questions a learner is shown: every question of a group, or the
+// number a group draws at random (a guess at the field: "rs" when the group's "st" is not
+// allQuestions; only allQuestions groups have been seen).
+func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
+	d, _ := quiz["d"].(map[string]any)
+	if loc == "" {
+		loc = collapseSpace(str(d, "T"))
+	}
+	if loc == "" {
+		loc = "Quiz"
+	}
+	sl, _ := d["sl"].(map[string]any)
+	shown := 0
+	for _, g := range arr(sl, "g") {
+		group, _ := g.(map[string]any)
+		if group == nil {
+			continue
+		}
+		n := 0
+		for _, q := range arr(group, "S") {
+			qm, _ := q.(map[string]any)
+			if qm == nil {
+				continue
+			}
+			if v, ok := qm["v"]; ok && !truthy(v) {
+				continue
+			}
+			n++
+			in, ok := ispringQuestion(qm)
+			if !ok {
+				continue
+			}
+			e.add(loc+" > Question "+itoa(shown+n), in.Question)
+			e.addInteraction(in)
+		}
+		if gs, _ := group["s"].(map[string]any); gs != nil && str(gs, "st") != "allQuestions" {
+			if draw, ok := num(gs, "rs"); ok && draw > 0 && draw < n {
+				n = draw
+			}
+		}
+		shown += n
+	}
+	return shown
+}
+
+// ispringText reads iSpring's rich text: {"d":["paragraph",…]} (plain text, one entry per
+// paragraph), or a plain string as TypeIn answers have.
+func ispringText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return collapseSpace(x)
+	case map[string]any:
+		var lines []string
+		for _, p := range arr(x, "d") {
+			if s, ok := p.(string); ok {
+				if s = collapseSpace(s); s != "" {
+					lines = append(lines, s)
+				}
+			}
+		}
+		if len(lines) == 0 {
+			return stripTags(str(x, "a", "h"))
+		}
+		return strings.Join(lines, "\n")
+	}
+	return ""
+}
+
+// ispringTypes maps iSpring's question kinds (tp) onto xAPI interaction types. The kinds seen
+// in published quizzes are MultipleChoice, MultipleResponse, TypeIn and Matching; the others
+// are iSpring QuizMaker's documented kinds under the names its other kinds follow.
+var ispringTypes = map[string]string{
+	"MultipleChoice": "choice", "MultipleResponse": "choice", "TrueFalse": "true-false", "YesNo": "choice",
+	"TypeIn": "fill-in", "Matching": "matching", "Sequence": "sequencing", "Numeric": "numeric",
+	"FillInTheBlank": "fill-in", "MultipleChoiceText": "fill-in", "WordBank": "fill-in",
+	"Hotspot": "performance", "DragAndDrop": "matching", "Likert": "likert", "Essay": "long-fill-in",
+}
+
+// ispringQuestion reads one question; info slides and result slides are not questions.
+func ispringQuestion(q map[string]any) (Interaction, bool) {
+	tp := str(q, "tp")
+	typ, known := ispringTypes[tp]
+	if !known {
+		if tp == "InfoSlide" || tp == "ResultSlide" || tp == "" {
+			return Interaction{}, false
+		}
+		typ = questionType(tp)
+	}
+	in := Interaction{Question: ispringText(q["D"]), Type: typ}
+	c, _ := q["C"].(map[string]any)
+	for _, ch := range arr(c, "chs") {
+		cm, _ := ch.(map[string]any)
+		text := ispringText(cm["t"])
+		if text == "" {
+			continue
+		}
+		// A TypeIn question lists only the answers it accepts.
+		in.Choices = append(in.Choices, Choice{Text: text, IsCorrect: truthy(cm["c"]) || tp == "TypeIn"})
+	}
+	for _, p := range arr(c, "m") {
+		pm, _ := p.(map[string]any)
+		premise, _ := pm["p"].(map[string]any)
+		response, _ := pm["r"].(map[string]any)
+		text, cat := ispringText(premise["t"]), ispringText(response["t"])
+		if text == "" && cat == "" {
+			continue
+		}
+		ch := Choice{Text: text, IsCorrect: cat != ""}
+		if cat != "" {
+			ch.Category = &cat
+		}
+		in.Choices = append(in.Choices, ch)
+	}
+	if s, _ := q["s"].(map[string]any); s != nil {
+		if f, _ := s["F"].(map[string]any); f != nil {
+			for _, k := range []string{"c", "i", "pc"} {
+				fm, _ := f[k].(map[string]any)
+				if t := ispringText(fm["v"]); t != "" {
+					in.Feedback = append(in.Feedback, t)
+				}
+			}
+		}
+	}
+	if in.Question == "" && len(in.Choices) == 0 {
+		return Interaction{}, false
+	}
+	return in, true
+}
