@@ -33,6 +33,8 @@ var (
 	ErrInvalidID = errors.New("invalid content id")
 	// ErrInvalidTag means a tag breaks the rules of ValidateTags.
 	ErrInvalidTag = errors.New("invalid tag")
+	// ErrInvalidCursor means a List cursor was not made by List.
+	ErrInvalidCursor = errors.New("invalid content list cursor")
 )
 
 // MaxIDLength is the longest content id (and tag) accepted, in characters.
@@ -162,12 +164,9 @@ func (s *Store) ByJob(ctx context.Context, tenant, jobID string) (*Version, erro
 	return decode(p.Records[0])
 }
 
-// versions lists every version of one item (or of the tenant when contentID is "").
+// versions lists every version of one item, by version.
 func (s *Store) versions(ctx context.Context, tenant, contentID string) ([]*Version, error) {
-	q := record.Query{Tenant: tenant, Kind: KindVersion}
-	if contentID != "" {
-		q.Parent = &record.Ref{Kind: KindItem, ID: contentID}
-	}
+	q := record.Query{Tenant: tenant, Kind: KindVersion, Parent: &record.Ref{Kind: KindItem, ID: contentID}}
 	rs, err := record.All(ctx, s.records, q)
 	if err != nil {
 		return nil, err
@@ -180,30 +179,69 @@ func (s *Store) versions(ctx context.Context, tenant, contentID string) ([]*Vers
 		}
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].ContentID != out[j].ContentID {
-			return out[i].ContentID < out[j].ContentID
-		}
-		return out[i].Version < out[j].Version
-	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
 }
 
-// List returns the tenant's content versions ordered by content id, then version, with skip
-// and limit applied.
-func (s *Store) List(ctx context.Context, tenant string, skip, limit int) ([]*Version, error) {
-	all, err := s.versions(ctx, tenant, "")
+// ListQuery selects a page of a tenant's content versions for List.
+type ListQuery struct {
+	// Since keeps versions updated at or after this instant (inclusive); zero keeps all.
+	Since time.Time
+	// Cursor continues a previous page (Page.Next); it is only valid with the same tenant and
+	// Since.
+	Cursor string
+	// Skip leaves out that many versions before the page.
+	Skip int
+	// Limit caps the page; at most record.MaxPage.
+	Limit int
+}
+
+// Page is one page of List. Next is empty on the last page.
+type Page struct {
+	Versions []*Version
+	Next     string
+}
+
+// List returns a page of the tenant's content versions in update order (then by version
+// and content id), keyset-paged like every record list: a page reads Skip+Limit records
+// from its position on, never the whole tenant, and versions created or changed while a
+// client pages through land after its cursor, so none is skipped. A cursor that is not from
+// List wraps ErrInvalidCursor.
+func (s *Store) List(ctx context.Context, tenant string, q ListQuery) (*Page, error) {
+	rq := record.Query{Tenant: tenant, Kind: KindVersion, Since: q.Since, Cursor: q.Cursor}
+	for skip := q.Skip; skip > 0; {
+		rq.Limit = min(skip, record.MaxPage)
+		p, err := s.records.List(ctx, rq)
+		if err != nil {
+			return nil, listError(err)
+		}
+		if p.Next == "" {
+			return &Page{Versions: []*Version{}}, nil
+		}
+		skip -= len(p.Records)
+		rq.Cursor = p.Next
+	}
+	rq.Limit = max(min(q.Limit, record.MaxPage), 1)
+	p, err := s.records.List(ctx, rq)
 	if err != nil {
-		return nil, err
+		return nil, listError(err)
 	}
-	if skip >= len(all) {
-		return []*Version{}, nil
+	out := &Page{Versions: make([]*Version, 0, len(p.Records)), Next: p.Next}
+	for _, r := range p.Records {
+		v, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out.Versions = append(out.Versions, v)
 	}
-	all = all[skip:]
-	if len(all) > limit {
-		all = all[:limit]
+	return out, nil
+}
+
+func listError(err error) error {
+	if errors.Is(err, record.ErrInvalid) {
+		return fmt.Errorf("%w: %v", ErrInvalidCursor, err)
 	}
-	return all, nil
+	return err
 }
 
 // AddVersion commits v as the next version of v.ContentID (1 for a new item). The version

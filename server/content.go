@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
@@ -39,9 +41,11 @@ type ContentVersion struct {
 	Updated        string          `json:"update_dt"`
 }
 
-// ContentList is a page of the tenant's content versions.
+// ContentList is a page of the tenant's content versions. More, absent on the last page,
+// is the token that fetches the next one (GET /api/v1/content?more=<token>).
 type ContentList struct {
 	Content []ContentVersion `json:"content"`
+	More    string           `json:"more,omitempty"`
 }
 
 // SearchField is the field object of a field-search result.
@@ -109,9 +113,12 @@ func (s *Server) registerContent() {
 		Scope: ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job",
 		Query: []Param{{Name: "content_id", Type: "string", Description: "id of the content item; a new version when it exists, a generated id when absent"},
 			{Name: "tag_id", Type: "string", Description: "tag of the new version; repeatable"}}}, s.importContent)
-	s.handle(Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions", Tag: "content",
+	s.handle(Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions in update order, keyset-paged", Tag: "content",
 		Scope: ScopeHeader, Success: 200, Response: "ContentList",
-		Query: []Param{{Name: "skip", Type: "integer"}, {Name: "limit", Type: "integer", Description: "default 100, at most 1000"}}}, s.listContent)
+		Query: []Param{{Name: "skip", Type: "integer", Description: "versions to leave out before the page, default 0"},
+			{Name: "limit", Type: "integer", Description: "page size, default 100, at most 1000"},
+			{Name: "since", Type: "string", Description: "only versions updated at or after this UTC ISO 8601 time (an update_dt works)"},
+			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries limit and since"}}}, s.listContent)
 	s.handle(Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic or field search", Tag: "content",
 		Scope: ScopeHeader, Success: 200, Response: "SearchResults",
 		Query: []Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD"},
@@ -141,7 +148,8 @@ func contentSchemas() map[string]any {
 		"ContentImportRequest": obj(map[string]any{"url": map[string]any{"type": "string", "description": "absolute http(s) URL of the content"}}, "url"),
 		"ContentUpdate":        obj(map[string]any{"tags": strList, "active": boolean()}),
 		"ContentVersion":       version,
-		"ContentList":          obj(map[string]any{"content": map[string]any{"type": "array", "items": ref("ContentVersion")}}, "content"),
+		"ContentList": obj(map[string]any{"content": map[string]any{"type": "array", "items": ref("ContentVersion")},
+			"more": map[string]any{"type": "string", "description": "token of the next page (query parameter more); absent on the last page"}}, "content"),
 		"SearchResults": map[string]any{"type": "array", "items": obj(map[string]any{
 			"tenant_id": str(), "content_id": str(), "version": intT,
 			"location":       map[string]any{"type": "string", "description": "lexical or semantic search within one content item only"},
@@ -221,26 +229,81 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusAccepted).JSON(job)
 }
 
+// contentMore is the continuation token of the content list: the store cursor with the
+// original filters and page size, so a client sends it alone (like the course list's
+// `more`), and the tenant, so that a token is refused by any other tenant.
+type contentMore struct {
+	Tenant string `json:"t"`
+	Cursor string `json:"c"`
+	Since  string `json:"s,omitempty"`
+	Limit  int    `json:"l"`
+}
+
+func decodeContentMore(v, tenantID string) (contentMore, error) {
+	var m contentMore
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Cursor == "" || m.Limit < 1 || m.Limit > contentListMaxLimit {
+		return m, badRequest("query parameter more is not a continuation token of the content list")
+	}
+	if m.Tenant != tenantID {
+		return m, badRequest("query parameter more is a continuation token of another tenant")
+	}
+	return m, nil
+}
+
+// Content list page sizes.
+const (
+	contentListDefaultLimit = 100
+	contentListMaxLimit     = 1000
+)
+
 func (s *Server) listContent(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
-	skip, err := queryInt(c, "skip", 0, 0, 1<<30)
+	args := c.Context().QueryArgs()
+	var m contentMore
+	skip := 0
+	if args.Has("more") {
+		for _, p := range []string{"skip", "limit", "since"} {
+			if args.Has(p) {
+				return badRequest("query parameter more must be sent alone: it carries the page size and filters (%s given)", p)
+			}
+		}
+		if m, err = decodeContentMore(c.Query("more"), tenantID); err != nil {
+			return err
+		}
+	} else {
+		if skip, err = queryInt(c, "skip", 0, 0, 1<<30); err != nil {
+			return err
+		}
+		if m.Limit, err = queryInt(c, "limit", contentListDefaultLimit, 1, contentListMaxLimit); err != nil {
+			return err
+		}
+		m.Since, m.Tenant = c.Query("since"), tenantID
+	}
+	q := content.ListQuery{Cursor: m.Cursor, Skip: skip, Limit: m.Limit}
+	if m.Since != "" {
+		if q.Since, err = parseSince(m.Since); err != nil {
+			return err
+		}
+	}
+	page, err := s.deps.Content.List(c.UserContext(), tenantID, q)
+	if errors.Is(err, content.ErrInvalidCursor) {
+		return badRequest("query parameter more is not a continuation token of the content list")
+	}
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(c, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	vs, err := s.deps.Content.List(c.UserContext(), tenantID, skip, limit)
-	if err != nil {
-		return err
-	}
-	out := ContentList{Content: []ContentVersion{}}
-	for _, v := range vs {
+	out := ContentList{Content: make([]ContentVersion, 0, len(page.Versions))}
+	for _, v := range page.Versions {
 		out.Content = append(out.Content, contentView(v))
+	}
+	if page.Next != "" {
+		m.Cursor = page.Next
+		b, _ := json.Marshal(m)
+		out.More = base64.RawURLEncoding.EncodeToString(b)
 	}
 	return c.JSON(out)
 }

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,12 +10,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/storage/record"
 )
 
 const kitchenHTML = `<!DOCTYPE html>
@@ -282,7 +287,7 @@ func TestContentImportAndSearch(t *testing.T) {
 		e.expect(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"active": "no"}, "tenant_id", ten), 400, "wrong type")
 		e.expect(e.do("PATCH", "/api/v1/content/nope/versions/1", root, map[string]any{"active": true}, "tenant_id", ten), 404, "patch unknown")
 
-		// List with paging.
+		// List with paging, in update order: the two PATCHed versions come last.
 		r = e.do("GET", "/api/v1/content", root, nil, "tenant_id", ten)
 		e.expect(r, 200, "list")
 		var list struct {
@@ -297,13 +302,13 @@ func TestContentImportAndSearch(t *testing.T) {
 		for _, c := range list.Content {
 			got = append(got, fmt.Sprintf("%s:%d", c.ContentID, c.Version))
 		}
-		if strings.Join(got, ",") != "fire:1,garden:1,garden:2,kitchen:1,volcano:1" {
+		if strings.Join(got, ",") != "volcano:1,fire:1,garden:2,kitchen:1,garden:1" {
 			t.Fatalf("list: %v", got)
 		}
 		r = e.do("GET", "/api/v1/content?skip=1&limit=2", root, nil, "tenant_id", ten)
 		e.expect(r, 200, "list page")
 		r.json(t, &list)
-		if len(list.Content) != 2 || list.Content[0].ContentID != "garden" || list.Content[1].Version != 2 {
+		if len(list.Content) != 2 || list.Content[0].ContentID != "fire" || list.Content[1].ContentID != "garden" || list.Content[1].Version != 2 {
 			t.Fatalf("list page: %s", r.Body)
 		}
 
@@ -462,6 +467,171 @@ func TestContentImportAndSearch(t *testing.T) {
 			t.Fatalf("semantic hits must be ranked: %v", hits)
 		}
 		e.expect(e.do("GET", "/api/v1/content/search?search_type=SEMANTIC&term=x&return_match=true", root, nil, "tenant_id", ten), 400, "return_match on semantic")
+
+		// Chunk vectors are cached in the tenant's records, and the tenant purge removes them.
+		vectors := func() int {
+			all, err := record.All(context.Background(), e.app.Records, record.Query{Tenant: ten, Kind: embed.KindVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(all)
+		}
+		if vectors() == 0 {
+			t.Fatal("indexing cached no vectors in the record store")
+		}
+		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/"+ten, root, nil), 202, "delete tenant")
+		eventually(t, 60*time.Second, "tenant purged", func() bool {
+			return e.do("POST", "/api/v1/app_management/tenants", root, map[string]any{"tenant_id": ten}).Status == 201
+		})
+		if n := vectors(); n != 0 {
+			t.Fatalf("%d cached vectors survived the tenant's deletion", n)
+		}
+	})
+}
+
+// contentPage is one page of GET /api/v1/content.
+type contentPage struct {
+	Content []struct {
+		ContentID string `json:"content_id"`
+		Version   int    `json:"version"`
+		Updated   string `json:"update_dt"`
+	} `json:"content"`
+	More *string `json:"more"`
+}
+
+func (e *env) contentPage(tenantID, query string) contentPage {
+	e.t.Helper()
+	r := e.do("GET", "/api/v1/content?"+query, root, nil, "tenant_id", tenantID)
+	e.expect(r, 200, "content list "+query)
+	var p contentPage
+	r.json(e.t, &p)
+	if p.More != nil && *p.More == "" {
+		e.t.Fatalf("empty more instead of none: %s", r.Body)
+	}
+	return p
+}
+
+// pageAll follows more from the first page and returns every content id in order.
+func (e *env) pageAll(tenantID, first string) (ids []string, pages int) {
+	e.t.Helper()
+	p := e.contentPage(tenantID, first)
+	for {
+		pages++
+		for _, c := range p.Content {
+			ids = append(ids, fmt.Sprintf("%s:%d", c.ContentID, c.Version))
+		}
+		if p.More == nil {
+			return ids, pages
+		}
+		p = e.contentPage(tenantID, "more="+url.QueryEscape(*p.More))
+	}
+}
+
+func TestContentListPaging(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		e.createTenant("pager", true)
+		e.createTenant("other", true)
+		// Versions are committed through the store the import job uses (the paging is what is
+		// tested here, not 250 imports).
+		var want []string
+		for i := range 250 {
+			v, err := e.app.Content.AddVersion(ctx, "pager", &content.Version{ContentID: fmt.Sprintf("item-%03d", i),
+				Title: "t", JobID: fmt.Sprintf("job-%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, fmt.Sprintf("%s:%d", v.ContentID, v.Version))
+		}
+		for i := range 3 {
+			if _, err := e.app.Content.AddVersion(ctx, "other", &content.Version{ContentID: fmt.Sprintf("mine-%d", i),
+				Title: "t", JobID: fmt.Sprintf("job-%d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// The cursor walks every version exactly once, in order.
+		got, pages := e.pageAll("pager", "limit=40")
+		if strings.Join(got, ",") != strings.Join(want, ",") || pages != 7 {
+			t.Fatalf("paging with more: %d pages, %d versions %v", pages, len(got), got)
+		}
+		if got, _ := e.pageAll("pager", ""); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("paging with the default limit: %v", got)
+		}
+		// skip applies before the first page; more continues after it.
+		if got, _ := e.pageAll("pager", "skip=10&limit=100"); strings.Join(got, ",") != strings.Join(want[10:], ",") {
+			t.Fatalf("skip 10 then more: %v", got)
+		}
+		if p := e.contentPage("pager", "skip=245&limit=10"); len(p.Content) != 5 || p.More != nil || p.Content[0].ContentID != "item-245" {
+			t.Fatalf("last page by skip: %+v", p)
+		}
+		if p := e.contentPage("pager", "skip=250"); len(p.Content) != 0 || p.More != nil {
+			t.Fatalf("skip past the end: %+v", p)
+		}
+		if p := e.contentPage("pager", "limit=250"); len(p.Content) != 250 || p.More != nil {
+			t.Fatalf("a page holding exactly the rest has no more: %d versions, more %v", len(p.Content), p.More)
+		}
+
+		// since (inclusive, an update_dt works) is carried by more.
+		all := e.contentPage("pager", "limit=1000")
+		since := all.Content[100].Updated
+		var wantSince []string
+		for _, c := range all.Content {
+			if c.Updated >= since {
+				wantSince = append(wantSince, fmt.Sprintf("%s:%d", c.ContentID, c.Version))
+			}
+		}
+		if got, _ := e.pageAll("pager", "limit=30&since="+since); strings.Join(got, ",") != strings.Join(wantSince, ",") {
+			t.Fatalf("since %s with more: %v, want %v", since, got, wantSince)
+		}
+
+		// Bad tokens are the client's error, with a message.
+		first := e.contentPage("pager", "limit=40")
+		more := url.QueryEscape(*first.More)
+		for _, bad := range []string{"more=not-a-token", "more=" + url.QueryEscape(base64.RawURLEncoding.EncodeToString([]byte(`{"t":"pager","c":"x","l":5}`))),
+			"more=" + more + "&limit=5", "more=" + more + "&skip=1", "since=yesterday", "limit=0", "limit=1001", "skip=-1"} {
+			e.expect(e.do("GET", "/api/v1/content?"+bad, root, nil, "tenant_id", "pager"), 400, bad)
+		}
+
+		// Another tenant's token shows it nothing of the first tenant, whoever asks.
+		key, secret := e.credential("other")
+		for _, a := range []auth{root, bearer(key, secret)} {
+			r := e.do("GET", "/api/v1/content?more="+more, a, nil, "tenant_id", "other")
+			e.expect(r, 400, "another tenant's more")
+			if strings.Contains(string(r.Body), "item-") {
+				t.Fatalf("another tenant's token leaked its versions: %s", r.Body)
+			}
+		}
+		if got, _ := e.pageAll("other", "limit=2"); strings.Join(got, ",") != "mine-0:1,mine-1:1,mine-2:1" {
+			t.Fatalf("other tenant's own list: %v", got)
+		}
+
+		// /openapi.json documents the parameters and the more property.
+		r := e.do("GET", "/openapi.json", noAuth, nil)
+		e.expect(r, 200, "openapi")
+		var spec struct {
+			Paths map[string]map[string]struct {
+				Parameters []struct{ Name string } `json:"parameters"`
+			} `json:"paths"`
+			Components struct {
+				Schemas map[string]struct {
+					Properties map[string]any `json:"properties"`
+				} `json:"schemas"`
+			} `json:"components"`
+		}
+		r.json(t, &spec)
+		var names []string
+		for _, p := range spec.Paths["/api/v1/content"]["get"].Parameters {
+			names = append(names, p.Name)
+		}
+		for _, n := range []string{"skip", "limit", "since", "more"} {
+			if !slices.Contains(names, n) {
+				t.Fatalf("openapi parameters of GET /api/v1/content: %v, missing %s", names, n)
+			}
+		}
+		if _, ok := spec.Components.Schemas["ContentList"].Properties["more"]; !ok {
+			t.Fatal("openapi ContentList has no more property")
+		}
 	})
 }
 

@@ -162,6 +162,12 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
 	}
+	if cfg.EmbeddingCacheDays, err = parseInt("LECTERN_EMBEDDING_CACHE_DAYS", env("LECTERN_EMBEDDING_CACHE_DAYS", "30")); err != nil {
+		return cfg, err
+	}
+	if cfg.EmbeddingCacheDays == 0 {
+		return cfg, errors.New("LECTERN_EMBEDDING_CACHE_DAYS must be at least 1")
+	}
 	switch cfg.XAPIDefaultVersion = env("LECTERN_XAPI_DEFAULT_VERSION", "2.0.0"); cfg.XAPIDefaultVersion {
 	case "1.0.3", "2.0.0":
 	default:

@@ -101,8 +101,17 @@ func (c *Cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		out[i] = v
 		fresh[k] = v
 	}
-	c.store.Put(fresh)
+	if mp, ok := c.store.(modelPutter); ok {
+		mp.putModel(info, fresh)
+	} else {
+		c.store.Put(fresh)
+	}
 	return out, nil
+}
+
+// modelPutter is a Cache that records which model produced the vectors it stores.
+type modelPutter interface {
+	putModel(model Info, entries map[string][]float32)
 }
 
 // LRU is an in-memory Cache holding at most a fixed number of vectors,
@@ -157,6 +166,16 @@ func (l *LRU) Put(entries map[string][]float32) {
 			l.order.Remove(last)
 			delete(l.items, last.Value.(*lruEntry).key)
 		}
+	}
+}
+
+// remove drops key if present.
+func (l *LRU) remove(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el, ok := l.items[key]; ok {
+		l.order.Remove(el)
+		delete(l.items, key)
 	}
 }
 

@@ -11,7 +11,8 @@
 //     Ollama, Hugging Face TEI, vLLM, llama.cpp).
 //
 // [Cached] wraps either one so that re-indexing does not re-embed unchanged
-// text. Every Embedder reports an [Info] (model name and dimension) that the
+// text, over an in-memory [LRU] or a [RecordCache] that keeps each tenant's
+// vectors in the record store across restarts and indexer processes. Every Embedder reports an [Info] (model name and dimension) that the
 // index stores; vectors from different models must never be mixed, because
 // their spaces are unrelated even when their dimensions happen to agree.
 package embed

@@ -28,10 +28,15 @@ type Indexer struct {
 	Jobs    *jobs.Store
 	Blobs   blob.Store
 	Index   indexer.Index
-	// Embedder embeds chunk texts (wrap it in embed.Cached); nil indexes without vectors,
-	// so lexical and field search work and semantic search finds nothing.
+	// Embedder embeds chunk texts; nil indexes without vectors, so lexical and field search
+	// work and semantic search finds nothing.
 	Embedder embed.Embedder
-	Logger   *slog.Logger
+	// Vectors, when set, caches chunk vectors per tenant in the record store in front of
+	// Embedder (pass the bare model then: a cache under it would be shared by tenants), so a
+	// restarted or second indexer does not re-embed known text. Each index task also expires
+	// the tenant's entries unused for longer than its retention.
+	Vectors *embed.RecordCache
+	Logger  *slog.Logger
 }
 
 // ProcessTask implements queue.Handler.
@@ -91,7 +96,11 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 		for i, pc := range pieces {
 			texts[i] = pc.Text
 		}
-		vecs, err := h.Embedder.Embed(ctx, texts)
+		var emb embed.Embedder = h.Embedder
+		if h.Vectors != nil {
+			emb = embed.NewCached(h.Embedder, h.Vectors.Tenant(ctx, p.Tenant))
+		}
+		vecs, err := emb.Embed(ctx, texts)
 		if err != nil {
 			return fmt.Errorf("embed %d chunks: %w", len(texts), err)
 		}
@@ -125,7 +134,25 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 			return err
 		}
 	}
+	h.expireVectors(ctx, p.Tenant)
 	return nil
+}
+
+// expireVectors deletes a batch of the tenant's cached vectors that nobody used within the
+// retention. It runs here, after the tenant's own indexing, so no scheduler is needed and a
+// tenant that stops indexing keeps at most what it indexed in its last retention period
+// (until the tenant is deleted). Failures only cost space, so they are logged, not returned.
+func (h *Indexer) expireVectors(ctx context.Context, tenant string) {
+	if h.Vectors == nil {
+		return
+	}
+	n, err := h.Vectors.Expire(ctx, tenant, time.Now().Add(-h.Vectors.Retention()))
+	if err != nil && h.Logger != nil {
+		h.Logger.Warn("expiring cached vectors failed", "tenant", tenant, "error", err)
+	}
+	if n > 0 && h.Logger != nil {
+		h.Logger.Debug("expired cached vectors", "tenant", tenant, "count", n)
+	}
 }
 
 func (h *Indexer) sections(ctx context.Context, v *content.Version) ([]extract.Section, error) {

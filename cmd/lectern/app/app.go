@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,6 +66,9 @@ type Config struct {
 	ModelDir string
 	// Embeddings selects an OpenAI-compatible embeddings endpoint instead of the local model.
 	Embeddings EmbeddingsConfig
+	// EmbeddingCacheDays is how long a chunk vector persisted in the record store is kept
+	// unused (embed.RecordCache); zero means 30.
+	EmbeddingCacheDays int
 
 	// XAPIDefaultVersion is the xAPI version reported to requests that name none.
 	XAPIDefaultVersion string
@@ -120,6 +124,10 @@ type App struct {
 	Index      indexer.Index
 	Embedder   embed.Embedder
 	NoEmbedder string
+	// chunkEmbedder is the bare model, which the index task reaches through vectors (a
+	// per-tenant persistent cache) rather than through Embedder's tenant-blind LRU.
+	chunkEmbedder embed.Embedder
+	vectors       *embed.RecordCache
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
 	Outbound   *outbound.Client
@@ -309,7 +317,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Queue.Handle(contentjob.TypeImport, &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.Embedder, Logger: cfg.Logger})
+		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
@@ -356,6 +364,9 @@ func (a *App) openContentIndex(ctx context.Context) error {
 		info := inner.Model()
 		model = indexer.Model{Name: info.Name, Dims: info.Dims}
 		a.Embedder = embed.NewCached(inner, embed.NewLRU(embedCacheEntries))
+		a.chunkEmbedder = inner
+		a.vectors = embed.NewRecordCache(a.Records, embed.RecordCacheOptions{FrontEntries: embedCacheEntries,
+			Retention: time.Duration(cmp.Or(cfg.EmbeddingCacheDays, 30)) * 24 * time.Hour, Logger: cfg.Logger})
 	}
 	switch {
 	case a.Elastic != nil:

@@ -1,0 +1,295 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/storage/record"
+	"github.com/lectern-lms/lectern/storage/record/postgres"
+	"github.com/lectern-lms/lectern/storage/record/sqlite"
+)
+
+// modelCounter delegates to a real embedder and counts the texts that reach it; rename, when
+// set, makes it report another model name (the same weights under another identity).
+type modelCounter struct {
+	Embedder
+	rename string
+	mu     sync.Mutex
+	texts  int
+}
+
+func (m *modelCounter) Model() Info {
+	info := m.Embedder.Model()
+	if m.rename != "" {
+		info.Name = m.rename
+	}
+	return info
+}
+
+func (m *modelCounter) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	m.mu.Lock()
+	m.texts += len(texts)
+	m.mu.Unlock()
+	return m.Embedder.Embed(ctx, texts)
+}
+
+func (m *modelCounter) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.texts
+}
+
+// recordBackends opens, per backend, a function that connects to one fresh database; calling
+// it again reconnects to the same data, as a restarted or second process would.
+func recordBackends(t *testing.T) map[string]func(t *testing.T) func() record.Store {
+	open := func(t *testing.T, f func() (record.Store, error)) func() record.Store {
+		return func() record.Store {
+			s, err := f()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}
+	return map[string]func(t *testing.T) func() record.Store{
+		"sqlite": func(t *testing.T) func() record.Store {
+			path := filepath.Join(t.TempDir(), "records.db")
+			return open(t, func() (record.Store, error) { return sqlite.Open(path) })
+		},
+		"postgres": func(t *testing.T) func() record.Store {
+			dsn := testenv.FreshPostgres(t, testenv.External(t, "LECTERN_TEST_POSTGRES_URL"))
+			return open(t, func() (record.Store, error) { return postgres.Open(context.Background(), dsn) })
+		},
+	}
+}
+
+func realModel(t *testing.T) *ONNX {
+	t.Helper()
+	m, err := New(testModelDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+var cacheTexts = []string{
+	"Keep three points of contact when climbing a ladder.",
+	"Compound interest is earned on interest already added to the principal.",
+	"A recursive function calls itself on a smaller input until it reaches a base case.",
+}
+
+func TestRecordCacheSurvivesRestart(t *testing.T) {
+	model := realModel(t)
+	ctx := context.Background()
+	for name, backend := range recordBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			connect := backend(t)
+			first := &modelCounter{Embedder: model}
+			want, err := NewCached(first, NewRecordCache(connect(), RecordCacheOptions{}).Tenant(ctx, "t1")).Embed(ctx, cacheTexts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.count() != len(cacheTexts) {
+				t.Fatalf("first run embedded %d texts, want %d", first.count(), len(cacheTexts))
+			}
+
+			// A new connection and a new cache, as after a restart: nothing in memory.
+			again := &modelCounter{Embedder: model}
+			got, err := NewCached(again, NewRecordCache(connect(), RecordCacheOptions{}).Tenant(ctx, "t1")).Embed(ctx, cacheTexts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.count() != 0 {
+				t.Fatalf("after a restart the model embedded %d texts again, want 0", again.count())
+			}
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Fatalf("text %d: persisted vector differs from the model's", i)
+				}
+			}
+
+			// Another tenant never sees t1's entries, and another model never gets its vectors.
+			other := &modelCounter{Embedder: model}
+			if _, err := NewCached(other, NewRecordCache(connect(), RecordCacheOptions{}).Tenant(ctx, "t2")).Embed(ctx, cacheTexts); err != nil {
+				t.Fatal(err)
+			}
+			renamed := &modelCounter{Embedder: model, rename: "another-model"}
+			if _, err := NewCached(renamed, NewRecordCache(connect(), RecordCacheOptions{}).Tenant(ctx, "t1")).Embed(ctx, cacheTexts); err != nil {
+				t.Fatal(err)
+			}
+			if other.count() != len(cacheTexts) || renamed.count() != len(cacheTexts) {
+				t.Fatalf("embedded %d texts for another tenant and %d for another model, want %d each",
+					other.count(), renamed.count(), len(cacheTexts))
+			}
+
+			// The tenant purge (every record of the tenant) removes its vectors.
+			s := connect()
+			if err := s.Delete(ctx, "t1", "", ""); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := s.List(ctx, record.Query{Tenant: "t1", Kind: KindVector}); err != nil || len(p.Records) != 0 {
+				t.Fatalf("after the tenant purge: %v, %d vectors left", err, len(p.Records))
+			}
+		})
+	}
+}
+
+func TestRecordCacheConcurrentIndexers(t *testing.T) {
+	model := realModel(t)
+	ctx := context.Background()
+	for name, backend := range recordBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			connect := backend(t)
+			texts := make([]string, 40)
+			for i := range texts {
+				texts[i] = fmt.Sprintf("Safety rule number %d: report every incident to your supervisor.", i)
+			}
+			// Four indexers (two processes with two tasks each) embed the same texts at once,
+			// as redelivered at-least-once tasks do.
+			caches := []*RecordCache{NewRecordCache(connect(), RecordCacheOptions{}), NewRecordCache(connect(), RecordCacheOptions{})}
+			results := make([][][]float32, 4)
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for i := range results {
+				wg.Go(func() {
+					results[i], errs[i] = NewCached(model, caches[i%2].Tenant(ctx, "t")).Embed(ctx, texts)
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("indexer %d: %v", i, err)
+				}
+				for j := range texts {
+					if Cosine(results[i][j], results[0][j]) < 0.9999 {
+						t.Fatalf("indexer %d text %d: vector differs", i, j)
+					}
+				}
+			}
+			all, err := record.All(ctx, connect(), record.Query{Tenant: "t", Kind: KindVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) != len(texts) {
+				t.Fatalf("%d vector records for %d texts", len(all), len(texts))
+			}
+		})
+	}
+}
+
+func TestRecordCacheExpire(t *testing.T) {
+	model := realModel(t)
+	ctx := context.Background()
+	for name, backend := range recordBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			connect := backend(t)
+			// Retention 80 ms: a read refreshes an entry older than 10 ms.
+			opts := RecordCacheOptions{Retention: 80 * time.Millisecond}
+			if _, err := NewCached(model, NewRecordCache(connect(), opts).Tenant(ctx, "t")).Embed(ctx, cacheTexts); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(30 * time.Millisecond)
+			cutoff := time.Now()
+			// A fresh process reads the first text only: that entry is in use again.
+			if _, err := NewCached(model, NewRecordCache(connect(), opts).Tenant(ctx, "t")).Embed(ctx, cacheTexts[:1]); err != nil {
+				t.Fatal(err)
+			}
+
+			rc := NewRecordCache(connect(), opts)
+			n, err := rc.Expire(ctx, "t", cutoff)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(cacheTexts)-1 {
+				t.Fatalf("expired %d entries, want the %d unused ones", n, len(cacheTexts)-1)
+			}
+			if n, err := rc.Expire(ctx, "t", cutoff); err != nil || n != 0 {
+				t.Fatalf("second expiry: %d, %v; want nothing left to expire", n, err)
+			}
+			counter := &modelCounter{Embedder: model}
+			if _, err := NewCached(counter, rc.Tenant(ctx, "t")).Embed(ctx, cacheTexts); err != nil {
+				t.Fatal(err)
+			}
+			if counter.count() != len(cacheTexts)-1 {
+				t.Fatalf("after expiry the model embedded %d texts, want the %d expired ones", counter.count(), len(cacheTexts)-1)
+			}
+		})
+	}
+}
+
+// BenchmarkRecordCache re-embeds 1,000 distinct chunk texts (~60 words each): through the
+// model alone, through a RecordCache that holds them but starts with an empty LRU (a
+// restarted indexer: every vector read from the record store), and with a warm LRU. Each op
+// is the whole batch.
+func BenchmarkRecordCache(b *testing.B) {
+	m, err := New(testModelDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	texts := make([]string, 1000)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("Chunk %d. Keep three points of contact when climbing a ladder, face the rungs, "+
+			"and never stand on the top step; compound interest is earned on interest already added to the "+
+			"principal, so small deposits grow; a recursive function calls itself on a smaller input until "+
+			"it reaches a base case.", i)
+	}
+	stores := map[string]func(b *testing.B) record.Store{
+		"sqlite": func(b *testing.B) record.Store {
+			s, err := sqlite.Open(filepath.Join(b.TempDir(), "records.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
+		"postgres": func(b *testing.B) record.Store {
+			s, err := postgres.Open(ctx, testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
+	}
+	run := func(b *testing.B, e Embedder) {
+		for b.Loop() {
+			if _, err := e.Embed(ctx, texts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "chunks/s")
+	}
+	b.Run("model", func(b *testing.B) { run(b, m) })
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			rs := stores[name](b)
+			defer rs.Close()
+			if _, err := NewCached(m, NewRecordCache(rs, RecordCacheOptions{}).Tenant(ctx, "t")).Embed(ctx, texts); err != nil {
+				b.Fatal(err)
+			}
+			counter := &modelCounter{Embedder: m}
+			b.Run("restarted", func(b *testing.B) {
+				for b.Loop() {
+					// A new cache per batch: the LRU is empty, as after a restart.
+					if _, err := NewCached(counter, NewRecordCache(rs, RecordCacheOptions{}).Tenant(ctx, "t")).Embed(ctx, texts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "chunks/s")
+			})
+			warm := NewRecordCache(rs, RecordCacheOptions{})
+			b.Run("warm", func(b *testing.B) { run(b, NewCached(counter, warm.Tenant(ctx, "t"))) })
+			if counter.count() != 0 {
+				b.Fatalf("the model embedded %d texts through a full cache", counter.count())
+			}
+		})
+	}
+}
