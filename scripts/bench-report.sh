@@ -195,3 +195,16 @@ printf '%s\n' "$search_out" | awk '
         ms(p50[k, "raw"]), ms(p99[k, "raw"]), ratio(p50[k, "api"], p50[k, "raw"]), ratio(p99[k, "api"], p99[k, "raw"])
     }
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Content service extras (issue 5): the persistent embedding cache (indexer/embed
+# BenchmarkRecordCache: 1,000 chunks through the model alone, then through the record-store cache
+# after a restart and warm, SQLite and PostgreSQL) and the content list (content BenchmarkList:
+# 10,000 versions, one page of 100 first, last by cursor, last by skip, the record store's own
+# query and the old read-everything way). Printed as go test reports them.
+cmd=(go test -run='^$' -bench='^BenchmarkRecordCache$' -benchtime=3x ./indexer/embed/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
+cmd=(go test -run='^$' -bench='^BenchmarkList$' -benchtime=30x ./content/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
