@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/record"
-	"github.com/lectern-lms/lectern/storage/record/postgres"
-	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
 
 // benchVersions is the size of the tenant the list benchmark pages through.
@@ -20,27 +17,10 @@ const benchVersions = 10000
 // at the end of the list (by cursor and by skip), next to the record store's own List of the
 // same page (raw) and the pre-keyset way (every version read and sorted per page).
 func BenchmarkList(b *testing.B) {
-	backends := map[string]func(b *testing.B) record.Store{
-		"sqlite": func(b *testing.B) record.Store {
-			s, err := sqlite.Open(filepath.Join(b.TempDir(), "records.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(b *testing.B) record.Store {
-			s, err := postgres.Open(context.Background(), testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-	}
 	ctx := context.Background()
-	for _, name := range []string{"sqlite", "postgres"} {
-		b.Run(name, func(b *testing.B) {
-			rs := backends[name](b)
-			defer rs.Close()
+	for _, backend := range recordstores.All() {
+		b.Run(backend.Name, func(b *testing.B) {
+			rs := backend.Open(b)
 			for i := range benchVersions {
 				id := fmt.Sprintf("item-%05d", i)
 				data, _ := json.Marshal(&Version{ContentID: id, Version: 1, Title: "t", Tags: []string{}, JobID: id})

@@ -3,16 +3,13 @@ package embed
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/record"
-	"github.com/lectern-lms/lectern/storage/record/postgres"
-	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
 
 // modelCounter delegates to a real embedder and counts the texts that reach it; rename, when
@@ -45,31 +42,6 @@ func (m *modelCounter) count() int {
 	return m.texts
 }
 
-// recordBackends opens, per backend, a function that connects to one fresh database; calling
-// it again reconnects to the same data, as a restarted or second process would.
-func recordBackends(t *testing.T) map[string]func(t *testing.T) func() record.Store {
-	open := func(t *testing.T, f func() (record.Store, error)) func() record.Store {
-		return func() record.Store {
-			s, err := f()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}
-	}
-	return map[string]func(t *testing.T) func() record.Store{
-		"sqlite": func(t *testing.T) func() record.Store {
-			path := filepath.Join(t.TempDir(), "records.db")
-			return open(t, func() (record.Store, error) { return sqlite.Open(path) })
-		},
-		"postgres": func(t *testing.T) func() record.Store {
-			dsn := testenv.FreshPostgres(t, testenv.External(t, "LECTERN_TEST_POSTGRES_URL"))
-			return open(t, func() (record.Store, error) { return postgres.Open(context.Background(), dsn) })
-		},
-	}
-}
-
 func realModel(t *testing.T) *ONNX {
 	t.Helper()
 	m, err := New(testModelDir(t))
@@ -89,9 +61,9 @@ var cacheTexts = []string{
 func TestRecordCacheSurvivesRestart(t *testing.T) {
 	model := realModel(t)
 	ctx := context.Background()
-	for name, backend := range recordBackends(t) {
-		t.Run(name, func(t *testing.T) {
-			connect := backend(t)
+	for _, backend := range recordstores.All() {
+		t.Run(backend.Name, func(t *testing.T) {
+			connect := backend.Fresh(t)
 			first := &modelCounter{Embedder: model}
 			want, err := NewCached(first, NewRecordCache(connect(), RecordCacheOptions{}).Tenant(ctx, "t1")).Embed(ctx, cacheTexts)
 			if err != nil {
@@ -145,9 +117,9 @@ func TestRecordCacheSurvivesRestart(t *testing.T) {
 func TestRecordCacheConcurrentIndexers(t *testing.T) {
 	model := realModel(t)
 	ctx := context.Background()
-	for name, backend := range recordBackends(t) {
-		t.Run(name, func(t *testing.T) {
-			connect := backend(t)
+	for _, backend := range recordstores.All() {
+		t.Run(backend.Name, func(t *testing.T) {
+			connect := backend.Fresh(t)
 			texts := make([]string, 40)
 			for i := range texts {
 				texts[i] = fmt.Sprintf("Safety rule number %d: report every incident to your supervisor.", i)
@@ -188,9 +160,9 @@ func TestRecordCacheConcurrentIndexers(t *testing.T) {
 func TestRecordCacheExpire(t *testing.T) {
 	model := realModel(t)
 	ctx := context.Background()
-	for name, backend := range recordBackends(t) {
-		t.Run(name, func(t *testing.T) {
-			connect := backend(t)
+	for _, backend := range recordstores.All() {
+		t.Run(backend.Name, func(t *testing.T) {
+			connect := backend.Fresh(t)
 			// Retention 80 ms: a read refreshes an entry older than 10 ms.
 			opts := RecordCacheOptions{Retention: 80 * time.Millisecond}
 			if _, err := NewCached(model, NewRecordCache(connect(), opts).Tenant(ctx, "t")).Embed(ctx, cacheTexts); err != nil {
@@ -243,22 +215,6 @@ func BenchmarkRecordCache(b *testing.B) {
 			"principal, so small deposits grow; a recursive function calls itself on a smaller input until "+
 			"it reaches a base case.", i)
 	}
-	stores := map[string]func(b *testing.B) record.Store{
-		"sqlite": func(b *testing.B) record.Store {
-			s, err := sqlite.Open(filepath.Join(b.TempDir(), "records.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(b *testing.B) record.Store {
-			s, err := postgres.Open(ctx, testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-	}
 	run := func(b *testing.B, e Embedder) {
 		for b.Loop() {
 			if _, err := e.Embed(ctx, texts); err != nil {
@@ -268,10 +224,9 @@ func BenchmarkRecordCache(b *testing.B) {
 		b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "chunks/s")
 	}
 	b.Run("model", func(b *testing.B) { run(b, m) })
-	for _, name := range []string{"sqlite", "postgres"} {
-		b.Run(name, func(b *testing.B) {
-			rs := stores[name](b)
-			defer rs.Close()
+	for _, backend := range recordstores.All() {
+		b.Run(backend.Name, func(b *testing.B) {
+			rs := backend.Open(b)
 			if _, err := NewCached(m, NewRecordCache(rs, RecordCacheOptions{}).Tenant(ctx, "t")).Embed(ctx, texts); err != nil {
 				b.Fatal(err)
 			}

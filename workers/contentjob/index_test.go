@@ -15,11 +15,9 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/blob/local"
 	"github.com/lectern-lms/lectern/storage/record"
-	"github.com/lectern-lms/lectern/storage/record/postgres"
-	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/storage/record/recordstores"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 )
@@ -82,27 +80,14 @@ type pipeline struct {
 
 func TestIndexAfterRestartEmbedsOnce(t *testing.T) {
 	model := loadModel(t)
-	backends := map[string]func(t *testing.T) func() (record.Store, error){
-		"sqlite": func(t *testing.T) func() (record.Store, error) {
-			path := filepath.Join(t.TempDir(), "records.db")
-			return func() (record.Store, error) { return sqlite.Open(path) }
-		},
-		"postgres": func(t *testing.T) func() (record.Store, error) {
-			dsn := testenv.FreshPostgres(t, testenv.External(t, "LECTERN_TEST_POSTGRES_URL"))
-			return func() (record.Store, error) { return postgres.Open(context.Background(), dsn) }
-		},
-	}
-	for name, backend := range backends {
-		t.Run(name, func(t *testing.T) {
+	for _, backend := range recordstores.All() {
+		t.Run(backend.Name, func(t *testing.T) {
 			ctx := context.Background()
-			openRecords := backend(t)
+			openRecords := backend.Fresh(t)
 			dataDir := t.TempDir()
 			info := model.Model()
 			start := func() *pipeline {
-				rs, err := openRecords()
-				if err != nil {
-					t.Fatal(err)
-				}
+				rs := openRecords()
 				blobs, err := local.New(filepath.Join(dataDir, "blobs"))
 				if err != nil {
 					t.Fatal(err)

@@ -7,17 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/record"
-	"github.com/lectern-lms/lectern/storage/record/postgres"
-	"github.com/lectern-lms/lectern/storage/record/sqlite"
+	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
 
 const (
@@ -34,40 +31,12 @@ const (
 	parallelism = 8
 )
 
-// backend opens an empty store for one benchmark run; it skips b when the backend is absent
-// and closes the store (and drops the database) when b's run ends.
-type backend struct {
-	name string
-	open func(b *testing.B) record.Store
-}
-
-var backends = []backend{
-	{"sqlite", func(b *testing.B) record.Store {
-		s, err := sqlite.Open(filepath.Join(b.TempDir(), "lectern.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Close() })
-		return s
-	}},
-	{"postgres", func(b *testing.B) record.Store {
-		admin := testenv.External(b, "LECTERN_TEST_POSTGRES_URL")
-		s, err := postgres.Open(context.Background(), testenv.FreshPostgres(b, admin))
-		if err != nil {
-			b.Fatal(err)
-		}
-		// Registered after FreshPostgres, so it runs first: close before the drop.
-		b.Cleanup(func() { s.Close() })
-		return s
-	}},
-}
-
 // BenchmarkRecordStore measures records/s for each operation on each backend, SQLite and
 // PostgreSQL next to each other under the same operation.
 func BenchmarkRecordStore(b *testing.B) {
 	ops := []struct {
 		name string
-		fn   func(b *testing.B, be backend)
+		fn   func(b *testing.B, be recordstores.Backend)
 	}{
 		{"put", benchPut},
 		{"put_parallel", benchPutParallel},
@@ -76,15 +45,15 @@ func BenchmarkRecordStore(b *testing.B) {
 	}
 	for _, op := range ops {
 		b.Run(op.name, func(b *testing.B) {
-			for _, be := range backends {
-				b.Run(be.name, func(b *testing.B) { op.fn(b, be) })
+			for _, be := range recordstores.All() {
+				b.Run(be.Name, func(b *testing.B) { op.fn(b, be) })
 			}
 		})
 	}
 }
 
-func benchPut(b *testing.B, be backend) {
-	s := be.open(b)
+func benchPut(b *testing.B, be recordstores.Backend) {
+	s := be.Open(b)
 	ctx := context.Background()
 	i := 0
 	for b.Loop() {
@@ -98,8 +67,8 @@ func benchPut(b *testing.B, be backend) {
 
 // benchPutParallel uses b.N rather than b.Loop (RunParallel needs it), so the store is
 // opened, and the timer reset, once per run.
-func benchPutParallel(b *testing.B, be backend) {
-	s := be.open(b)
+func benchPutParallel(b *testing.B, be recordstores.Backend) {
+	s := be.Open(b)
 	ctx := context.Background()
 	var next atomic.Int64
 	b.SetParallelism(parallelism)
@@ -116,8 +85,8 @@ func benchPutParallel(b *testing.B, be backend) {
 	reportRate(b, b.N)
 }
 
-func benchGet(b *testing.B, be backend) {
-	s := be.open(b)
+func benchGet(b *testing.B, be recordstores.Backend) {
+	s := be.Open(b)
 	seed(b, s)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -135,8 +104,8 @@ func benchGet(b *testing.B, be backend) {
 }
 
 // benchList pages through all seedCount records once per op.
-func benchList(b *testing.B, be backend) {
-	s := be.open(b)
+func benchList(b *testing.B, be recordstores.Backend) {
+	s := be.Open(b)
 	seed(b, s)
 	ctx := context.Background()
 	for b.Loop() {
