@@ -12,12 +12,16 @@
 //     with stop words replaced by a placeholder) and one per metadata field (value, one
 //     lowercased token). Its analyzers are registered in Bleve's global registry by this
 //     package's init (see analyzers.go).
-//   - Vectors are held in memory, normalised, per tenant, and searched by brute force
-//     (exact cosine); they are loaded from store.db when the index opens.
+//   - In memory, loaded from store.db when the index opens: a table of the versions (status,
+//     locations, fields), and per tenant one matrix of the chunk vectors, normalised,
+//     searched by brute force (exact cosine; see vectorSet).
 //
-// Bleve only selects lexical and field hits; their scores are package indexer's
-// (KeywordScores over the term frequencies that the postings of "text" give,
-// PhraseOccurrences over the chunk texts in store.db, FieldScore), as in indexer/elastic.
+// Lexical and field search read Bleve's postings directly (term frequencies for keyword
+// search, positions for phrase search, documents for field search) and take the filters and
+// fields from the version table, instead of running Bleve queries that would also walk the
+// filters' postings and score every hit. The scores are package indexer's (KeywordScores over
+// the term frequencies, PhraseOccurrences counted from the positions, FieldScore), as in
+// indexer/elastic.
 //
 // Every write marks the version dirty in store.db in the same transaction that changes its
 // record, then applies one Bleve batch (atomic in scorch), then clears the mark; Open
@@ -26,6 +30,7 @@ package bleve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/gob"
@@ -71,10 +76,12 @@ type Index struct {
 	mu       sync.RWMutex
 	versions map[string]*version            // by record key
 	byTenant map[string]map[string]*version // tenant -> record key -> version
+	vectors  map[string]*vectorSet          // by tenant
 }
 
 // version is the in-memory part of a content version's record: what every search needs
-// (status, locations, vectors). Texts and fields stay in store.db.
+// (status, locations, fields; its vectors are in its tenant's vectorSet). Chunk texts stay
+// in store.db.
 type version struct {
 	key       string
 	tenant    string
@@ -82,7 +89,17 @@ type version struct {
 	version   int
 	status    indexer.Status
 	locations []string
-	vectors   [][]float32 // normalised; nil where a chunk has none
+	fields    []indexer.Field
+	span      int // index of its vectors in vectorSet.spans; -1 when it has none
+}
+
+// admits reports whether q's filters (tenant, content id, version, tags, active) keep v.
+func (v *version) admits(q *indexer.Query) bool {
+	return v.tenant == q.Tenant &&
+		(q.IncludeInactive || v.status.Active) &&
+		(q.ContentID == "" || v.contentID == q.ContentID) &&
+		(q.Version == nil || v.version == *q.Version) &&
+		(len(q.Tags) == 0 || slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }))
 }
 
 // record is a content version as stored in store.db.
@@ -117,7 +134,8 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexer/bleve: open store: %w", err)
 	}
-	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{}}
+	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{},
+		vectors: map[string]*vectorSet{}}
 	if err := ix.init(dir, opts); err != nil {
 		db.Close()
 		if ix.bi != nil {
@@ -279,24 +297,40 @@ func parseDocID(id string) (key string, i int, ok bool) {
 }
 
 func (ix *Index) remember(key string, r *record) {
-	v := &version{key: key, tenant: r.Tenant, contentID: r.ContentID, version: r.Version, status: r.Status}
+	v := &version{key: key, tenant: r.Tenant, contentID: r.ContentID, version: r.Version, status: r.Status,
+		fields: r.Fields, span: -1}
 	for _, c := range r.Chunks {
 		v.locations = append(v.locations, c.Location)
-		v.vectors = append(v.vectors, normalize(c.Vector))
 	}
 	ix.versions[key] = v
 	if ix.byTenant[r.Tenant] == nil {
 		ix.byTenant[r.Tenant] = map[string]*version{}
 	}
 	ix.byTenant[r.Tenant][key] = v
+	if ix.model.Dims > 0 {
+		s := ix.vectors[r.Tenant]
+		if s == nil {
+			s = &vectorSet{dims: ix.model.Dims}
+		}
+		if s.add(v, r.Chunks); s.live > 0 {
+			ix.vectors[r.Tenant] = s
+		}
+	}
 }
 
 func (ix *Index) forget(key string) {
-	if v, ok := ix.versions[key]; ok {
-		delete(ix.versions, key)
-		delete(ix.byTenant[v.tenant], key)
-		if len(ix.byTenant[v.tenant]) == 0 {
-			delete(ix.byTenant, v.tenant)
+	v, ok := ix.versions[key]
+	if !ok {
+		return
+	}
+	delete(ix.versions, key)
+	delete(ix.byTenant[v.tenant], key)
+	if len(ix.byTenant[v.tenant]) == 0 {
+		delete(ix.byTenant, v.tenant)
+	}
+	if s := ix.vectors[v.tenant]; s != nil {
+		if s.remove(v); s.live == 0 {
+			delete(ix.vectors, v.tenant)
 		}
 	}
 }
@@ -305,19 +339,24 @@ func normalize(v []float32) []float32 {
 	if v == nil {
 		return nil
 	}
+	return normalizeTo(slices.Clone(v), 0)
+}
+
+// normalizeTo scales v[from:] to unit length in place (a zero vector stays zero) and
+// returns v.
+func normalizeTo(v []float32, from int) []float32 {
 	var s float64
-	for _, x := range v {
+	for _, x := range v[from:] {
 		s += float64(x) * float64(x)
 	}
-	out := make([]float32, len(v))
 	if s == 0 {
-		return out
+		return v
 	}
 	n := math.Sqrt(s)
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
+	for i, x := range v[from:] {
+		v[from+i] = float32(float64(x) / n)
 	}
-	return out
+	return v
 }
 
 // load reads a record from store.db; nil when there is none.
@@ -629,33 +668,6 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	return ix.keyword(ctx, q)
 }
 
-// filter returns the query of the documents of kind that q may find.
-func filter(q indexer.Query, kind string) []query.Query {
-	term := func(field, value string) query.Query {
-		t := query.NewTermQuery(value)
-		t.SetField(field)
-		return t
-	}
-	out := []query.Query{term("kind", kind), term("tenant", q.Tenant)}
-	if q.ContentID != "" {
-		out = append(out, term("content_id", q.ContentID))
-	}
-	if q.Version != nil {
-		out = append(out, term("version", strconv.Itoa(*q.Version)))
-	}
-	if len(q.Tags) > 0 {
-		var tags []query.Query
-		for _, t := range q.Tags {
-			tags = append(tags, term("tags", t))
-		}
-		out = append(out, query.NewDisjunctionQuery(tags))
-	}
-	if !q.IncludeInactive {
-		out = append(out, term("active", "true"))
-	}
-	return out
-}
-
 // chunkOf resolves a chunk document id to its version and index.
 func (ix *Index) chunkOf(id string) (*version, int, bool) {
 	key, i, ok := parseDocID(id)
@@ -765,28 +777,11 @@ type candidate struct {
 // documents were indexed with (both change under ix.mu); only chunk documents have a "text"
 // field. The caller holds ix.mu.
 func (ix *Index) keywordCandidates(ctx context.Context, q indexer.Query, lexemes []string) ([]candidate, error) {
-	adv, err := ix.bi.Advanced()
+	r, err := ix.reader()
 	if err != nil {
-		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
+		return nil, err
 	}
 	defer r.Close()
-	admits := map[*version]bool{}
-	admit := func(v *version) bool {
-		ok, seen := admits[v]
-		if !seen {
-			ok = v.tenant == q.Tenant &&
-				(q.IncludeInactive || v.status.Active) &&
-				(q.ContentID == "" || v.contentID == q.ContentID) &&
-				(q.Version == nil || v.version == *q.Version) &&
-				(len(q.Tags) == 0 || slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }))
-			admits[v] = ok
-		}
-		return ok
-	}
 	at := map[uint64]int{} // internal document number -> index in out
 	var out []candidate
 	for j, l := range lexemes {
@@ -821,7 +816,7 @@ func (ix *Index) keywordCandidates(ctx context.Context, q indexer.Query, lexemes
 				}
 				k = -1
 				if id[0] == 'c' {
-					if v, i, ok := ix.chunkOf(id); ok && admit(v) {
+					if v, i, ok := ix.chunkOf(id); ok && v.admits(&q) {
 						k = len(out)
 						out = append(out, candidate{v: v, i: i, tf: make([]int, len(lexemes))})
 					}
@@ -843,36 +838,122 @@ func (ix *Index) keywordCandidates(ctx context.Context, q indexer.Query, lexemes
 	return out, nil
 }
 
+// phrase finds the chunks holding the phrase from the postings of its terms in field
+// "text_phrase", with their positions: a conjunction of the terms' postings, led by the
+// rarest term, then, in each chunk holding every term, the positions where the terms stand
+// in order. Their number is the score, PhraseOccurrences of the chunk's text: "text_phrase"
+// holds one term per word of analysis.Tokens (the lexeme, or StopPlaceholder for a stop
+// word) at consecutive positions, so the positions give the same count without loading and
+// re-analysing the text. The filters are applied from the version table, as in
+// keywordCandidates. The caller holds ix.mu.
 func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]indexer.Hit, error) {
 	terms := analysis.PhraseTerms(phrase)
 	if !slices.ContainsFunc(terms, func(s string) bool { return s != analysis.StopPlaceholder }) {
 		return []indexer.Hit{}, nil
 	}
-	bq := query.NewConjunctionQuery(append(filter(q, kindChunk), query.NewPhraseQuery(terms, "text_phrase")))
-	raw, err := ix.all(ctx, bq, false)
+	r, err := ix.reader()
 	if err != nil {
 		return nil, err
 	}
-	// The score is the number of occurrences in the chunk's text (store.db), counted in Go.
-	recs := map[string]*record{}
+	defer r.Close()
+	// One reader per distinct term; at[j] is the reader of terms[j].
+	type postings struct {
+		tfr index.TermFieldReader
+		d   *index.TermFieldDoc
+		pos []uint64 // positions in the current document, sorted
+	}
+	var ps []*postings
+	at := make([]int, len(terms))
+	defer func() {
+		for _, p := range ps {
+			p.tfr.Close()
+		}
+	}()
+	for j, t := range terms {
+		if k := slices.Index(terms, t); k < j {
+			at[j] = at[k]
+			continue
+		}
+		tfr, err := r.TermFieldReader(ctx, []byte(t), "text_phrase", true, false, true)
+		if err != nil {
+			return nil, fmt.Errorf("indexer/bleve: postings: %w", err)
+		}
+		at[j] = len(ps)
+		ps = append(ps, &postings{tfr: tfr})
+	}
+	order := slices.Clone(ps)
+	slices.SortStableFunc(order, func(a, b *postings) int { return cmp.Compare(a.tfr.Count(), b.tfr.Count()) })
+	lead, rest := order[0], order[1:]
+
 	var hits []indexer.Hit
-	for _, h := range raw {
-		v, i, ok := ix.chunkOf(h.id)
-		if !ok {
-			continue
+	best := map[*version]int{} // tenant-wide: index in hits of the version's best chunk
+	var target index.IndexInternalID
+	next := func(p *postings, advance bool) (bool, error) {
+		var err error
+		if advance {
+			p.d, err = p.tfr.Advance(target, p.d)
+		} else {
+			p.d, err = p.tfr.Next(p.d)
 		}
-		r, ok := recs[v.key]
-		if !ok {
-			if r, err = ix.load(v.key); err != nil {
-				return nil, fmt.Errorf("indexer/bleve: load phrase text: %w", err)
+		if err != nil {
+			return false, fmt.Errorf("indexer/bleve: postings: %w", err)
+		}
+		return p.d != nil, nil
+	}
+	ok, err := next(lead, false)
+	for n := 0; ok && err == nil; n++ {
+		if n%1024 == 1023 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		doc := lead.d.ID.Value()
+		// Bring every other term's postings to the lead's document; when one has none there,
+		// the lead jumps to that one's next document instead.
+		aligned := true
+		for _, p := range rest {
+			if p.d == nil || p.d.ID.Value() < doc {
+				target = index.NewIndexInternalID(target, doc)
+				if ok, err = next(p, true); !ok {
+					break
+				}
 			}
-			recs[v.key] = r
+			if p.d.ID.Value() > doc {
+				target = index.NewIndexInternalID(target, p.d.ID.Value())
+				ok, err = next(lead, true)
+				aligned = false
+				break
+			}
 		}
-		if r == nil || i >= len(r.Chunks) {
+		if !ok || err != nil || !aligned {
 			continue
 		}
-		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
-			Score: float64(indexer.PhraseOccurrences(r.Chunks[i].Text, terms))})
+		for _, p := range ps {
+			p.pos = p.pos[:0]
+			for _, v := range p.d.Vectors {
+				p.pos = append(p.pos, v.Pos)
+			}
+			slices.Sort(p.pos)
+		}
+		count := 0
+		for _, start := range ps[at[0]].pos {
+			j := 1
+			for ; j < len(terms); j++ {
+				if _, found := slices.BinarySearch(ps[at[j]].pos, start+uint64(j)); !found {
+					break
+				}
+			}
+			if j == len(terms) {
+				count++
+			}
+		}
+		if count > 0 {
+			if err := ix.phraseHit(r, lead.d.ID, count, &q, &hits, best); err != nil {
+				return nil, err
+			}
+		}
+		ok, err = next(lead, false)
+	}
+	if err != nil {
+		return nil, err
 	}
 	page := indexer.Page(indexer.Collapse(hits, q), q)
 	if q.ReturnMatch {
@@ -884,95 +965,111 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 	return page, nil
 }
 
-func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
-	value := query.NewTermQuery(strings.ToLower(q.Term))
-	value.SetField("value")
-	qs := append(filter(q, kindField), value)
-	if len(q.FieldTypes) > 0 {
-		var types []query.Query
-		for _, t := range q.FieldTypes {
-			tq := query.NewTermQuery(t)
-			tq.SetField("field_type")
-			types = append(types, tq)
-		}
-		qs = append(qs, query.NewDisjunctionQuery(types))
+// phraseHit adds the chunk document id, holding count occurrences of a phrase, to hits if q
+// admits it; tenant-wide it keeps only each version's best chunk (best: index in hits), so
+// that Collapse sorts versions, not chunks.
+func (ix *Index) phraseHit(r index.IndexReader, id index.IndexInternalID, count int, q *indexer.Query, hits *[]indexer.Hit, best map[*version]int) error {
+	ext, err := r.ExternalID(id)
+	if err != nil {
+		return fmt.Errorf("indexer/bleve: document id: %w", err)
 	}
-	raw, err := ix.all(ctx, query.NewConjunctionQuery(qs), false)
+	if ext == "" || ext[0] != 'c' {
+		return nil
+	}
+	v, i, ok := ix.chunkOf(ext)
+	if !ok || !v.admits(q) {
+		return nil
+	}
+	h := indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i], Score: float64(count)}
+	if q.ContentID != "" {
+		*hits = append(*hits, h)
+		return nil
+	}
+	if b, ok := best[v]; !ok {
+		best[v] = len(*hits)
+		*hits = append(*hits, h)
+	} else if indexer.Compare(h, (*hits)[b]) < 0 {
+		(*hits)[b] = h
+	}
+	return nil
+}
+
+// field reads the postings of the lowercased term in field "value" (one token per field
+// document, see analyzerExact) and takes everything else from the version table: the
+// filters, as keywordCandidates does, and the fields themselves. The caller holds ix.mu.
+func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	var hits []indexer.Hit
+	err := ix.postings(ctx, strings.ToLower(q.Term), "value", false, func(_ *index.TermFieldDoc, id string) {
+		if id[0] != 'f' {
+			return
+		}
+		key, i, ok := parseDocID(id)
+		if !ok {
+			return
+		}
+		v, ok := ix.versions[key]
+		if !ok || i >= len(v.fields) || !v.admits(&q) {
+			return
+		}
+		f := v.fields[i]
+		if len(q.FieldTypes) > 0 && !slices.Contains(q.FieldTypes, f.FieldType) {
+			return
+		}
+		// An exact match has no degrees: every hit scores the same, and the order is the
+		// deterministic tie-break.
+		hits = append(hits, indexer.Hit{ContentID: v.contentID, Version: v.version, Field: &f, Score: indexer.FieldScore})
+	})
 	if err != nil {
 		return nil, err
-	}
-	var hits []indexer.Hit
-	recs := map[string]*record{}
-	for _, h := range raw {
-		key, i, ok := parseDocID(h.id)
-		if !ok {
-			continue
-		}
-		r, ok := recs[key]
-		if !ok {
-			if r, err = ix.load(key); err != nil {
-				return nil, fmt.Errorf("indexer/bleve: load field: %w", err)
-			}
-			recs[key] = r
-		}
-		if r == nil || i >= len(r.Fields) {
-			continue
-		}
-		f := r.Fields[i]
-		// An exact match has no degrees: every hit scores the same, and the order is
-		// the deterministic tie-break.
-		hits = append(hits, indexer.Hit{ContentID: r.ContentID, Version: r.Version, Field: &f, Score: indexer.FieldScore})
 	}
 	indexer.Sort(hits)
 	return indexer.Page(hits, q), nil
 }
 
-func semanticHit(v *version, i int, dot32 float32) indexer.Hit {
-	dot := float64(dot32)
-	return indexer.Hit{ContentID: v.contentID, Version: v.version, Location: v.locations[i],
-		Score: dot, MatchStrength: indexer.Strength(dot)}
-}
-
-func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
-	qv := normalize(q.Vector)
-	// Tenant-wide, only each version's best chunk can appear (Collapse), so the scan keeps one
-	// hit per version instead of one per chunk: a few thousand hits to sort, not 100,000.
-	perVersion := q.ContentID == ""
-	var hits []indexer.Hit
-	n := 0
-	for _, v := range ix.byTenant[q.Tenant] {
-		if n++; n%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+// postings calls fn with every document holding term in field, and its external id, in
+// document order; with positions, the TermFieldDoc carries the term's positions. The
+// TermFieldDoc is reused between calls.
+func (ix *Index) postings(ctx context.Context, term, field string, positions bool, fn func(d *index.TermFieldDoc, id string)) error {
+	r, err := ix.reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, positions, false, positions)
+	if err != nil {
+		return fmt.Errorf("indexer/bleve: postings: %w", err)
+	}
+	defer tfr.Close()
+	var d *index.TermFieldDoc
+	for n := 0; ; n++ {
+		if n%1024 == 1023 && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if !v.status.Active && !q.IncludeInactive ||
-			q.ContentID != "" && v.contentID != q.ContentID ||
-			q.Version != nil && v.version != *q.Version ||
-			len(q.Tags) > 0 && !slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(v.status.Tags, t) }) {
-			continue
+		if d, err = tfr.Next(d); err != nil {
+			return fmt.Errorf("indexer/bleve: postings: %w", err)
 		}
-		bestI, bestDot := -1, float32(0)
-		for i, vec := range v.vectors {
-			if len(vec) != len(qv) {
-				continue // no vector (or, impossibly, another model's)
-			}
-			// float32 like the vectors themselves (and Elasticsearch's scores): widening every
-			// term to float64 doubled the scan's cost for digits nobody can rank on.
-			var dot float32
-			for j, x := range vec {
-				dot += x * qv[j]
-			}
-			if !perVersion {
-				hits = append(hits, semanticHit(v, i, dot))
-				continue
-			}
-			// Ties go to the smaller location, as indexer.Compare orders them.
-			if bestI < 0 || dot > bestDot || dot == bestDot && v.locations[i] < v.locations[bestI] {
-				bestI, bestDot = i, dot
-			}
+		if d == nil {
+			return nil
 		}
-		if perVersion && bestI >= 0 {
-			hits = append(hits, semanticHit(v, bestI, bestDot))
+		id, err := r.ExternalID(d.ID)
+		if err != nil {
+			return fmt.Errorf("indexer/bleve: document id: %w", err)
+		}
+		if id != "" {
+			fn(d, id)
 		}
 	}
-	return indexer.Page(indexer.Collapse(hits, q), q), nil
+}
+
+// reader returns a reader of the Bleve index's current snapshot; the caller closes it.
+func (ix *Index) reader() (index.IndexReader, error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("indexer/bleve: reader: %w", err)
+	}
+	return r, nil
 }

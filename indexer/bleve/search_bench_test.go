@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,10 +78,9 @@ func openBenchIndex(b *testing.B) *Index {
 			return
 		}
 		b.Logf("opened %s in %v", dir, time.Since(start).Round(time.Millisecond))
-		for _, v := range bi.ix.byTenant[eval.SynthTenant] {
-			for _, vec := range v.vectors {
-				bi.matrix = append(bi.matrix, vec...)
-			}
+		// A copy: the raw scan must not share memory (or its cache lines) with the API's.
+		if vs := bi.ix.vectors[eval.SynthTenant]; vs != nil {
+			bi.matrix = slices.Clone(vs.data)
 		}
 	})
 	if bi.err != nil {
@@ -92,12 +93,14 @@ func openBenchIndex(b *testing.B) *Index {
 // p99-ms) on eval.BenchChunks synthetic chunks, per search type, through the API
 // (Index.Search: .../api) and as the raw engine query on the same data (.../raw):
 //
-//   - keyword, phrase, field: the Bleve query Search builds (the same filters and terms) as
-//     one direct bleve SearchRequest for the top 100 hits, without term locations; the API
-//     fetches every hit (with locations for keyword search), checks that all lexemes occur in
-//     the version, collapses and sorts.
+//   - keyword, phrase, field: raw is the Bleve query equivalent to the search (the same
+//     filters and terms, a phrase query for phrases) as one direct bleve SearchRequest for
+//     the top 100 hits, without term locations. The API reads the postings of the terms
+//     itself (see Index.keyword, phrase and field), applies the filters from its version
+//     table, scores every match with package indexer's functions, collapses and sorts.
 //   - semantic: the query embedded by the local model, then Index.Search, or (raw) a flat
-//     scan of the same normalised vectors held in one contiguous slice, keeping the top 100.
+//     scan of a copy of the same normalised vectors (one contiguous slice, a plain dot
+//     product loop), keeping the top 100.
 //   - knn: the same without the query embedding (vectors of the evaluation set's queries).
 func BenchmarkContentSearch(b *testing.B) {
 	e := eval.Embedder(b)
@@ -174,6 +177,34 @@ func BenchmarkContentSearch(b *testing.B) {
 			return nil
 		})
 	})
+}
+
+// filter returns the Bleve queries selecting the documents of kind that q may find: the
+// filters of the raw engine queries (Search applies them from its version table instead).
+func filter(q indexer.Query, kind string) []query.Query {
+	term := func(field, value string) query.Query {
+		t := query.NewTermQuery(value)
+		t.SetField(field)
+		return t
+	}
+	out := []query.Query{term("kind", kind), term("tenant", q.Tenant)}
+	if q.ContentID != "" {
+		out = append(out, term("content_id", q.ContentID))
+	}
+	if q.Version != nil {
+		out = append(out, term("version", strconv.Itoa(*q.Version)))
+	}
+	if len(q.Tags) > 0 {
+		var tags []query.Query
+		for _, t := range q.Tags {
+			tags = append(tags, term("tags", t))
+		}
+		out = append(out, query.NewDisjunctionQuery(tags))
+	}
+	if !q.IncludeInactive {
+		out = append(out, term("active", "true"))
+	}
+	return out
 }
 
 // flatTop returns the rows of matrix (vectors of len(q) back to back) with the k largest
