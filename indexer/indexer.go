@@ -300,8 +300,10 @@ func Page(hits []Hit, q Query) []Hit {
 // Index is the content search port. Implementations are safe for concurrent use.
 type Index interface {
 	// IndexContent replaces everything indexed for one content version with chunks and
-	// fields, atomically: a search sees either the old version or the new one, never a mix
-	// and never nothing in between. Tenant, ContentID and Version of the chunks and fields
+	// fields, and they are searchable when it returns. A search running meanwhile never sees
+	// nothing in between; indexer/bleve swaps the version atomically, while indexer/elastic
+	// replaces document by document (see its package doc: content versions are immutable,
+	// so the old and new documents hold the same text). Tenant, ContentID and Version of the chunks and fields
 	// are taken from the arguments. Tags and Active belong to the version: every chunk must
 	// carry the same ones (a version without chunks is active, without tags, until
 	// SetStatus). Locations must be unique within the version. Breaking these rules fails

@@ -14,37 +14,42 @@ import (
 // both backends hold exactly, so that both return the same ordered results (and the same
 // scores, to the bit) for the same query:
 //
-//   - Keyword: KeywordScores (KeywordIDF, KeywordScore). For a chunk c and the query's
-//     lexemes l,
+//   - Keyword: KeywordScores (KeywordIDF, KeywordTF, KeywordScore). For a chunk c and the
+//     query's lexemes l,
 //
-//     score(c) = Σ_l log(1 + tf(l, c)) × idf(l),   idf(l) = log(1 + N / df(l))
+//     score(c) = Σ_l w(l) × KeywordTF(tf(l, c)),
+//     w(l) = round(100 × ln(1 + N / df(l))),  KeywordTF(t) = round(64 × log2(1 + min(t, 255)))
 //
 //     where tf(l, c) is the number of words of c whose lexeme is l (content/analysis), N is
 //     the number of candidate chunks — the chunks the query may find (tenant, content id,
 //     version, tags, active) that hold at least one of the lexemes — and df(l) the number of
-//     candidates holding l. log(1+tf) rewards repetition with diminishing returns; idf makes
-//     the rarer lexemes of a query weigh more (with one lexeme it is a constant, and tf alone
-//     ranks).
+//     candidates holding l. log(1+tf) rewards repetition with diminishing returns; the
+//     weight w (an idf) makes the rarer lexemes of a query weigh more (with one lexeme N = df
+//     and it is the constant 69, and tf alone ranks).
+//
+//     Both factors are integers on purpose: KeywordTF is at most 512, exact in the 9
+//     significant bits any float keeps, and w × 2^b is exact in a float32, so Elasticsearch
+//     computes the very same score as a sum of boosted boolean-similarity term queries (one
+//     per set bit of KeywordTF, see indexer/elastic), in Lucene's float arithmetic (a sum in
+//     float64, exact for integers, rounded once to float32 — which KeywordScore does too, a
+//     no-op below 2^24), and can rank and page by it. The rounding of the logarithms makes
+//     ties a little likelier than with real-valued factors; Compare breaks them.
 //
 //     The document frequencies are those of the candidate set, not of the whole tenant, on
 //     purpose: both backends can count the candidates exactly (Bleve from its postings,
-//     Elasticsearch with one aggregation), so the statistics are cheap and exactly equal. Tenant-wide frequencies would need extra count requests, and
-//     Elasticsearch cannot report them exactly: its counts include documents of replaced
-//     generations until their removal is refreshed, and of versions whose status hides them
-//     (the status is checked per hit, in Go), so the two backends would disagree, sometimes.
-//     The consequence is that a score depends on the query's scope (filters, content id) as
-//     well as the chunk, as Lucene scores depend on shard statistics.
-//
-//     The cost: Bleve reads the term frequencies off the term vectors it already returns;
-//     Elasticsearch takes presence (hence df) from its matched queries and re-analyses the
-//     text of the chunks it keeps (TermCounts, about 1µs a word, spread over every core).
-//     There is no length normalisation: it would need every candidate's length in words,
-//     which Bleve's term vectors do not give without loading and re-analysing the text.
-//
+//     Elasticsearch with one count request), so the statistics are cheap and exactly equal.
+//     Tenant-wide frequencies would need extra count requests, and Elasticsearch's index
+//     statistics count deleted documents until segments merge, so the two backends would
+//     disagree, sometimes. The consequence is that a score depends on the query's scope
+//     (filters, content id) as well as the chunk, as Lucene scores depend on shard
+//     statistics. There is no length normalisation: it would need every candidate's length
+//     in words, which Bleve's term vectors do not give without loading and re-analysing the
+//     text.
 //   - Phrase: PhraseOccurrences, the number of times the phrase occurs in the chunk (an
 //     integer score: more occurrences rank higher, equal counts fall to the tie-break),
-//     counted in the text of every hit (Bleve reads it from its store, Elasticsearch from
-//     _source).
+//     counted in the text of the hits (Bleve from the positions of the phrase terms in its index; Elasticsearch ranks
+//     by a phrase score monotone in the occurrence count and counts the occurrences of one
+//     hit per distinct score, from _source).
 //   - Field: every exact match scores FieldScore; the order is Compare's tie-break alone.
 //
 // Tenant-wide, a version's score is that of its best chunk (Collapse). Equal scores are
@@ -80,31 +85,49 @@ func TermCounts(text string, lexemes []string) []int {
 	return out
 }
 
-// KeywordIDF returns the idf of each of a keyword query's lexemes (see the formula above):
-// candidates is the number of candidate chunks (every chunk the query may find that holds at
-// least one lexeme, before the rule that a version must hold all of them removes any), df[j]
-// the number of candidates holding lexeme j. A lexeme no candidate holds gets 0.
+// KeywordIDF returns the weight w of each of a keyword query's lexemes (see the formula
+// above), an integer held in a float64: candidates is the number of candidate chunks (every
+// chunk the query may find that holds at least one lexeme, before the rule that a version
+// must hold all of them removes any), df[j] the number of candidates holding lexeme j. A
+// lexeme no candidate holds gets 0.
 func KeywordIDF(candidates int, df []int) []float64 {
 	idf := make([]float64, len(df))
 	for j, d := range df {
 		if d > 0 {
-			idf[j] = math.Log1p(float64(candidates) / float64(d))
+			idf[j] = math.Round(100 * math.Log1p(float64(candidates)/float64(d)))
 		}
 	}
 	return idf
 }
 
+// MaxKeywordTF is the largest term frequency KeywordTF tells apart; KeywordTF(MaxKeywordTF)
+// is 512, so every KeywordTF fits in KeywordTFBits bits.
+const MaxKeywordTF = 255
+
+// KeywordTFBits is the number of bits of a KeywordTF value.
+const KeywordTFBits = 10
+
+// KeywordTF returns the integer term frequency factor of the keyword score (see the formula
+// above): round(64 × log2(1 + min(tf, MaxKeywordTF))), 0 for tf ≤ 0.
+func KeywordTF(tf int) int {
+	if tf <= 0 {
+		return 0
+	}
+	return int(math.Round(64 * math.Log2(1+float64(min(tf, MaxKeywordTF)))))
+}
+
 // KeywordScore returns the keyword score of a chunk whose term frequencies of the query's
-// lexemes are tf (TermCounts), given their idf (KeywordIDF). It sums in float64, lexemes in
-// query order, so every backend gets the same bits from the same numbers.
+// lexemes are tf (TermCounts), given their weights (KeywordIDF): Σ w × KeywordTF(tf), summed
+// in float64 (exact: integers) and rounded to float32 as Lucene rounds its scores, so every
+// backend gets the same bits from the same numbers.
 func KeywordScore(tf []int, idf []float64) float64 {
 	var s float64
 	for j, n := range tf {
 		if n > 0 && j < len(idf) {
-			s += math.Log1p(float64(n)) * idf[j]
+			s += idf[j] * float64(KeywordTF(n))
 		}
 	}
-	return s
+	return float64(float32(s))
 }
 
 // KeywordScores returns the keyword score of every candidate chunk of a keyword query (see

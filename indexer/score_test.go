@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -34,13 +33,8 @@ func TestKeywordScores(t *testing.T) {
 	// Four candidates; lexeme 0 is in all of them, lexeme 1 in one.
 	counts := [][]int{{1, 0}, {3, 0}, {1, 1}, {2, 0}}
 	got := KeywordScores(counts)
-	idf0, idf1 := math.Log1p(4.0/4), math.Log1p(4.0/1)
-	want := []float64{
-		math.Log1p(1) * idf0,
-		math.Log1p(3) * idf0,
-		math.Log1p(1)*idf0 + math.Log1p(1)*idf1,
-		math.Log1p(2) * idf0,
-	}
+	// w = round(100 ln(1 + N/df)): 69 and 161; KeywordTF(1, 2, 3) = 64, 101, 128.
+	want := []float64{69 * 64, 69 * 128, 69*64 + 161*64, 69 * 101}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("score %d = %v, want %v", i, got[i], want[i])
@@ -60,6 +54,39 @@ func TestKeywordScores(t *testing.T) {
 	}
 	if s := KeywordScores(nil); len(s) != 0 {
 		t.Errorf("KeywordScores(nil) = %v", s)
+	}
+}
+
+func TestKeywordTF(t *testing.T) {
+	for tf, want := range map[int]int{-1: 0, 0: 0, 1: 64, 2: 101, 3: 128, 7: 192, 255: 512, 1000: 512} {
+		if got := KeywordTF(tf); got != want {
+			t.Errorf("KeywordTF(%d) = %d, want %d", tf, got, want)
+		}
+	}
+	// Every value is exact in a float32 scaled by a power of two (Elasticsearch adds them up
+	// bit by bit), fits in KeywordTFBits bits, and does not fall as tf grows.
+	prev := 0
+	for tf := 1; tf <= MaxKeywordTF; tf++ {
+		f := KeywordTF(tf)
+		if f < prev || f >= 1<<KeywordTFBits {
+			t.Fatalf("KeywordTF(%d) = %d after %d", tf, f, prev)
+		}
+		prev = f
+	}
+}
+
+func TestKeywordScoreRoundsLikeFloat32(t *testing.T) {
+	// Above 2^24 a float32 cannot hold every integer: the score is the float32 Lucene gets.
+	idf := make([]float64, 20)
+	tf := make([]int, len(idf))
+	for i := range tf {
+		idf[i], tf[i] = 2001, 255
+	}
+	tf[0] = 2
+	got := KeywordScore(tf, idf)
+	exact := 2001.0 * (19*512 + 101) // odd, above 2^24
+	if got != float64(float32(exact)) || got == exact {
+		t.Errorf("KeywordScore = %v, want float32(%v)", got, exact)
 	}
 }
 

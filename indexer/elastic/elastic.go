@@ -8,46 +8,73 @@
 // One index (the alias mappings.Content under the client's prefix) holds three kinds of
 // documents, told apart by the keyword "kind":
 //
-//   - "chunk": one per chunk (tenant_id, content_id, version, tags, active, location, text
-//     with its phrase subfield text.phrase, embedding);
+//   - "chunk": one per chunk (tenant_id, content_id, version, version_key, tags, active,
+//     location, text with its phrase subfield text.phrase, lex, vlex, embedding);
 //   - "field": one per metadata field (field_type, value as a keyword with a lowercase
-//     normalizer, created, updated, and the version's tags and active flag);
-//   - "status": one per content version (its tags, active flag and current generation).
+//     normalizer and its exact subfield value.exact, created, updated, and the version's
+//     tags and active flag);
+//   - "status": one per content version (its tags and active flag): a version exists when
+//     it has one, even without chunks or fields.
 //
-// Every chunk and field document carries the generation of the IndexContent call that wrote
-// it. The status document is the source of truth: a version exists when it has one, and only
-// documents of its current generation (and only while its tags and active flag allow) are
-// search results.
+// Document ids are fixed per version (a hash of tenant, content id and version, the kind,
+// and the chunk's or field's index), and every document carries copies of what searches
+// filter on, so a search is one _search request (two for keyword queries of several
+// lexemes), with no point in time and no status lookup.
 //
-// # Replacing a version
+// # Consistency
 //
-// IndexContent writes the new documents under a fresh generation (waiting for a refresh), then
-// switches the status document to that generation (optimistic concurrency on its sequence
-// number, waiting for a refresh), then deletes the documents of other generations (search and
-// bulk delete, since the cluster has no _delete_by_query; without waiting for a refresh, as no
-// search returns them any more). Every search runs inside one point in time (PIT) and checks
-// the generation of every hit against the status documents in that same PIT, so it sees either
-// the old generation or the new one, never a mix and never nothing. DeleteContent and
-// PurgeTenant delete the status documents first, then everything else (search and bulk
-// delete). SetStatus writes the status document, then the copies of tags and active on the
-// documents of the current generation (by partial updates; no scripts). Writes of one content
-// item are serialised within a process; across processes the status document's sequence
-// number makes the later of two concurrent IndexContent calls retry.
+// Content versions are immutable in the content service: IndexContent on an existing version
+// only happens on job retries and re-embedding, which write the same text. So a version is
+// replaced in place: IndexContent sends one bulk request (per 500 documents) that overwrites
+// the documents by id, deletes those of the previous call that the new one does not have
+// (found by one search before), and ends with refresh=true, so the new version is searchable
+// when the call returns (a forced refresh, not a wait for the scheduled one: IndexContent
+// takes milliseconds, not the refresh interval twice). Each document is replaced atomically,
+// but a scheduled refresh in the middle of the bulk request can show a search some
+// documents of the old call next to some of the new one (never fewer chunks than either
+// has in common); as both hold the same content that is harmless. SetStatus likewise
+// updates the copies of tags and active on every document of the version in one bulk
+// request, and DeleteContent and PurgeTenant delete every matching document, each with a
+// forced refresh. Writes of one content item are serialised within a process; concurrent
+// writers of one version in several processes are not coordinated (the last bulk request
+// wins document by document).
 //
 // # Queries
 //
 // Query terms are computed in Go by content/analysis (Lexemes, PhraseTerms), never by
-// Elasticsearch, so both backends look for the same terms; the index side's analyzers
-// (mappings.AnalyzerEnglish, mappings.AnalyzerPhraseTerms) produce exactly those terms (tests
-// compare them on a real node). Keyword searches keep the versions holding all of the lexemes
-// among the chunks holding one of them, as indexer/bleve does: tenant-wide, counts and score
-// bounds come from one aggregation and only the chunks of the best versions are fetched
-// (keywordTop); within a content item every such chunk is fetched (keywordAll); phrase searches are match_phrase queries on text.phrase; field searches are term
-// queries on the normalised value; semantic searches are kNN queries with the filters inside.
-// Elasticsearch only selects lexical and field hits: their scores (BM25) are discarded, and
-// the shared scoring of package indexer (KeywordScores over the term frequencies of the
-// chunk texts, PhraseOccurrences, FieldScore) ranks them, as in indexer/bleve. Results are
-// collapsed, ordered and paged by the shared helpers of package indexer.
+// Elasticsearch, so both backends look for the same terms. Elasticsearch ranks, collapses
+// (tenant-wide: one hit per version_key, the best chunk) and pages every search itself, with
+// the sort [_score desc, content_id, version, location] — keyword sort order is Go's byte
+// order, so this is indexer.Compare — and returns exactly the page; only pages beyond
+// maxResultWindow hits are collected whole in a point in time (collectAll).
+//
+//   - Keyword: the shared formula of package indexer (KeywordIDF, KeywordTF, KeywordScore)
+//     is computed by Lucene exactly. At index time Go analyses each chunk and stores in the
+//     keyword field lex (similarity "boolean": a matching term scores its query boost, no
+//     statistics) each lexeme l, and "l b" for every set bit b of KeywordTF(tf(l)); vlex holds
+//     the lexemes of the whole version on each of its chunks. A query is filter clauses for
+//     the scope and, for every query lexeme, vlex = l (the version holds every lexeme,
+//     whichever chunks), and should clauses lex = "l b" boosted by w(l)·2^b (at least one
+//     matching): a chunk scores Σ w·KeywordTF(tf), integers summed in float64 and rounded to
+//     float32 by Lucene as by KeywordScore. The weights w need N and df of the candidates:
+//     one size-0 count request with a filters aggregation first, for queries of two or more
+//     lexemes (with one, N = df and w is 69). Queries of more than maxRankedLexemes lexemes
+//     would break the engine's clause limit: their candidates are fetched and scored in Go
+//     (keywordAll).
+//   - Phrase: a match_phrase query on text.phrase, whose similarity is BM25 with b = 0: the
+//     score is then a function of the phrase frequency alone, strictly increasing, the same
+//     for every chunk (on an index of several shards, dfs_query_then_fetch keeps the
+//     statistics the same everywhere).
+//     Lucene's phrase frequency counts overlapping occurrences as PhraseOccurrences does, so
+//     Elasticsearch's order is the order of the occurrence counts; Go counts the
+//     occurrences in one hit per distinct score of the page (its text comes in _source) and
+//     gives every hit its count. Should the counts not fall as the scores do, the page is recomputed
+//     from every hit (phraseAll).
+//   - Field: a term query on the normalised value, sorted by [content_id, version,
+//     field_type, value.exact].
+//   - Semantic: a kNN query with the filters inside; tenant-wide k is half as much again as
+//     the hits needed, so that one request nearly always leaves enough versions after the
+//     collapse (otherwise k doubles).
 //
 // # Differences from indexer/bleve
 //
@@ -62,7 +89,6 @@ package elastic
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -71,7 +97,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -104,10 +129,17 @@ type Index struct {
 	c     *elastic.Client
 	alias string
 	model indexer.Model
+	// window is the most hits a search pages through in one request (maxResultWindow;
+	// tests lower it to exercise collectAll).
+	window int
+	// phraseSearchType is the search type of phrase searches: dfs_query_then_fetch when the
+	// index has several shards (phrase scores must use the same statistics everywhere, see
+	// the package comment), else the default (the statistics phase costs ~1.5 ms even on one
+	// shard).
+	phraseSearchType string
 
 	// Writes of one content item are serialised within this process (locks, by a hash of
-	// tenant and content id); PurgeTenant excludes every other write (purge). Across processes
-	// the status document's sequence number guards the switch of a generation.
+	// tenant and content id); PurgeTenant excludes every other write (purge).
 	purge  sync.RWMutex
 	locks  [64]sync.Mutex
 	closed atomic.Bool
@@ -145,7 +177,7 @@ func New(ctx context.Context, client *elastic.Client, opts Options) (*Index, err
 	if opts.Model.Dims < 0 || opts.Model.Dims > mappings.MaxEmbeddingDims || (opts.Model.Dims == 0) != (opts.Model.Name == "") {
 		return nil, fmt.Errorf("indexer/elastic: invalid model %+v", opts.Model)
 	}
-	ix := &Index{c: client, alias: client.Alias(mappings.Content)}
+	ix := &Index{c: client, alias: client.Alias(mappings.Content), window: maxResultWindow}
 	if opts.Model.Dims > 0 {
 		if _, _, err := client.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: opts.Model.Dims}); err != nil {
 			return nil, fmt.Errorf("indexer/elastic: %w", err)
@@ -156,6 +188,9 @@ func New(ctx context.Context, client *elastic.Client, opts Options) (*Index, err
 		return nil, fmt.Errorf("indexer/elastic: index %s does not exist, and creating it needs Options.Model", ix.alias)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if ix.phraseSearchType, err = ix.phraseType(ctx); err != nil {
 		return nil, err
 	}
 	switch {
@@ -194,6 +229,28 @@ type mappingInfo struct {
 	meta  map[string]any // the mapping's _meta
 	model indexer.Model  // recorded in _meta; zero when none
 	dims  int            // of the embedding field
+}
+
+// phraseType returns the search type of phrase searches (Index.phraseSearchType).
+func (ix *Index) phraseType(ctx context.Context) (string, error) {
+	var res map[string]struct {
+		Settings struct {
+			Index struct {
+				Shards string `json:"number_of_shards"`
+			} `json:"index"`
+		} `json:"settings"`
+	}
+	err := ix.c.Do(ctx, "get settings "+ix.alias, esapi.IndicesGetSettingsRequest{Index: []string{ix.alias},
+		Name: []string{"index.number_of_shards"}}, &res)
+	if err != nil {
+		return "", fmt.Errorf("indexer/elastic: %w", err)
+	}
+	for _, r := range res {
+		if r.Settings.Index.Shards != "1" {
+			return dfsSearch, nil
+		}
+	}
+	return "", nil
 }
 
 func (ix *Index) readMapping(ctx context.Context) (mappingInfo, error) {
@@ -287,8 +344,8 @@ func versionKey(tenant, contentID string, v int) string {
 
 func statusID(vkey string) string { return "s:" + vkey }
 
-func docID(kind byte, vkey, gen string, i int) string {
-	return string(kind) + ":" + vkey + ":" + gen + ":" + strconv.Itoa(i)
+func docID(kind byte, vkey string, i int) string {
+	return string(kind) + ":" + vkey + ":" + strconv.Itoa(i)
 }
 
 // chunkIndex returns the index of a chunk document within its version, from its id.
@@ -300,70 +357,30 @@ func chunkIndex(id string) int {
 	return i
 }
 
-func newGeneration() string {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return hex.EncodeToString(b)
-}
-
 // status is a version's status document.
 type status struct {
-	Kind       string   `json:"kind"`
-	Tenant     string   `json:"tenant_id"`
-	ContentID  string   `json:"content_id"`
-	Version    int      `json:"version"`
-	Generation string   `json:"generation"`
-	Tags       []string `json:"tags"`
-	Active     bool     `json:"active"`
+	Kind      string   `json:"kind"`
+	Tenant    string   `json:"tenant_id"`
+	ContentID string   `json:"content_id"`
+	Version   int      `json:"version"`
+	Tags      []string `json:"tags"`
+	Active    bool     `json:"active"`
 }
 
-// getStatus reads a version's status document (realtime). found is false when there is none.
-func (ix *Index) getStatus(ctx context.Context, tenant, contentID string, v int) (st status, seq, term int, found bool, err error) {
+// hasStatus reports whether a version has a status document (realtime).
+func (ix *Index) hasStatus(ctx context.Context, tenant, contentID string, v int) (bool, error) {
 	var res struct {
-		Found       bool   `json:"found"`
-		SeqNo       int    `json:"_seq_no"`
-		PrimaryTerm int    `json:"_primary_term"`
-		Source      status `json:"_source"`
+		Found bool `json:"found"`
 	}
 	id := statusID(versionKey(tenant, contentID, v))
-	err = ix.c.Do(ctx, "get status "+id, esapi.GetRequest{Index: ix.alias, DocumentID: id}, &res)
+	err := ix.c.Do(ctx, "get status "+id, esapi.GetRequest{Index: ix.alias, DocumentID: id, SourceExcludes: []string{"*"}}, &res)
 	if errors.Is(err, elastic.ErrNotFound) {
-		return status{}, 0, 0, false, nil
+		return false, nil
 	}
 	if err != nil {
-		return status{}, 0, 0, false, fmt.Errorf("indexer/elastic: %w", err)
+		return false, fmt.Errorf("indexer/elastic: %w", err)
 	}
-	return res.Source, res.SeqNo, res.PrimaryTerm, res.Found, nil
-}
-
-// errConflict means the status document changed since it was read.
-var errConflict = errors.New("indexer/elastic: concurrent change of a content version")
-
-// putStatus writes a status document if it is still at seq/term (or, with found false,
-// still absent).
-func (ix *Index) putStatus(ctx context.Context, st status, seq, term int, found bool, refresh string) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("indexer/elastic: %w", err)
-	}
-	id := statusID(versionKey(st.Tenant, st.ContentID, st.Version))
-	req := esapi.IndexRequest{Index: ix.alias, DocumentID: id, Body: bytes.NewReader(b), Refresh: refresh}
-	if found {
-		req.IfSeqNo, req.IfPrimaryTerm = &seq, &term
-	} else {
-		req.OpType = "create"
-	}
-	err = ix.c.Do(ctx, "put status "+id, req, nil)
-	var e *elastic.Error
-	if errors.As(err, &e) && e.Status == http.StatusConflict {
-		return errConflict
-	}
-	if err != nil {
-		return fmt.Errorf("indexer/elastic: %w", err)
-	}
-	return nil
+	return res.Found, nil
 }
 
 // IndexContent implements indexer.Index.
@@ -376,79 +393,92 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 		return err
 	}
 	defer ix.lock(tenant, contentID)()
-	for range 5 {
-		err := ix.replace(ctx, tenant, contentID, v, cs, fs, st)
-		if !errors.Is(err, errConflict) {
-			return err
-		}
-	}
-	return fmt.Errorf("%w: gave up after repeated conflicts", errConflict)
-}
-
-// replace is one attempt of IndexContent; it fails with errConflict when another writer
-// switched the version's generation meanwhile (its own documents are then removed again).
-func (ix *Index) replace(ctx context.Context, tenant, contentID string, v int, cs []indexer.Chunk, fs []indexer.Field, st indexer.Status) error {
-	_, seq, term, found, err := ix.getStatus(ctx, tenant, contentID, v)
+	old, err := ix.ids(ctx, map[string]any{"bool": map[string]any{"filter": versionFilter(tenant, contentID, &v)}})
 	if err != nil {
 		return err
 	}
+	ops := versionDocs(tenant, contentID, v, cs, fs, st)
+	keep := make(map[string]bool, len(ops))
+	for _, o := range ops {
+		keep[o.id] = true
+	}
+	for _, id := range old {
+		if !keep[id] {
+			ops = append(ops, bulkOp{action: "delete", id: id})
+		}
+	}
+	return ix.bulk(ctx, "write "+contentID, ops, "true")
+}
+
+// versionDocs returns the index actions of a content version's documents (see the package
+// comment): chunks and fields, prepared by indexer.PrepareContent, and the status document.
+func versionDocs(tenant, contentID string, v int, cs []indexer.Chunk, fs []indexer.Field, st indexer.Status) []bulkOp {
 	vkey := versionKey(tenant, contentID, v)
-	gen := newGeneration()
 	tags := st.Tags
 	if tags == nil {
 		tags = []string{}
 	}
-	var ops []bulkOp
+	lex := make([][]string, len(cs))
+	vlexSet := map[string]bool{}
+	for i, c := range cs {
+		var ls []string
+		lex[i], ls = lexTerms(c.Text)
+		for _, l := range ls {
+			vlexSet[l] = true
+		}
+	}
+	vlex := slices.Sorted(maps.Keys(vlexSet))
+	ops := make([]bulkOp, 0, len(cs)+len(fs)+1)
 	for i, c := range cs {
 		d := map[string]any{
-			"kind": kindChunk, "tenant_id": tenant, "content_id": contentID, "version": v,
-			"generation": gen, "tags": tags, "active": st.Active, "location": c.Location, "text": c.Text,
+			"kind": kindChunk, "tenant_id": tenant, "content_id": contentID, "version": v, "version_key": vkey,
+			"tags": tags, "active": st.Active, "location": c.Location, "text": c.Text, "lex": lex[i], "vlex": vlex,
 		}
 		if c.Vector != nil && !zero(c.Vector) {
 			// Cosine similarity is undefined for a zero vector, and Elasticsearch refuses one.
 			d["embedding"] = c.Vector
 		}
-		ops = append(ops, bulkOp{action: "index", id: docID('c', vkey, gen, i), body: d})
+		ops = append(ops, bulkOp{action: "index", id: docID('c', vkey, i), body: d})
 	}
 	for i, f := range fs {
-		ops = append(ops, bulkOp{action: "index", id: docID('f', vkey, gen, i), body: map[string]any{
-			"kind": kindField, "tenant_id": tenant, "content_id": contentID, "version": v,
-			"generation": gen, "tags": tags, "active": st.Active, "field_type": f.FieldType,
+		ops = append(ops, bulkOp{action: "index", id: docID('f', vkey, i), body: map[string]any{
+			"kind": kindField, "tenant_id": tenant, "content_id": contentID, "version": v, "version_key": vkey,
+			"tags": tags, "active": st.Active, "field_type": f.FieldType,
 			"value": f.Value, "created": f.Created, "updated": f.Updated,
 		}})
 	}
-	// The new generation must be searchable before the status document points at it.
-	if err := ix.bulk(ctx, "write "+contentID, ops, "wait_for"); err != nil {
-		ix.removeGeneration(tenant, contentID, v, gen)
-		return err
-	}
-	err = ix.putStatus(ctx, status{Kind: kindStatus, Tenant: tenant, ContentID: contentID, Version: v,
-		Generation: gen, Tags: tags, Active: st.Active}, seq, term, found, "wait_for")
-	if err != nil {
-		ix.removeGeneration(tenant, contentID, v, gen)
-		return err
-	}
-	// The switch is done; what is left is garbage no search returns. Remove it unless another
-	// writer has switched the version again meanwhile (then its cleanup removes ours).
-	cur, _, _, ok, err := ix.getStatus(ctx, tenant, contentID, v)
-	if err == nil && ok && cur.Generation == gen {
-		_, _ = ix.deleteWith(ctx, "remove old generations of "+contentID, map[string]any{"bool": map[string]any{
-			"filter":   versionFilter(tenant, contentID, &v),
-			"must_not": []any{termQuery("kind", kindStatus), termQuery("generation", gen)},
-		}}, "false")
-	}
-	return nil
+	return append(ops, bulkOp{action: "index", id: statusID(vkey), body: status{Kind: kindStatus, Tenant: tenant,
+		ContentID: contentID, Version: v, Tags: tags, Active: st.Active}})
 }
 
-// removeGeneration deletes the documents of a failed attempt, best effort: they are garbage
-// that no search returns anyway.
-func (ix *Index) removeGeneration(tenant, contentID string, v int, gen string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _ = ix.deleteWith(ctx, "remove failed generation of "+contentID, map[string]any{"bool": map[string]any{
-		"filter": append(versionFilter(tenant, contentID, &v), termQuery("generation", gen)),
-	}}, "false")
+// lexTerms returns the terms of a chunk's lex field for text — each lexeme l, and "l b" for
+// every set bit b of indexer.KeywordTF of its term frequency — and the lexemes.
+func lexTerms(text string) (terms, lexemes []string) {
+	tf := map[string]int{}
+	for _, t := range analysis.Tokens(text) {
+		if !t.Stop {
+			if tf[t.Term] == 0 {
+				lexemes = append(lexemes, t.Term)
+			}
+			tf[t.Term]++
+		}
+	}
+	terms = make([]string, 0, 4*len(lexemes))
+	for _, l := range lexemes {
+		terms = append(terms, l)
+		f := indexer.KeywordTF(tf[l])
+		for b := range indexer.KeywordTFBits {
+			if f&(1<<b) != 0 {
+				terms = append(terms, lexBit(l, b))
+			}
+		}
+	}
+	return terms, lexemes
 }
+
+// lexBit is the lex term of bit b of a lexeme's KeywordTF: lexemes hold no spaces (the
+// tokenizer splits words there), so it cannot be another lexeme.
+func lexBit(lexeme string, b int) string { return lexeme + " " + strconv.Itoa(b) }
 
 func zero(v []float32) bool {
 	for _, x := range v {
@@ -478,20 +508,14 @@ func (ix *Index) DeleteContent(ctx context.Context, tenant, contentID string, v 
 		return errClosed
 	}
 	defer ix.lock(tenant, contentID)()
-	// Status documents first: once they are gone no search returns the versions, however far
-	// the removal of their documents gets.
-	n, err := ix.deleteAll(ctx, "delete status of "+contentID, map[string]any{"bool": map[string]any{
-		"filter": append(versionFilter(tenant, contentID, v), termQuery("kind", kindStatus)),
-	}})
+	ids, err := ix.ids(ctx, map[string]any{"bool": map[string]any{"filter": versionFilter(tenant, contentID, v)}})
 	if err != nil {
 		return err
 	}
-	if err := ix.deleteMatching(ctx, "delete "+contentID, map[string]any{"bool": map[string]any{
-		"filter": versionFilter(tenant, contentID, v),
-	}}); err != nil {
+	if err := ix.deleteIDs(ctx, "delete "+contentID, ids); err != nil {
 		return err
 	}
-	if n == 0 {
+	if !slices.ContainsFunc(ids, func(id string) bool { return strings.HasPrefix(id, "s:") }) {
 		return fmt.Errorf("%w: content %q in tenant %q", indexer.ErrNotFound, contentID, tenant)
 	}
 	return nil
@@ -507,40 +531,22 @@ func (ix *Index) SetStatus(ctx context.Context, tenant, contentID string, v int,
 	if tags == nil {
 		tags = []string{}
 	}
-	for range 5 {
-		st, seq, term, found, err := ix.getStatus(ctx, tenant, contentID, v)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("%w: content %q version %d in tenant %q", indexer.ErrNotFound, contentID, v, tenant)
-		}
-		// The status document decides first (searches check hits against it), then the copies
-		// on the documents that filter searches catch up.
-		st.Tags, st.Active = tags, active
-		err = ix.putStatus(ctx, st, seq, term, true, "wait_for")
-		if errors.Is(err, errConflict) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		ids, err := ix.ids(ctx, map[string]any{"bool": map[string]any{
-			"filter": append(versionFilter(tenant, contentID, &v), termQuery("generation", st.Generation)),
-		}})
-		if err != nil {
-			return err
-		}
-		ops := []bulkOp{}
-		for _, id := range ids {
-			if strings.HasPrefix(id, "s:") {
-				continue
-			}
-			ops = append(ops, bulkOp{action: "update", id: id, body: map[string]any{"doc": map[string]any{"tags": tags, "active": active}}})
-		}
-		return ix.bulk(ctx, "set status of "+contentID, ops, "wait_for")
+	found, err := ix.hasStatus(ctx, tenant, contentID, v)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: gave up after repeated conflicts", errConflict)
+	if !found {
+		return fmt.Errorf("%w: content %q version %d in tenant %q", indexer.ErrNotFound, contentID, v, tenant)
+	}
+	ids, err := ix.ids(ctx, map[string]any{"bool": map[string]any{"filter": versionFilter(tenant, contentID, &v)}})
+	if err != nil {
+		return err
+	}
+	ops := make([]bulkOp, len(ids))
+	for i, id := range ids {
+		ops[i] = bulkOp{action: "update", id: id, body: map[string]any{"doc": map[string]any{"tags": tags, "active": active}}}
+	}
+	return ix.bulk(ctx, "set status of "+contentID, ops, "true")
 }
 
 // PurgeTenant implements indexer.Index.
@@ -550,12 +556,11 @@ func (ix *Index) PurgeTenant(ctx context.Context, tenant string) error {
 	}
 	ix.purge.Lock()
 	defer ix.purge.Unlock()
-	if _, err := ix.deleteAll(ctx, "purge status of "+tenant, map[string]any{"bool": map[string]any{
-		"filter": []any{termQuery("tenant_id", tenant), termQuery("kind", kindStatus)},
-	}}); err != nil {
+	ids, err := ix.ids(ctx, termQuery("tenant_id", tenant))
+	if err != nil {
 		return err
 	}
-	return ix.deleteMatching(ctx, "purge "+tenant, termQuery("tenant_id", tenant))
+	return ix.deleteIDs(ctx, "purge "+tenant, ids)
 }
 
 // bulkOp is one action of a bulk request.
@@ -565,14 +570,18 @@ type bulkOp struct {
 	body   any // the document (index) or the update body (update)
 }
 
-// bulk runs ops in batches, each with the given refresh ("wait_for", or "false" for writes
-// that no search must wait for), and fails when any action failed (a delete or update of a
-// document that is gone is not a failure).
+// bulk runs ops in batches and fails when any action failed (a delete or update of a
+// document that is gone is not a failure). The last batch is sent with the given refresh
+// ("true", or "false" for writes that need not be visible at once), the others without one.
 func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh string) error {
 	for len(ops) > 0 {
 		n := min(len(ops), bulkBatch)
 		batch := ops[:n]
 		ops = ops[n:]
+		r := refresh
+		if len(ops) > 0 {
+			r = "false"
+		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		for _, o := range batch {
@@ -596,7 +605,7 @@ func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh stri
 				} `json:"error"`
 			} `json:"items"`
 		}
-		err := ix.c.Do(ctx, op, esapi.BulkRequest{Index: ix.alias, Body: &buf, Refresh: refresh}, &res)
+		err := ix.c.Do(ctx, op, esapi.BulkRequest{Index: ix.alias, Body: &buf, Refresh: r}, &res)
 		if err != nil {
 			return fmt.Errorf("indexer/elastic: %w", err)
 		}
@@ -623,12 +632,8 @@ func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh stri
 
 // ids returns the ids of every document matching query.
 func (ix *Index) ids(ctx context.Context, query map[string]any) ([]string, error) {
-	p, err := ix.openPIT(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer ix.closePIT(p)
-	hits, err := ix.searchAll(ctx, p, map[string]any{"query": query, "_source": false})
+	hits, err := ix.collectAll(ctx, map[string]any{"query": query, "_source": false,
+		"sort": []any{map[string]any{"_shard_doc": "asc"}}})
 	if err != nil {
 		return nil, err
 	}
@@ -639,27 +644,13 @@ func (ix *Index) ids(ctx context.Context, query map[string]any) ([]string, error
 	return out, nil
 }
 
-// deleteAll deletes every document matching query and returns how many there were.
-func (ix *Index) deleteAll(ctx context.Context, op string, query map[string]any) (int, error) {
-	return ix.deleteWith(ctx, op, query, "wait_for")
-}
-
-// deleteWith is deleteAll with the given refresh.
-func (ix *Index) deleteWith(ctx context.Context, op string, query map[string]any, refresh string) (int, error) {
-	ids, err := ix.ids(ctx, query)
-	if err != nil {
-		return 0, err
-	}
+// deleteIDs deletes the documents ids, with a forced refresh.
+func (ix *Index) deleteIDs(ctx context.Context, op string, ids []string) error {
 	ops := make([]bulkOp, len(ids))
 	for i, id := range ids {
 		ops[i] = bulkOp{action: "delete", id: id}
 	}
-	return len(ids), ix.bulk(ctx, op, ops, refresh)
-}
-
-func (ix *Index) deleteMatching(ctx context.Context, op string, query map[string]any) error {
-	_, err := ix.deleteAll(ctx, op, query)
-	return err
+	return ix.bulk(ctx, op, ops, "true")
 }
 
 // pit is an open point in time.
@@ -686,124 +677,87 @@ func (ix *Index) closePIT(p *pit) {
 
 // hit is a search hit with the source fields this package reads.
 type hit struct {
-	ID             string          `json:"_id"`
-	Score          float64         `json:"_score"`
-	Sort           json.RawMessage `json:"sort"`
-	MatchedQueries []string        `json:"matched_queries"`
-	Source         source          `json:"_source"`
+	ID     string          `json:"_id"`
+	Score  float64         `json:"_score"`
+	Sort   json.RawMessage `json:"sort"`
+	Source source          `json:"_source"`
 }
 
 type source struct {
-	ContentID  string    `json:"content_id"`
-	Version    int       `json:"version"`
-	Generation string    `json:"generation"`
-	Location   string    `json:"location"`
-	Text       string    `json:"text"`
-	Tags       []string  `json:"tags"`
-	Active     bool      `json:"active"`
-	FieldType  string    `json:"field_type"`
-	Value      string    `json:"value"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
+	ContentID string    `json:"content_id"`
+	Version   int       `json:"version"`
+	Location  string    `json:"location"`
+	Text      string    `json:"text"`
+	FieldType string    `json:"field_type"`
+	Value     string    `json:"value"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
 }
 
 type searchResult struct {
 	PitID string `json:"pit_id"`
 	Hits  struct {
+		Total struct {
+			Value int `json:"value"`
+		} `json:"total"`
 		Hits []hit `json:"hits"`
 	} `json:"hits"`
+	Aggregations json.RawMessage `json:"aggregations"`
 }
 
-// search runs one search request in the point in time p.
-func (ix *Index) search(ctx context.Context, p *pit, body map[string]any) ([]hit, error) {
-	body["pit"] = map[string]any{"id": p.id, "keep_alive": "1m"}
+// dfsSearch is the search type that gathers term statistics from every shard first.
+const dfsSearch = "dfs_query_then_fetch"
+
+// search runs one search request, in the point in time p unless p is nil.
+func (ix *Index) search(ctx context.Context, p *pit, body map[string]any, searchType string) (searchResult, error) {
+	req := esapi.SearchRequest{SearchType: searchType}
+	if p != nil {
+		body["pit"] = map[string]any{"id": p.id, "keep_alive": "1m"}
+	} else {
+		req.Index = []string{ix.alias}
+	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("indexer/elastic: %w", err)
+		return searchResult{}, fmt.Errorf("indexer/elastic: %w", err)
 	}
+	req.Body = bytes.NewReader(b)
 	var res searchResult
-	if err := ix.c.Do(ctx, "search "+ix.alias, esapi.SearchRequest{Body: bytes.NewReader(b)}, &res); err != nil {
-		return nil, fmt.Errorf("indexer/elastic: %w", err)
+	if err := ix.c.Do(ctx, "search "+ix.alias, req, &res); err != nil {
+		return searchResult{}, fmt.Errorf("indexer/elastic: %w", err)
 	}
-	if res.PitID != "" {
+	if p != nil && res.PitID != "" {
 		p.id = res.PitID
 	}
-	return res.Hits.Hits, nil
+	return res, nil
 }
 
-// searchAll runs body in p and returns every hit, page by page (by score, then index order).
-func (ix *Index) searchAll(ctx context.Context, p *pit, body map[string]any) ([]hit, error) {
+// collectAll returns every hit of body (whose sort must be set), page by page in one point
+// in time, with _shard_doc as the last sort key so that search_after never skips a tie.
+func (ix *Index) collectAll(ctx context.Context, body map[string]any) ([]hit, error) {
+	p, err := ix.openPIT(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.closePIT(p)
+	sort, _ := body["sort"].([]any)
+	if len(sort) == 0 || !slices.ContainsFunc(sort, func(s any) bool { m, ok := s.(map[string]any); return ok && m["_shard_doc"] != nil }) {
+		body["sort"] = append(slices.Clone(sort), map[string]any{"_shard_doc": "asc"})
+	}
 	body["size"] = pageSize
-	body["sort"] = []any{map[string]any{"_score": "desc"}, map[string]any{"_shard_doc": "asc"}}
+	body["track_total_hits"] = false
 	var out []hit
 	for {
-		hits, err := ix.search(ctx, p, body)
+		res, err := ix.search(ctx, p, body, "")
 		if err != nil {
 			return nil, err
 		}
+		hits := res.Hits.Hits
 		out = append(out, hits...)
 		if len(hits) < pageSize {
 			return out, nil
 		}
 		body["search_after"] = hits[len(hits)-1].Sort
 	}
-}
-
-// statuses returns the status documents of the given versions of a tenant, as of p, by
-// version key.
-func (ix *Index) statuses(ctx context.Context, p *pit, tenant string, hits []hit) (map[string]status, error) {
-	seen := map[string]bool{}
-	var ids []string
-	for _, h := range hits {
-		id := statusID(versionKey(tenant, h.Source.ContentID, h.Source.Version))
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	out := map[string]status{}
-	for len(ids) > 0 {
-		n := min(len(ids), pageSize)
-		batch := ids[:n]
-		ids = ids[n:]
-		res, err := ix.search(ctx, p, map[string]any{
-			"size":    n,
-			"_source": []string{"tenant_id", "content_id", "version", "generation", "tags", "active"},
-			"query": map[string]any{"bool": map[string]any{"filter": []any{
-				map[string]any{"ids": map[string]any{"values": batch}},
-				termQuery("kind", kindStatus), termQuery("tenant_id", tenant),
-			}}},
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range res {
-			var st status
-			st.ContentID, st.Version, st.Generation = h.Source.ContentID, h.Source.Version, h.Source.Generation
-			st.Tags, st.Active = h.Source.Tags, h.Source.Active
-			out[versionKey(tenant, st.ContentID, st.Version)] = st
-		}
-	}
-	return out, nil
-}
-
-// current keeps the hits that belong to the current generation of their version and that
-// the version's status lets q find.
-func (ix *Index) current(ctx context.Context, p *pit, q indexer.Query, hits []hit) ([]hit, error) {
-	sts, err := ix.statuses(ctx, p, q.Tenant, hits)
-	if err != nil {
-		return nil, err
-	}
-	out := hits[:0:0]
-	for _, h := range hits {
-		st, ok := sts[versionKey(q.Tenant, h.Source.ContentID, h.Source.Version)]
-		if !ok || st.Generation != h.Source.Generation || !st.Active && !q.IncludeInactive ||
-			len(q.Tags) > 0 && !slices.ContainsFunc(q.Tags, func(t string) bool { return slices.Contains(st.Tags, t) }) {
-			continue
-		}
-		out = append(out, h)
-	}
-	return out, nil
 }
 
 // filters returns the filter clauses of the documents of kind that q may find.
@@ -860,26 +814,336 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	return hits, nil
 }
 
-// run opens a point in time, collects every hit of query among the documents of kind that q
-// may find, and keeps those of current generations.
-func (ix *Index) run(ctx context.Context, q indexer.Query, kind string, query map[string]any, src []string) ([]hit, error) {
-	p, err := ix.openPIT(ctx)
+var (
+	chunkSource     = []string{"content_id", "version", "location"}
+	chunkTextSource = []string{"content_id", "version", "location", "text"}
+)
+
+// chunkSort is the order of chunk hits, indexer.Compare's.
+var chunkSort = []any{
+	map[string]any{"_score": "desc"}, map[string]any{"content_id": "asc"},
+	map[string]any{"version": "asc"}, map[string]any{"location": "asc"},
+}
+
+// maxResultWindow is the most hits one search request returns (index.max_result_window).
+const maxResultWindow = 10000
+
+// ranked returns the page of chunk hits that q selects among the chunks matching query
+// (filters included), in chunkSort order, each hit with Elasticsearch's score; tenant-wide
+// one per version (its best chunk, without Location). Within maxResultWindow it is one
+// search request that collapses and pages; beyond it every hit is collected.
+func (ix *Index) ranked(ctx context.Context, q indexer.Query, query map[string]any, src []string, searchType string) ([]hit, error) {
+	if q.Skip+q.PageSize() > ix.window {
+		all, err := ix.collectAll(ctx, map[string]any{"query": query, "_source": src, "sort": slices.Clone(chunkSort)})
+		if err != nil {
+			return nil, err
+		}
+		hits := make([]indexer.Hit, len(all))
+		for i, h := range all {
+			hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+				Score: h.Score, Match: i}
+		}
+		var out []hit
+		for _, h := range indexer.Page(indexer.Collapse(hits, q), q) {
+			out = append(out, all[h.Match.(int)])
+		}
+		return ix.dropLocations(q, out), nil
+	}
+	body := map[string]any{
+		"query": query, "_source": src, "sort": chunkSort, "track_total_hits": false,
+		"from": q.Skip, "size": q.PageSize(),
+	}
+	if q.ContentID == "" {
+		body["collapse"] = map[string]any{"field": "version_key"}
+	}
+	res, err := ix.search(ctx, nil, body, searchType)
 	if err != nil {
 		return nil, err
 	}
-	defer ix.closePIT(p)
-	// The query goes into the filter context too: Elasticsearch only selects the hits (package
-	// indexer scores them), so it need not compute BM25 scores.
-	f := filters(q, kind)
-	if query != nil {
-		f = append(f, query)
+	return ix.dropLocations(q, res.Hits.Hits), nil
+}
+
+// dropLocations clears the locations of tenant-wide hits, which name versions, not chunks.
+func (ix *Index) dropLocations(q indexer.Query, hits []hit) []hit {
+	if q.ContentID == "" {
+		for i := range hits {
+			hits[i].Source.Location = ""
+		}
 	}
-	bq := map[string]any{"filter": f}
-	hits, err := ix.searchAll(ctx, p, map[string]any{"query": map[string]any{"bool": bq}, "_source": src})
+	return hits
+}
+
+func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
+	lexemes := analysis.Lexemes(q.Term)
+	if len(lexemes) == 0 {
+		return nil, nil
+	}
+	if len(lexemes) > maxRankedLexemes {
+		return ix.keywordAll(ctx, q, lexemes)
+	}
+	scope := filters(q, kindChunk)
+	present := make([]any, len(lexemes))
+	for j, l := range lexemes {
+		present[j] = termQuery("lex", l)
+	}
+	// With one lexeme every candidate holds it: N = df.
+	weights := indexer.KeywordIDF(1, []int{1})
+	if len(lexemes) > 1 {
+		n, df, err := ix.keywordStats(ctx, scope, present)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(df, 0) {
+			return nil, nil // no version in scope holds every lexeme
+		}
+		weights = indexer.KeywordIDF(n, df)
+	}
+	f := slices.Clone(scope)
+	if len(lexemes) > 1 {
+		for _, l := range lexemes {
+			f = append(f, termQuery("vlex", l))
+		}
+	}
+	var should []any
+	for j, l := range lexemes {
+		for b := range indexer.KeywordTFBits {
+			should = append(should, map[string]any{"term": map[string]any{"lex": map[string]any{
+				"value": lexBit(l, b), "boost": weights[j] * float64(int(1)<<b)}}})
+		}
+	}
+	query := map[string]any{"bool": map[string]any{"filter": f, "should": should, "minimum_should_match": 1}}
+	src := chunkSource
+	if q.ReturnMatch && q.ContentID != "" {
+		src = chunkTextSource
+	}
+	raw, err := ix.ranked(ctx, q, query, src, "")
 	if err != nil {
 		return nil, err
 	}
-	return ix.current(ctx, p, q, hits)
+	page := make([]indexer.Hit, len(raw))
+	for i, h := range raw {
+		// Lucene's score is a float32: so is indexer.KeywordScore's.
+		page[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			Score: float64(float32(h.Score))}
+	}
+	if !q.ReturnMatch {
+		return page, nil
+	}
+	if q.ContentID != "" {
+		for i := range page {
+			page[i].Match = matchedTerms(raw[i].Source.Text, lexemes)
+		}
+		return page, nil
+	}
+	// Tenant-wide, the matched words come from every chunk of the version holding a lexeme.
+	vkeys := make([]string, len(page))
+	for i, h := range page {
+		vkeys[i] = versionKey(q.Tenant, h.ContentID, h.Version)
+	}
+	chunks, err := ix.collectAll(ctx, map[string]any{
+		"_source": []string{"version_key", "text"}, "sort": []any{map[string]any{"_shard_doc": "asc"}},
+		"query": map[string]any{"bool": map[string]any{
+			"filter": append(slices.Clone(scope), map[string]any{"terms": map[string]any{"version_key": vkeys}}),
+			"should": present, "minimum_should_match": 1,
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[string][]hit{}
+	for _, c := range chunks {
+		k := c.ID[2:strings.LastIndexByte(c.ID, ':')]
+		byVersion[k] = append(byVersion[k], c)
+	}
+	for i := range page {
+		cs := byVersion[vkeys[i]]
+		slices.SortFunc(cs, func(a, b hit) int { return chunkIndex(a.ID) - chunkIndex(b.ID) })
+		texts := make([]string, len(cs))
+		for k, c := range cs {
+			texts[k] = c.Source.Text
+		}
+		page[i].Match = matchedTerms(strings.Join(texts, "\n"), lexemes)
+	}
+	return page, nil
+}
+
+// maxRankedLexemes is the most lexemes a keyword query ranked by Elasticsearch may have: each
+// costs KeywordTFBits+1 clauses, and a search may hold 1,024 clauses or a few more (the
+// engine's limit depends on its heap). Longer queries take keywordAll.
+const maxRankedLexemes = 64
+
+// keywordAll is keyword search for queries of many lexemes: every candidate is fetched (one
+// terms query) and scored in Go, from its text.
+func (ix *Index) keywordAll(ctx context.Context, q indexer.Query, lexemes []string) ([]indexer.Hit, error) {
+	raw, err := ix.collectAll(ctx, map[string]any{
+		"_source": chunkTextSource, "sort": []any{map[string]any{"_shard_doc": "asc"}},
+		"query": map[string]any{"bool": map[string]any{
+			"filter": append(filters(q, kindChunk), map[string]any{"terms": map[string]any{"lex": lexemes}}),
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	counts := make([][]int, len(raw))
+	parallel(len(raw), func(i int) { counts[i] = indexer.TermCounts(raw[i].Source.Text, lexemes) })
+	scores := indexer.KeywordScores(counts)
+	// Every lexeme must occur in the version, in any of its chunks.
+	type vk struct {
+		id string
+		v  int
+	}
+	held := map[vk][]bool{}
+	for i, h := range raw {
+		k := vk{h.Source.ContentID, h.Source.Version}
+		if held[k] == nil {
+			held[k] = make([]bool, len(lexemes))
+		}
+		for j, n := range counts[i] {
+			held[k][j] = held[k][j] || n > 0
+		}
+	}
+	var hits []indexer.Hit
+	texts := map[vk][]hit{}
+	for i, h := range raw {
+		k := vk{h.Source.ContentID, h.Source.Version}
+		if slices.Contains(held[k], false) {
+			continue
+		}
+		texts[k] = append(texts[k], h)
+		hits = append(hits, indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version,
+			Location: h.Source.Location, Score: scores[i]})
+	}
+	page := indexer.Page(indexer.Collapse(hits, q), q)
+	if q.ReturnMatch {
+		for i := range page {
+			cs := texts[vk{page[i].ContentID, page[i].Version}]
+			slices.SortFunc(cs, func(a, b hit) int { return chunkIndex(a.ID) - chunkIndex(b.ID) })
+			var ts []string
+			for _, c := range cs {
+				if q.ContentID == "" || c.Source.Location == page[i].Location {
+					ts = append(ts, c.Source.Text)
+				}
+			}
+			page[i].Match = matchedTerms(strings.Join(ts, "\n"), lexemes)
+		}
+	}
+	return page, nil
+}
+
+func matchedTerms(text string, lexemes []string) []string {
+	terms := analysis.MatchedTerms(text, lexemes)
+	if terms == nil {
+		terms = []string{}
+	}
+	return terms
+}
+
+// keywordStats returns the number of candidates (the chunks in scope holding a lexeme) and
+// how many of them hold each lexeme: one size-0 request.
+func (ix *Index) keywordStats(ctx context.Context, scope, present []any) (int, []int, error) {
+	named := map[string]any{}
+	for j, p := range present {
+		named[strconv.Itoa(j)] = p
+	}
+	res, err := ix.search(ctx, nil, map[string]any{
+		"size": 0, "track_total_hits": true,
+		"query": map[string]any{"bool": map[string]any{
+			"filter": append(slices.Clone(scope), map[string]any{"bool": map[string]any{"should": present, "minimum_should_match": 1}}),
+		}},
+		"aggs": map[string]any{"df": map[string]any{"filters": map[string]any{"filters": named}}},
+	}, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	var aggs struct {
+		DF struct {
+			Buckets map[string]struct {
+				DocCount int `json:"doc_count"`
+			} `json:"buckets"`
+		} `json:"df"`
+	}
+	if err := json.Unmarshal(res.Aggregations, &aggs); err != nil {
+		return 0, nil, fmt.Errorf("indexer/elastic: keyword statistics: %w", err)
+	}
+	df := make([]int, len(present))
+	for j := range df {
+		b, ok := aggs.DF.Buckets[strconv.Itoa(j)]
+		if !ok {
+			return 0, nil, errors.New("indexer/elastic: keyword statistics: missing bucket")
+		}
+		df[j] = b.DocCount
+	}
+	return res.Hits.Total.Value, df, nil
+}
+
+func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]indexer.Hit, error) {
+	terms := analysis.PhraseTerms(phrase)
+	if !slices.ContainsFunc(terms, func(s string) bool { return s != analysis.StopPlaceholder }) {
+		return nil, nil
+	}
+	// The terms are Go's; the whitespace analyzer only splits them apart again.
+	mp := map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
+		"query": strings.Join(terms, " "), "analyzer": "whitespace",
+	}}}
+	query := map[string]any{"bool": map[string]any{"filter": filters(q, kindChunk), "must": mp}}
+	page, ok, err := ix.phraseRanked(ctx, q, query, terms)
+	if err == nil && !ok {
+		// Elasticsearch's order is not the occurrence counts' (it should be): rank in Go.
+		page, err = ix.phraseAll(ctx, q, query, terms)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if q.ReturnMatch {
+		re := analysis.MatchRegex(phrase)
+		for i := range page {
+			page[i].Match = re
+		}
+	}
+	return page, nil
+}
+
+// phraseRanked returns the page of a phrase search as Elasticsearch ranks it, with the
+// occurrence counts as scores; ok is false when the counts do not fall as the scores do.
+func (ix *Index) phraseRanked(ctx context.Context, q indexer.Query, query map[string]any, terms []string) (page []indexer.Hit, ok bool, err error) {
+	// The texts come along (cheaper than a second request for a few of them).
+	raw, err := ix.ranked(ctx, q, query, chunkTextSource, ix.phraseSearchType)
+	if err != nil {
+		return nil, false, err
+	}
+	// Equal scores mean equal occurrence counts: count them in one hit per score.
+	count := map[float64]int{}
+	for _, h := range raw {
+		if _, ok := count[h.Score]; !ok {
+			count[h.Score] = indexer.PhraseOccurrences(h.Source.Text, terms)
+		}
+	}
+	page = make([]indexer.Hit, len(raw))
+	for i, h := range raw {
+		page[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			Score: float64(count[h.Score])}
+		if page[i].Score == 0 || i > 0 && (page[i].Score > page[i-1].Score ||
+			page[i].Score == page[i-1].Score && h.Score != raw[i-1].Score) {
+			return nil, false, nil
+		}
+	}
+	return page, true, nil
+}
+
+// phraseAll is phrase search by counting the occurrences in every hit, in Go.
+func (ix *Index) phraseAll(ctx context.Context, q indexer.Query, query map[string]any, terms []string) ([]indexer.Hit, error) {
+	raw, err := ix.collectAll(ctx, map[string]any{"query": query, "_source": chunkTextSource,
+		"sort": []any{map[string]any{"_shard_doc": "asc"}}})
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]indexer.Hit, len(raw))
+	parallel(len(raw), func(i int) {
+		h := raw[i]
+		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			Score: float64(indexer.PhraseOccurrences(h.Source.Text, terms))}
+	})
+	return indexer.Page(indexer.Collapse(hits, q), q), nil
 }
 
 // parallel calls f(i) for every i in [0, n), spread over GOMAXPROCS goroutines when n is
@@ -908,573 +1172,70 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-var (
-	chunkSource     = []string{"content_id", "version", "generation", "location"}
-	chunkTextSource = []string{"content_id", "version", "generation", "location", "text"}
-)
-
-func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
-	lexemes := analysis.Lexemes(q.Term)
-	if len(lexemes) == 0 {
-		return nil, nil
-	}
-	if q.ContentID == "" && len(lexemes) <= maxBoundLexemes {
-		hits, ok, err := ix.keywordTop(ctx, q, lexemes)
-		if err != nil || ok {
-			return hits, err
-		}
-	}
-	return ix.keywordAll(ctx, q, lexemes)
-}
-
-// Tenant-wide keyword search (keywordTop).
-//
-// Fetching and re-analysing every candidate (keywordAll) costs about 1µs a word for every
-// chunk holding a lexeme, thousands of chunks on a large tenant. keywordTop asks the engine
-// for what does not need the texts, in one aggregation request: per generation (a generation
-// identifies one version's documents), whether the version's status document lets q find
-// it, how many candidates it has, how many hold each lexeme (hence N, df and which versions
-// hold every lexeme, exactly as keywordAll counts them), and, per lexeme, whether some chunk
-// holds it at least k times for k up to maxBoundTF (span_near of k copies of the term, in
-// order). The last gives an upper bound of each version's best chunk score,
-// Σ log1p(max tf)·idf. The texts are then fetched version by version in decreasing order of
-// that bound, and scored exactly as keywordAll scores them, until the page's last hit is
-// known to rank before every version not fetched (its exact hit compares before the bound
-// of the next one). Everything runs in one point in time, so the counts and the texts agree.
-
-// maxBoundLexemes is the largest number of lexemes keywordTop handles (each costs maxBoundTF
-// filters per generation in its aggregation); longer queries take keywordAll.
-const maxBoundLexemes = 8
-
-// maxBoundTF is the largest term frequency the aggregation tells apart; a version with a
-// chunk holding a lexeme that often has no finite bound and is fetched first.
-const maxBoundTF = 4
-
-// maxGenerations is the largest number of generations (versions) keywordTop aggregates; a
-// query with more candidates' versions takes keywordAll.
-const maxGenerations = 10000
-
-type topVersion struct {
-	gen       string
-	contentID string
-	version   int
-	chunks    int     // candidates
-	bound     float64 // upper bound of the best chunk's score
-}
-
-func (ix *Index) keywordTop(ctx context.Context, q indexer.Query, lexemes []string) ([]indexer.Hit, bool, error) {
-	p, err := ix.openPIT(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { go ix.closePIT(p) }()
-
-	var should []any
-	for _, l := range lexemes {
-		should = append(should, termQuery("text", l))
-	}
-	chunkQ := map[string]any{"bool": map[string]any{
-		"filter": append(filters(q, kindChunk), map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}),
-	}}
-	statusQ := map[string]any{"bool": map[string]any{"filter": filters(q, kindStatus)}}
-	sub := map[string]any{
-		"s": map[string]any{"filter": termQuery("kind", kindStatus), "aggs": map[string]any{
-			"c": map[string]any{"terms": map[string]any{"field": "content_id", "size": 1}},
-			"v": map[string]any{"max": map[string]any{"field": "version"}},
-		}},
-	}
-	all := map[string]any{} // the same frequency filters, among chunks holding every lexeme
-	for j, l := range lexemes {
-		sub["l"+strconv.Itoa(j)] = map[string]any{"filter": termQuery("text", l)}
-		for k := 2; k <= maxBoundTF; k++ {
-			clauses := make([]any, k)
-			for i := range clauses {
-				clauses[i] = map[string]any{"span_term": map[string]any{"text": l}}
-			}
-			f := map[string]any{"filter": map[string]any{"span_near": map[string]any{
-				"clauses": clauses, "slop": 1 << 20, "in_order": true}}}
-			sub["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)] = f
-			all["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)] = f
-		}
-	}
-	if len(lexemes) > 1 {
-		sub["a"] = map[string]any{"filter": map[string]any{"bool": map[string]any{"filter": should}}, "aggs": all}
-	}
-	body := map[string]any{
-		"size": 0, "track_total_hits": false,
-		"query": map[string]any{"bool": map[string]any{
-			"should": []any{chunkQ, statusQ}, "minimum_should_match": 1,
-		}},
-		"aggs": map[string]any{"g": map[string]any{
-			"terms": map[string]any{"field": "generation", "size": maxGenerations},
-			"aggs":  sub,
-		}},
-	}
-	body["pit"] = map[string]any{"id": p.id, "keep_alive": "1m"}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, false, fmt.Errorf("indexer/elastic: %w", err)
-	}
-	type count struct {
-		DocCount int `json:"doc_count"`
-	}
-	var res struct {
-		PitID        string `json:"pit_id"`
-		Aggregations struct {
-			G struct {
-				SumOther int `json:"sum_other_doc_count"`
-				Buckets  []map[string]json.RawMessage
-			} `json:"g"`
-		} `json:"aggregations"`
-	}
-	if err := ix.c.Do(ctx, "search "+ix.alias, esapi.SearchRequest{Body: bytes.NewReader(b)}, &res); err != nil {
-		return nil, false, fmt.Errorf("indexer/elastic: %w", err)
-	}
-	if res.PitID != "" {
-		p.id = res.PitID
-	}
-	if res.Aggregations.G.SumOther > 0 {
-		return nil, false, nil
-	}
-	// Candidates per current, findable generation.
-	type genStats struct {
-		topVersion
-		df    []int
-		maxTF []int // 0: no chunk; maxBoundTF+1: at least maxBoundTF
-		allTF []int // the same among the chunks holding every lexeme (nil: none does)
-	}
-	var gens []genStats
-	n, df := 0, make([]int, len(lexemes))
-	for _, bk := range res.Aggregations.G.Buckets {
-		var key string
-		var total count
-		var st struct {
-			DocCount int `json:"doc_count"`
-			C        struct {
-				Buckets []struct {
-					Key string `json:"key"`
-				} `json:"buckets"`
-			} `json:"c"`
-			V struct {
-				Value *float64 `json:"value"`
-			} `json:"v"`
-		}
-		if json.Unmarshal(bk["key"], &key) != nil || json.Unmarshal(bk["doc_count"], &total.DocCount) != nil ||
-			json.Unmarshal(bk["s"], &st) != nil {
-			return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
-		}
-		if st.DocCount == 0 {
-			continue // not the current generation, or a status q may not find
-		}
-		if st.DocCount != 1 || len(st.C.Buckets) != 1 || st.V.Value == nil {
-			return nil, false, nil
-		}
-		g := genStats{topVersion: topVersion{gen: key, contentID: st.C.Buckets[0].Key, version: int(*st.V.Value),
-			chunks: total.DocCount - st.DocCount}, df: make([]int, len(lexemes)), maxTF: make([]int, len(lexemes))}
-		if g.chunks == 0 {
-			continue
-		}
-		// maxTFs reads the frequency filters of aggregation results m into tf.
-		maxTFs := func(m map[string]json.RawMessage, tf []int) error {
-			for j := range lexemes {
-				for k := 2; k <= maxBoundTF; k++ {
-					var c count
-					if json.Unmarshal(m["l"+strconv.Itoa(j)+"_"+strconv.Itoa(k)], &c) != nil {
-						return fmt.Errorf("indexer/elastic: unexpected aggregation response")
-					}
-					if c.DocCount > 0 {
-						tf[j] = k
-					}
-				}
-				if tf[j] == maxBoundTF {
-					tf[j] = maxBoundTF + 1
-				}
-			}
-			return nil
-		}
-		for j := range lexemes {
-			var c count
-			if json.Unmarshal(bk["l"+strconv.Itoa(j)], &c) != nil {
-				return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
-			}
-			g.df[j] = c.DocCount
-			if c.DocCount > 0 {
-				g.maxTF[j] = 1
-			}
-		}
-		if err := maxTFs(bk, g.maxTF); err != nil {
-			return nil, false, err
-		}
-		if len(lexemes) == 1 {
-			g.allTF = g.maxTF
-		} else if raw, ok := bk["a"]; ok {
-			var a map[string]json.RawMessage
-			var c count
-			if json.Unmarshal(raw, &a) != nil || json.Unmarshal(raw, &c) != nil {
-				return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
-			}
-			if c.DocCount > 0 {
-				g.allTF = make([]int, len(lexemes))
-				for j := range g.allTF {
-					g.allTF[j] = 1
-				}
-				if err := maxTFs(a, g.allTF); err != nil {
-					return nil, false, err
-				}
-			}
-		} else {
-			return nil, false, fmt.Errorf("indexer/elastic: unexpected aggregation response")
-		}
-		n += g.chunks
-		for j, d := range g.df {
-			df[j] += d
-		}
-		gens = append(gens, g)
-	}
-	idf := indexer.KeywordIDF(n, df)
-	// The versions holding every lexeme, by decreasing bound.
-	var vs []topVersion
-	for _, g := range gens {
-		if slices.Contains(g.df, 0) {
-			continue
-		}
-		// A chunk holding every lexeme scores at most KeywordScore(allTF); one missing lexeme
-		// j at most KeywordScore(maxTF without j) (KeywordScore grows with each frequency, in
-		// floating point too: it sums non-negative terms in a fixed order).
-		bound := func(tf []int, skip int) float64 {
-			t := slices.Clone(tf)
-			for j, m := range t {
-				if m > maxBoundTF && j != skip {
-					return math.Inf(1)
-				}
-			}
-			if skip >= 0 {
-				t[skip] = 0
-			}
-			return indexer.KeywordScore(t, idf)
-		}
-		g.bound = math.Inf(-1)
-		if g.allTF != nil {
-			g.bound = bound(g.allTF, -1)
-		}
-		if len(lexemes) > 1 {
-			for j := range lexemes {
-				g.bound = max(g.bound, bound(g.maxTF, j))
-			}
-		}
-		vs = append(vs, g.topVersion)
-	}
-	boundHit := func(v topVersion) indexer.Hit {
-		return indexer.Hit{ContentID: v.contentID, Version: v.version, Score: v.bound}
-	}
-	slices.SortFunc(vs, func(a, b topVersion) int { return indexer.Compare(boundHit(a), boundHit(b)) })
-
-	need := q.Skip + q.PageSize()
-	// The term frequencies of a fetched chunk come from named queries: "t<j>_<k>" matches when
-	// lexeme j occurs at least k times (k ≤ maxBoundTF); only a chunk holding a lexeme
-	// maxBoundTF times or more has its text fetched and analysed (TermCounts).
-	var named []any
-	for j, l := range lexemes {
-		named = append(named, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": "t" + strconv.Itoa(j) + "_1"}}})
-		for k := 2; k <= maxBoundTF; k++ {
-			clauses := make([]any, k)
-			for i := range clauses {
-				clauses[i] = map[string]any{"span_term": map[string]any{"text": l}}
-			}
-			named = append(named, map[string]any{"span_near": map[string]any{
-				"clauses": clauses, "slop": 1 << 20, "in_order": true, "_name": "t" + strconv.Itoa(j) + "_" + strconv.Itoa(k)}})
-		}
-	}
-	byGen := map[string]topVersion{}
-	best := map[string]indexer.Hit{} // best chunk hit per fetched generation
-	matched := map[string][]hit{}    // chunks with a lexeme, per fetched generation
-	var hits []indexer.Hit
-	var kth *indexer.Hit // the page's last hit among the versions fetched so far
-	next := 0
-	for next < len(vs) {
-		if kth != nil && indexer.Compare(*kth, boundHit(vs[next])) < 0 {
-			break // no version left can rank before the page's last hit
-		}
-		// The next batch: the first time what the page needs (and a few more); then every
-		// version whose bound ranks before the page's last hit so far (a lower bound of the
-		// final one), at most maxResultWindow chunks per request.
-		var batch []string
-		size := 0
-		for next < len(vs) && size+vs[next].chunks <= maxResultWindow {
-			if kth == nil && len(batch) >= need+16 || kth != nil && indexer.Compare(*kth, boundHit(vs[next])) < 0 {
-				break
-			}
-			batch = append(batch, vs[next].gen)
-			byGen[vs[next].gen] = vs[next]
-			size += vs[next].chunks
-			next++
-		}
-		if len(batch) == 0 {
-			return nil, false, nil // one version with more chunks than a request returns
-		}
-		f := append(filters(q, kindChunk), map[string]any{"terms": map[string]any{"generation": batch}},
-			map[string]any{"bool": map[string]any{"should": named, "minimum_should_match": 1}})
-		raw, err := ix.search(ctx, p, map[string]any{
-			"size": size, "track_total_hits": false, "_source": chunkSource,
-			"query": map[string]any{"bool": map[string]any{"filter": f}},
-		})
-		if err != nil {
-			return nil, false, err
-		}
-		if len(raw) != size {
-			return nil, false, nil // changed under us (cannot happen in a point in time)
-		}
-		tfs := make([][]int, len(raw))
-		var long []string // ids of chunks whose frequencies need their text
-		for i, h := range raw {
-			tf := make([]int, len(lexemes))
-			for _, m := range h.MatchedQueries {
-				js, ks, ok := strings.Cut(strings.TrimPrefix(m, "t"), "_")
-				j, err1 := strconv.Atoi(js)
-				k, err2 := strconv.Atoi(ks)
-				if ok && err1 == nil && err2 == nil && j >= 0 && j < len(tf) {
-					tf[j] = max(tf[j], k)
-				}
-			}
-			if slices.Contains(tf, maxBoundTF) {
-				long = append(long, h.ID)
-			}
-			tfs[i] = tf
-		}
-		if len(long) > 0 {
-			texts, err := ix.texts(ctx, p, long)
-			if err != nil {
-				return nil, false, err
-			}
-			for i, h := range raw {
-				if t, ok := texts[h.ID]; ok {
-					tfs[i] = indexer.TermCounts(t, lexemes)
-				}
-			}
-		}
-		for i, h := range raw {
-			g := h.Source.Generation
-			hh := indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
-				Score: indexer.KeywordScore(tfs[i], idf)}
-			matched[g] = append(matched[g], h)
-			hits = append(hits, hh)
-			if b, ok := best[g]; !ok || indexer.Compare(hh, b) < 0 {
-				best[g] = hh
-			}
-		}
-		if len(best) >= need {
-			tops := slices.SortedFunc(maps.Values(best), indexer.Compare)
-			kth = &tops[need-1]
-		}
-	}
-	page := indexer.Page(indexer.Collapse(hits, q), q)
-	if q.ReturnMatch {
-		gen := map[[2]string]string{}
-		for g, v := range byGen {
-			gen[[2]string{v.contentID, strconv.Itoa(v.version)}] = g
-		}
-		var ids []string
-		for i := range page {
-			for _, c := range matched[gen[[2]string{page[i].ContentID, strconv.Itoa(page[i].Version)}]] {
-				ids = append(ids, c.ID)
-			}
-		}
-		texts, err := ix.texts(ctx, p, ids)
-		if err != nil {
-			return nil, false, err
-		}
-		for i := range page {
-			chunks := matched[gen[[2]string{page[i].ContentID, strconv.Itoa(page[i].Version)}]]
-			slices.SortFunc(chunks, func(a, b hit) int { return chunkIndex(a.ID) - chunkIndex(b.ID) })
-			var ts []string
-			for _, c := range chunks {
-				ts = append(ts, texts[c.ID])
-			}
-			terms := analysis.MatchedTerms(strings.Join(ts, "\n"), lexemes)
-			if terms == nil {
-				terms = []string{}
-			}
-			page[i].Match = terms
-		}
-	}
-	return page, true, nil
-}
-
-// maxResultWindow is the most hits one search request returns (index.max_result_window).
-const maxResultWindow = 10000
-
-// texts returns the texts of the chunk documents ids, as of p, by id.
-func (ix *Index) texts(ctx context.Context, p *pit, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), pageSize)
-		res, err := ix.search(ctx, p, map[string]any{
-			"size": n, "track_total_hits": false, "_source": []string{"text"},
-			"query": map[string]any{"ids": map[string]any{"values": ids[:n]}},
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range res {
-			out[h.ID] = h.Source.Text
-		}
-		ids = ids[n:]
-	}
-	return out, nil
-}
-
-// keywordAll is keyword search by fetching every candidate (see keywordTop).
-func (ix *Index) keywordAll(ctx context.Context, q indexer.Query, lexemes []string) ([]indexer.Hit, error) {
-	var should []any
-	for i, l := range lexemes {
-		should = append(should, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": strconv.Itoa(i)}}})
-	}
-	raw, err := ix.run(ctx, q, kindChunk, map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}, chunkTextSource)
-	if err != nil {
-		return nil, err
-	}
-	// Every lexeme must occur in the version, in any of its chunks. The candidates (raw) are
-	// every current chunk holding a lexeme; their matched queries give the document
-	// frequencies of the lexemes among them.
-	type vk struct {
-		id string
-		v  int
-	}
-	found := map[vk]map[string]bool{}
-	df := make([]int, len(lexemes))
-	for _, h := range raw {
-		k := vk{h.Source.ContentID, h.Source.Version}
-		if found[k] == nil {
-			found[k] = map[string]bool{}
-		}
-		for _, n := range h.MatchedQueries {
-			found[k][n] = true
-			if j, err := strconv.Atoi(n); err == nil && j >= 0 && j < len(df) {
-				df[j]++
-			}
-		}
-	}
-	idf := indexer.KeywordIDF(len(raw), df)
-	matched := map[vk][]hit{} // chunks with a lexeme, per matching version
-	var kept []hit
-	for _, h := range raw {
-		k := vk{h.Source.ContentID, h.Source.Version}
-		if len(found[k]) < len(lexemes) {
-			continue
-		}
-		matched[k] = append(matched[k], h)
-		kept = append(kept, h)
-	}
-	// The scores of the kept chunks come from the term frequencies in their texts, counted in
-	// Go (Elasticsearch only selected them), on every core: analysing text is the costly part.
-	hits := make([]indexer.Hit, len(kept))
-	parallel(len(kept), func(i int) {
-		h := kept[i]
-		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
-			Score: indexer.KeywordScore(indexer.TermCounts(h.Source.Text, lexemes), idf)}
-	})
-	page := indexer.Page(indexer.Collapse(hits, q), q)
-	if q.ReturnMatch {
-		for i := range page {
-			chunks := matched[vk{page[i].ContentID, page[i].Version}]
-			slices.SortFunc(chunks, func(a, b hit) int { return chunkIndex(a.ID) - chunkIndex(b.ID) })
-			var texts []string
-			for _, c := range chunks {
-				if q.ContentID == "" || c.Source.Location == page[i].Location {
-					texts = append(texts, c.Source.Text)
-				}
-			}
-			terms := analysis.MatchedTerms(strings.Join(texts, "\n"), lexemes)
-			if terms == nil {
-				terms = []string{}
-			}
-			page[i].Match = terms
-		}
-	}
-	return page, nil
-}
-
-func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]indexer.Hit, error) {
-	terms := analysis.PhraseTerms(phrase)
-	if !slices.ContainsFunc(terms, func(s string) bool { return s != analysis.StopPlaceholder }) {
-		return nil, nil
-	}
-	// The terms are Go's; the whitespace analyzer only splits them apart again.
-	mp := map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
-		"query": strings.Join(terms, " "), "analyzer": "whitespace",
-	}}}
-	raw, err := ix.run(ctx, q, kindChunk, mp, chunkTextSource)
-	if err != nil {
-		return nil, err
-	}
-	// The score is the number of occurrences in the chunk's text, counted in Go.
-	hits := make([]indexer.Hit, len(raw))
-	parallel(len(raw), func(i int) {
-		h := raw[i]
-		hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
-			Score: float64(indexer.PhraseOccurrences(h.Source.Text, terms))}
-	})
-	page := indexer.Page(indexer.Collapse(hits, q), q)
-	if q.ReturnMatch {
-		re := analysis.MatchRegex(phrase)
-		for i := range page {
-			page[i].Match = re
-		}
-	}
-	return page, nil
-}
-
 func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
 	if len(utf16.Encode([]rune(q.Term))) > maxValueLength {
 		return nil, nil // no value this long is indexed
 	}
 	// The value's normalizer lowercases the term as it lowercased the values.
-	must := []any{termQuery("value", q.Term)}
+	f := append(filters(q, kindField), termQuery("value", q.Term))
 	if len(q.FieldTypes) > 0 {
-		must = append(must, map[string]any{"terms": map[string]any{"field_type": q.FieldTypes}})
+		f = append(f, map[string]any{"terms": map[string]any{"field_type": q.FieldTypes}})
 	}
-	raw, err := ix.run(ctx, q, kindField, map[string]any{"bool": map[string]any{"filter": must}},
-		[]string{"content_id", "version", "generation", "field_type", "value", "created", "updated"})
-	if err != nil {
-		return nil, err
+	// An exact match has no degrees: every hit scores the same, and the order is the
+	// deterministic tie-break.
+	body := map[string]any{
+		"query":   map[string]any{"bool": map[string]any{"filter": f}},
+		"_source": []string{"content_id", "version", "field_type", "value", "created", "updated"},
+		"sort": []any{map[string]any{"content_id": "asc"}, map[string]any{"version": "asc"},
+			map[string]any{"field_type": "asc"}, map[string]any{"value.exact": "asc"}},
+	}
+	var raw []hit
+	if q.Skip+q.PageSize() > ix.window {
+		all, err := ix.collectAll(ctx, body)
+		if err != nil {
+			return nil, err
+		}
+		raw = all[min(q.Skip, len(all)):]
+		raw = raw[:min(len(raw), q.PageSize())]
+	} else {
+		body["from"], body["size"], body["track_total_hits"] = q.Skip, q.PageSize(), false
+		res, err := ix.search(ctx, nil, body, "")
+		if err != nil {
+			return nil, err
+		}
+		raw = res.Hits.Hits
 	}
 	hits := make([]indexer.Hit, len(raw))
 	for i, h := range raw {
 		s := h.Source
-		f := &indexer.Field{Tenant: q.Tenant, ContentID: s.ContentID, Version: s.Version, FieldType: s.FieldType,
-			Value: s.Value, Created: s.Created, Updated: s.Updated}
-		// An exact match has no degrees: every hit scores the same, and the order is the
-		// deterministic tie-break.
-		hits[i] = indexer.Hit{ContentID: s.ContentID, Version: s.Version, Field: f, Score: indexer.FieldScore}
+		hits[i] = indexer.Hit{ContentID: s.ContentID, Version: s.Version, Score: indexer.FieldScore,
+			Field: &indexer.Field{Tenant: q.Tenant, ContentID: s.ContentID, Version: s.Version, FieldType: s.FieldType,
+				Value: s.Value, Created: s.Created, Updated: s.Updated}}
 	}
-	indexer.Sort(hits)
-	return indexer.Page(hits, q), nil
+	return hits, nil
 }
 
 func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
-	p, err := ix.openPIT(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer ix.closePIT(p)
 	want := q.Skip + q.PageSize()
-	k := min(max(want, 10), maxKNN)
+	k := min(want, maxKNN)
+	if q.ContentID == "" {
+		// Several chunks of one version may be among the nearest: ask for more than the
+		// versions needed, so that one request nearly always suffices.
+		k = min(want+want/2+10, maxKNN)
+	}
 	for {
-		raw, err := ix.search(ctx, p, map[string]any{
-			"size": k,
+		res, err := ix.search(ctx, nil, map[string]any{
+			"size": k, "track_total_hits": false,
 			"knn": map[string]any{
 				"field": "embedding", "query_vector": q.Vector, "k": k,
-				"num_candidates": min(max(2*k, 100), maxKNN), "filter": filters(q, kindChunk),
+				"num_candidates": min(max(2*want, k, 100), maxKNN), "filter": filters(q, kindChunk),
 			},
 			"_source": chunkSource,
-		})
+		}, "")
 		if err != nil {
 			return nil, err
 		}
-		n := len(raw)
-		if raw, err = ix.current(ctx, p, q, raw); err != nil {
-			return nil, err
-		}
+		raw := res.Hits.Hits
 		hits := make([]indexer.Hit, len(raw))
 		for i, h := range raw {
 			// Elasticsearch scores cosine similarity c as (1 + c) / 2.
@@ -1483,9 +1244,9 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 				Score: c, MatchStrength: indexer.Strength(c)}
 		}
 		out := indexer.Collapse(hits, q)
-		// Fewer hits than asked for means there are no more; otherwise, when collapsing or
-		// stale generations left too few, ask for more.
-		if len(out) >= want || n < k || k == maxKNN {
+		// Fewer hits than asked for means there are no more; otherwise, when collapsing left
+		// too few, ask for more.
+		if len(out) >= want || len(raw) < k || k == maxKNN {
 			return indexer.Page(out, q), nil
 		}
 		k = min(2*k, maxKNN)

@@ -7,7 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,8 +57,8 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// open returns a new index on an index of its own. Its refresh interval is shortened, since
-// every write waits for a refresh (refresh=wait_for); that changes no result, only the time.
+// open returns a new index on an index of its own. Its refresh interval is shortened (every
+// write forces a refresh anyway; that changes no result, only the time).
 func open(t *testing.T, c *elastic.Client, model indexer.Model) *Index {
 	t.Helper()
 	ctx := testCtx(t)
@@ -114,8 +117,8 @@ func TestModel(t *testing.T) {
 	}
 }
 
-// TestReplaceIsAtomic re-indexes a version over and over while searches run: every search
-// must see exactly the old or the new text, never both and never nothing.
+// TestReplaceIsAtomic re-indexes a version over and over while searches run: each chunk is
+// replaced in place, so every search sees every chunk (old or new text), never nothing.
 func TestReplaceIsAtomic(t *testing.T) {
 	c := newClient(t)
 	ctx := testCtx(t)
@@ -155,7 +158,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d searches during 10 re-indexes", searches)
-	// Old generations are removed without waiting for a refresh.
+	// Nothing of the earlier calls is left over.
 	if err := c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: []string{c.Alias(mappings.Content)}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +168,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 	if err := c.Do(ctx, "count", esapi.CountRequest{Index: []string{c.Alias(mappings.Content)}}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Count != 4 { // three chunks and the status document: old generations are gone
+	if res.Count != 4 { // three chunks and the status document
 		t.Errorf("%d documents in the index, want 4", res.Count)
 	}
 }
@@ -269,5 +272,171 @@ func TestFieldValues(t *testing.T) {
 	}
 	if res.Count != 0 {
 		t.Errorf("%d documents left after DeleteContent", res.Count)
+	}
+}
+
+// rankingCorpus indexes 30 versions of 3 chunks of random words (up to 80 each, stop words
+// among them) and returns the chunks by "id@location".
+func rankingCorpus(t *testing.T, ix *Index) map[string]string {
+	t.Helper()
+	ctx := testCtx(t)
+	words := []string{"alpha", "beta", "gamma", "delta", "the", "of"}
+	rnd := mrand.New(mrand.NewPCG(1, 2))
+	corpus := map[string]string{}
+	for v := range 30 {
+		id := fmt.Sprintf("c%02d", v)
+		var chunks []indexer.Chunk
+		for k := range 3 {
+			var ws []string
+			for range rnd.IntN(80) {
+				ws = append(ws, words[rnd.IntN(len(words))])
+			}
+			loc := fmt.Sprint("p", k)
+			corpus[id+"@"+loc] = strings.Join(ws, " ")
+			chunks = append(chunks, indexer.Chunk{Active: true, Location: loc, Text: corpus[id+"@"+loc]})
+		}
+		if err := ix.IndexContent(ctx, "t", id, 1, chunks, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return corpus
+}
+
+func hitStrings(hits []indexer.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = fmt.Sprintf("%s/%d@%s=%v", h.ContentID, h.Version, h.Location, h.Score)
+	}
+	return out
+}
+
+// TestRankingInElasticsearch checks that Elasticsearch ranks and pages keyword and phrase
+// searches by exactly the shared scores of package indexer, computed here in Go from the
+// texts: keyword scores to the bit over many term frequencies and lexeme counts, phrase hits
+// by occurrence count (overlapping ones included) — also for pages beyond the result window,
+// which are collected whole.
+func TestRankingInElasticsearch(t *testing.T) {
+	ix := open(t, newClient(t), indexertest.Model)
+	ctx := testCtx(t)
+	corpus := rankingCorpus(t, ix)
+	keys := slices.Sorted(maps.Keys(corpus))
+	split := func(key string) (string, string) { id, loc, _ := strings.Cut(key, "@"); return id, loc }
+	keyword := func(q indexer.Query) []indexer.Hit {
+		lexemes := analysis.Lexemes(q.Term)
+		var cands []indexer.Hit
+		var counts [][]int
+		held := map[string][]bool{}
+		for _, k := range keys {
+			id, loc := split(k)
+			tf := indexer.TermCounts(corpus[k], lexemes)
+			if q.ContentID != "" && id != q.ContentID || !slices.ContainsFunc(tf, func(n int) bool { return n > 0 }) {
+				continue
+			}
+			cands = append(cands, indexer.Hit{ContentID: id, Version: 1, Location: loc})
+			counts = append(counts, tf)
+			if held[id] == nil {
+				held[id] = make([]bool, len(lexemes))
+			}
+			for j, n := range tf {
+				held[id][j] = held[id][j] || n > 0
+			}
+		}
+		scores := indexer.KeywordScores(counts)
+		var hits []indexer.Hit
+		for i, h := range cands {
+			if !slices.Contains(held[h.ContentID], false) {
+				h.Score = scores[i]
+				hits = append(hits, h)
+			}
+		}
+		return indexer.Page(indexer.Collapse(hits, q), q)
+	}
+	phrase := func(q indexer.Query) []indexer.Hit {
+		p, _ := indexer.Phrase(q.Term)
+		terms := analysis.PhraseTerms(p)
+		var hits []indexer.Hit
+		for _, k := range keys {
+			id, loc := split(k)
+			if n := indexer.PhraseOccurrences(corpus[k], terms); n > 0 && (q.ContentID == "" || id == q.ContentID) {
+				hits = append(hits, indexer.Hit{ContentID: id, Version: 1, Location: loc, Score: float64(n)})
+			}
+		}
+		return indexer.Page(indexer.Collapse(hits, q), q)
+	}
+	for _, term := range []string{"alpha", "alphas beta", "gamma alpha delta", "delta gamma beta alpha", `"alpha beta"`,
+		`"alpha alpha"`, `"beta of the gamma"`, `"delta"`} {
+		want := keyword
+		if _, ok := indexer.Phrase(term); ok {
+			want = phrase
+		}
+		for _, q := range []indexer.Query{
+			{Term: term},
+			{Term: term, Skip: 3, Limit: 7},
+			{Term: term, ContentID: "c07"},
+			{Term: term, ContentID: "c11", Skip: 1, Limit: 1},
+		} {
+			q.Tenant, q.Type = "t", indexer.Lexical
+			w := hitStrings(want(q))
+			for _, window := range []int{maxResultWindow, 5} {
+				ix.window = window
+				hits, err := ix.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := hitStrings(hits); !slices.Equal(got, w) {
+					t.Errorf("%+v (window %d):\n  got  %v\n  want %v", q, window, got, w)
+				}
+			}
+			ix.window = maxResultWindow
+			if p, ok := indexer.Phrase(term); ok {
+				// Elasticsearch's own order, not the fallback that counts in every hit.
+				terms := analysis.PhraseTerms(p)
+				query := map[string]any{"bool": map[string]any{"filter": filters(q, kindChunk), "must": map[string]any{
+					"match_phrase": map[string]any{"text.phrase": map[string]any{"query": strings.Join(terms, " "), "analyzer": "whitespace"}}}}}
+				hits, ok, err := ix.phraseRanked(ctx, q, query, terms)
+				if err != nil || !ok || !slices.Equal(hitStrings(hits), w) {
+					t.Errorf("%+v: phraseRanked = %v, %v, %v; want %v", q, hitStrings(hits), ok, err, w)
+				}
+			}
+		}
+	}
+}
+
+// TestLongKeywordQuery checks that a keyword query of many lexemes (each a handful of
+// clauses) is answered, not refused by the engine's clause limit, with the shared scores and
+// the rule that the version holds every lexeme.
+func TestLongKeywordQuery(t *testing.T) {
+	ix := open(t, newClient(t), indexertest.Model)
+	ctx := testCtx(t)
+	var words []string
+	for i := range 1500 {
+		words = append(words, fmt.Sprintf("w%dx", i))
+	}
+	half := strings.Join(words[:750], " ")
+	for id, chunks := range map[string][]indexer.Chunk{
+		"all":  {{Active: true, Location: "p1", Text: half + " " + words[0]}, {Active: true, Location: "p2", Text: strings.Join(words[750:], " ")}},
+		"half": {{Active: true, Location: "p1", Text: half}},
+	} {
+		if err := ix.IndexContent(ctx, "t", id, 1, chunks, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := indexer.Query{Tenant: "t", Type: indexer.Lexical, Term: strings.Join(words, " ")}
+	// Candidates: all@p1 (words 0-749, word 0 twice), all@p2 (words 750-1499), half@p1
+	// (words 0-749); only "all" holds every word, and its best chunk is p2, whose words are
+	// the rarer.
+	lexemes := analysis.Lexemes(q.Term)
+	scores := indexer.KeywordScores([][]int{
+		indexer.TermCounts(half+" "+words[0], lexemes),
+		indexer.TermCounts(strings.Join(words[750:], " "), lexemes),
+		indexer.TermCounts(half, lexemes),
+	})
+	if scores[1] <= scores[0] {
+		t.Fatalf("scores %v: want p2 best", scores)
+	}
+	want := []string{fmt.Sprintf("all/1@=%v", scores[1])}
+	hits, err := ix.Search(ctx, q)
+	if err != nil || !slices.Equal(hitStrings(hits), want) {
+		t.Fatalf("search of %d words: %v, %v; want %v", len(words), hitStrings(hits), err, want)
 	}
 }

@@ -291,7 +291,7 @@ func TestNewValidates(t *testing.T) {
 	if got := c.Alias(mappings.Content); got != "lectern_content" {
 		t.Errorf("Alias = %q", got)
 	}
-	if got := c.Index(mappings.Content); got != "lectern_content_v1" {
+	if got := c.Index(mappings.Content); got != "lectern_"+mappings.Versioned(mappings.Content) || !strings.HasPrefix(got, "lectern_content_v") {
 		t.Errorf("Index = %q", got)
 	}
 	if err := c.DeleteIndices(context.Background(), ""); err == nil {
