@@ -1224,14 +1224,21 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 		k = min(want+want/2+10, maxKNN)
 	}
 	for {
-		res, err := ix.search(ctx, nil, map[string]any{
+		body := map[string]any{
 			"size": k, "track_total_hits": false,
 			"knn": map[string]any{
 				"field": "embedding", "query_vector": q.Vector, "k": k,
 				"num_candidates": min(max(2*want, k, 100), maxKNN), "filter": filters(q, kindChunk),
 			},
 			"_source": chunkSource,
-		}, "")
+		}
+		if q.ContentID == "" {
+			// The engine keeps each version's nearest chunk of the k and fetches only the
+			// versions needed, not k chunks.
+			body["collapse"] = map[string]any{"field": "version_key"}
+			body["size"], body["track_total_hits"] = want, true
+		}
+		res, err := ix.search(ctx, nil, body, "")
 		if err != nil {
 			return nil, err
 		}
@@ -1244,9 +1251,13 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 				Score: c, MatchStrength: indexer.Strength(c)}
 		}
 		out := indexer.Collapse(hits, q)
-		// Fewer hits than asked for means there are no more; otherwise, when collapsing left
-		// too few, ask for more.
-		if len(out) >= want || len(raw) < k || k == maxKNN {
+		// Fewer nearest chunks than asked for means there are no more; otherwise, when
+		// collapsing left too few versions, ask for more.
+		found := len(raw)
+		if q.ContentID == "" {
+			found = res.Hits.Total.Value
+		}
+		if len(out) >= want || found < k || k == maxKNN {
 			return indexer.Page(out, q), nil
 		}
 		k = min(2*k, maxKNN)
