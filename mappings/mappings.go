@@ -78,7 +78,7 @@ type Index struct {
 
 // indexes lists every definition; each has a file <Name>.json (checked by the tests).
 var indexes = []Index{
-	{Name: Content, Version: 2},
+	{Name: Content, Version: 3},
 	{Name: Statements, Version: 1},
 	{Name: XAPIDocuments, Version: 1},
 	{Name: XAPIActivities, Version: 1},

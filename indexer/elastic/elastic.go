@@ -11,15 +11,16 @@
 //   - "chunk": one per chunk (tenant_id, content_id, version, version_key, tags, active,
 //     location, text with its phrase subfield text.phrase, lex, vlex, embedding);
 //   - "field": one per metadata field (field_type, value as a keyword with a lowercase
-//     normalizer and its exact subfield value.exact, created, updated, and the version's
-//     tags and active flag);
+//     normalizer and its exact subfield value.exact, created and updated as the
+//     RFC 3339 strings Go writes — keywords with doc values only, so that a search reads
+//     them exactly without loading the document — and the version's tags and active flag);
 //   - "status": one per content version (its tags and active flag): a version exists when
 //     it has one, even without chunks or fields.
 //
 // Document ids are fixed per version (a hash of tenant, content id and version, the kind,
 // and the chunk's or field's index), and every document carries copies of what searches
 // filter on, so a search is one _search request (two for keyword queries of several
-// lexemes), with no point in time and no status lookup.
+// lexemes and for phrase queries), with no point in time and no status lookup.
 //
 // # Consistency
 //
@@ -48,6 +49,15 @@
 // order, so this is indexer.Compare — and returns exactly the page; only pages beyond
 // maxResultWindow hits are collected whole in a point in time (collectAll).
 //
+// Searches load no stored field (stored_fields _none_: neither _id nor _source). A hit's
+// content id, version and location (a field's content id, version, type and exact value)
+// are its sort values, and a field's created and updated come from doc values. Loading
+// the _source of a hit means decompressing its stored fields, embedding included, and
+// costs more than the query itself (about 50 µs a hit at 100k chunks: at 100 hits, 5 of a
+// keyword search's 8 ms); the text, when a search needs it, is fetched for the few hits
+// that need it, or with the hits only when every hit does (keyword ReturnMatch in one
+// content item).
+//
 //   - Keyword: the shared formula of package indexer (KeywordIDF, KeywordTF, KeywordScore)
 //     is computed by Lucene exactly. At index time Go analyses each chunk and stores in the
 //     keyword field lex (similarity "boolean": a matching term scores its query boost, no
@@ -58,7 +68,9 @@
 //     matching): a chunk scores Σ w·KeywordTF(tf), integers summed in float64 and rounded to
 //     float32 by Lucene as by KeywordScore. The weights w need N and df of the candidates:
 //     one size-0 count request with a filters aggregation first, for queries of two or more
-//     lexemes (with one, N = df and w is 69). Queries of more than maxRankedLexemes lexemes
+//     lexemes (with one, N = df and w is 69). Being of size 0, it is answered from the
+//     shard request cache when the same query ran since the last refresh (~0.3 ms instead
+//     of ~1.7 ms at 100k chunks; a refresh empties the cache, so the counts are never stale). Queries of more than maxRankedLexemes lexemes
 //     would break the engine's clause limit: their candidates are fetched and scored in Go
 //     (keywordAll).
 //   - Phrase: a match_phrase query on text.phrase, whose similarity is BM25 with b = 0: the
@@ -67,11 +79,15 @@
 //     statistics the same everywhere).
 //     Lucene's phrase frequency counts overlapping occurrences as PhraseOccurrences does, so
 //     Elasticsearch's order is the order of the occurrence counts; Go counts the
-//     occurrences in one hit per distinct score of the page (its text comes in _source) and
-//     gives every hit its count. Should the counts not fall as the scores do, the page is recomputed
-//     from every hit (phraseAll).
+//     occurrences in one hit per distinct score of the page and gives every hit its count.
+//     Those texts (usually one or two: most hits hold the phrase once) come from a second,
+//     small request by content id, version and location (unique within a version), which
+//     costs less than the text of every hit in the first. Should the counts not fall as the
+//     scores do, or a chunk be gone by then, the page is recomputed from every hit
+//     (phraseAll).
 //   - Field: a term query on the normalised value, sorted by [content_id, version,
-//     field_type, value.exact].
+//     field_type, value.exact]; a value too long for value.exact (ignore_above) is too
+//     long for value too, so every hit has its exact value as a sort value.
 //   - Semantic: a kNN query with the filters inside; tenant-wide k is half as much again as
 //     the hits needed, so that one request nearly always leaves enough versions after the
 //     collapse (otherwise k doubles).
@@ -681,17 +697,17 @@ type hit struct {
 	Score  float64         `json:"_score"`
 	Sort   json.RawMessage `json:"sort"`
 	Source source          `json:"_source"`
+	Fields struct {
+		Created []time.Time `json:"created"`
+		Updated []time.Time `json:"updated"`
+	} `json:"fields"`
 }
 
 type source struct {
-	ContentID string    `json:"content_id"`
-	Version   int       `json:"version"`
-	Location  string    `json:"location"`
-	Text      string    `json:"text"`
-	FieldType string    `json:"field_type"`
-	Value     string    `json:"value"`
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
+	ContentID string `json:"content_id"`
+	Version   int    `json:"version"`
+	Location  string `json:"location"`
+	Text      string `json:"text"`
 }
 
 type searchResult struct {
@@ -830,10 +846,20 @@ const maxResultWindow = 10000
 
 // ranked returns the page of chunk hits that q selects among the chunks matching query
 // (filters included), in chunkSort order, each hit with Elasticsearch's score; tenant-wide
-// one per version (its best chunk, without Location). Within maxResultWindow it is one
-// search request that collapses and pages; beyond it every hit is collected.
-func (ix *Index) ranked(ctx context.Context, q indexer.Query, query map[string]any, src []string, searchType string) ([]hit, error) {
+// one per version (its best chunk, whose Location the caller drops: see dropLocations).
+// Within maxResultWindow it is one search request that collapses and pages; beyond it every
+// hit is collected. withText fetches each hit's text too.
+//
+// Without text, the request loads no stored field (stored_fields _none_: no _id, no
+// _source) and the hits' content id, version and location are read from their sort values:
+// the fetch phase is then nearly free, where loading and filtering the _source of each hit
+// (which holds its embedding) cost more than the query itself (~50 µs a hit at 100k chunks).
+func (ix *Index) ranked(ctx context.Context, q indexer.Query, query map[string]any, withText bool, searchType string) ([]hit, error) {
 	if q.Skip+q.PageSize() > ix.window {
+		src := chunkSource
+		if withText {
+			src = chunkTextSource
+		}
 		all, err := ix.collectAll(ctx, map[string]any{"query": query, "_source": src, "sort": slices.Clone(chunkSort)})
 		if err != nil {
 			return nil, err
@@ -847,11 +873,16 @@ func (ix *Index) ranked(ctx context.Context, q indexer.Query, query map[string]a
 		for _, h := range indexer.Page(indexer.Collapse(hits, q), q) {
 			out = append(out, all[h.Match.(int)])
 		}
-		return ix.dropLocations(q, out), nil
+		return out, nil
 	}
 	body := map[string]any{
-		"query": query, "_source": src, "sort": chunkSort, "track_total_hits": false,
+		"query": query, "sort": chunkSort, "track_total_hits": false,
 		"from": q.Skip, "size": q.PageSize(),
+	}
+	if withText {
+		body["_source"] = chunkTextSource
+	} else {
+		body["_source"], body["stored_fields"] = false, "_none_"
 	}
 	if q.ContentID == "" {
 		body["collapse"] = map[string]any{"field": "version_key"}
@@ -860,7 +891,43 @@ func (ix *Index) ranked(ctx context.Context, q indexer.Query, query map[string]a
 	if err != nil {
 		return nil, err
 	}
-	return ix.dropLocations(q, res.Hits.Hits), nil
+	if !withText {
+		for i := range res.Hits.Hits {
+			if err := res.Hits.Hits[i].fromChunkSort(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res.Hits.Hits, nil
+}
+
+// fromChunkSort sets the hit's content id, version and location from its chunkSort values.
+func (h *hit) fromChunkSort() error {
+	return h.fromSort(nil, &h.Source.ContentID, &h.Source.Version, &h.Source.Location)
+}
+
+// fromSort decodes the hit's sort values into dst, one pointer per sort key (nil skips a
+// key). A missing value (null) is an error: every key read this way is set on every
+// document it sorts.
+func (h *hit) fromSort(dst ...any) error {
+	var v []json.RawMessage
+	err := json.Unmarshal(h.Sort, &v)
+	if err == nil && len(v) != len(dst) {
+		err = fmt.Errorf("%d sort values, want %d", len(v), len(dst))
+	}
+	for i := 0; err == nil && i < len(dst); i++ {
+		switch {
+		case dst[i] == nil:
+		case string(v[i]) == "null":
+			err = fmt.Errorf("sort value %d is missing", i)
+		default:
+			err = json.Unmarshal(v[i], dst[i])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("indexer/elastic: sort values %s: %w", h.Sort, err)
+	}
+	return nil
 }
 
 // dropLocations clears the locations of tenant-wide hits, which name versions, not chunks.
@@ -912,14 +979,11 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 		}
 	}
 	query := map[string]any{"bool": map[string]any{"filter": f, "should": should, "minimum_should_match": 1}}
-	src := chunkSource
-	if q.ReturnMatch && q.ContentID != "" {
-		src = chunkTextSource
-	}
-	raw, err := ix.ranked(ctx, q, query, src, "")
+	raw, err := ix.ranked(ctx, q, query, q.ReturnMatch && q.ContentID != "", "")
 	if err != nil {
 		return nil, err
 	}
+	raw = ix.dropLocations(q, raw)
 	page := make([]indexer.Hit, len(raw))
 	for i, h := range raw {
 		// Lucene's score is a float32: so is indexer.KeywordScore's.
@@ -1106,17 +1170,32 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 // phraseRanked returns the page of a phrase search as Elasticsearch ranks it, with the
 // occurrence counts as scores; ok is false when the counts do not fall as the scores do.
 func (ix *Index) phraseRanked(ctx context.Context, q indexer.Query, query map[string]any, terms []string) (page []indexer.Hit, ok bool, err error) {
-	// The texts come along (cheaper than a second request for a few of them).
-	raw, err := ix.ranked(ctx, q, query, chunkTextSource, ix.phraseSearchType)
+	raw, err := ix.ranked(ctx, q, query, false, ix.phraseSearchType)
 	if err != nil {
 		return nil, false, err
 	}
-	// Equal scores mean equal occurrence counts: count them in one hit per score.
-	count := map[float64]int{}
-	for _, h := range raw {
-		if _, ok := count[h.Score]; !ok {
-			count[h.Score] = indexer.PhraseOccurrences(h.Source.Text, terms)
+	// Equal scores mean equal occurrence counts: count them in one hit per score, whose
+	// texts a second request fetches (cheaper than the text of every hit in the first).
+	reps := map[float64]int{} // score → index in raw of the hit to count in
+	var keys []chunkKey
+	for i, h := range raw {
+		if _, ok := reps[h.Score]; !ok {
+			reps[h.Score] = i
+			keys = append(keys, chunkKey{h.Source.ContentID, h.Source.Version, h.Source.Location})
 		}
+	}
+	texts, err := ix.chunkTexts(ctx, q, keys)
+	if err != nil {
+		return nil, false, err
+	}
+	count := make(map[float64]int, len(reps))
+	for s, i := range reps {
+		h := raw[i]
+		text, found := texts[chunkKey{h.Source.ContentID, h.Source.Version, h.Source.Location}]
+		if !found {
+			return nil, false, nil // deleted since: phraseAll sees the index as it is now
+		}
+		count[s] = indexer.PhraseOccurrences(text, terms)
 	}
 	page = make([]indexer.Hit, len(raw))
 	for i, h := range raw {
@@ -1127,7 +1206,48 @@ func (ix *Index) phraseRanked(ctx context.Context, q indexer.Query, query map[st
 			return nil, false, nil
 		}
 	}
+	if q.ContentID == "" {
+		for i := range page {
+			page[i].Location = "" // tenant-wide hits name versions, not chunks
+		}
+	}
 	return page, true, nil
+}
+
+// chunkKey names a chunk: locations are unique within a version (indexer.Index).
+type chunkKey struct {
+	contentID string
+	version   int
+	location  string
+}
+
+// chunkTexts returns the texts of the chunks keys of q's tenant, in one request.
+func (ix *Index) chunkTexts(ctx context.Context, q indexer.Query, keys []chunkKey) (map[chunkKey]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	// Only chunks have a location: no kind filter. One key is the usual case (most hits of
+	// a phrase occur once), and a flat conjunction is then the cheapest query.
+	should := make([]any, len(keys))
+	for i, k := range keys {
+		should[i] = map[string]any{"bool": map[string]any{"filter": []any{termQuery("tenant_id", q.Tenant),
+			termQuery("content_id", k.contentID), termQuery("version", k.version), termQuery("location", k.location)}}}
+	}
+	query := should[0]
+	if len(should) > 1 {
+		query = map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}
+	}
+	res, err := ix.search(ctx, nil, map[string]any{
+		"size": len(keys), "track_total_hits": false, "_source": chunkTextSource, "query": query,
+	}, "")
+	if err != nil {
+		return nil, err
+	}
+	texts := make(map[chunkKey]string, len(keys))
+	for _, h := range res.Hits.Hits {
+		texts[chunkKey{h.Source.ContentID, h.Source.Version, h.Source.Location}] = h.Source.Text
+	}
+	return texts, nil
 }
 
 // phraseAll is phrase search by counting the occurrences in every hit, in Go.
@@ -1182,15 +1302,19 @@ func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, err
 		f = append(f, map[string]any{"terms": map[string]any{"field_type": q.FieldTypes}})
 	}
 	// An exact match has no degrees: every hit scores the same, and the order is the
-	// deterministic tie-break.
+	// deterministic tie-break. The hits' fields come from their sort values (value.exact is
+	// the value as written; a value too long for it is too long for value too, so never
+	// found) and created and updated from doc values: no stored field is loaded (see
+	// ranked).
 	body := map[string]any{
 		"query":   map[string]any{"bool": map[string]any{"filter": f}},
-		"_source": []string{"content_id", "version", "field_type", "value", "created", "updated"},
+		"_source": false, "stored_fields": "_none_", "docvalue_fields": []string{"created", "updated"},
 		"sort": []any{map[string]any{"content_id": "asc"}, map[string]any{"version": "asc"},
 			map[string]any{"field_type": "asc"}, map[string]any{"value.exact": "asc"}},
 	}
 	var raw []hit
-	if q.Skip+q.PageSize() > ix.window {
+	collected := q.Skip+q.PageSize() > ix.window
+	if collected {
 		all, err := ix.collectAll(ctx, body)
 		if err != nil {
 			return nil, err
@@ -1207,10 +1331,19 @@ func (ix *Index) field(ctx context.Context, q indexer.Query) ([]indexer.Hit, err
 	}
 	hits := make([]indexer.Hit, len(raw))
 	for i, h := range raw {
-		s := h.Source
-		hits[i] = indexer.Hit{ContentID: s.ContentID, Version: s.Version, Score: indexer.FieldScore,
-			Field: &indexer.Field{Tenant: q.Tenant, ContentID: s.ContentID, Version: s.Version, FieldType: s.FieldType,
-				Value: s.Value, Created: s.Created, Updated: s.Updated}}
+		f := &indexer.Field{Tenant: q.Tenant}
+		keys := []any{&f.ContentID, &f.Version, &f.FieldType, &f.Value}
+		if collected {
+			keys = append(keys, nil) // collectAll's _shard_doc
+		}
+		if err := h.fromSort(keys...); err != nil {
+			return nil, err
+		}
+		if len(h.Fields.Created) != 1 || len(h.Fields.Updated) != 1 {
+			return nil, fmt.Errorf("indexer/elastic: field hit without created or updated: %s", h.Sort)
+		}
+		f.Created, f.Updated = h.Fields.Created[0], h.Fields.Updated[0]
+		hits[i] = indexer.Hit{ContentID: f.ContentID, Version: f.Version, Score: indexer.FieldScore, Field: f}
 	}
 	return hits, nil
 }

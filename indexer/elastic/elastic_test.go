@@ -440,3 +440,63 @@ func TestLongKeywordQuery(t *testing.T) {
 		t.Fatalf("search of %d words: %v, %v; want %v", len(words), hitStrings(hits), err, want)
 	}
 }
+
+// TestFieldSearchValues checks that field hits carry each field exactly as indexed — the
+// value's case, timestamps to the nanosecond and in their zone, read from sort values and
+// doc values rather than _source — in indexer.Compare order, also for pages beyond the
+// result window, which are collected whole.
+func TestFieldSearchValues(t *testing.T) {
+	ix := open(t, newClient(t), indexertest.Model)
+	ctx := testCtx(t)
+	zone := time.FixedZone("x", 5*3600+1800)
+	var want []indexer.Hit
+	for i := range 7 {
+		id := fmt.Sprintf("c%d, \"quoted\" é", 6-i) // indexed out of order, sorted by id
+		base := time.Date(2020+i, 3, 4, 5, 6, 7, 123456789+i, zone)
+		var fields []indexer.Field
+		for _, ft := range []string{indexer.FieldTitle, indexer.FieldSummary} {
+			f := indexer.Field{FieldType: ft, Value: fmt.Sprintf("Shared VALUE %c", 'a'+i%2), Created: base,
+				Updated: base.Add(time.Duration(i) * time.Microsecond).UTC()}
+			fields = append(fields, f)
+			f.Tenant, f.ContentID, f.Version = "t", id, 2
+			if i%2 == 0 {
+				want = append(want, indexer.Hit{ContentID: id, Version: 2, Score: indexer.FieldScore, Field: &f})
+			}
+		}
+		if err := ix.IndexContent(ctx, "t", id, 2, nil, fields); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.SetStatus(ctx, "t", id, 2, nil, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexer.Sort(want)
+	str := func(hits []indexer.Hit) []string {
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			f := h.Field
+			out[i] = fmt.Sprintf("%s/%d %s %q %s %s %v", h.ContentID, h.Version, f.FieldType, f.Value,
+				f.Created.Format(time.RFC3339Nano), f.Updated.Format(time.RFC3339Nano), h.Score)
+		}
+		return out
+	}
+	for _, q := range []indexer.Query{{}, {Skip: 2, Limit: 3}, {FieldTypes: []string{indexer.FieldSummary}, Skip: 1}} {
+		q.Tenant, q.Type, q.Term = "t", indexer.FieldSearch, "shared value A"
+		w := want
+		if len(q.FieldTypes) > 0 {
+			w = slices.DeleteFunc(slices.Clone(w), func(h indexer.Hit) bool { return h.Field.FieldType != indexer.FieldSummary })
+		}
+		w = indexer.Page(w, q)
+		for _, window := range []int{maxResultWindow, 2} {
+			ix.window = window
+			hits, err := ix.Search(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := str(hits); !slices.Equal(got, str(w)) {
+				t.Errorf("%+v (window %d):\n  got  %q\n  want %q", q, window, got, str(w))
+			}
+		}
+	}
+	ix.window = maxResultWindow
+}

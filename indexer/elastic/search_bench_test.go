@@ -179,10 +179,14 @@ func (ix *Index) rawSearch(ctx context.Context, body map[string]any) error {
 // _search request, timed at the HTTP client, with the engine's plain query for the same
 // filters and terms (keyword: a should of term queries on text, BM25; phrase: the
 // match_phrase; semantic: a kNN clause with k 100 and 200 candidates) asking for the top 100
-// hits, without a point in time. The API sends one _search that
-// ranks, collapses and pages (keyword queries of several lexemes first send a size-0 count
-// request for their weights; phrase searches then fetch the text of one hit per distinct
-// score). semantic includes the query embedding on both sides; knn is the same without it.
+// hits, without a point in time, with their content id, version and location from _source
+// as a plain client reads them. The API sends one _search that ranks, collapses and pages
+// (keyword queries of several lexemes first send a size-0 count request for their weights,
+// which the shard request cache answers when the query repeats — the 50 queries each run
+// several times; phrase searches then fetch the text of one hit per distinct score) and
+// loads no stored field for lexical and field searches (see the package comment), so it can
+// be faster than raw. semantic includes the query embedding on both sides; knn is the same
+// without it.
 func BenchmarkContentSearch(b *testing.B) {
 	e := eval.Embedder(b)
 	ix := openESBench(b)
