@@ -51,7 +51,8 @@
 //
 // Searches load no stored field (stored_fields _none_: neither _id nor _source). A hit's
 // content id, version and location (a field's content id, version, type and exact value)
-// are its sort values, and a field's created and updated come from doc values. Loading
+// are its sort values (semantic hits, which sort by score alone, read them from doc
+// values), and a field's created and updated come from doc values. Loading
 // the _source of a hit means decompressing its stored fields, embedding included, and
 // costs more than the query itself (about 50 µs a hit at 100k chunks: at 100 hits, 5 of a
 // keyword search's 8 ms); the text, when a search needs it, is fetched for the few hits
@@ -70,9 +71,9 @@
 //     one size-0 count request with a filters aggregation first, for queries of two or more
 //     lexemes (with one, N = df and w is 69). Being of size 0, it is answered from the
 //     shard request cache when the same query ran since the last refresh (~0.3 ms instead
-//     of ~1.7 ms at 100k chunks; a refresh empties the cache, so the counts are never stale). Queries of more than maxRankedLexemes lexemes
-//     would break the engine's clause limit: their candidates are fetched and scored in Go
-//     (keywordAll).
+//     of ~1.7 ms at 100k chunks; a refresh empties the cache, so the counts are never
+//     stale). Queries of more than maxRankedLexemes lexemes would break the engine's clause
+//     limit: their candidates are fetched and scored in Go (keywordAll).
 //   - Phrase: a match_phrase query on text.phrase, whose similarity is BM25 with b = 0: the
 //     score is then a function of the phrase frequency alone, strictly increasing, the same
 //     for every chunk (on an index of several shards, dfs_query_then_fetch keeps the
@@ -89,8 +90,8 @@
 //     field_type, value.exact]; a value too long for value.exact (ignore_above) is too
 //     long for value too, so every hit has its exact value as a sort value.
 //   - Semantic: a kNN query with the filters inside; tenant-wide k is half as much again as
-//     the hits needed, so that one request nearly always leaves enough versions after the
-//     collapse (otherwise k doubles).
+//     the hits needed and the engine collapses the k nearest chunks on version_key, so that
+//     one request nearly always returns the versions of the page (otherwise k doubles).
 //
 // # Differences from indexer/bleve
 //
@@ -698,8 +699,11 @@ type hit struct {
 	Sort   json.RawMessage `json:"sort"`
 	Source source          `json:"_source"`
 	Fields struct {
-		Created []time.Time `json:"created"`
-		Updated []time.Time `json:"updated"`
+		Created   []time.Time `json:"created"`
+		Updated   []time.Time `json:"updated"`
+		ContentID []string    `json:"content_id"`
+		Version   []int       `json:"version"`
+		Location  []string    `json:"location"`
 	} `json:"fields"`
 }
 
@@ -1363,7 +1367,9 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 				"field": "embedding", "query_vector": q.Vector, "k": k,
 				"num_candidates": min(max(2*want, k, 100), maxKNN), "filter": filters(q, kindChunk),
 			},
-			"_source": chunkSource,
+			// Doc values, not stored fields: loading a hit's stored fields (the embedding
+			// among them) costs more than the kNN search itself.
+			"_source": false, "stored_fields": "_none_", "docvalue_fields": chunkSource,
 		}
 		if q.ContentID == "" {
 			// The engine keeps each version's nearest chunk of the k and fetches only the
@@ -1378,9 +1384,13 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 		raw := res.Hits.Hits
 		hits := make([]indexer.Hit, len(raw))
 		for i, h := range raw {
+			f := h.Fields
+			if len(f.ContentID) != 1 || len(f.Version) != 1 || len(f.Location) != 1 {
+				return nil, fmt.Errorf("indexer/elastic: chunk hit without content_id, version or location doc values")
+			}
 			// Elasticsearch scores cosine similarity c as (1 + c) / 2.
 			c := 2*h.Score - 1
-			hits[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
+			hits[i] = indexer.Hit{ContentID: f.ContentID[0], Version: f.Version[0], Location: f.Location[0],
 				Score: c, MatchStrength: indexer.Strength(c)}
 		}
 		out := indexer.Collapse(hits, q)
