@@ -197,25 +197,37 @@ func BenchmarkContentSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	base := indexer.Query{Tenant: eval.SynthTenant}
+	// lean, when set, makes the raw queries read content_id, version and location from doc
+	// values instead of _source (the .../raw-lean cases), as the API does: the fairest
+	// baseline for a user who knows that trick.
+	lean := false
+	fetch := func(body map[string]any) map[string]any {
+		if lean {
+			body["_source"], body["stored_fields"], body["docvalue_fields"] = false, "_none_", chunkSource
+		} else {
+			body["_source"] = chunkSource
+		}
+		return body
+	}
 	raw := func(q indexer.Query, kind string, must map[string]any) error {
-		return ix.rawSearch(ctx, map[string]any{
-			"size": indexer.DefaultLimit, "_source": chunkSource,
+		return ix.rawSearch(ctx, fetch(map[string]any{
+			"size":  indexer.DefaultLimit,
 			"query": map[string]any{"bool": map[string]any{"filter": filters(q, kind), "must": must}},
-		})
+		}))
 	}
 	knn := func(v []float32) error {
 		q := base
 		q.Type = indexer.Semantic
-		return ix.rawSearch(ctx, map[string]any{
-			"size": indexer.DefaultLimit, "_source": chunkSource,
+		return ix.rawSearch(ctx, fetch(map[string]any{
+			"size": indexer.DefaultLimit,
 			"knn": map[string]any{"field": "embedding", "query_vector": v, "k": indexer.DefaultLimit,
 				"num_candidates": 2 * indexer.DefaultLimit, "filter": filters(q, kindChunk)},
-		})
+		}))
 	}
 	b.Run("elastic/keyword/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "keyword"))
 	})
-	b.Run("elastic/keyword/raw", func(b *testing.B) {
+	rawKeyword := func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			var should []any
 			for j, l := range analysis.Lexemes(qs.Keyword[i%len(qs.Keyword)]) {
@@ -225,11 +237,13 @@ func BenchmarkContentSearch(b *testing.B) {
 			q.Type = indexer.Lexical
 			return raw(q, kindChunk, map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}})
 		})
-	})
+	}
+	b.Run("elastic/keyword/raw", func(b *testing.B) { lean = false; rawKeyword(b) })
+	b.Run("elastic/keyword/raw-lean", func(b *testing.B) { lean = true; rawKeyword(b) })
 	b.Run("elastic/phrase/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "phrase"))
 	})
-	b.Run("elastic/phrase/raw", func(b *testing.B) {
+	rawPhrase := func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			q := base
 			q.Type = indexer.Lexical
@@ -237,21 +251,25 @@ func BenchmarkContentSearch(b *testing.B) {
 			return raw(q, kindChunk, map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
 				"query": strings.Join(terms, " "), "analyzer": "whitespace"}}})
 		})
-	})
+	}
+	b.Run("elastic/phrase/raw", func(b *testing.B) { lean = false; rawPhrase(b) })
+	b.Run("elastic/phrase/raw-lean", func(b *testing.B) { lean = true; rawPhrase(b) })
 	b.Run("elastic/field/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "field"))
 	})
-	b.Run("elastic/field/raw", func(b *testing.B) {
+	rawField := func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			q := base
 			q.Type = indexer.FieldSearch
 			return raw(q, kindField, map[string]any{"bool": map[string]any{"filter": []any{termQuery("value", qs.Field[i%len(qs.Field)])}}})
 		})
-	})
+	}
+	b.Run("elastic/field/raw", func(b *testing.B) { lean = false; rawField(b) })
+	b.Run("elastic/field/raw-lean", func(b *testing.B) { lean = true; rawField(b) })
 	b.Run("elastic/semantic/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "semantic"))
 	})
-	b.Run("elastic/semantic/raw", func(b *testing.B) {
+	rawSemantic := func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			v, err := e.Embed(ctx, []string{qs.Semantic[i%len(qs.Semantic)]})
 			if err != nil {
@@ -259,13 +277,17 @@ func BenchmarkContentSearch(b *testing.B) {
 			}
 			return knn(v[0])
 		})
-	})
+	}
+	b.Run("elastic/semantic/raw", func(b *testing.B) { lean = false; rawSemantic(b) })
+	b.Run("elastic/semantic/raw-lean", func(b *testing.B) { lean = true; rawSemantic(b) })
 	b.Run("elastic/knn/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "knn"))
 	})
-	b.Run("elastic/knn/raw", func(b *testing.B) {
+	rawKnn := func(b *testing.B) {
 		eval.Latency(b, func(i int) error { return knn(qvecs[i%len(qvecs)]) })
-	})
+	}
+	b.Run("elastic/knn/raw", func(b *testing.B) { lean = false; rawKnn(b) })
+	b.Run("elastic/knn/raw-lean", func(b *testing.B) { lean = true; rawKnn(b) })
 }
 
 // BenchmarkIndexCached measures indexing throughput with cached vectors (see
