@@ -183,7 +183,7 @@ printf '%s\n' "$search_out" | awk '
     if (!(k in seen)) { seen[k] = 1; order[++n] = k }
     p50[k, p[3]] = metric("p50-ms"); p99[k, p[3]] = metric("p99-ms")
   }
-  function ms(v) { return v < 0 ? "-" : sprintf("%.2f", v) }
+  function ms(v) { return v < 0 ? "-" : sprintf(v < 1 ? "%.3f" : "%.2f", v) }
   function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-" }
   END {
     if (n == 0) { print "no BenchmarkContentSearch results found" > "/dev/stderr"; exit 1 }
