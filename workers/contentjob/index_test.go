@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/eval"
 	"github.com/lectern-lms/lectern/storage/blob/local"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
@@ -42,31 +41,6 @@ func (c *countingModel) count() int {
 	return c.texts
 }
 
-func modelDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("LECTERN_TEST_MODEL_DIR")
-	if dir == "" {
-		var err error
-		if dir, err = embed.DefaultModelDir(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-func loadModel(t *testing.T) *embed.ONNX {
-	t.Helper()
-	m, err := embed.New(modelDir(t))
-	if errors.Is(err, embed.ErrNoModel) && os.Getenv("CI") == "" {
-		t.Skipf("no embedding model installed (%v); run scripts/install-model.sh", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
-
 // pipeline is one indexer process: its own connections, index handle and vector cache.
 type pipeline struct {
 	records record.Store
@@ -79,7 +53,7 @@ type pipeline struct {
 }
 
 func TestIndexAfterRestartEmbedsOnce(t *testing.T) {
-	model := loadModel(t)
+	model := eval.Embedder(t)
 	for _, backend := range recordstores.All() {
 		t.Run(backend.Name, func(t *testing.T) {
 			ctx := context.Background()
