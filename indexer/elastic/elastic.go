@@ -182,8 +182,13 @@ const maxKNN = 10000
 // UTF-16 code units) are stored but not indexed, since Lucene refuses terms over 32766 bytes.
 const maxValueLength = 8191
 
-// bulkBatch is the largest number of actions in one bulk request.
-const bulkBatch = 500
+// bulkBatch is the largest number of actions in one bulk request, and bulkBytes the size
+// past which a request is sent early: a version with a large vocabulary carries it (vlex) on
+// every chunk, and Elasticsearch refuses requests over http.max_content_length (100 MB).
+const (
+	bulkBatch = 500
+	bulkBytes = 16 << 20
+)
 
 // New returns the index behind client's content alias, creating the index (mappings.Content)
 // when it does not exist, and records or checks the embedding model.
@@ -592,16 +597,11 @@ type bulkOp struct {
 // ("true", or "false" for writes that need not be visible at once), the others without one.
 func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh string) error {
 	for len(ops) > 0 {
-		n := min(len(ops), bulkBatch)
-		batch := ops[:n]
-		ops = ops[n:]
-		r := refresh
-		if len(ops) > 0 {
-			r = "false"
-		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
-		for _, o := range batch {
+		n := 0
+		for n < len(ops) && n < bulkBatch && buf.Len() < bulkBytes {
+			o := ops[n]
 			if err := enc.Encode(map[string]any{o.action: map[string]any{"_id": o.id}}); err != nil {
 				return fmt.Errorf("indexer/elastic: %s: %w", op, err)
 			}
@@ -610,6 +610,12 @@ func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh stri
 					return fmt.Errorf("indexer/elastic: %s: %w", op, err)
 				}
 			}
+			n++
+		}
+		ops = ops[n:]
+		r := refresh
+		if len(ops) > 0 {
+			r = "false"
 		}
 		var res struct {
 			Errors bool `json:"errors"`
