@@ -47,7 +47,10 @@
 // (tenant-wide: one hit per version_key, the best chunk) and pages every search itself, with
 // the sort [_score desc, content_id, version, location] — keyword sort order is Go's byte
 // order, so this is indexer.Compare — and returns exactly the page; only pages beyond
-// maxResultWindow hits are collected whole in a point in time (collectAll).
+// maxResultWindow hits are collected whole in a point in time (collectAll). Keyword and
+// phrase searches send their scope (kind, tenant, content id, version, tags, active) as one
+// bool filter clause (scopeFilter), which the engine's query cache keeps as a bitset: its
+// term queries alone are never cached.
 //
 // Searches load no stored field (stored_fields _none_: neither _id nor _source). A hit's
 // content id, version and location (a field's content id, version, type and exact value)
@@ -804,6 +807,14 @@ func filters(q indexer.Query, kind string) []any {
 	return out
 }
 
+// scopeFilter is filters(q, kind) as one bool filter clause: the same clause for every
+// query of a tenant (and options), so the engine's query cache keeps it as a bitset after
+// a few uses, where its term queries alone are never cached and would each be intersected
+// again on every search (~0.4 ms of a keyword or phrase search at 100k chunks).
+func scopeFilter(q indexer.Query, kind string) map[string]any {
+	return map[string]any{"bool": map[string]any{"filter": filters(q, kind)}}
+}
+
 // Search implements indexer.Index.
 func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
 	if ix.closed.Load() {
@@ -958,7 +969,7 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	if len(lexemes) > maxRankedLexemes {
 		return ix.keywordAll(ctx, q, lexemes)
 	}
-	scope := filters(q, kindChunk)
+	scope := []any{scopeFilter(q, kindChunk)}
 	present := make([]any, len(lexemes))
 	for j, l := range lexemes {
 		present[j] = termQuery("lex", l)
@@ -1159,7 +1170,7 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 	mp := map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
 		"query": strings.Join(terms, " "), "analyzer": "whitespace",
 	}}}
-	query := map[string]any{"bool": map[string]any{"filter": filters(q, kindChunk), "must": mp}}
+	query := map[string]any{"bool": map[string]any{"filter": scopeFilter(q, kindChunk), "must": mp}}
 	page, ok, err := ix.phraseRanked(ctx, q, query, terms)
 	if err == nil && !ok {
 		// Elasticsearch's order is not the occurrence counts' (it should be): rank in Go.
