@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -167,13 +166,3 @@ func withDesc(m map[string]any, d string) map[string]any {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func (s *Server) openapi(c *fiber.Ctx) error { return c.JSON(s.OpenAPI()) }
-
-// SortedPaths lists the OpenAPI paths (for tests and docs).
-func SortedPaths(doc map[string]any) []string {
-	var out []string
-	for p := range doc["paths"].(map[string]map[string]any) {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -241,10 +241,6 @@ func marshal(x any) []byte {
 // JSON returns the statement as stored.
 func (s *Statement) JSON() []byte { return marshal(s.m) }
 
-// Map returns the statement's generic tree (shared, not copied) for callers that need to
-// read properties this package does not expose.
-func (s *Statement) Map() map[string]any { return s.m }
-
 // VoidTarget returns the id this statement voids, "" if it is not a voiding statement.
 func (s *Statement) VoidTarget() string {
 	verb, _ := s.m["verb"].(map[string]any)
