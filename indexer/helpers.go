@@ -122,25 +122,6 @@ func Collapse(chunkHits []Hit, q Query) []Hit {
 	return out
 }
 
-// Cosine returns the cosine similarity of a and b, 0 when either is zero or their lengths
-// differ; computed in float64 so that backends agree to the last bits that matter.
-func Cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / (math.Sqrt(na) * math.Sqrt(nb))
-}
-
 // Strength converts a cosine similarity into a MatchStrength: clamped to [0, 1].
 func Strength(cos float64) *float64 {
 	s := min(max(cos, 0), 1)

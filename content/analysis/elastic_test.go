@@ -1,44 +1,17 @@
 package analysis
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
 
-	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/content/analysis/analysistest"
 	"github.com/lectern-lms/lectern/mappings"
-	"github.com/lectern-lms/lectern/storage/elastic"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
-
-// corpus returns the lines of testdata/analysis_corpus.txt: sentences and word lists chosen
-// to exercise the tokenizer (punctuation, numbers, scripts, emoji, apostrophes), the stop
-// list and the stemmer (suffix classes and Porter2's exceptions).
-func corpus(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open("testdata/analysis_corpus.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if sc.Text() != "" {
-			lines = append(lines, sc.Text())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
-}
 
 // utf16Offset converts a byte offset in s into the UTF-16 offset Elasticsearch reports.
 func utf16Offset(s string, byteOff int) int {
@@ -58,31 +31,16 @@ func (e esTok) String() string { return fmt.Sprintf("%q@%d[%d:%d]", e.term, e.po
 // terms at the same positions with the same offsets, for lectern_english (stop words
 // dropped, stems) and lectern_phrase (every word, lowercased, unstemmed).
 func TestMatchesElasticsearch(t *testing.T) {
-	url := testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	c, err := elastic.New(elastic.Config{URLs: []string{url}, IndexPrefix: "lectern_test_" + hex.EncodeToString(b) + "_"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := elastictest.NewClient(t, "lectern_test")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
 	// EnsureIndex creates the index from mappings.Render(mappings.Content, ...), so the
 	// analyzers compared are exactly the ones production uses.
 	if _, _, err := c.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: 4}); err != nil {
 		t.Fatal(err)
 	}
 
-	lines := corpus(t)
+	lines := analysistest.Corpus()
 	if n := len(strings.Fields(strings.Join(lines, " "))); n < 1000 {
 		t.Fatalf("corpus has %d words, want at least 1000", n)
 	}

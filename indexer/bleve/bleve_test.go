@@ -16,6 +16,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/indexertest"
 )
 
@@ -320,7 +321,7 @@ func TestSemanticAfterRewrites(t *testing.T) {
 			best, ok := math.Inf(-1), false
 			for _, v := range st.vecs {
 				if v != nil {
-					best, ok = max(best, indexer.Cosine(v, qv)), true
+					best, ok = max(best, embed.Cosine(v, qv)), true
 				}
 			}
 			if ok {

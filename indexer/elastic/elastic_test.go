@@ -1,15 +1,11 @@
 package elastic
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	mrand "math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,34 +17,19 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/content/analysis/analysistest"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/indexertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/storage/elastic"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 
 // newClient returns a client with an index prefix of its own, whose indices are deleted when
 // the test ends.
 func newClient(t *testing.T) *elastic.Client {
-	t.Helper()
-	url := testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	c, err := elastic.New(elastic.Config{URLs: []string{url}, IndexPrefix: "lectern_test_" + hex.EncodeToString(b) + "_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	return c
+	return elastictest.NewClient(t, "lectern_test")
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -183,21 +164,7 @@ func TestPhraseAnalyzerMatchesGo(t *testing.T) {
 	if _, _, err := c.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: 4}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("../../content/analysis/testdata/analysis_corpus.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if sc.Text() != "" {
-			lines = append(lines, sc.Text())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	lines := analysistest.Corpus()
 	extra := []string{
 		"Management of change", "management for the changes", "Don't panic", "We can’t panic now",
 		"_STOP_ _stop_ STOP stop", "the THE The tHe", "a b c d e f", "Is on the", "don’t won't shan't",

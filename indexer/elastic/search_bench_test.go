@@ -3,8 +3,6 @@ package elastic
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/storage/elastic"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 
 // esBench is the latency benchmarks' index of eval.BenchChunks synthetic chunks, under the
@@ -295,17 +294,8 @@ func BenchmarkContentSearch(b *testing.B) {
 // with the production settings (refresh_interval 1s; every IndexContent forces a refresh),
 // from one goroutine (seq) and from eight (par8). Reports chunks/s.
 func BenchmarkIndexCached(b *testing.B) {
-	url := testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL")
 	open := func(b *testing.B) indexer.Index {
-		r := make([]byte, 6)
-		if _, err := rand.Read(r); err != nil {
-			b.Fatal(err)
-		}
-		c, err := elastic.New(elastic.Config{URLs: []string{url}, IndexPrefix: "lectern_bench_idx_" + hex.EncodeToString(r) + "_"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = c.DeleteIndices(context.Background(), c.Prefix()) })
+		c := elastictest.NewClient(b, "lectern_bench_idx")
 		ix, err := New(context.Background(), c, Options{Model: eval.SynthModel})
 		if err != nil {
 			b.Fatal(err)

@@ -2,8 +2,6 @@ package eval
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +12,8 @@ import (
 	"github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/mappings"
-	storage "github.com/lectern-lms/lectern/storage/elastic"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 
 // minSemanticRecall is the floor for semantic recall@5 on the set.
@@ -37,8 +34,7 @@ func TestEvaluation(t *testing.T) {
 		evaluate(t, ix, e)
 	})
 	t.Run("elastic", func(t *testing.T) {
-		url := testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
-		c := esClient(t, url)
+		c := elastictest.NewClient(t, "lectern_eval")
 		ix, err := elastic.New(testCtx(t), c, elastic.Options{Model: Model(e)})
 		if err != nil {
 			t.Fatal(err)
@@ -87,26 +83,4 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// esClient returns a client with an index prefix of its own, whose indices are deleted when
-// the test ends.
-func esClient(t *testing.T, url string) *storage.Client {
-	t.Helper()
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	c, err := storage.New(storage.Config{URLs: []string{url}, IndexPrefix: "lectern_eval_" + hex.EncodeToString(b) + "_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.DeleteIndices(ctx, c.Prefix()); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	return c
 }

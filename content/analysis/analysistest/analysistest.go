@@ -1,0 +1,24 @@
+// Package analysistest holds the text corpus that checks the Go analysis chain
+// (content/analysis) against the Elasticsearch analyzers, for the tests of both sides.
+package analysistest
+
+import (
+	_ "embed"
+	"strings"
+)
+
+//go:embed corpus.txt
+var corpus string
+
+// Corpus returns the corpus's non-empty lines: sentences and word lists chosen to exercise
+// the tokenizer (punctuation, numbers, scripts, emoji, apostrophes), the stop list and the
+// stemmer (suffix classes and Porter2's exceptions).
+func Corpus() []string {
+	var lines []string
+	for l := range strings.Lines(corpus) {
+		if l = strings.TrimRight(l, "\r\n"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
