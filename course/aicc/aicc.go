@@ -15,6 +15,7 @@ package aicc
 
 import (
 	"fmt"
+	"github.com/lectern-lms/lectern/course/internal/pkgfs"
 	"io/fs"
 	"sort"
 	"strconv"
@@ -130,7 +131,7 @@ func (p *parser) warn(format string, args ...any) {
 }
 
 func (p *parser) readText(name string) (string, error) {
-	data, err := readCapped(p.fsys, name)
+	data, err := pkgfs.ReadCapped(p.fsys, name)
 	if err != nil {
 		return "", err
 	}
@@ -155,7 +156,7 @@ func Parse(fsys fs.FS) (*course.Package, error) {
 	}
 	p := &parser{fsys: fsys, files: files}
 	p.warnings = append(p.warnings, files.notes...)
-	p.warnings = append(p.warnings, junkWarnings(fsys)...)
+	p.warnings = append(p.warnings, pkgfs.JunkWarnings(fsys)...)
 	pkg, err := p.parse()
 	if err != nil {
 		return nil, err
@@ -274,7 +275,7 @@ func (p *parser) parse() (*course.Package, error) {
 	pkg.Metadata = md
 	for _, a := range pkg.Launchable() {
 		if a.AICC != nil && a.AICC.FileName != "" {
-			if _, f, _, err := resolveLaunch(a.AICC.FileName); err == nil && f != "" {
+			if _, f, _, err := pkgfs.ResolveLaunch(a.AICC.FileName); err == nil && f != "" {
 				pkg.Files = append(pkg.Files, f)
 			}
 		}
@@ -327,14 +328,14 @@ func (p *parser) readAUs() (map[string]auRow, []string, error) {
 		if unit.FileName == "" {
 			return nil, nil, course.Invalid("%s: line %d: AU %q has no File_Name", t.file, r.line, id)
 		}
-		launch, file, notes, err := resolveLaunch(unit.FileName)
+		launch, file, notes, err := pkgfs.ResolveLaunch(unit.FileName)
 		if err != nil {
 			return nil, nil, course.Invalid("%s: line %d: AU %q File_Name %q: %v", t.file, r.line, id, unit.FileName, err)
 		}
 		for _, n := range notes {
 			p.warn("%s: AU %q File_Name %q: %s", t.file, id, unit.FileName, n)
 		}
-		if file != "" && !fileExists(p.fsys, file) {
+		if file != "" && !pkgfs.FileExists(p.fsys, file) {
 			p.warn("%s: AU %q launch file %q is not in the package", t.file, id, file)
 		}
 		a.LaunchURL = p.withCommandLine(t.file, id, launch, unit.CommandLine)

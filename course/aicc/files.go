@@ -2,7 +2,6 @@ package aicc
 
 import (
 	"bytes"
-	"io/fs"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -11,17 +10,6 @@ import (
 
 // MaxFileSize caps every structure file the parser reads (see pkgfs.MaxFileSize).
 const MaxFileSize = pkgfs.MaxFileSize
-
-// The file helpers are shared with the other parsers; the short names keep the parser readable.
-var (
-	junkWarnings  = pkgfs.JunkWarnings
-	resolveLaunch = pkgfs.ResolveLaunch
-	fileExists    = pkgfs.FileExists
-	decodeCP1252  = pkgfs.DecodeCP1252
-	errEscapes    = pkgfs.ErrEscapes
-)
-
-func readCapped(fsys fs.FS, name string) ([]byte, error) { return pkgfs.ReadCapped(fsys, name) }
 
 // decodeText turns a structure file into UTF-8 text. AICC predates UTF-8 everywhere: authoring
 // tools on Windows write UTF-16 ("Unicode") or Windows-1252, so both are accepted, with a
@@ -39,7 +27,7 @@ func decodeText(name string, data []byte, warn func(string, ...any)) string {
 		return string(data)
 	}
 	warn("%s: not valid UTF-8; read as Windows-1252", name)
-	return decodeCP1252(data)
+	return pkgfs.DecodeCP1252(data)
 }
 
 func decodeUTF16(b []byte, bigEndian bool) string {

@@ -12,6 +12,7 @@ package cmi5
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/lectern-lms/lectern/course/internal/pkgfs"
 	"io/fs"
 	"net/url"
 	"regexp"
@@ -90,19 +91,19 @@ func (p *parser) ours(n *node) bool { return n.XMLName.Space == p.ns }
 // declarations return an error wrapping course.ErrInvalidPackage; oddities that do not stop the
 // course from running become Package.Warnings.
 func Parse(fsys fs.FS) (*course.Package, error) {
-	data, err := readCapped(fsys, FileName)
+	data, err := pkgfs.ReadCapped(fsys, FileName)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkXML(FileName, data); err != nil {
+	if err := pkgfs.CheckXML(FileName, data); err != nil {
 		return nil, err
 	}
 	var doc node
-	if err := newDecoder(data).Decode(&doc); err != nil {
+	if err := pkgfs.NewDecoder(data).Decode(&doc); err != nil {
 		return nil, course.Invalid("%s: %v", FileName, err)
 	}
 	p := &parser{fsys: fsys, ids: map[string]string{}, objectives: map[string]bool{}}
-	p.warnings = append(p.warnings, junkWarnings(fsys)...)
+	p.warnings = append(p.warnings, pkgfs.JunkWarnings(fsys)...)
 	if doc.XMLName.Local != "courseStructure" {
 		return nil, course.Invalid("%s: root element is <%s>, want <courseStructure>", FileName, doc.XMLName.Local)
 	}
@@ -185,7 +186,7 @@ func (p *parser) parse(doc *node) (*course.Package, error) {
 		pkg.Metadata.Description = root.Metadata.Description
 	}
 	for _, a := range pkg.Launchable() {
-		if _, f, _, err := resolveLaunch(a.LaunchURL); err == nil && f != "" {
+		if _, f, _, err := pkgfs.ResolveLaunch(a.LaunchURL); err == nil && f != "" {
 			pkg.Files = append(pkg.Files, f)
 		}
 	}
@@ -439,14 +440,14 @@ func (p *parser) au(n *node) (*course.Activity, error) {
 	if !haveURL || rawURL == "" {
 		return nil, course.Invalid("%s: AU %q has no <url>", FileName, id)
 	}
-	launch, file, notes, err := resolveLaunch(rawURL)
+	launch, file, notes, err := pkgfs.ResolveLaunch(rawURL)
 	if err != nil {
 		return nil, course.Invalid("%s: AU %q url %q: %v", FileName, id, rawURL, err)
 	}
 	for _, note := range notes {
 		p.warn("%s: AU %q url %q: %s", FileName, id, rawURL, note)
 	}
-	if file != "" && !fileExists(p.fsys, file) {
+	if file != "" && !pkgfs.FileExists(p.fsys, file) {
 		p.warn("%s: AU %q launch file %q is not in the package", FileName, id, file)
 	}
 	a.LaunchURL = launch

@@ -17,6 +17,7 @@ package tincan
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/lectern-lms/lectern/course/internal/pkgfs"
 	"io/fs"
 	"net/url"
 	"strings"
@@ -77,20 +78,20 @@ func Detect(fsys fs.FS) bool {
 // declarations, no activities, duplicate or missing ids, no launchable activity) return an
 // error wrapping course.ErrInvalidPackage; the rest become Package.Warnings.
 func Parse(fsys fs.FS) (*course.Package, error) {
-	data, err := readCapped(fsys, FileName)
+	data, err := pkgfs.ReadCapped(fsys, FileName)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkXML(FileName, data); err != nil {
+	if err := pkgfs.CheckXML(FileName, data); err != nil {
 		return nil, err
 	}
 	var doc xmlTincan
-	if err := newDecoder(data).Decode(&doc); err != nil {
+	if err := pkgfs.NewDecoder(data).Decode(&doc); err != nil {
 		return nil, course.Invalid("%s: %v", FileName, err)
 	}
 	var warnings []string
 	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
-	warnings = append(warnings, junkWarnings(fsys)...)
+	warnings = append(warnings, pkgfs.JunkWarnings(fsys)...)
 
 	if len(doc.Activities) == 0 {
 		return nil, course.Invalid("%s: no <activity> elements", FileName)
@@ -139,14 +140,14 @@ func Parse(fsys fs.FS) (*course.Package, error) {
 			act.Metadata = &course.Metadata{Description: d}
 		}
 		if ref := pickLang(a.Launches); ref != "" {
-			launch, file, notes, err := resolveLaunch(ref)
+			launch, file, notes, err := pkgfs.ResolveLaunch(ref)
 			if err != nil {
 				return nil, course.Invalid("%s: activity %q launch %q: %v", FileName, a.ID, ref, err)
 			}
 			for _, n := range notes {
 				warn("%s: activity %q launch %q: %s", FileName, a.ID, ref, n)
 			}
-			if file != "" && !fileExists(fsys, file) {
+			if file != "" && !pkgfs.FileExists(fsys, file) {
 				warn("%s: activity %q launch file %q is not in the package", FileName, a.ID, file)
 			}
 			act.LaunchURL = launch
@@ -189,7 +190,7 @@ func Parse(fsys fs.FS) (*course.Package, error) {
 		return nil, course.Invalid("%s: no activity has a <launch> location", FileName)
 	}
 	for _, a := range launchable {
-		if _, f, _, err := resolveLaunch(a.LaunchURL); err == nil && f != "" {
+		if _, f, _, err := pkgfs.ResolveLaunch(a.LaunchURL); err == nil && f != "" {
 			pkg.Files = append(pkg.Files, f)
 		}
 	}
