@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -69,4 +70,17 @@ func jsonKind(k string) string {
 		return "a value of the documented type"
 	}
 	return "a " + k
+}
+
+// requireHTTPURL checks the url property of an import request: present, and an absolute
+// http or https URL (the outbound client decides later which hosts it may reach).
+func requireHTTPURL(raw *string) error {
+	if raw == nil || *raw == "" {
+		return badRequest("property url is required")
+	}
+	u, err := url.Parse(*raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return badRequest("property url must be an absolute http or https URL")
+	}
+	return nil
 }

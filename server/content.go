@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -201,12 +200,8 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 		if err := decodeJSON(c, &req); err != nil {
 			return err
 		}
-		if req.URL == nil || *req.URL == "" {
-			return badRequest("property url is required")
-		}
-		u, err := url.Parse(*req.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badRequest("property url must be an absolute http or https URL")
+		if err := requireHTTPURL(req.URL); err != nil {
+			return err
 		}
 		p.URL = *req.URL
 	default:

@@ -132,9 +132,8 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 		if req.CourseName == nil {
 			return badRequest("property courseName is required")
 		}
-		u, err := url.Parse(*req.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badRequest("property url must be an absolute http or https URL")
+		if err := requireHTTPURL(req.URL); err != nil {
+			return err
 		}
 		job.URL, job.CourseName = *req.URL, *req.CourseName
 		if req.WebPathToCourse != nil && *req.WebPathToCourse != "" {
