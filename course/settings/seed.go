@@ -179,7 +179,7 @@ func builtin() []Setting {
 			"Mount path of the embedded LRS (Engine used TCAPI before 2018); deployment-wide because it shapes routing."),
 		secret(text("xAPIBasicAccounts", "", LevelTenant,
 			"Basic-auth accounts of the embedded LRS with their permission levels. Write-only.")),
-		boolean("xAPIEnabled", "true", tenantCourse,
+		boolean("xAPIEnabled", "true", cascading,
 			"Whether courses and registrations expose xAPI ids (xapiActivityId, xapiRegistrationId answer 404 when false). Lectern's name for the switch the spec calls 'xAPI enabled'."),
 		boolean("xAPIValidations", "true", LevelTenant,
 			"Validate incoming statements strictly against the xAPI specification."),

@@ -112,6 +112,12 @@ func CourseScope(courseID string) Scope {
 	return Scope{Level: LevelCourse, ParentKind: "course", ParentID: courseID}
 }
 
+// RegistrationScope is the level of one registration: its values apply to every instance of
+// it and are deleted with it.
+func RegistrationScope(registrationID string) Scope {
+	return Scope{Level: LevelRegistration, ParentKind: "registration", ParentID: registrationID}
+}
+
 func (sc Scope) recordID() string {
 	if sc.ParentKind == "" {
 		return "tenant"
