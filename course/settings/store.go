@@ -15,7 +15,7 @@ import (
 )
 
 // Sealer encrypts secret setting values at rest (AES-256-GCM), so a copy of the database does
-// not hand out postback passwords or LRS root accounts.
+// not hand out LRS accounts and their passwords.
 type Sealer struct{ aead cipher.AEAD }
 
 // NewSealer derives the AES key from an operator secret of any length.
