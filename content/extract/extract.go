@@ -1,8 +1,8 @@
 // Package extract turns an imported content item into searchable text: a list of sections,
 // each with the location it comes from inside the item, plus the spec's content_details
 // (spec 001, "Content and content_details": content_type, existing_metadata, interactions).
-// Its sections feed indexer.Chunk one to one (Section.Location → Chunk.Location,
-// Section.Text → Chunk.Text).
+// Its sections become indexer.Chunks through content.Chunks (Section.Location →
+// Chunk.Location, Section.Heading and Section.Text → Chunk.Text; a long section is split).
 //
 // Kinds and their locations:
 //
