@@ -110,6 +110,18 @@ func TestSlideTitlesAreText(t *testing.T) {
 			"Getting Started > Exits | Exits | ",
 		)
 	})
+	t.Run("StorylineUntitled", func(t *testing.T) {
+		// Ids name untitled scenes and slides in locations, but are not text.
+		data := `{"scenes":[{"kind":"scene","id":"6A","lmsId":"Scene1","slides":[{"kind":"slide","id":"6A.s4","lmsId":"Slide4"},{"kind":"slide","id":"6A.s5"}]}]}`
+		r := runPkg(t, map[string]string{
+			"imsmanifest.xml":       single("Boots", "index_lms.html"),
+			"index_lms.html":        "<html><body></body></html>",
+			"story.html":            "<!-- Created using Storyline 360 - http://www.articulate.com -->",
+			"html5/data/js/data.js": `window.globalProvideData('data', '` + data + `');`,
+			"html5/data/js/s4.js":   `window.globalProvideData('slide', '{"slideLayers":[{"objects":[{"accText":"Wear boots."}]}]}');`,
+		})
+		wantSections(t, r, "Scene1 > Slide4 |  | Wear boots.")
+	})
 	t.Run("Rise", func(t *testing.T) {
 		course := `{"course":{"title":"Ladders","lessons":[{"type":"section","title":"Basics"},` +
 			`{"type":"blocks","title":"Choosing a ladder","items":[{"type":"text","items":[{"paragraph":"<p>Check the rating.</p>"}]}]},` +

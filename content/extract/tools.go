@@ -210,9 +210,11 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 					}
 				}
 			}
-			// A slide with no readable text still has a title worth finding.
+			// A slide with no readable text still has a title worth finding. Ids stand in for
+			// missing titles in the location only: they are no headings.
 			text := strings.Join(parts, "\n")
-			e.addHeaded(sceneTitle+" > "+title, headings.next([]string{sceneTitle, title}, text), text)
+			heads := []string{stripTags(str(scene, "title")), stripTags(str(slide, "title"))}
+			e.addHeaded(sceneTitle+" > "+title, headings.next(heads, text), text)
 		}
 	}
 	// Quiz data kept in data.js itself (question banks) is searched for questions too.
