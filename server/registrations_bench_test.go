@@ -197,11 +197,13 @@ func seedSQL(driver string, n int) []string {
 	// The registration's JSON as the registration package writes it.
 	data := `'{"id":"' || rid || '","courseId":"' || cid || '","learner":{"id":"' || lid || '"},"forCredit":true,` +
 		`"xapiRegistrationId":"00000000-0000-4000-8000-' || substr('000000000000' || i, -12, 12) || '",` +
-		`"instances":[{"instance":0,"key":"k' || i || '","courseVersion":0,"created":"2023-11-14T22:13:20Z"}]}'`
+		`"instances":[{"instance":0,"key":"k' || i || '","courseVersion":0,"course":{"title":"Intro to Testing","standard":"SCORM_12","updated":"2023-11-14T22:13:20Z"},` +
+		`"created":"2023-11-14T22:13:20Z","progress":{"completion":"UNKNOWN","success":"UNKNOWN","totalSecondsTracked":0}}]}'`
 	if driver == "pgx" {
 		data = `'{"id":"' || rid || '","courseId":"' || cid || '","learner":{"id":"' || lid || '"},"forCredit":true,` +
 			`"xapiRegistrationId":"00000000-0000-4000-8000-' || lpad(i::text, 12, '0') || '",` +
-			`"instances":[{"instance":0,"key":"k' || i || '","courseVersion":0,"created":"2023-11-14T22:13:20Z"}]}'`
+			`"instances":[{"instance":0,"key":"k' || i || '","courseVersion":0,"course":{"title":"Intro to Testing","standard":"SCORM_12","updated":"2023-11-14T22:13:20Z"},` +
+			`"created":"2023-11-14T22:13:20Z","progress":{"completion":"UNKNOWN","success":"UNKNOWN","totalSecondsTracked":0}}]}'`
 		return []string{
 			`INSERT INTO records (tenant, kind, id, parent_kind, parent_id, rkey, data, rev, created, updated)
 			 SELECT tenant, kind, replace(id, 'course-000', c), parent_kind, replace(parent_id, 'course-000', c), rkey,
