@@ -128,6 +128,18 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// cacheDir is where downloads and installed models live: LECTERN_CACHE_DIR, else
+// $HOME/.cache/lectern; "" when neither is set.
+func cacheDir(getenv func(string) string) string {
+	if d := getenv("LECTERN_CACHE_DIR"); d != "" {
+		return d
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".cache", "lectern")
+	}
+	return ""
+}
+
 func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error) {
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
@@ -148,8 +160,10 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}
 	if cfg.ModelDir = getenv("LECTERN_MODEL_DIR"); cfg.ModelDir == "" {
-		if d, err := embed.DefaultModelDir(); err == nil {
-			cfg.ModelDir = d
+		// Without a cache directory (no LECTERN_CACHE_DIR and no HOME) there is no default
+		// model; the server starts and semantic search says how to install one.
+		if cache := cacheDir(getenv); cache != "" {
+			cfg.ModelDir = embed.DefaultModelDir(cache)
 		}
 	}
 	var err error
