@@ -72,6 +72,9 @@ func (e *extractor) probe(fsys fs.FS, files *pkgFiles, name string) []byte {
 	defer f.Close()
 	buf := make([]byte, maxProbe)
 	n, _ := readFull(f, buf)
+	if e.charge(int64(n)) != nil {
+		return nil
+	}
 	return buf[:n]
 }
 
