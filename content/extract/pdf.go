@@ -76,6 +76,10 @@ func (e *extractor) pdf(r io.ReaderAt, size int64) (err error) {
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
+		if e.truncated {
+			// Nothing more would be kept; the warning says the rest is not searchable.
+			break
+		}
 		if err := e.pdfCheckPage(v, num); err != nil {
 			return err
 		}

@@ -193,6 +193,21 @@ func ManyPagesSameStreamPDF(pages int, size int64) Doc {
 	return Doc{Name: "repeated-stream.pdf", What: fmt.Sprintf("%d pages sharing one %d MiB stream", pages, size>>20), Data: doc}
 }
 
+// SlowPDF is a PDF of pages pages that all draw the same 1 MiB content stream of path
+// operators (no text, nothing kept): every page costs a reader a full parse and nothing
+// else, so reading it takes long in constant memory.
+func SlowPDF(pages int) Doc {
+	data := zlibBytes([]byte(strings.Repeat("0 0 m 1 1 l S\n", (1<<20)/14)))
+	kids := strings.Repeat("3 0 R ", pages)
+	doc := PDF(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, pages),
+		"<< /Type /Page /Parent 2 0 R /Resources << >> /Contents 4 0 R >>",
+		Stream{Dict: "/Filter /FlateDecode", Data: data},
+	)
+	return Doc{Name: "slow.pdf", What: fmt.Sprintf("%d pages drawing one 1 MiB stream", pages), Data: doc}
+}
+
 func pagePDF(content Stream) []byte {
 	return PDF(
 		"<< /Type /Catalog /Pages 2 0 R >>",
@@ -288,6 +303,7 @@ func Set() []Doc {
 		ManyOperandsPDF(15 << 20),
 		DeepNestingPDF(1 << 20),
 		ManyPagesSameStreamPDF(2000, 1<<20),
+		SlowPDF(3000),
 		ZipBombPackage(1 << 30),
 		ManyFilesPackage(400, 1<<20),
 		NestedZipPackage(),

@@ -102,7 +102,7 @@ func TestMemoryLimit(t *testing.T) {
 // A document that takes longer than the deadline is stopped at the deadline, and a caller
 // that gives up (a job cancelled) stops the child at once.
 func TestDeadlineAndCancel(t *testing.T) {
-	doc := extracttest.ManyPagesSameStreamPDF(3000, 1<<20)
+	doc := extracttest.SlowPDF(3000)
 	f, size := file(t, doc.Data)
 	r := runner()
 	r.Timeout = time.Second
