@@ -27,15 +27,27 @@ func TestHostilePDFs(t *testing.T) {
 		{extracttest.SelfParentPage(), ErrInvalid, "parents refer to themselves"},
 		{extracttest.RatioPDF(128 << 20), ErrLimit, "more than 16 MiB (the limit per stream)"},
 		{extracttest.NestedFlatePDF(3, 1<<30), ErrLimit, "more than 16 MiB (the limit per stream)"},
-		{extracttest.ManyPagesSameStreamPDF(200, 1<<20), ErrLimit, "more than 32 MiB in all"},
+		{extracttest.SlowPDF(200), ErrLimit, "more than 8 MiB in all"},
 	} {
 		t.Run(c.doc.Name, func(t *testing.T) {
-			// The per-item budget is lowered so the repeated stream is caught after 32 pages.
-			_, err := extractBytes(t, KindPDF, c.doc.Data, Options{Limits: Limits{MaxDecodedBytes: 32 << 20}})
+			// The per-item budget is lowered so the repeated stream is caught after 8 pages.
+			_, err := extractBytes(t, KindPDF, c.doc.Data, Options{Limits: Limits{MaxDecodedBytes: 8 << 20}})
 			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%s (%d bytes): err = %v, want %v naming %q", c.doc.What, len(c.doc.Data), err, c.is, c.want)
 			}
 		})
+	}
+}
+
+// Pages that repeat one big text stream stop being read once the text limit is reached,
+// instead of being parsed to the end for nothing.
+func TestPDFStopsAtTextLimit(t *testing.T) {
+	res, err := extractBytes(t, KindPDF, extracttest.ManyPagesSameStreamPDF(2000, 1<<20).Data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sections) > 9 || !strings.Contains(strings.Join(res.Warnings, "\n"), "text limit reached") {
+		t.Errorf("%d sections, warnings %q", len(res.Sections), res.Warnings)
 	}
 }
 
