@@ -14,6 +14,7 @@
 package contentjob
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -279,9 +280,8 @@ func (h *Importer) run(ctx context.Context, p ImportPayload) (*content.Version, 
 	if title == "" {
 		title = strings.TrimSuffix(name, path.Ext(name))
 	}
-	sections, _ := json.Marshal(res.Sections)
 	key := SectionsKey(p.Tenant, p.JobID)
-	if _, err := h.Blobs.Put(ctx, key, strings.NewReader(string(sections)), int64(len(sections))); err != nil {
+	if err := h.putSections(ctx, key, res.Sections); err != nil {
 		return nil, nil, err
 	}
 	tags := p.Tags
@@ -319,6 +319,43 @@ func (h *Importer) extractHere(ctx context.Context, kind extract.Kind, f *os.Fil
 	}
 	res.Warnings = append(a.Warnings(), res.Warnings...)
 	return res, nil
+}
+
+// putSections stores the sections as one JSON array, written section by section through a
+// temporary file: as one json.Marshal, 8 MiB of text would cost the worker its size several
+// times over in buffers.
+func (h *Importer) putSections(ctx context.Context, key string, sections []extract.Section) error {
+	f, err := os.CreateTemp(h.TempDir, "lectern-sections-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	w.WriteByte('[')
+	for i, sec := range sections {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		b, err := json.Marshal(sec)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	}
+	w.WriteByte(']')
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = h.Blobs.Put(ctx, key, f, size)
+	return err
 }
 
 func extractFailure(name string, err error) error {

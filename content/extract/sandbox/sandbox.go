@@ -12,6 +12,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,9 +29,11 @@ import (
 )
 
 // DefaultMemory is the memory a child may add to what it holds at start when Runner
-// MemoryBytes is zero: room for extract's default limits (a 32 MiB file, 8 MiB of text)
-// with the parsers' overhead, and under the 256 MiB one import may cost the worker.
-const DefaultMemory = 192 << 20
+// MemoryBytes is zero. A 10 MiB, 3,000-page text PDF (8 MiB of text kept) peaks at about
+// 55 MiB resident in the child, a few dozen of them start-up; 160 MiB leaves room for
+// bigger real documents while one import, worker and child together, stays under 256 MiB
+// over the worker's baseline (docs/benchmarks.md).
+const DefaultMemory = 160 << 20
 
 // DefaultTimeout is the time one extraction may take when Runner.Timeout is zero: a large
 // real PDF (a few thousand pages) reads in well under a minute on one core.
@@ -47,9 +50,14 @@ type Request struct {
 	MemoryBytes int64 `json:"memory_bytes"`
 }
 
-// Response is what the child writes on stdout: a result, or the error that ended it.
+// Response is the first JSON value the child writes on stdout: a result, or the error that
+// ended it. The result's sections follow as Sections further JSON values, one per section,
+// so neither side holds the whole answer as one JSON document (8 MiB of text would cost the
+// worker several times that in buffers).
 type Response struct {
-	Result *extract.Result `json:"result,omitempty"`
+	// Result is the result without its sections.
+	Result   *extract.Result `json:"result,omitempty"`
+	Sections int             `json:"sections,omitempty"`
 	// Error is the message; ErrorKind says which extract sentinel it wraps.
 	Error     string `json:"error,omitempty"`
 	ErrorKind string `json:"error_kind,omitempty"`
@@ -86,10 +94,21 @@ type Runner struct {
 	// Options and Archive are passed to extract.Extract and archive.Open in the child.
 	Options extract.Options
 	Archive archive.Limits
+	// OnDone, when set, is told what each child cost (for logs, metrics and benchmarks);
+	// measuring the peak means reading the child's /proc status every few milliseconds.
+	OnDone func(Usage)
+}
+
+// Usage is what one child cost.
+type Usage struct {
+	// MaxRSS is the child's peak resident set in bytes (0 where the platform does not say).
+	MaxRSS  int64
+	Elapsed time.Duration
 }
 
 // maxResponse bounds what the parent reads from a child: the result's text is capped by
-// extract's MaxTextBytes (8 MiB by default), and JSON escaping at most doubles it or so.
+// extract's MaxTextBytes (8 MiB by default), and JSON escaping at most doubles it or so;
+// a longer answer is cut and fails to decode.
 const maxResponse = 64 << 20
 
 // Extract reads f (size bytes, uploaded as name) as kind in a child process. Errors wrap
@@ -117,21 +136,37 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 	cmd.Env = append(os.Environ(), r.Env...)
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.ExtraFiles = []*os.File{f}
-	var stdout bytes.Buffer
 	stderr := &headBuffer{max: 4 << 10}
-	cmd.Stdout = &limitedWriter{w: &stdout, n: maxResponse}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
 	setProcAttr(cmd)
-	runErr := cmd.Run()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: start %s: %w", r.Command[0], err)
+	}
+	var peak func() int64
+	if r.OnDone != nil {
+		peak = watchRSS(cmd.Process.Pid)
+	}
+	// The response is decoded as it arrives, so the worker never holds the raw JSON as
+	// well as the result; the limit stops a child that writes without end.
+	resp, decErr := readResponse(io.LimitReader(stdout, maxResponse))
+	_, _ = io.Copy(io.Discard, stdout)
+	runErr := cmd.Wait()
+	if r.OnDone != nil {
+		r.OnDone(Usage{MaxRSS: peak(), Elapsed: time.Since(start)})
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case cctx.Err() != nil:
 		return nil, fmt.Errorf("%w: reading %s took longer than %s (the time allowed for one item)", extract.ErrLimit, name, timeout)
 	}
-	var resp Response
-	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil || (resp.Result == nil && resp.Error == "") {
+	if decErr != nil || (resp.Result == nil && resp.Error == "") {
 		return nil, childFailure(name, runErr, stderr.String(), mem)
 	}
 	if resp.Error != "" {
@@ -145,6 +180,27 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 		return nil, &remoteError{msg: resp.Error, is: is}
 	}
 	return resp.Result, nil
+}
+
+// readResponse decodes a Response and the sections after it, one value at a time.
+func readResponse(r io.Reader) (Response, error) {
+	dec := json.NewDecoder(r)
+	var resp Response
+	if err := dec.Decode(&resp); err != nil {
+		return resp, err
+	}
+	if resp.Result == nil {
+		return resp, nil
+	}
+	resp.Result.Sections = make([]extract.Section, 0, min(resp.Sections, 1<<16))
+	for range resp.Sections {
+		var sec extract.Section
+		if err := dec.Decode(&sec); err != nil {
+			return resp, err
+		}
+		resp.Result.Sections = append(resp.Result.Sections, sec)
+	}
+	return resp, nil
 }
 
 // childFailure explains a child that ended without a response: the memory limit (the Go
@@ -195,7 +251,21 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, file *os.File) erro
 			resp.ErrorKind = kindLimit
 		}
 	}
-	return json.NewEncoder(out).Encode(resp)
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	var sections []extract.Section
+	if resp.Result != nil {
+		sections, resp.Result.Sections, resp.Sections = resp.Result.Sections, nil, len(resp.Result.Sections)
+	}
+	if err := enc.Encode(resp); err != nil {
+		return err
+	}
+	for _, sec := range sections {
+		if err := enc.Encode(sec); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
 
 func extractFile(ctx context.Context, req Request, f *os.File) (*extract.Result, error) {
@@ -229,26 +299,3 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 }
 
 func (h *headBuffer) String() string { return string(h.b) }
-
-// limitedWriter drops what passes n bytes, so a child cannot make the parent buffer without
-// bound; the truncated response then fails to decode.
-type limitedWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n <= 0 {
-		return len(p), nil
-	}
-	q := p
-	if int64(len(q)) > l.n {
-		q = q[:l.n]
-	}
-	n, err := l.w.Write(q)
-	l.n -= int64(n)
-	if err != nil {
-		return n, err
-	}
-	return len(p), nil
-}
