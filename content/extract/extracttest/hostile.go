@@ -255,12 +255,13 @@ func ZipBombPackage(size int64) Doc {
 	return Doc{Name: "zip-bomb.zip", What: fmt.Sprintf("SCORM package, a %d MiB page deflated to %d KiB", size>>20, b.Len()>>10), Data: b.Bytes()}
 }
 
-// ManyFilesPackage is a SCORM package of files question items of size bytes each, every one
-// under the archive's ratio floor, that add up to files×size bytes to read.
+// ManyFilesPackage is a SCORM package of files question items of just under size bytes
+// each: every one passes the archive's per-entry ratio check when size is at most its
+// 1 MiB floor, and together they add up to files×size bytes to read.
 func ManyFilesPackage(files int, size int64) Doc {
 	m := map[string][]byte{"imsmanifest.xml": []byte(manifest), "index.html": []byte("<p>hello</p>")}
 	// Question items (QTI) are read whole, as a real package's are.
-	page := []byte(`<assessmentItem identifier="q">` + strings.Repeat("<p>x</p>", int(size)/8) + `</assessmentItem>`)
+	page := []byte(`<assessmentItem identifier="q">` + strings.Repeat("<p>x</p>", int(size-64)/8) + `</assessmentItem>`)
 	for i := range files {
 		m[fmt.Sprintf("data/q%d.xml", i)] = page
 	}
