@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ type Runner struct {
 	// Command is the child's argv: a program that calls Serve, normally
 	// {os.Executable(), "extract"}.
 	Command []string
-	// Env is added to the child's environment (the parent's is inherited).
+	// Env is the child's environment besides the Go runtime's settings (see childEnv).
 	Env []string
 	// Timeout bounds one extraction; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -133,7 +134,7 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, r.Command[0], r.Command[1:]...)
-	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.Env = childEnv(r.Env)
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.ExtraFiles = []*os.File{f}
 	stderr := &headBuffer{max: 4 << 10}
@@ -144,6 +145,10 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 	if err != nil {
 		return nil, err
 	}
+	// The child dies with the thread that started it (Pdeathsig): keep this goroutine on that
+	// thread until the child is reaped, so a Go thread that exits cannot take it down early.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("sandbox: start %s: %w", r.Command[0], err)
@@ -180,6 +185,19 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 		return nil, &remoteError{msg: resp.Error, is: is}
 	}
 	return resp.Result, nil
+}
+
+// childEnv is the child's environment: the Go runtime's own settings (GOMAXPROCS, GODEBUG,
+// GOCOVERDIR) and TMPDIR from the parent, plus extra. Not the rest: the worker's environment
+// holds database URLs and keys a document reader has no use for.
+func childEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
 }
 
 // readResponse decodes a Response and the sections after it, one value at a time.
