@@ -107,7 +107,10 @@ type Piece struct {
 
 // Chunks splits sections into search chunks. A section that fits is one chunk with the
 // section's location; a longer one becomes several, located "<location> (part N)". Locations
-// stay unique within the version.
+// stay unique within the version. Every chunk of a section opens with the section's heading
+// (extract.Section.Heading), so that the words of a heading are found and phrase-matched
+// like any other text, at the heading's location, and the chunk's embedding knows what the
+// section is about; a heading too long to repeat opens only the first chunk.
 func Chunks(sections []extract.Section) []Piece {
 	var out []Piece
 	seen := map[string]bool{}
@@ -120,11 +123,7 @@ func Chunks(sections []extract.Section) []Piece {
 		return l
 	}
 	for _, s := range sections {
-		text := strings.TrimSpace(s.Text)
-		if text == "" {
-			continue
-		}
-		parts := split(text, ChunkChars)
+		parts := sectionParts(strings.TrimSpace(s.Heading), strings.TrimSpace(s.Text))
 		for i, p := range parts {
 			loc := s.Location
 			if len(parts) > 1 && i > 0 {
@@ -137,6 +136,32 @@ func Chunks(sections []extract.Section) []Piece {
 		}
 	}
 	return out
+}
+
+// maxRepeatedHeading is the longest heading (in runes) that opens every chunk of its section:
+// real headings are a few words, and a longer one would crowd the section's own text out
+// of its chunks.
+const maxRepeatedHeading = ChunkChars / 4
+
+// sectionParts is the chunk texts of one section: its text split to fit ChunkChars, each
+// piece opening with the heading.
+func sectionParts(heading, text string) []string {
+	switch n := utf8.RuneCountInString(heading); {
+	case heading == "" && text == "":
+		return nil
+	case heading == "":
+		return split(text, ChunkChars)
+	case text == "":
+		return split(heading, ChunkChars)
+	case n > maxRepeatedHeading:
+		return split(heading+"\n"+text, ChunkChars)
+	default:
+		parts := split(text, ChunkChars-n-1)
+		for i, p := range parts {
+			parts[i] = heading + "\n" + p
+		}
+		return parts
+	}
 }
 
 // split cuts text into pieces of at most max runes, preferring line breaks, then sentence

@@ -279,7 +279,7 @@ func TestCourseEndpoints(t *testing.T) {
 		if !strings.Contains(string(r.Body), `"true"`) {
 			t.Fatalf("course setting leaked to the tenant: %s", r.Body)
 		}
-		e.expect(e.do("PUT", "/engine/api/v1/acme/courses/intro/configuration/xAPIUrlPrefix", root, map[string]any{"value": "x"}), 400, "system setting at course level")
+		e.expect(e.do("PUT", "/engine/api/v1/acme/courses/intro/configuration/TinCanRootAccount", root, map[string]any{"value": "a:b"}), 400, "tenant-only setting at course level")
 		e.expect(e.do("GET", "/engine/api/v1/acme/courses/nope/configuration", root, nil), 404, "configuration of unknown course")
 
 		// Preview link.

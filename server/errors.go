@@ -8,6 +8,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/tenant"
@@ -61,6 +62,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		status, msg = fiber.StatusBadRequest, err.Error()
 	case errors.Is(err, course.ErrCourseExists):
 		status, msg = fiber.StatusConflict, err.Error()
+	case errors.Is(err, registration.ErrNotFound):
+		status, msg = fiber.StatusNotFound, err.Error()
+	case errors.Is(err, registration.ErrInvalid), errors.Is(err, registration.ErrExists):
+		status, msg = fiber.StatusBadRequest, err.Error()
 	case errors.Is(err, content.ErrNotFound):
 		status, msg = fiber.StatusNotFound, err.Error()
 	case errors.Is(err, content.ErrInvalidID), errors.Is(err, content.ErrInvalidTag):

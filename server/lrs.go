@@ -318,6 +318,15 @@ func (s *Server) lrsAuthenticate(c *fiber.Ctx) error {
 		if p, err = hooks.OAuthAuthority.AuthorityFromOAuth(ctx, addressed, c.Method(), c.OriginalURL(), h); err != nil {
 			return err
 		}
+		if p == nil {
+			// Falling through to "invalid credentials" would tell a client its OAuth keys are
+			// wrong when the store does not speak OAuth at all.
+			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
+			if _, none := hooks.OAuthAuthority.(NoOAuth); none {
+				return lrsUnauthorized("OAuth is not supported by this record store; authenticate with HTTP Basic (tenant credentials, an LRS account or a launch token)")
+			}
+			return lrsUnauthorized("OAuth credentials were not accepted")
+		}
 	}
 	if p == nil {
 		var err error

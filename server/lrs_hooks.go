@@ -201,7 +201,8 @@ func (RejectLaunches) AuthorizeLaunch(context.Context, string, string) (*LRSPrin
 	return nil, nil
 }
 
-// NoOAuth is the default LRSOAuthAuthority: OAuth is not configured.
+// NoOAuth is the default LRSOAuthAuthority: OAuth is not supported, and a request that tries it
+// gets a 401 saying so.
 type NoOAuth struct{}
 
 // AuthorityFromOAuth implements LRSOAuthAuthority.

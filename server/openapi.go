@@ -63,6 +63,9 @@ func schemas() map[string]any {
 		"CourseDetail": map[string]any{"allOf": []any{ref("CourseSummary"), map[string]any{"type": "object", "properties": map[string]any{
 			"parserWarnings": map[string]any{"type": "array", "items": str()}, "rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}}}},
 	}
+	for k, v := range registrationSchemas() {
+		out[k] = v
+	}
 	for k, v := range contentSchemas() {
 		out[k] = v
 	}

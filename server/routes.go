@@ -72,6 +72,7 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodPut, Path: engine + "/courses/:courseId/configuration/:settingId", Summary: "Set a course setting", Tag: "configuration",
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putCourseSetting)
 
+	s.registerRegistrations(engine)
 	s.registerContent()
 	s.registerLRS()
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
@@ -48,7 +49,9 @@ type Deps struct {
 	Settings *settings.Store
 	Jobs     *jobs.Store
 	Courses  *course.Store
-	Launch   *course.LaunchSigner
+	// Registrations keeps registrations, their instances and progress.
+	Registrations *registration.Store
+	Launch        *course.LaunchSigner
 	// Content holds content items and versions; Index is the content search index.
 	Content *content.Store
 	Index   indexer.Index

@@ -129,7 +129,7 @@ func TestConfiguration(t *testing.T) {
 		for _, it := range list.Items {
 			all[it.ID] = it.Value
 		}
-		for _, id := range []string{"ApiResultLimit", "ApiRollupRegistrationPostBackUrl", "PlayerShowFinishButton", "PromptOnPlayerClose", "TinCanRootAccount"} {
+		for _, id := range []string{"ApiResultLimit", "xAPIEnabled", "EnableExistingActivityIdParserWarnings", "TinCanRootAccount"} {
 			if _, ok := all[id]; !ok {
 				t.Errorf("configuration list lacks %s", id)
 			}
@@ -139,8 +139,8 @@ func TestConfiguration(t *testing.T) {
 		}
 
 		// Booleans accept YES/NO and read back canonical.
-		e.expect(e.do("PUT", cfg+"/PlayerShowFinishButton", root, map[string]any{"value": "NO"}), 204, "put bool")
-		r = e.do("GET", cfg+"/PlayerShowFinishButton", root, nil)
+		e.expect(e.do("PUT", cfg+"/xAPIEnabled", root, map[string]any{"value": "NO"}), 204, "put bool")
+		r = e.do("GET", cfg+"/xAPIEnabled", root, nil)
 		e.expect(r, 200, "get bool")
 		if string(bytes.TrimSpace(r.Body)) != `{"value":"false"}` {
 			t.Fatalf("bool read back as %s", r.Body)
@@ -165,15 +165,15 @@ func TestConfiguration(t *testing.T) {
 		e.expect(e.do("PUT", cfg+"/ApiResultLimit", root, map[string]any{}), 400, "no value")
 
 		// Secret settings are write-only.
-		e.expect(e.do("PUT", cfg+"/ApiRollupRegistrationAuthPassword", root, map[string]any{"value": "hunter2"}), 204, "put secret")
-		if r := e.do("GET", cfg+"/ApiRollupRegistrationAuthPassword", root, nil); strings.Contains(string(r.Body), "hunter2") {
+		e.expect(e.do("PUT", cfg+"/TinCanRootAccount", root, map[string]any{"value": "lrsroot:hunter2"}), 204, "put secret")
+		if r := e.do("GET", cfg+"/TinCanRootAccount", root, nil); strings.Contains(string(r.Body), "hunter2") {
 			t.Fatalf("secret readable: %s", r.Body)
 		}
 		if r := e.do("GET", cfg, root, nil); strings.Contains(string(r.Body), "hunter2") {
 			t.Fatalf("secret in list: %s", r.Body)
 		}
 		layer, err := e.app.Settings.TenantLayer(context.Background(), "acme")
-		if err != nil || layer.Values["ApiRollupRegistrationAuthPassword"] != "hunter2" {
+		if err != nil || layer.Values["TinCanRootAccount"] != "lrsroot:hunter2" {
 			t.Fatalf("secret not kept for the engine: %v %v", layer.Values, err)
 		}
 

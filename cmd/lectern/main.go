@@ -44,7 +44,7 @@ const usage = `usage: lectern [serve|worker|indexer|all]
        lectern import PATH_OR_URL --tenant T --course ID [--new-version]
 
   serve    HTTP APIs only (enqueues jobs, runs none)
-  worker   job handlers only (imports, deletions, webhooks, postbacks, forwarding)
+  worker   job handlers only (course and content imports, tenant deletions)
   indexer  search indexing only (chunking, embeddings, index writes)
   all      everything in one process (default)
   import   upload a course package to a running server and print its activity tree

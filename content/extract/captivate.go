@@ -82,13 +82,15 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	}
 	cp := cpModel(d)
 	count := 0
+	var headings headingTrail
 	for _, id := range strings.Split(str(main, "slides"), ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue
 		}
 		count++
 		slide := cp.obj(id)
-		label := collapseSpace(str(slide, "lb"))
+		title := collapseSpace(str(slide, "lb"))
+		label := title
 		if label == "" {
 			label = "Slide " + itoa(count)
 		}
@@ -101,7 +103,9 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 				parts = append(parts, s)
 			}
 		}
-		e.add(label, strings.Join(append([]string{label}, parts...), "\n"))
+		// The slide's label is its title, the name given to an unlabelled one is not.
+		text := strings.Join(parts, "\n")
+		e.addHeaded(label, headings.next([]string{title}, text), text)
 		if qs := str(slide, "qs"); qs != "" {
 			if in, ok := cp.question(qs); ok {
 				e.addInteraction(in)

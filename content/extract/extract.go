@@ -1,8 +1,8 @@
 // Package extract turns an imported content item into searchable text: a list of sections,
 // each with the location it comes from inside the item, plus the spec's content_details
 // (spec 001, "Content and content_details": content_type, existing_metadata, interactions).
-// Its sections feed indexer.Chunk one to one (Section.Location → Chunk.Location,
-// Section.Text → Chunk.Text).
+// Its sections become indexer.Chunks through content.Chunks (Section.Location →
+// Chunk.Location, Section.Heading and Section.Text → Chunk.Text; a long section is split).
 //
 // Kinds and their locations:
 //
@@ -72,7 +72,7 @@ type Result struct {
 	// PDF Info title), or "" when it has none.
 	Title string
 	// Sections are the searchable pieces, in reading order, with unique non-empty
-	// locations and non-empty text.
+	// locations and a non-empty heading or text.
 	Sections []Section
 	// Details is the spec's content_details object.
 	Details Details
@@ -87,6 +87,12 @@ type Result struct {
 type Section struct {
 	// Location says where the text is: a navigation or heading path, "Page 3", "00:01:23".
 	Location string
+	// Heading is the heading text that opens the section, one heading a line: its own
+	// heading (or slide, page or lesson title), after the enclosing headings that no earlier
+	// section opened with. It is searchable text like Text; it is kept apart so that the
+	// chunker can open every chunk of a long section with it and summaries are drawn from
+	// the body. Location stays the full path either way.
+	Heading string `json:",omitempty"`
 	// Text is the plain text, whitespace collapsed within lines.
 	Text string
 }
@@ -330,12 +336,17 @@ func (e *extractor) warn(format string, args ...any) {
 	}
 }
 
-// add appends a section, making its location unique ("Intro", "Intro (2)") because the
-// index keys chunks by location, and enforcing the text limits.
-func (e *extractor) add(loc, text string) {
+// add appends a section without a heading of its own (see addHeaded).
+func (e *extractor) add(loc, text string) { e.addHeaded(loc, "", text) }
+
+// addHeaded appends a section, making its location unique ("Intro", "Intro (2)") because
+// the index keys chunks by location, and enforcing the text limits, which count the heading
+// too. A section with a heading and no text is kept: the heading is searchable on its own.
+func (e *extractor) addHeaded(loc, heading, text string) {
 	text = strings.TrimSpace(text)
+	heading = strings.TrimSpace(heading)
 	loc = strings.TrimSpace(collapseSpace(loc))
-	if text == "" {
+	if text == "" && heading == "" {
 		return
 	}
 	if loc == "" {
@@ -345,9 +356,15 @@ func (e *extractor) add(loc, text string) {
 		e.truncate()
 		return
 	}
-	if room := e.lim.MaxTextBytes - e.textBytes; len(text) > room {
-		text = cutUTF8(text, room)
+	if room := e.lim.MaxTextBytes - e.textBytes; len(heading) > room {
+		heading, text = cutUTF8(heading, room), ""
 		e.truncate()
+	} else if len(heading)+len(text) > room {
+		text = cutUTF8(text, room-len(heading))
+		e.truncate()
+	}
+	if text == "" && heading == "" {
+		return
 	}
 	if e.seenLoc == nil {
 		e.seenLoc = map[string]int{}
@@ -365,8 +382,8 @@ func (e *extractor) add(loc, text string) {
 		}
 	}
 	e.seenLoc[loc]++
-	e.textBytes += len(text)
-	e.res.Sections = append(e.res.Sections, Section{Location: loc, Text: text})
+	e.textBytes += len(heading) + len(text)
+	e.res.Sections = append(e.res.Sections, Section{Location: loc, Heading: heading, Text: text})
 }
 
 func (e *extractor) truncate() {

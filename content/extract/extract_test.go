@@ -32,13 +32,18 @@ func locs(r *Result) []string {
 
 func section(t *testing.T, r *Result, loc string) string {
 	t.Helper()
+	return sectionOf(t, r, loc).Text
+}
+
+func sectionOf(t *testing.T, r *Result, loc string) Section {
+	t.Helper()
 	for _, s := range r.Sections {
 		if s.Location == loc {
-			return s.Text
+			return s
 		}
 	}
 	t.Fatalf("no section %q; have %q", loc, locs(r))
-	return ""
+	return Section{}
 }
 
 func wantMeta(t *testing.T, r *Result, want map[string]any) {

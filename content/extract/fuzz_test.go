@@ -14,24 +14,24 @@ func newTestExtractor(lim Limits) *extractor {
 	return &extractor{ctx: context.Background(), lim: lim.withDefaults(), window: 30}
 }
 
-// checkResult holds for every input: unique non-empty locations, valid UTF-8, non-empty
-// text, and the text limit respected.
+// checkResult holds for every input: unique non-empty locations, valid UTF-8, a non-empty
+// heading or text, and the text limit (headings included) respected.
 func checkResult(t *testing.T, e *extractor) {
 	t.Helper()
 	seen := map[string]bool{}
 	total := 0
 	for _, s := range e.res.Sections {
-		if s.Location == "" || s.Text == "" {
+		if s.Location == "" || (s.Text == "" && s.Heading == "") {
 			t.Fatalf("empty location or text: %+v", s)
 		}
 		if seen[s.Location] {
 			t.Fatalf("duplicate location %q", s.Location)
 		}
 		seen[s.Location] = true
-		if !utf8.ValidString(s.Text) || !utf8.ValidString(s.Location) {
+		if !utf8.ValidString(s.Text) || !utf8.ValidString(s.Heading) || !utf8.ValidString(s.Location) {
 			t.Fatalf("invalid UTF-8 in %q", s.Location)
 		}
-		total += len(s.Text)
+		total += len(s.Heading) + len(s.Text)
 	}
 	if total > e.lim.MaxTextBytes {
 		t.Fatalf("kept %d bytes, limit %d", total, e.lim.MaxTextBytes)

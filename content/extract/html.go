@@ -18,7 +18,8 @@ func htmlUnescape(s string) string {
 // htmlInfo is what one HTML page holds for us.
 type htmlInfo struct {
 	Title string
-	// Parts are the page's text split at headings, in order; Path is the heading path.
+	// Parts are the page's text split at headings, in order; Path is the heading path,
+	// Heading the heading text the part opens with (see headingTrail).
 	Parts []htmlPart
 	// Generators are the <meta name="generator"> values; Comments the page's comments
 	// (capped), where authoring tools write their name and version.
@@ -27,22 +28,24 @@ type htmlInfo struct {
 }
 
 type htmlPart struct {
-	Path []string
-	Text string
+	Path    []string
+	Heading string
+	Text    string
 }
 
 // Text returns the whole page text, headings included, one paragraph a line.
 func (h *htmlInfo) Text() string {
 	var b strings.Builder
 	for _, p := range h.Parts {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		for _, s := range []string{p.Heading, p.Text} {
+			if s == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
 		}
-		if len(p.Path) > 0 {
-			b.WriteString(p.Path[len(p.Path)-1])
-			b.WriteByte('\n')
-		}
-		b.WriteString(p.Text)
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -94,7 +97,9 @@ type openElem struct {
 }
 
 // parseHTML tokenizes an HTML page (never building a tree, so memory stays proportional to
-// the text) and returns its visible text split at headings. Hidden content (the hidden
+// the text) and returns its visible text split at headings, each part opening with its
+// heading; a heading with neither text nor subheadings under it is a part of its own, with
+// no text. Hidden content (the hidden
 // attribute, aria-hidden="true", inline display:none or visibility:hidden) is skipped:
 // learners do not see it, and it is often a template or an answer key.
 func parseHTML(src string) *htmlInfo {
@@ -108,6 +113,10 @@ func parseHTML(src string) *htmlInfo {
 	inHeading, inTitle := 0, false
 	var title strings.Builder
 	commentBytes := 0
+	var trail headingTrail
+	// level is the innermost heading's level (0 before the first heading); opened reports
+	// whether a part has opened with it yet.
+	level, opened := 0, false
 
 	path := func() []string {
 		var p []string
@@ -122,7 +131,18 @@ func parseHTML(src string) *htmlInfo {
 		t := tidyLines(text.String())
 		text.Reset()
 		if t != "" {
-			info.Parts = append(info.Parts, htmlPart{Path: path(), Text: t})
+			p := path()
+			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.next(p, t), Text: t})
+			opened = true
+		}
+	}
+	// closeEmpty ends the innermost heading before one of level next (0 at the end): if no
+	// part opened with it and next is not its subheading, it becomes a part of its own.
+	closeEmpty := func(next int) {
+		if level > 0 && !opened && next <= level {
+			p := path()
+			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.next(p, "")})
+			opened = true
 		}
 	}
 	pop := func(a atom.Atom, name string) {
@@ -145,6 +165,7 @@ func parseHTML(src string) *htmlInfo {
 		switch tt {
 		case html.ErrorToken:
 			flush()
+			closeEmpty(0)
 			info.Title = collapseSpace(title.String())
 			return info
 		case html.CommentToken:
@@ -183,10 +204,12 @@ func parseHTML(src string) *htmlInfo {
 					h := collapseSpace(headText.String())
 					headText.Reset()
 					if h != "" && skipDepth == 0 {
+						closeEmpty(lvl)
 						heads[lvl-1] = h
 						for j := lvl; j < 6; j++ {
 							heads[j] = ""
 						}
+						level, opened = lvl, false
 					}
 				}
 				pop(a, name)
@@ -268,8 +291,9 @@ func isVoid(a atom.Atom) bool {
 	return false
 }
 
-// htmlDoc extracts a standalone HTML page: one section per heading path. Text before the
-// first heading is located by the page title ("Introduction" without one).
+// htmlDoc extracts a standalone HTML page: one section per heading path, opening with its
+// heading. Text before the first heading is located by the page title ("Introduction"
+// without one).
 func (e *extractor) htmlDoc(src string) {
 	e.res.Details.ContentType = ContentHTML
 	info := parseHTML(src)
@@ -282,7 +306,7 @@ func (e *extractor) htmlDoc(src string) {
 		if loc == "" {
 			loc = "Introduction"
 		}
-		e.add(loc, p.Text)
+		e.addHeaded(loc, p.Heading, p.Text)
 	}
 	e.meta("web_pages", 1)
 }

@@ -105,6 +105,7 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.res.Title = ct
 	}
 	count := 0
+	var headings headingTrail
 	for _, s := range arr(pres, "s") {
 		slide, _ := s.(map[string]any)
 		if slide == nil {
@@ -126,10 +127,8 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 				lines = append(lines, l)
 			}
 		}
-		if len(lines) == 0 && title != "" {
-			lines = []string{title}
-		}
-		e.add(loc, strings.Join(lines, "\n"))
+		text := strings.Join(lines, "\n")
+		e.addHeaded(loc, headings.next([]string{title}, text), text)
 	}
 	t.setCount(count)
 }

@@ -49,6 +49,7 @@ func lectoraIsPage(raw []byte) bool {
 // Lectora publishes no file for a page hidden from learners, so every page file counts.
 func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	count := 0
+	var headings headingTrail
 	for _, p := range files.paths {
 		if l := strings.ToLower(p); !strings.HasSuffix(l, ".html") && !strings.HasSuffix(l, ".htm") {
 			continue
@@ -78,7 +79,7 @@ func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		if more := lectoraInnerText(raw); len(more) > 0 {
 			text = strings.TrimSpace(text + "\n" + strings.Join(more, "\n"))
 		}
-		e.add(loc, text)
+		e.addHeaded(loc, headings.next([]string{info.Title}, text), text)
 		for _, in := range lectoraQuestions(raw) {
 			e.addInteraction(in)
 		}

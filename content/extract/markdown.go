@@ -16,8 +16,10 @@ var (
 )
 
 // markdown splits Markdown into sections at ATX ("## Title") and setext (underlined)
-// headings, located by heading path. Code blocks keep their text (a learner may search for a
-// command) but a "#" inside them is not a heading. Inline markup is reduced to its text.
+// headings, located by heading path and opening with their heading (see headingTrail); a
+// heading with neither text nor subheadings under it is a section of its own. Code blocks
+// keep their text (a learner may search for a command) but a "#" inside them is not a
+// heading. Inline markup is reduced to its text.
 func (e *extractor) markdown(text string) {
 	e.res.Details.ContentType = ContentMarkdown
 	text = strings.ReplaceAll(text, "\r\n", "\n")
@@ -39,13 +41,21 @@ func (e *extractor) markdown(text string) {
 	}
 	var heads [6]string
 	var body []string
-	loc := func() string {
+	var trail headingTrail
+	// level is the innermost heading's level (0 before the first heading); opened reports
+	// whether a section has opened with it yet.
+	level, opened := 0, false
+	path := func() []string {
 		var p []string
 		for _, h := range heads {
 			if h != "" {
 				p = append(p, h)
 			}
 		}
+		return p
+	}
+	loc := func() string {
+		p := path()
 		if len(p) == 0 {
 			if e.res.Title != "" {
 				return e.res.Title
@@ -55,17 +65,35 @@ func (e *extractor) markdown(text string) {
 		return strings.Join(p, " > ")
 	}
 	flush := func() {
-		e.add(loc(), tidyLines(strings.Join(body, "\n")))
+		text := tidyLines(strings.Join(body, "\n"))
 		body = body[:0]
+		if text != "" {
+			e.addHeaded(loc(), trail.next(path(), text), text)
+			opened = true
+		}
 	}
-	setHeading := func(level int, title string) {
+	// closeEmpty ends the innermost heading before one of level next (0 at the end): if no
+	// section opened with it and next is not its subheading, it becomes a section of its own.
+	closeEmpty := func(next int) {
+		if level > 0 && !opened && next <= level {
+			e.addHeaded(loc(), trail.next(path(), ""), "")
+			opened = true
+		}
+	}
+	setHeading := func(lvl int, title string) {
 		flush()
-		title = mdInline(title)
-		heads[level-1] = title
-		for j := level; j < 6; j++ {
+		title = collapseSpace(mdInline(title))
+		closeEmpty(lvl)
+		heads[lvl-1] = title
+		for j := lvl; j < 6; j++ {
 			heads[j] = ""
 		}
-		if e.res.Title == "" && level == 1 {
+		level, opened = lvl, false
+		if title == "" {
+			// Nothing to open a section with (a heading of only an image without alt text).
+			opened = true
+		}
+		if e.res.Title == "" && lvl == 1 {
 			e.res.Title = title
 		}
 	}
@@ -113,6 +141,7 @@ func (e *extractor) markdown(text string) {
 		body = append(body, mdInline(mdListMarker(t)))
 	}
 	flush()
+	closeEmpty(0)
 }
 
 // atxHeading parses "## Title ##".

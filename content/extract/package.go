@@ -114,18 +114,23 @@ func (e *extractor) pkg(fsys fs.FS) error {
 }
 
 // launchPages reads each launchable activity's page as HTML, located by its navigation
-// path, and returns how many pages it read. A page launched by several activities (every
-// SCO of a Storyline course opens story.html) is read once. With a known tool the launch
-// page is usually an empty player shell; its text, if any, still goes in.
+// path and opening with its navigation titles (see headingTrail), and returns how many pages
+// it read. A page launched by several activities (every SCO of a Storyline course opens
+// story.html) is read once. With a known tool the launch page is usually an empty player
+// shell; its text, if any, still goes in.
 func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) int {
 	seen := map[string]bool{}
 	read := 0
-	var walk func(a *course.Activity, trail []string)
-	walk = func(a *course.Activity, trail []string) {
+	var headings headingTrail
+	// trail names the activities for the location, titles are the words a learner sees
+	// (an untitled activity is named by its id, which is no heading).
+	var walk func(a *course.Activity, trail, titles []string)
+	walk = func(a *course.Activity, trail, titles []string) {
 		if a == nil || e.ctx.Err() != nil {
 			return
 		}
 		title := collapseSpace(a.Title)
+		titles = append(titles[:len(titles):len(titles)], title)
 		if title == "" {
 			title = a.ID
 		}
@@ -133,20 +138,22 @@ func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) in
 		if a.LaunchURL != "" {
 			if file, ok := localFile(a.LaunchURL); ok && !seen[strings.ToLower(file)] {
 				seen[strings.ToLower(file)] = true
-				if e.launchPage(fsys, file, strings.Join(trail, " > "), haveTool) {
+				if e.launchPage(fsys, file, strings.Join(trail, " > "), titles, &headings, haveTool) {
 					read++
 				}
 			}
 		}
 		for _, c := range a.Children {
-			walk(c, trail)
+			walk(c, trail, titles)
 		}
 	}
-	walk(p.Root, nil)
+	walk(p.Root, nil, nil)
 	return read
 }
 
-func (e *extractor) launchPage(fsys fs.FS, file, loc string, quiet bool) bool {
+// launchPage reads one launch page. Without a tool (quiet false) a page with no text of
+// its own is still a section: its navigation title is what the learner sees of it.
+func (e *extractor) launchPage(fsys fs.FS, file, loc string, titles []string, headings *headingTrail, quiet bool) bool {
 	data, err := e.readFile(fsys, file)
 	if err != nil {
 		if !quiet {
@@ -159,7 +166,9 @@ func (e *extractor) launchPage(fsys fs.FS, file, loc string, quiet bool) bool {
 		return false
 	}
 	info := parseHTML(decodeText(data))
-	e.add(loc, info.Text())
+	if text := info.Text(); text != "" || !quiet {
+		e.addHeaded(loc, headings.next(titles, text), text)
+	}
 	return true
 }
 

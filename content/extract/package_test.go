@@ -237,14 +237,15 @@ func TestCaptivate(t *testing.T) {
 		t.Fatalf("tool %q type %q", r.Tool, r.Details.ContentType)
 	}
 	wantMeta(t, r, map[string]any{"authoring_tool_version": "11.5.5", "slides": 3})
-	// The caption's text, not the picture's default label nor the hidden hint.
-	if got := section(t, r, "Introduction"); got != "Introduction\nWelcome to valve safety" {
-		t.Errorf("introduction = %q", got)
+	// The caption's text, not the picture's default label nor the hidden hint; the slide's
+	// label is its heading.
+	if got := sectionOf(t, r, "Introduction"); got.Heading != "Introduction" || got.Text != "Welcome to valve safety" {
+		t.Errorf("introduction = %+v", got)
 	}
-	// An unlabelled slide is named by its place; the answers are slide text too, the hidden
-	// feedback captions are not.
-	if got := section(t, r, "Slide 2"); got != "Slide 2\nWhich valve is red?\nThe blue one\nThe red one\nBoth" {
-		t.Errorf("question slide = %q", got)
+	// An unlabelled slide is named by its place, a name that is not its text; the answers
+	// are slide text too, the hidden feedback captions are not.
+	if got := sectionOf(t, r, "Slide 2"); got.Heading != "" || got.Text != "Which valve is red?\nThe blue one\nThe red one\nBoth" {
+		t.Errorf("question slide = %+v", got)
 	}
 	for _, l := range locs(r) {
 		if strings.Contains(l, "Cut") {

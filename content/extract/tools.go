@@ -192,6 +192,7 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	}
 	dir := path.Dir(dataFile)
 	visible := 0
+	var headings headingTrail
 	for _, sc := range arr(data, "scenes") {
 		scene, _ := sc.(map[string]any)
 		if scene == nil {
@@ -226,11 +227,11 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 					}
 				}
 			}
-			e.add(sceneTitle+" > "+title, strings.Join(parts, "\n"))
-			if len(parts) == 0 {
-				// A slide with no readable text still has a title worth finding.
-				e.add(sceneTitle+" > "+title, title)
-			}
+			// A slide with no readable text still has a title worth finding. Ids stand in for
+			// missing titles in the location only: they are no headings.
+			text := strings.Join(parts, "\n")
+			heads := []string{stripTags(str(scene, "title")), stripTags(str(slide, "title"))}
+			e.addHeaded(sceneTitle+" > "+title, headings.next(heads, text), text)
 		}
 	}
 	// Quiz data kept in data.js itself (question banks) is searched for questions too.
@@ -285,6 +286,7 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.res.Title = t
 	}
 	lessons, section := 0, ""
+	var headings headingTrail
 	for _, l := range arr(course, "lessons") {
 		lesson, _ := l.(map[string]any)
 		if lesson == nil {
@@ -299,9 +301,9 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			continue
 		}
 		lessons++
-		loc := title
+		loc, heads := title, []string{title}
 		if section != "" {
-			loc = section + " > " + title
+			loc, heads = section+" > "+title, []string{section, title}
 		}
 		var parts []string
 		collectText(lesson["description"], &parts, map[string]bool{}, 0)
@@ -309,7 +311,8 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			parts = append(parts, d)
 		}
 		collectText(lesson["items"], &parts, map[string]bool{title: true}, 0)
-		e.add(loc, strings.Join(parts, "\n"))
+		text := strings.Join(parts, "\n")
+		e.addHeaded(loc, headings.next(heads, text), text)
 		e.findQuestions(lesson["items"], 0)
 	}
 	t.setCount(lessons)
@@ -356,6 +359,7 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			continue
 		}
 		count := 0
+		var headings headingTrail
 		for _, pg := range pages {
 			page, _ := pg.(map[string]any)
 			if page == nil || truthy(page["hidden"]) || truthy(page["excluded"]) {
@@ -367,13 +371,14 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 				count++
 			}
 			title := stripTags(str(page, "name", "title"))
-			loc := title
+			loc, heads := title, []string{title}
 			if ch := stripTags(str(page, "chapter", "section")); ch != "" {
-				loc = ch + " > " + title
+				loc, heads = ch+" > "+title, []string{ch, title}
 			}
 			var parts []string
 			collectText(page, &parts, map[string]bool{title: true}, 0)
-			e.add(loc, strings.Join(parts, "\n"))
+			text := strings.Join(parts, "\n")
+			e.addHeaded(loc, headings.next(heads, text), text)
 			e.findQuestions(page, 0)
 		}
 		t.setCount(count)

@@ -71,7 +71,7 @@ func resolve(s Setting, layers []Layer) (string, error) {
 // simply be omitted).
 //
 // Resolve returns secret values in clear because the engine itself needs
-// them (e.g. the postback password). Never expose its result through the
+// them (e.g. an LRS account's password). Never expose its result through the
 // API; use [Catalogue.Effective] or [Catalogue.EffectiveAll] for that.
 func (c *Catalogue) Resolve(id string, layers ...Layer) (string, error) {
 	s, err := c.get(id)

@@ -10,8 +10,8 @@
 // one place and testable without infrastructure.
 //
 // Secret settings are write-only: they can be set and are returned in clear
-// only by [Catalogue.Resolve] (for the engine's own use, e.g. sending a
-// postback), never by [Catalogue.Effective] or [Catalogue.EffectiveAll],
+// only by [Catalogue.Resolve] (for the engine's own use, e.g. checking a
+// record-store account), never by [Catalogue.Effective] or [Catalogue.EffectiveAll],
 // which back the public GET endpoints.
 package settings
 
@@ -45,7 +45,7 @@ const (
 	// TypeEnum accepts one of Setting.Allowed, matched case-insensitively.
 	TypeEnum
 	// TypeURL accepts an absolute http(s) URL, the empty string, or one of
-	// Setting.Allowed as a keyword (e.g. "closer" for RedirectOnExitUrl).
+	// Setting.Allowed as a keyword (e.g. "closer" for an exit redirect).
 	TypeURL
 	// TypeJSON accepts a JSON document; canonical form is compacted.
 	TypeJSON
@@ -90,8 +90,8 @@ type Level uint8
 // specific one.
 const (
 	// LevelSystem is deployment-wide configuration that is never writable
-	// through the tenant-scoped API (e.g. AllowedTenantNames, which governs
-	// tenant creation and so cannot belong to a tenant).
+	// through the tenant-scoped API (e.g. a rule that governs tenant
+	// creation, which cannot belong to a tenant).
 	LevelSystem Level = 1 << iota
 	// LevelTenant is set via /{tenant}/configuration.
 	LevelTenant

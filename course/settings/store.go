@@ -15,7 +15,7 @@ import (
 )
 
 // Sealer encrypts secret setting values at rest (AES-256-GCM), so a copy of the database does
-// not hand out postback passwords or LRS root accounts.
+// not hand out LRS accounts and their passwords.
 type Sealer struct{ aead cipher.AEAD }
 
 // NewSealer derives the AES key from an operator secret of any length.
@@ -110,6 +110,12 @@ var TenantScope = Scope{Level: LevelTenant}
 // CourseScope is the level of one course (all its versions).
 func CourseScope(courseID string) Scope {
 	return Scope{Level: LevelCourse, ParentKind: "course", ParentID: courseID}
+}
+
+// RegistrationScope is the level of one registration: its values apply to every instance of
+// it and are deleted with it.
+func RegistrationScope(registrationID string) Scope {
+	return Scope{Level: LevelRegistration, ParentKind: "registration", ParentID: registrationID}
 }
 
 func (sc Scope) recordID() string {

@@ -16,12 +16,16 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"testing/fstest"
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/parse"
+	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -57,6 +61,12 @@ type Handler struct {
 	Blobs    blob.Store
 	Outbound *outbound.Client
 	Limits   archive.Limits
+	// Settings gives the tenant's import settings (EnableExistingActivityIdParserWarnings);
+	// nil applies the catalogue defaults.
+	Settings *settings.Store
+	// Statements is the tenant's record store, asked whether an activity id of the package is
+	// already recorded there; nil skips that check.
+	Statements statements.Store
 	// TempDir holds downloaded zips while they are read; "" means the system default.
 	TempDir string
 	Logger  *slog.Logger
@@ -89,6 +99,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	var f *failure
 	switch {
 	case err == nil:
+		// Here rather than in commit, so a delivery that finds the version already committed
+		// still records the mapping an earlier attempt may have left unwritten.
+		if err := h.Courses.MapActivities(ctx, p.Tenant, v.CourseID, v.Package.ActivityIDs()); err != nil {
+			return err
+		}
 		_ = h.Blobs.Delete(ctx, UploadKey(p.Tenant, job.ID))
 		return h.Courses.UpdateImportJob(ctx, p.Tenant, job.ID, func(j *course.ImportJob) {
 			j.Status, j.Message, j.CourseTitle = course.ImportComplete, "Import Successful", v.Title
@@ -183,12 +198,70 @@ func (h *Handler) commit(ctx context.Context, tenant string, job *course.ImportJ
 	if title == "" {
 		title = job.CourseName
 	}
+	warnings, err := h.existingActivityWarnings(ctx, tenant, job.CourseID, pkg)
+	if err != nil {
+		return nil, err
+	}
+	pkg.Warnings = append(pkg.Warnings, warnings...)
 	v, err := h.Courses.AddVersion(ctx, tenant, &course.Version{CourseID: job.CourseID, Title: title, Standard: pkg.Standard,
 		Package: pkg, FilesPrefix: prefix, WebPath: webPath, JobID: job.ID}, job.MayCreateNewVersion)
 	if errors.Is(err, course.ErrCourseExists) {
 		return nil, fail("%v", err)
 	}
 	return v, err
+}
+
+// existingActivityWarnings implements EnableExistingActivityIdParserWarnings: a parser warning
+// for each activity id of the package that another course of the tenant already uses, or
+// that the tenant's record store already holds statements about although no version of this
+// course defined it (statements of this course's earlier versions are expected). Sharing an
+// activity id merges two courses' xAPI data, which is rarely what an author meant.
+func (h *Handler) existingActivityWarnings(ctx context.Context, tenant, courseID string, pkg *course.Package) ([]string, error) {
+	on := "true"
+	if h.Settings != nil {
+		layer, err := h.Settings.TenantLayer(ctx, tenant)
+		if err != nil {
+			return nil, err
+		}
+		if on, err = h.Settings.Catalogue().Resolve("EnableExistingActivityIdParserWarnings", layer); err != nil {
+			return nil, err
+		}
+	}
+	if on != "true" {
+		return nil, nil
+	}
+	var out []string
+	for _, id := range pkg.ActivityIDs() {
+		users, err := h.Courses.CoursesUsingActivity(ctx, tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		others := slices.DeleteFunc(slices.Clone(users), func(c string) bool { return c == courseID })
+		if len(others) > 0 {
+			out = append(out, fmt.Sprintf("activity id %q is already used by course %s; their xAPI data will be mixed",
+				id, quoteJoin(others)))
+			continue
+		}
+		if len(users) > 0 || h.Statements == nil {
+			continue // an earlier version of this course defined it
+		}
+		p, err := h.Statements.Query(ctx, statements.Query{Tenant: tenant, Activity: id, RelatedActivities: true, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Statements) > 0 {
+			out = append(out, fmt.Sprintf("activity id %q is already recorded in the tenant's record store (statements about it exist)", id))
+		}
+	}
+	return out, nil
+}
+
+func quoteJoin(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = "'" + id + "'"
+	}
+	return strings.Join(q, ", ")
 }
 
 func (h *Handler) fetchZip(ctx context.Context, tenant string, job *course.ImportJob, w io.Writer) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
+	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
@@ -128,7 +129,9 @@ type App struct {
 	Settings   *settings.Store
 	Jobs       *jobs.Store
 	Courses    *course.Store
-	Content    *content.Store
+	// Registrations keeps registrations, their instances and progress.
+	Registrations *registration.Store
+	Content       *content.Store
 	// Index is the content search index; Embedder embeds chunks and semantic queries (nil
 	// when no model is available, NoEmbedder then says why).
 	Index      indexer.Index
@@ -318,6 +321,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
 	a.Courses = course.NewStore(a.Records)
+	a.Registrations = registration.NewStore(a.Records, sealer)
 	a.Content = content.NewStore(a.Records)
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
@@ -334,9 +338,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
-		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
+		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
+		Settings: a.Settings, Statements: a.Statements})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
-		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Launch: course.NewLaunchSigner(cfg.SecretKey),
+		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,

@@ -1,0 +1,390 @@
+// Package registration is the course engine's record of a learner taking a course: the
+// registration, its instances (one "take" each, pinned to a course version) and, per
+// instance, the progress the rollup computes. It imports neither HTTP nor database code; its
+// records live behind the record port (storage/record), so every backend of that port keeps
+// them with the same guarantees.
+//
+// Layout in the record store, all in the registration's tenant:
+//   - kind "registration", id = registration id, parent = the course record (deleting the
+//     course deletes its registrations), key = the learner id (the list filter);
+//   - kind "registration_progress", id = "<registration id>/<instance key>", parent = the
+//     registration, created at the first tracked event of that instance. The instance key is
+//     random per instance, so progress left behind by a reset can never be read as the
+//     progress of the fresh instance that reuses its number.
+//
+// A registration and its instance history are one record, so creating, restarting and
+// resetting are single compare-and-set writes: nothing is ever half-created.
+package registration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// Record kinds of registrations inside a tenant.
+const (
+	KindRegistration = "registration"
+	KindProgress     = "registration_progress"
+	// kindCourse is the course record registrations hang from (course.KindCourse).
+	kindCourse = "course"
+)
+
+// Sentinel errors of the registration store.
+var (
+	// ErrNotFound means no registration (or no such instance of it) exists.
+	ErrNotFound = errors.New("registration not found")
+	// ErrExists means the registration id is already used in the tenant.
+	ErrExists = errors.New("registration already exists")
+	// ErrInvalid means a create request or query cannot be used; the message names the field.
+	ErrInvalid = errors.New("invalid registration")
+)
+
+// MaxIDLength bounds registration and learner ids (Rustici Engine allows 255 characters).
+const MaxIDLength = 255
+
+// Status values of completion and success, spelled as the engine API spells them.
+const (
+	Unknown    = "UNKNOWN"
+	Completed  = "COMPLETED"
+	Incomplete = "INCOMPLETE"
+	Passed     = "PASSED"
+	Failed     = "FAILED"
+)
+
+// Learner is the person a registration belongs to.
+type Learner struct {
+	ID        string `json:"id"`
+	FirstName string `json:"firstName,omitempty"`
+	LastName  string `json:"lastName,omitempty"`
+}
+
+// PostBack overrides, for one registration, where and how the registration report is sent.
+type PostBack struct {
+	URL      string `json:"url,omitempty"`
+	AuthType string `json:"authType,omitempty"`
+	UserName string `json:"userName,omitempty"`
+	// Password is sealed at rest by the Store's Sealer and never returned by the API.
+	Password      string `json:"password,omitempty"`
+	ResultsFormat string `json:"resultsFormat,omitempty"`
+}
+
+// Instance is one take of a registration against one course version.
+type Instance struct {
+	Number int `json:"instance"`
+	// Key names the instance's progress records; it is unique across resets.
+	Key           string    `json:"key"`
+	CourseVersion int       `json:"courseVersion"`
+	Created       time.Time `json:"created"`
+}
+
+// Registration is a learner's enrolment in one course.
+type Registration struct {
+	ID                 string    `json:"id"`
+	CourseID           string    `json:"courseId"`
+	Learner            Learner   `json:"learner"`
+	ForCredit          bool      `json:"forCredit"`
+	XAPIRegistrationID string    `json:"xapiRegistrationId"`
+	PostBack           *PostBack `json:"postBack,omitempty"`
+	// Instances lists every instance, oldest first; the last one is current. A reset
+	// replaces the list with a fresh instance 0.
+	Instances []Instance `json:"instances"`
+	Created   time.Time  `json:"-"`
+	Updated   time.Time  `json:"-"`
+}
+
+// Current returns the registration's latest instance.
+func (r *Registration) Current() Instance { return r.Instances[len(r.Instances)-1] }
+
+// Instance returns instance n, n < 0 meaning the latest; ErrNotFound when there is none.
+func (r *Registration) Instance(n int) (Instance, error) {
+	if n < 0 {
+		return r.Current(), nil
+	}
+	for _, in := range r.Instances {
+		if in.Number == n {
+			return in, nil
+		}
+	}
+	return Instance{}, fmt.Errorf("registration '%s' has no instance %d: %w", r.ID, n, ErrNotFound)
+}
+
+// Progress is what the rollup knows of one instance. Its zero value, with Unknown statuses, is
+// the progress of an instance nothing has been tracked in yet.
+type Progress struct {
+	Completion string `json:"completion"`
+	Success    string `json:"success"`
+	// ScoreScaled is the score on the API's 0-100 scale, nil while unknown.
+	ScoreScaled *float64 `json:"scoreScaled,omitempty"`
+	// CompletionAmount is 0-1, nil while unknown.
+	CompletionAmount    *float64   `json:"completionAmount,omitempty"`
+	TotalSecondsTracked float64    `json:"totalSecondsTracked"`
+	FirstAccess         *time.Time `json:"firstAccess,omitempty"`
+	LastAccess          *time.Time `json:"lastAccess,omitempty"`
+	CompletedAt         *time.Time `json:"completedAt,omitempty"`
+	Updated             time.Time  `json:"-"`
+}
+
+// Untracked is the progress of an instance with no tracked event yet.
+func Untracked() Progress { return Progress{Completion: Unknown, Success: Unknown} }
+
+// Sealer encrypts secrets at rest (the settings store's AES-GCM sealer).
+type Sealer interface {
+	Seal(plain string) string
+	Open(sealed string) (string, error)
+}
+
+// CreateRequest is what an integration sends to create a registration.
+type CreateRequest struct {
+	ID                 string
+	CourseID           string
+	Learner            Learner
+	ForCredit          bool
+	XAPIRegistrationID string
+	PostBack           *PostBack
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ValidateID checks an application-chosen id (registration or learner): 1-255 characters of
+// printable UTF-8 without surrounding white space.
+func ValidateID(what, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: %s is required", ErrInvalid, what)
+	case !utf8.ValidString(id) || len(id) > MaxIDLength:
+		return fmt.Errorf("%w: %s must be at most %d characters of UTF-8", ErrInvalid, what, MaxIDLength)
+	case strings.TrimSpace(id) != id:
+		return fmt.Errorf("%w: %s %q has leading or trailing white space", ErrInvalid, what, id)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %s %q contains a control character", ErrInvalid, what, id)
+		}
+	}
+	return nil
+}
+
+// Check validates a create request and fills in its defaults (the xAPI registration id).
+func (q *CreateRequest) Check() error {
+	if err := ValidateID("registrationId", q.ID); err != nil {
+		return err
+	}
+	if q.CourseID == "" {
+		return fmt.Errorf("%w: courseId is required", ErrInvalid)
+	}
+	if err := ValidateID("learner.id", q.Learner.ID); err != nil {
+		return err
+	}
+	if q.XAPIRegistrationID == "" {
+		q.XAPIRegistrationID = uuid.NewString()
+	} else if !uuidRE.MatchString(q.XAPIRegistrationID) {
+		return fmt.Errorf("%w: xapiRegistrationId %q is not a UUID", ErrInvalid, q.XAPIRegistrationID)
+	} else {
+		q.XAPIRegistrationID = strings.ToLower(q.XAPIRegistrationID)
+	}
+	if pb := q.PostBack; pb != nil {
+		pb.AuthType = strings.ToUpper(pb.AuthType)
+		pb.ResultsFormat = strings.ToUpper(pb.ResultsFormat)
+		if pb.AuthType == "" {
+			pb.AuthType = "FORM"
+		}
+		if pb.ResultsFormat == "" {
+			pb.ResultsFormat = "COURSE"
+		}
+		if pb.AuthType != "FORM" && pb.AuthType != "HTTPBASIC" {
+			return fmt.Errorf("%w: postBack.authType %q is not FORM or HTTPBASIC", ErrInvalid, pb.AuthType)
+		}
+		if pb.ResultsFormat != "COURSE" && pb.ResultsFormat != "ACTIVITY" && pb.ResultsFormat != "FULL" {
+			return fmt.Errorf("%w: postBack.resultsFormat %q is not COURSE, ACTIVITY or FULL", ErrInvalid, pb.ResultsFormat)
+		}
+	}
+	return nil
+}
+
+// Store keeps registrations and their progress in the record store.
+type Store struct {
+	records record.Store
+	sealer  Sealer
+	now     func() time.Time
+}
+
+// NewStore returns a registration store over records; sealer encrypts post-back passwords.
+func NewStore(records record.Store, sealer Sealer) *Store {
+	return &Store{records: records, sealer: sealer, now: time.Now}
+}
+
+func decode(r *record.Record) (*Registration, error) {
+	var reg Registration
+	if err := json.Unmarshal(r.Data, &reg); err != nil {
+		return nil, fmt.Errorf("decode registration %s: %w", r.ID, err)
+	}
+	if len(reg.Instances) == 0 {
+		return nil, fmt.Errorf("registration %s has no instance", r.ID)
+	}
+	reg.Created, reg.Updated = r.Created, r.Updated
+	return &reg, nil
+}
+
+func notFound(id string) error { return fmt.Errorf("registration '%s' %w", id, ErrNotFound) }
+
+// Create stores a new registration with instance 0 pinned to courseVersion. The request must
+// have passed Check; ErrExists when the id is taken in the tenant.
+func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, courseVersion int) (*Registration, error) {
+	reg := &Registration{ID: q.ID, CourseID: q.CourseID, Learner: q.Learner, ForCredit: q.ForCredit,
+		XAPIRegistrationID: q.XAPIRegistrationID, Instances: []Instance{s.newInstance(0, courseVersion)}}
+	if q.PostBack != nil {
+		pb := *q.PostBack
+		if pb.Password != "" {
+			pb.Password = s.sealer.Seal(pb.Password)
+		}
+		reg.PostBack = &pb
+	}
+	data, err := json.Marshal(reg)
+	if err != nil {
+		return nil, err
+	}
+	r := &record.Record{Tenant: tenant, Kind: KindRegistration, ID: q.ID, Key: q.Learner.ID,
+		Parent: &record.Ref{Kind: kindCourse, ID: q.CourseID}, Data: data}
+	if err := s.records.Create(ctx, r); err != nil {
+		if errors.Is(err, record.ErrConflict) {
+			return nil, fmt.Errorf("registration '%s' %w", q.ID, ErrExists)
+		}
+		return nil, err
+	}
+	reg.Created, reg.Updated = r.Created, r.Updated
+	return reg, nil
+}
+
+// Get returns one registration or ErrNotFound.
+func (s *Store) Get(ctx context.Context, tenant, id string) (*Registration, error) {
+	r, err := s.records.Get(ctx, tenant, KindRegistration, id)
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(r)
+}
+
+// PostBackPassword returns the plain post-back password of a registration.
+func (s *Store) PostBackPassword(reg *Registration) (string, error) {
+	if reg.PostBack == nil || reg.PostBack.Password == "" {
+		return "", nil
+	}
+	return s.sealer.Open(reg.PostBack.Password)
+}
+
+// Delete removes a registration with every instance and its progress.
+func (s *Store) Delete(ctx context.Context, tenant, id string) error {
+	err := s.records.Delete(ctx, tenant, KindRegistration, id)
+	if errors.Is(err, record.ErrNotFound) {
+		return notFound(id)
+	}
+	return err
+}
+
+// ListQuery selects registrations of a tenant.
+type ListQuery struct {
+	CourseID  string
+	LearnerID string
+	Since     time.Time
+	Cursor    string
+	Limit     int
+}
+
+// Page is one page of registrations in update order; Next is empty on the last page.
+type Page struct {
+	Registrations []*Registration
+	Next          string
+}
+
+// List returns one page of registrations matching q. A bad cursor is record.ErrInvalid.
+func (s *Store) List(ctx context.Context, tenant string, q ListQuery) (*Page, error) {
+	rq := record.Query{Tenant: tenant, Kind: KindRegistration, Key: q.LearnerID, Since: q.Since, Cursor: q.Cursor, Limit: q.Limit}
+	if q.CourseID != "" {
+		rq.Parent = &record.Ref{Kind: kindCourse, ID: q.CourseID}
+	}
+	p, err := s.records.List(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	out := &Page{Registrations: make([]*Registration, 0, len(p.Records)), Next: p.Next}
+	for _, r := range p.Records {
+		reg, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out.Registrations = append(out.Registrations, reg)
+	}
+	return out, nil
+}
+
+func (s *Store) newInstance(n, courseVersion int) Instance {
+	return Instance{Number: n, Key: uuid.NewString(), CourseVersion: courseVersion, Created: s.now().UTC()}
+}
+
+// The key is a fixed-length UUID, so the id stays injective whatever the registration id holds.
+func progressID(regID string, in Instance) string { return regID + "/" + in.Key }
+
+// Progress returns the progress of one instance of a registration; Untracked when nothing
+// has been tracked in it yet.
+func (s *Store) Progress(ctx context.Context, tenant string, reg *Registration, in Instance) (Progress, error) {
+	r, err := s.records.Get(ctx, tenant, KindProgress, progressID(reg.ID, in))
+	if errors.Is(err, record.ErrNotFound) {
+		p := Untracked()
+		p.Updated = reg.Updated
+		return p, nil
+	}
+	if err != nil {
+		return Progress{}, err
+	}
+	var p Progress
+	if err := json.Unmarshal(r.Data, &p); err != nil {
+		return Progress{}, fmt.Errorf("decode progress %s/%d: %w", reg.ID, in.Number, err)
+	}
+	p.Updated = r.Updated
+	return p, nil
+}
+
+// Reset wipes a registration's launch history and progress and starts it again at instance 0
+// pinned to courseVersion (the course's latest), keeping the registration itself. The
+// instance list is replaced in one write; the old progress records are removed after it, and
+// one left behind by a crash is never read (instance keys are fresh) and goes with the
+// registration.
+func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int) (*Registration, error) {
+	var old []Instance
+	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
+		reg, err := decode(r)
+		if err != nil {
+			return err
+		}
+		old = reg.Instances
+		reg.Instances = []Instance{s.newInstance(0, courseVersion)}
+		r.Data, err = json.Marshal(reg)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range old {
+		if err := s.records.Delete(ctx, tenant, KindProgress, progressID(id, in)); err != nil && !errors.Is(err, record.ErrNotFound) {
+			return nil, fmt.Errorf("reset registration '%s': %w", id, err)
+		}
+	}
+	return decode(r)
+}

@@ -1,0 +1,446 @@
+package server
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// The registration endpoints of the course engine. The records and their rules live in
+// course/registration; this file only translates HTTP.
+
+var instanceParam = Param{Name: "instance", Type: "integer", Description: "registration instance; -1 (the default) means the latest"}
+
+func (s *Server) registerRegistrations(engine string) {
+	const tag = "registrations"
+	regs := engine + "/registrations"
+	one := regs + "/:registrationId"
+	cfg := []Param{configurationParam}
+	withInstance := []Param{instanceParam, configurationParam}
+	s.handle(Route{Method: fiber.MethodPost, Path: regs, Summary: "Create a registration (JSON, or the form-encoded variant)", Tag: tag,
+		Scope: ScopeEnginePath, Body: "RegistrationCreate", Success: 204, Query: cfg}, s.createRegistration)
+	s.handle(Route{Method: fiber.MethodGet, Path: regs, Summary: "List registrations", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationList", Query: []Param{
+			{Name: "courseId", Type: "string", Description: "only registrations of this course"},
+			{Name: "learnerId", Type: "string", Description: "only registrations of this learner"},
+			{Name: "since", Type: "string", Description: "ISO 8601 timestamp: only registrations updated at or after it"},
+			{Name: "more", Type: "string", Description: "continuation token from the previous page"}, configurationParam}}, s.listRegistrations)
+	s.handle(Route{Method: fiber.MethodGet, Path: one, Summary: "Whether a registration exists", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "ExistsBody", Query: cfg}, s.registrationExists)
+	s.handle(Route{Method: fiber.MethodDelete, Path: one, Summary: "Delete a registration with all its instances", Tag: tag,
+		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.deleteRegistration)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/lastInstance", Summary: "The registration's latest instance number", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "LastInstanceBody", Query: cfg}, s.registrationLastInstance)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The registration's xAPI registration id", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, s.registrationXAPIID)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress/detail", Summary: "Progress with the activity tree (activityDetails)", Tag: tag,
+		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgressDetail)
+	s.handle(Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
+		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.resetRegistration)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
+		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, s.getRegistrationConfiguration)
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration/:settingId", Summary: "One registration setting", Tag: "configuration",
+		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: withInstance}, s.getRegistrationSetting)
+	s.handle(Route{Method: fiber.MethodPut, Path: one + "/configuration/:settingId", Summary: "Set a registration setting", Tag: "configuration",
+		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: withInstance}, s.putRegistrationSetting)
+}
+
+func registrationSchemas() map[string]any {
+	learner := obj(map[string]any{"id": str(), "firstName": str(), "lastName": str()}, "id")
+	status := func(vals ...string) map[string]any { return map[string]any{"type": "string", "enum": vals} }
+	scaled := obj(map[string]any{"scaled": map[string]any{"type": "number"}})
+	return map[string]any{
+		"Learner": learner,
+		"RegistrationCreate": map[string]any{"oneOf": []any{
+			obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
+				"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
+				"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
+					"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
+			obj(map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "registration", "packageId"),
+		}, "description": "application/json, or application/x-www-form-urlencoded with registration, packageId and forCredit (the learner id is the registration id)"},
+		"RegistrationSummary": obj(map[string]any{"id": str(), "instance": map[string]any{"type": "integer"}, "updated": dateTime(),
+			"registrationCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "registrationCompletionAmount": map[string]any{"type": "number"},
+			"registrationSuccess": status("UNKNOWN", "PASSED", "FAILED"), "score": scaled, "totalSecondsTracked": map[string]any{"type": "number"},
+			"firstAccessDate": dateTime(), "lastAccessDate": dateTime(), "completedDate": dateTime(), "createdDate": dateTime(),
+			"course": ref("CourseSummary"), "learner": ref("Learner"), "globalObjectives": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			"activityDetails": map[string]any{"type": "object", "description": "the activity tree with results and runtime data (progress/detail only)"}},
+			"id", "instance", "registrationCompletion", "registrationSuccess", "course", "learner"),
+		"RegistrationList": obj(map[string]any{"registrations": map[string]any{"type": "array", "items": ref("RegistrationSummary")}, "more": str()}, "registrations"),
+		"ExistsBody":       obj(map[string]any{"exists": boolean()}, "exists"),
+		"LastInstanceBody": obj(map[string]any{"result": map[string]any{"type": "integer"}}, "result"),
+	}
+}
+
+// RegistrationCreate is the JSON body of POST /registrations.
+type RegistrationCreate struct {
+	CourseID           string                 `json:"courseId"`
+	Learner            *registration.Learner  `json:"learner"`
+	RegistrationID     string                 `json:"registrationId"`
+	ForCredit          *bool                  `json:"forCredit"`
+	XAPIRegistrationID string                 `json:"xapiRegistrationId"`
+	PostBack           *registration.PostBack `json:"postBack"`
+}
+
+// ExistsBody answers GET /registrations/{id}.
+type ExistsBody struct {
+	Exists bool `json:"exists"`
+}
+
+// LastInstanceBody answers GET /registrations/{id}/lastInstance.
+type LastInstanceBody struct {
+	Result int `json:"result"`
+}
+
+// ScoreBody is a score on the API's 0-100 scale.
+type ScoreBody struct {
+	Scaled float64 `json:"scaled"`
+}
+
+// RegistrationSummary is the progress of one registration instance (and an item of the list).
+type RegistrationSummary struct {
+	ID                           string                       `json:"id"`
+	Instance                     int                          `json:"instance"`
+	Updated                      string                       `json:"updated"`
+	RegistrationCompletion       string                       `json:"registrationCompletion"`
+	RegistrationCompletionAmount *float64                     `json:"registrationCompletionAmount,omitempty"`
+	RegistrationSuccess          string                       `json:"registrationSuccess"`
+	Score                        *ScoreBody                   `json:"score,omitempty"`
+	TotalSecondsTracked          float64                      `json:"totalSecondsTracked"`
+	FirstAccessDate              string                       `json:"firstAccessDate,omitempty"`
+	LastAccessDate               string                       `json:"lastAccessDate,omitempty"`
+	CompletedDate                string                       `json:"completedDate,omitempty"`
+	CreatedDate                  string                       `json:"createdDate"`
+	Course                       CourseSummary                `json:"course"`
+	Learner                      registration.Learner         `json:"learner"`
+	GlobalObjectives             []any                        `json:"globalObjectives"`
+	ActivityDetails              *registration.ActivityResult `json:"activityDetails,omitempty"`
+}
+
+// RegistrationList is a page of registrations.
+type RegistrationList struct {
+	Registrations []RegistrationSummary `json:"registrations"`
+	More          string                `json:"more,omitempty"`
+}
+
+func (s *Server) createRegistration(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	var q registration.CreateRequest
+	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
+	if strings.HasPrefix(ct, fiber.MIMEApplicationForm) {
+		// The form variant of older systems: the registration id doubles as the learner id.
+		args := c.Request().PostArgs()
+		q = registration.CreateRequest{ID: string(args.Peek("registration")), CourseID: string(args.Peek("packageId")), ForCredit: true}
+		for _, k := range []string{"registration", "packageId"} {
+			if len(args.Peek(k)) == 0 {
+				return badRequest("form field %s is required", k)
+			}
+		}
+		q.Learner = registration.Learner{ID: q.ID}
+		if v := string(args.Peek("forCredit")); v != "" {
+			switch strings.ToLower(v) {
+			case "true":
+			case "false":
+				q.ForCredit = false
+			default:
+				return badRequest("form field forCredit must be true or false, not %q", v)
+			}
+		}
+	} else {
+		var body RegistrationCreate
+		if err := decodeJSON(c, &body); err != nil {
+			return err
+		}
+		if body.Learner == nil {
+			return badRequest("property learner is required")
+		}
+		q = registration.CreateRequest{ID: body.RegistrationID, CourseID: body.CourseID, Learner: *body.Learner, ForCredit: true,
+			XAPIRegistrationID: body.XAPIRegistrationID, PostBack: body.PostBack}
+		if body.ForCredit != nil {
+			q.ForCredit = *body.ForCredit
+		}
+	}
+	if err := q.Check(); err != nil {
+		return err
+	}
+	if q.PostBack != nil && q.PostBack.URL != "" {
+		if u, err := url.Parse(q.PostBack.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badRequest("property postBack.url must be an absolute http or https URL")
+		}
+	}
+	// An unknown course is the client's mistake in the body, hence 400 rather than 404 (as
+	// Rustici Engine answers).
+	v, err := s.deps.Courses.Version(ctx, tenantOf(c), q.CourseID, -1)
+	if errors.Is(err, course.ErrCourseNotFound) {
+		return badRequest("course '%s' does not exist", q.CourseID)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version); err != nil {
+		if errors.Is(err, registration.ErrExists) {
+			return badRequest("registration '%s' already exists", q.ID)
+		}
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) listRegistrations(c *fiber.Ctx) error {
+	var tok moreToken
+	if m := c.Query("more"); m != "" {
+		var err error
+		if tok, err = decodeMore(m); err != nil {
+			return err
+		}
+	} else {
+		tok.Since = c.Query("since")
+	}
+	q := registration.ListQuery{CourseID: c.Query("courseId"), LearnerID: c.Query("learnerId"), Cursor: tok.Cursor}
+	if tok.Since != "" {
+		var err error
+		if q.Since, err = parseSince(tok.Since); err != nil {
+			return err
+		}
+	}
+	var err error
+	if q.Limit, err = s.pageLimit(c, tok.Since != ""); err != nil {
+		return err
+	}
+	page, err := s.deps.Registrations.List(c.UserContext(), tenantOf(c), q)
+	if errors.Is(err, record.ErrInvalid) {
+		return badRequest("'more' value is not a continuation token from this server")
+	}
+	if err != nil {
+		return err
+	}
+	out := RegistrationList{Registrations: make([]RegistrationSummary, 0, len(page.Registrations))}
+	for _, reg := range page.Registrations {
+		sum, err := s.registrationSummary(c, reg, reg.Current(), false)
+		if err != nil {
+			return err
+		}
+		out.Registrations = append(out.Registrations, *sum)
+	}
+	if page.Next != "" {
+		out.More = encodeMore(moreToken{Cursor: page.Next, Since: tok.Since})
+	}
+	return c.JSON(out)
+}
+
+// registration reads the path's registration; ErrNotFound becomes the 404.
+func (s *Server) registration(c *fiber.Ctx) (*registration.Registration, error) {
+	id, err := param(c, "registrationId")
+	if err != nil {
+		return nil, err
+	}
+	return s.deps.Registrations.Get(c.UserContext(), tenantOf(c), id)
+}
+
+// registrationInstance reads the path's registration and the instance the query names.
+func (s *Server) registrationInstance(c *fiber.Ctx) (*registration.Registration, registration.Instance, error) {
+	reg, err := s.registration(c)
+	if err != nil {
+		return nil, registration.Instance{}, err
+	}
+	n, err := queryInt(c, "instance", -1, -1, 1<<31-1)
+	if err != nil {
+		return nil, registration.Instance{}, err
+	}
+	in, err := reg.Instance(n)
+	return reg, in, err
+}
+
+func (s *Server) registrationExists(c *fiber.Ctx) error {
+	if _, err := s.registration(c); err != nil {
+		return err
+	}
+	return c.JSON(ExistsBody{Exists: true})
+}
+
+func (s *Server) deleteRegistration(c *fiber.Ctx) error {
+	id, err := param(c, "registrationId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Registrations.Delete(c.UserContext(), tenantOf(c), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *Server) registrationLastInstance(c *fiber.Ctx) error {
+	reg, err := s.registration(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(LastInstanceBody{Result: reg.Current().Number})
+}
+
+func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
+	reg, _, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	layers, err := s.registrationLayers(c, reg)
+	if err != nil {
+		return err
+	}
+	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
+		return notFound("xAPI is not enabled for registration '%s' (setting xAPIEnabled)", reg.ID)
+	}
+	return c.JSON(IDBody{ID: reg.XAPIRegistrationID})
+}
+
+func optionalTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return isoTime(*t)
+}
+
+// registrationSummary builds the progress answer of one instance; with detail, the activity
+// tree of the instance's course version too.
+func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
+	ctx := c.UserContext()
+	v, err := s.deps.Courses.Version(ctx, tenantOf(c), reg.CourseID, in.CourseVersion)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.deps.Registrations.Progress(ctx, tenantOf(c), reg, in)
+	if err != nil {
+		return nil, err
+	}
+	updated := reg.Updated
+	if p.Updated.After(updated) {
+		updated = p.Updated
+	}
+	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(updated),
+		RegistrationCompletion: p.Completion, RegistrationCompletionAmount: p.CompletionAmount, RegistrationSuccess: p.Success,
+		TotalSecondsTracked: p.TotalSecondsTracked, FirstAccessDate: optionalTime(p.FirstAccess), LastAccessDate: optionalTime(p.LastAccess),
+		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created), Course: summary(v), Learner: reg.Learner,
+		GlobalObjectives: []any{}}
+	if p.ScoreScaled != nil {
+		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
+	}
+	if detail && v.Package != nil && v.Package.Root != nil {
+		sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+	}
+	return sum, nil
+}
+
+func (s *Server) registrationProgress(c *fiber.Ctx) error {
+	reg, in, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	sum, err := s.registrationSummary(c, reg, in, false)
+	if err != nil {
+		return err
+	}
+	return c.JSON(sum)
+}
+
+func (s *Server) registrationProgressDetail(c *fiber.Ctx) error {
+	reg, in, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	sum, err := s.registrationSummary(c, reg, in, true)
+	if err != nil {
+		return err
+	}
+	return c.JSON(sum)
+}
+
+func (s *Server) resetRegistration(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	reg, err := s.registration(c)
+	if err != nil {
+		return err
+	}
+	latest, err := s.deps.Courses.Version(ctx, tenantOf(c), reg.CourseID, -1)
+	if err != nil {
+		return err
+	}
+	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// registrationLayers is the cascade tenant → course → registration.
+func (s *Server) registrationLayers(c *fiber.Ctx, reg *registration.Registration) ([]settings.Layer, error) {
+	layers, err := s.courseLayers(c, reg.CourseID)
+	if err != nil {
+		return nil, err
+	}
+	rl, err := s.deps.Settings.Layer(c.UserContext(), tenantOf(c), settings.RegistrationScope(reg.ID))
+	if err != nil {
+		return nil, err
+	}
+	return append(layers, rl), nil
+}
+
+func (s *Server) getRegistrationConfiguration(c *fiber.Ctx) error {
+	reg, _, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	layers, err := s.registrationLayers(c, reg)
+	if err != nil {
+		return err
+	}
+	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ConfigurationList{ConfigurationItems: items})
+}
+
+func (s *Server) getRegistrationSetting(c *fiber.Ctx) error {
+	reg, _, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	sid := c.Params("settingId")
+	if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
+		return notFound("configuration setting '%s' not found", sid)
+	}
+	layers, err := s.registrationLayers(c, reg)
+	if err != nil {
+		return err
+	}
+	item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
+	if err != nil {
+		return err
+	}
+	return c.JSON(SettingBody{Value: &item.Value})
+}
+
+func (s *Server) putRegistrationSetting(c *fiber.Ctx) error {
+	reg, _, err := s.registrationInstance(c)
+	if err != nil {
+		return err
+	}
+	var body SettingBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Value == nil {
+		return badRequest("property value is required")
+	}
+	if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), settings.RegistrationScope(reg.ID), c.Params("settingId"), *body.Value); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
