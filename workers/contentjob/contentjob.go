@@ -2,8 +2,10 @@
 //
 //  1. the import task (TypeImport, worker role) fetches the content (an upload in the blob
 //     store or a URL through the outbound client), detects its kind, extracts sections and
-//     content_details (content/extract), stores the sections as a blob and commits the
-//     content version (content.Store), then enqueues an index task;
+//     content_details (content/extract, in a child process with a memory limit and a
+//     deadline when Importer.Extractor is a sandbox.Runner, as the app sets it), stores the
+//     sections as a blob and commits the content version (content.Store), then enqueues an
+//     index task;
 //  2. the index task (TypeIndex, indexer role, on its own queue) chunks the sections, embeds
 //     the chunks (when an embedder is configured; through the vector cache), generates the
 //     metadata fields (TITLE, SUMMARY) and writes everything to the search index; then the

@@ -223,7 +223,7 @@ func readResponse(r io.Reader) (Response, error) {
 
 // childFailure explains a child that ended without a response: the memory limit (the Go
 // runtime reports "out of memory" when the kernel refuses it more address space), or a
-// crash, named by its last line of output.
+// crash, named by the first line of its error output (where Go names a fatal error).
 func childFailure(name string, runErr error, stderr string, mem int64) error {
 	low := strings.ToLower(stderr)
 	if strings.Contains(low, "out of memory") || strings.Contains(low, "cannot allocate memory") {
