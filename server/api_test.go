@@ -157,6 +157,7 @@ func (e *env) do(method, path string, a auth, body any, headers ...string) resp 
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
+	e.checkResponse(req, res.StatusCode, res.Header, out)
 	return resp{Status: res.StatusCode, Body: out, Header: res.Header}
 }
 
