@@ -12,7 +12,14 @@ PYTHON="${PYTHON:-python3}"
 
 log() { echo "install-schemathesis: $*" >&2; }
 
-installed() { [ -x "$VENV/bin/st" ] && "$VENV/bin/python" -m pip show schemathesis 2>/dev/null | grep -qx "Version: $VERSION"; }
+# The version is read in full before it is matched: grep -q closing the pipe early would
+# fail pip with SIGPIPE, and pipefail would call a good install broken.
+installed() {
+	[ -x "$VENV/bin/st" ] || return 1
+	local v
+	v=$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null) || return 1
+	[ "$v" = "$VERSION" ]
+}
 
 if installed; then
 	echo "$VENV/bin/st"

@@ -16,6 +16,10 @@ export LECTERN_TEST_MODEL_DIR
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
+echo "== schemathesis"
+# Generated requests against the served /openapi.json of a running `lectern all`: no 5xx,
+# no response that contradicts the document (docs/testing.md).
+scripts/schemathesis.sh
 echo "== fuzz (short)"
 # Every parser of hostile input gets a short, fixed fuzzing time on top of its seed corpus.
 FUZZTIME=${FUZZTIME:-8s}
