@@ -31,9 +31,42 @@ until curl -fsS "$base/healthz" >/dev/null 2>&1; do
 	[ $SECONDS -lt $deadline ] || { cat "$work/lectern.log"; echo "schemathesis: lectern did not answer /healthz in 60 s" >&2; exit 1; }
 	sleep 0.2
 done
-export ST_TENANT=schemathesis
-curl -fsS -u "$user:$pass" -H 'Content-Type: application/json' -d "{\"tenant_id\":\"$ST_TENANT\"}" \
-	"$base/api/v1/app_management/tenants" >/dev/null
+export ST_TENANT=schemathesis ST_COURSE=seed-course ST_CONTENT=seed-content
+api() { curl -fsS -u "$user:$pass" "$@"; }
+api -H 'Content-Type: application/json' -d "{\"tenant_id\":\"$ST_TENANT\"}" "$base/api/v1/app_management/tenants" >/dev/null
+# One of each kind of resource, so operations on an existing course, content version, job
+# and statement answer with their real bodies, not only 404: a SCORM 1.2 course, a Markdown
+# content item and a statement.
+python3 - "$work/course.zip" <<'PY'
+import sys, zipfile
+manifest = """<?xml version="1.0"?>
+<manifest identifier="seed" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2"
+  xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Seed course</title>
+    <item identifier="i1" identifierref="r1"><title>Lesson</title></item></organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="index.html">
+    <file href="index.html"/></resource></resources>
+</manifest>"""
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("imsmanifest.xml", manifest)
+    z.writestr("index.html", "<html><body>Lesson</body></html>")
+PY
+printf '# Seed guide\n\n## Soil\n\nPlant carrots in loose soil.\n' >"$work/guide.md"
+course_job=$(api -F "file=@$work/course.zip" "$base/engine/api/v1/$ST_TENANT/courses/importJobs?course=$ST_COURSE" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["result"])')
+content_job=$(api -H "tenant_id: $ST_TENANT" -F "file=@$work/guide.md" "$base/api/v1/content?content_id=$ST_CONTENT" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+statement_id=$(api -H 'Content-Type: application/json' -H 'X-Experience-API-Version: 2.0.0' \
+	-d '{"actor":{"mbox":"mailto:ann@example.com"},"verb":{"id":"http://adlnet.gov/expapi/verbs/completed"},"object":{"id":"http://example.com/seed"},"result":{"score":{"raw":7},"completion":true}}' \
+	"$base/lrs/TCAPI/$ST_TENANT/statements" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0])')
+deadline=$((SECONDS + 60))
+until api "$base/engine/api/v1/$ST_TENANT/courses/importJobs/$course_job" | grep -q '"status":"COMPLETE"' &&
+	api -H "tenant_id: $ST_TENANT" "$base/api/v1/jobs/$content_job" | grep -q '"status":"COMPLETED"'; do
+	[ $SECONDS -lt $deadline ] || { cat "$work/lectern.log"; echo "schemathesis: the seed imports did not complete in 60 s" >&2; exit 1; }
+	sleep 0.2
+done
+export ST_COURSE_JOB=$course_job ST_CONTENT_JOB=$content_job ST_STATEMENT=$statement_id
 
 status=0
 "$ST" --config-file scripts/schemathesis.toml run "$base/openapi.json" \
