@@ -154,6 +154,9 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	r := ok(e.do("POST", app, root, map[string]any{"tenant_id": ten}), 201, "create tenant")
 	g.record("tenant", r)
 	g.record("tenant-list", ok(e.do("GET", app+"?limit=1", root, nil), 200, "list tenants"))
+	// Empty lists are empty arrays, not null.
+	g.record("tenant-list-empty", ok(e.do("GET", app+"?skip=1000000", root, nil), 200, "list tenants past the end"))
+	g.record("credential-list-empty", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list no credentials"))
 	g.record("tenant-update", ok(e.do("PUT", app+"/"+ten, root, map[string]any{"enabled": true}), 200, "update tenant"))
 	r = ok(e.do("POST", app+"/"+ten+"/credentials", root, nil), 201, "create credential")
 	g.vary(rawID(t, r.Body, "key"), "key")
@@ -190,6 +193,9 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("course-setting", ok(e.do("GET", engine+"/courses/golden-course/configuration/xAPIEnabled", root, nil), 200, "course setting"))
 
 	// Content service.
+	g.record("content-list-empty", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "no content"))
+	g.record("course-list-empty", ok(e.do("GET", engine+"/courses?since=2999-01-01", root, nil), 200, "no courses since"))
+	g.record("search-empty", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "nothing").Encode(), root, nil, th...), 200, "search without hits"))
 	r = ok(e.uploadContent(root, ten, "content_id=garden&tag_id=garden", []byte(gardenMarkdown), "garden.md"), 202, "content import")
 	job := rawID(t, r.Body, "id")
 	g.vary(job, "content-job")
@@ -199,6 +205,12 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 		t.Fatalf("content import: %+v", j)
 	}
 	g.record("job", ok(e.do("GET", "/api/v1/jobs/"+job, root, nil, th...), 200, "job"))
+	// A version without tags has an empty tag list.
+	j = e.waitContentJob(ten, ok(e.uploadContent(root, ten, "content_id=untagged", []byte(gardenMarkdown), "garden.md"), 202, "untagged import"))
+	if j.Status != "COMPLETED" {
+		t.Fatalf("content import: %+v", j)
+	}
+	g.record("content-version-untagged", ok(e.do("GET", "/api/v1/content/untagged/versions/1", root, nil, th...), 200, "untagged version"))
 	g.record("content-list", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "content list"))
 	g.record("content-version", ok(e.do("GET", "/api/v1/content/garden/versions/1", root, nil, th...), 200, "content version"))
 	g.record("content-version-update", ok(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
@@ -213,6 +225,7 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.vary(id, "statement-id")
 	g.record("xapi-statement-ids", r)
 	g.record("xapi-statement", ok(e.do("GET", lrsBase+"/statements?statementId="+id, root, nil, v200...), 200, "get statement"))
+	g.record("xapi-statement-result-empty", ok(e.do("GET", lrsBase+"/statements?verb="+url.QueryEscape("http://example.com/none"), root, nil, v200...), 200, "query no statements"))
 	g.record("xapi-statement-result", ok(e.do("GET", lrsBase+"/statements?limit=1", root, nil, v200...), 200, "query statements"))
 	agent := url.QueryEscape(`{"mbox":"mailto:ann@example.com"}`)
 	act := url.QueryEscape("http://example.com/golden/a1")
@@ -220,6 +233,7 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	ok(e.do("PUT", state+"&stateId=bookmark", root, map[string]any{"page": 3}, v200...), 204, "put state")
 	g.record("xapi-document", ok(e.do("GET", state+"&stateId=bookmark", root, nil, v200...), 200, "get state"))
 	g.record("xapi-document-ids", ok(e.do("GET", state, root, nil, v200...), 200, "list state ids"))
+	g.record("xapi-document-ids-empty", ok(e.do("GET", lrsBase+"/activities/profile?activityId="+act, root, nil, v200...), 200, "list no profile ids"))
 	g.record("xapi-activity", ok(e.do("GET", lrsBase+"/activities?activityId="+act, root, nil, v200...), 200, "activity"))
 	g.record("xapi-person", ok(e.do("GET", lrsBase+"/agents?agent="+agent, root, nil, v200...), 200, "agents"))
 	g.record("xapi-about", ok(e.do("GET", lrs+"/about", noAuth, nil), 200, "about"))
