@@ -132,3 +132,14 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizedHeadersAnswerMessage sends header fields larger than the server reads: the
+// answer is the documented 431 with a message, on public and authenticated routes alike.
+func TestOversizedHeadersAnswerMessage(t *testing.T) {
+	e := start(t, modes(t)["embedded"](t))
+	big := strings.Repeat("x", 64<<10)
+	for _, p := range []string{"/healthz", "/engine/api/v1/acme/configuration", lrs + "/about"} {
+		r := e.do("GET", p, root, nil, "X-Padding", big)
+		e.expect(r, 431, "GET "+p+" with 64 KiB of header")
+	}
+}
