@@ -89,7 +89,9 @@ func start(t *testing.T, cfg app.Config) *env {
 		}
 		a.Close()
 	})
-	return &env{t: t, app: a, url: "http://" + ln.Addr().String()}
+	u := "http://" + ln.Addr().String()
+	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
+	return &env{t: t, app: a, url: u}
 }
 
 type resp struct {
