@@ -405,7 +405,7 @@ func (s *Server) getRegistrationConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getRegistrationSetting(c *fiber.Ctx) error {
