@@ -192,6 +192,20 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("course-configuration-list", ok(e.do("GET", engine+"/courses/golden-course/configuration", root, nil), 200, "course configuration"))
 	g.record("course-setting", ok(e.do("GET", engine+"/courses/golden-course/configuration/xAPIEnabled", root, nil), 200, "course setting"))
 
+	// Registrations.
+	regs := engine + "/registrations"
+	ok(e.do("POST", regs, root, map[string]any{"courseId": "golden-course", "registrationId": "golden-reg",
+		"xapiRegistrationId": "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60", "learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+	g.record("registration-list-empty", ok(e.do("GET", regs+"?learnerId=nobody", root, nil), 200, "no registrations"))
+	g.record("registration-list", ok(e.do("GET", regs, root, nil), 200, "registrations"))
+	g.record("registration-exists", ok(e.do("GET", regs+"/golden-reg", root, nil), 200, "registration exists"))
+	g.record("registration-last-instance", ok(e.do("GET", regs+"/golden-reg/lastInstance", root, nil), 200, "last instance"))
+	g.record("registration-xapi-registration-id", ok(e.do("GET", regs+"/golden-reg/xapiRegistrationId", root, nil), 200, "xAPI registration id"))
+	g.record("registration-progress", ok(e.do("GET", regs+"/golden-reg/progress", root, nil), 200, "progress"))
+	g.record("registration-progress-detail", ok(e.do("GET", regs+"/golden-reg/progress/detail", root, nil), 200, "progress detail"))
+	g.record("registration-configuration-list", ok(e.do("GET", regs+"/golden-reg/configuration", root, nil), 200, "registration configuration"))
+	g.record("registration-setting", ok(e.do("GET", regs+"/golden-reg/configuration/xAPIEnabled", root, nil), 200, "registration setting"))
+
 	// Content service.
 	g.record("content-list-empty", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "no content"))
 	g.record("course-list-empty", ok(e.do("GET", engine+"/courses?since=2999-01-01", root, nil), 200, "no courses since"))
