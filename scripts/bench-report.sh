@@ -242,3 +242,25 @@ printf '%s\n' "$hostile_out" | awk -F'\t' '
     if (!hdr) { print "no BenchmarkHostileDocuments results found" > "/dev/stderr"; exit 1 }
     printf "\npeak RSS over baseline: %s MiB (worker %s MiB + largest child %s MiB); goal at most 256 MiB\n", p, w, c
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Registration reads at scale (issue 11): server BenchmarkRegistrations seeds a tenant with
+# REG_BENCH_COUNT registrations (default 1,000,000; 100 courses, 200,000 learners) inside the
+# database, then 4 clients query through HTTP; p50/p99 per case, SQLite and PostgreSQL side by
+# side. Goal: p99 at most 20 ms on both backends.
+cmd=(go test -run='^$' -bench='^BenchmarkRegistrations$' -benchtime=1x -timeout=60m ./server/)
+echo "+ ${cmd[*]}" >&2
+reg_out=$("${cmd[@]}" 2>&1 | grep -v ' INFO ' | tee /dev/stderr)
+printf '%s\n' "$reg_out" | awk '
+  $1 ~ /^BenchmarkRegistrations\// {
+    name = $1; sub(/-[0-9]+$/, "", name); split(name, p, "/"); be = p[2]; op = p[3]
+    for (i = 2; i <= NF; i++) { if ($i == "p50-ms") p50[op, be] = $(i-1); if ($i == "p99-ms") p99[op, be] = $(i-1) }
+    if (!(op in seen)) { seen[op] = 1; order[++ops] = op }
+  }
+  END {
+    if (ops == 0) { print "no BenchmarkRegistrations results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-28s | %12s | %12s | %14s | %14s |\n", "registrations query", "SQLite p50", "SQLite p99", "PostgreSQL p50", "PostgreSQL p99"
+    printf "|%s|%s:|%s:|%s:|%s:|\n", "------------------------------", "-------------", "-------------", "---------------", "---------------"
+    for (k = 1; k <= ops; k++) { op = order[k]
+      printf "| %-28s | %9s ms | %9s ms | %11s ms | %11s ms |\n", op, p50[op, "sqlite"], p99[op, "sqlite"], p50[op, "postgres"], p99[op, "postgres"] }
+  }'
