@@ -14,7 +14,7 @@ import (
 
 type plainSealer struct{}
 
-func (plainSealer) Seal(v string) string           { return "sealed:" + v }
+func (plainSealer) Seal(v string) string          { return "sealed:" + v }
 func (plainSealer) Open(v string) (string, error) { return v[len("sealed:"):], nil }
 
 var course0 = registration.CourseRef{Title: "Intro", Standard: "SCORM_12", Updated: time.Unix(1_700_000_000, 0).UTC()}
