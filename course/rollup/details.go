@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -44,7 +45,7 @@ func (r Result) Details(pkg *course.Package, state State, forCredit bool) *regis
 		}
 		if st := state[a.ID]; st != nil && d.Runtime != nil {
 			d.Suspended = st.Suspended
-			fillRuntime(d.Runtime, st, pkg.Standard)
+			fillRuntime(d.Runtime, st, pkg.Standard, r.Activities[a.ID])
 		}
 		for i, c := range a.Children {
 			if i < len(d.Children) {
@@ -56,7 +57,7 @@ func (r Result) Details(pkg *course.Package, state State, forCredit bool) *regis
 	return tree
 }
 
-func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standard) {
+func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standard, out *Outcome) {
 	scorm12 := !std.IsSCORM2004()
 	if scorm12 {
 		// SCORM 1.2 has one status; the run-time view shows it as both, like Engine.
@@ -68,14 +69,20 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 		default:
 			rt.CompletionStatus = ls
 		}
+		// The LMS's mastery-score decision is part of the run-time data (SCORM 1.2 RTE:
+		// the LMS sets lesson_status).
+		if out != nil && out.Success != registration.Unknown {
+			rt.CompletionStatus, rt.SuccessStatus = "completed", strings.ToLower(out.Success)
+		}
 	} else {
 		setIf(&rt.CompletionStatus, norm(st.CompletionStatus))
 		setIf(&rt.SuccessStatus, norm(st.SuccessStatus))
 	}
 	setIf(&rt.Credit, norm(st.Credit))
-	setIf(&rt.Entry, norm(st.Entry))
-	setIf(&rt.Exit, norm(st.Exit))
-	setIf(&rt.Mode, norm(st.Mode))
+	setIf(&rt.Entry, vocab(st.Entry, map[string]string{"ab-initio": "abinitio", "resume": "resume", "": ""}, "other"))
+	setIf(&rt.Exit, vocab(st.Exit, map[string]string{"time-out": "TimeOut", "suspend": "Suspend", "logout": "Logout",
+		"normal": "Normal", "": ""}, "Undefined"))
+	setIf(&rt.Mode, vocab(st.Mode, map[string]string{"normal": "Normal", "browse": "Browse", "review": "Review", "": ""}, ""))
 	rt.Location, rt.SuspendData = st.Location, st.SuspendData
 	rt.ProgressMeasure, rt.ScoreScaled = num(st.ProgressMeasure), num(st.ScoreScaled)
 	rt.ScoreRaw, rt.ScoreMin, rt.ScoreMax = num(st.ScoreRaw), num(st.ScoreMin), num(st.ScoreMax)
@@ -113,6 +120,15 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 		}
 		rt.RuntimeObjectives = append(rt.RuntimeObjectives, ro)
 	}
+}
+
+// vocab maps a data-model value to the spelling progress/detail uses (Engine's: entry
+// abinitio/resume, exit and mode capitalised), other for values outside the vocabulary.
+func vocab(v string, m map[string]string, other string) string {
+	if out, ok := m[norm(v)]; ok {
+		return out
+	}
+	return other
 }
 
 func setIf(dst *string, v string) {

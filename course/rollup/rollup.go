@@ -156,15 +156,22 @@ func Compute(in Input) Result {
 	if in.State == nil {
 		in.State = State{}
 	}
+	var r Result
 	switch std := in.Package.Standard; {
 	case std.IsSCORM2004():
-		return computeSN(in)
+		r = computeSN(in)
 	case std == course.SCORM11 || std == course.SCORM12 || std == course.AICC:
-		return computeSCORM12(in)
+		r = computeSCORM12(in)
 	default:
-		return untracked(in.Package)
+		r = untracked(in.Package)
 	}
+	r.TotalSecondsTracked = roundSeconds(r.TotalSecondsTracked)
+	return r
 }
+
+// roundSeconds keeps tracked time to hundredths, SCORM's own resolution, so float sums do
+// not leak noise into progress.
+func roundSeconds(s float64) float64 { return math.Round(s*100) / 100 }
 
 func untracked(pkg *course.Package) Result {
 	r := Result{Completion: registration.Unknown, Success: registration.Unknown, Activities: map[string]*Outcome{}}

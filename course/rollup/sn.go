@@ -499,6 +499,11 @@ func (n *snNode) outcome(in Input) *Outcome {
 		if n.completed {
 			out.Completion = registration.Completed
 		}
+	} else if n.attempts > 0 {
+		// An attempt began and nothing decides its completion yet: Engine shows such an
+		// activity (and a started registration) as INCOMPLETE. Rollup rules still see
+		// the progress as unknown.
+		out.Completion = registration.Incomplete
 	}
 	if n.statusKnown {
 		out.Success = registration.Failed

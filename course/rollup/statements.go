@@ -128,6 +128,7 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 		return all && len(a.Children) > 0, launched, scores
 	}
 	visit(pkg.Root)
+	r.TotalSecondsTracked = roundSeconds(r.TotalSecondsTracked)
 	root := r.Activities[pkg.Root.ID]
 	r.Completion, r.Success, r.Score = root.Completion, root.Success, root.Score
 	if aus := countAUs(pkg); aus > 0 && root.Attempts > 0 {
