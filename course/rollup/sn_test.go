@@ -27,8 +27,10 @@ func rule(set string, action string, conds ...course.RuleCondition) course.Rollu
 	return course.RollupRule{ChildActivitySet: set, Conditions: conds, Action: action}
 }
 
-func cond(c string) course.RuleCondition    { return course.RuleCondition{Condition: c} }
-func notCond(c string) course.RuleCondition { return course.RuleCondition{Condition: c, Operator: "not"} }
+func cond(c string) course.RuleCondition { return course.RuleCondition{Condition: c} }
+func notCond(c string) course.RuleCondition {
+	return course.RuleCondition{Condition: c, Operator: "not"}
+}
 
 func done(success string, scaled *float64) *ActivityState {
 	return &ActivityState{CompletionStatus: "completed", SuccessStatus: success, ScoreScaled: scaled}
