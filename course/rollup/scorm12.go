@@ -61,7 +61,7 @@ func scorm12Leaf(a *course.Activity, st *ActivityState, in Input) *Outcome {
 	}
 	out.Score = scorm12Score(st)
 	status := lessonStatus(st.LessonStatus)
-	credit := in.ForCredit && norm(st.Credit) != "no-credit"
+	credit := in.ForCredit && !noCredit(st.Credit)
 	if a.MasteryScore != nil && st.ScoreRaw != nil && credit && (st.Mode == "" || norm(st.Mode) == "normal") && status != "browsed" {
 		if *st.ScoreRaw >= *a.MasteryScore {
 			status = "passed"
@@ -294,4 +294,13 @@ func scoreRollup(units []unit, s Settings) *float64 {
 		div = nonzero
 	}
 	return ptr(round4(min100(sum / float64(div))))
+}
+
+// noCredit reads SCORM 1.2 cmi.core.credit and AICC credit (no-credit, "No Credit", n).
+func noCredit(v string) bool {
+	switch norm(v) {
+	case "no-credit", "no credit", "nocredit", "no_credit", "n":
+		return true
+	}
+	return false
 }

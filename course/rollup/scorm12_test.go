@@ -71,6 +71,7 @@ func TestSCORM12MasteryScoreDecides(t *testing.T) {
 		{"mastery equals score passes", 80, "completed", "", "", true, registration.Passed},
 		{"no-credit registration keeps the SCO's status", 70, "passed", "", "", false, registration.Passed},
 		{"no-credit run-time keeps the SCO's status", 70, "passed", "no-credit", "", true, registration.Passed},
+		{"AICC No Credit keeps the unit's status", 70, "p", "No Credit", "", true, registration.Passed},
 		{"review mode keeps the SCO's status", 90, "incomplete", "", "review", true, registration.Unknown},
 		{"browsed stays browsed", 90, "browsed", "", "", true, registration.Unknown},
 	} {

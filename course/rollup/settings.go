@@ -137,3 +137,18 @@ func oneOf(v string, allowed []string) bool {
 	}
 	return false
 }
+
+// SettingsFrom resolves every id of SettingIDs with resolve (typically the configuration
+// cascade of the registration: settings.Catalogue.Resolve with the tenant, course and
+// registration layers) and parses the values.
+func SettingsFrom(resolve func(id string) (string, error)) (Settings, error) {
+	values := make(map[string]string, len(SettingIDs()))
+	for _, id := range SettingIDs() {
+		v, err := resolve(id)
+		if err != nil {
+			return DefaultSettings(), fmt.Errorf("rollup: setting %s: %w", id, err)
+		}
+		values[id] = v
+	}
+	return ParseSettings(values)
+}
