@@ -43,7 +43,7 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 	visit = func(a *course.Activity) (bool, bool, []float64) {
 		out := &Outcome{Completion: registration.Unknown, Success: registration.Unknown}
 		r.Activities[a.ID] = out
-		isAU := a.LaunchURL != "" && (a.CMI5 == nil || !a.CMI5.Block)
+		isAU := a.LaunchURL != "" && len(a.Children) == 0 && (a.CMI5 == nil || !a.CMI5.Block)
 		if isAU {
 			v, ok := lookup(a)
 			sat := moveOnMet(moveOn(pkg, a), v)
@@ -134,7 +134,7 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 	if aus := countAUs(pkg); aus > 0 && root.Attempts > 0 {
 		done := 0
 		pkg.Root.Walk(func(a *course.Activity) {
-			if a.LaunchURL != "" && r.Activities[a.ID].Completion == registration.Completed {
+			if a.LaunchURL != "" && len(a.Children) == 0 && r.Activities[a.ID].Completion == registration.Completed {
 				done++
 			}
 		})
@@ -179,7 +179,7 @@ func moveOn(pkg *course.Package, a *course.Activity) string {
 
 // needsPass reports whether an AU's moveOn requires a pass (blocks never do themselves).
 func needsPass(pkg *course.Package, a *course.Activity) bool {
-	if a.LaunchURL == "" {
+	if a.LaunchURL == "" || len(a.Children) > 0 {
 		return false
 	}
 	m := moveOn(pkg, a)
@@ -210,7 +210,7 @@ func cmi5ID(pkg *course.Package, a *course.Activity) string {
 func countAUs(pkg *course.Package) int {
 	n := 0
 	pkg.Root.Walk(func(a *course.Activity) {
-		if a.LaunchURL != "" {
+		if a.LaunchURL != "" && len(a.Children) == 0 {
 			n++
 		}
 	})

@@ -91,3 +91,22 @@ func TestStatementsXAPI(t *testing.T) {
 		t.Fatalf("course failed: %s/%s", r.Completion, r.Success)
 	}
 }
+
+func TestStatementsXAPISingleActivity(t *testing.T) {
+	// The common tincan.xml: one course activity that is itself launched.
+	p := &course.Package{Standard: course.XAPI, XAPIActivityID: "https://example.com/one",
+		Root: &course.Activity{ID: "https://example.com/one", LaunchURL: "index.html", Extra: &course.ActivityExt{XAPIActivityID: "https://example.com/one"}}}
+	if r := Statements(p, nil); r.Completion != registration.Unknown {
+		t.Fatalf("nothing seen: %s", r.Completion)
+	}
+	r := Statements(p, map[string]Verbs{"https://example.com/one": {Completed: true, Passed: true, Scaled: f(0.75), Seconds: 12}})
+	if r.Completion != registration.Completed || r.Success != registration.Passed || fmtScore(r.Score) != "75" || r.TotalSecondsTracked != 12 {
+		t.Fatalf("got %s/%s %s %v", r.Completion, r.Success, fmtScore(r.Score), r.TotalSecondsTracked)
+	}
+	// A launchable course with launchable children rolls up from the children.
+	p.Root.Children = []*course.Activity{{ID: "https://example.com/one/m1", LaunchURL: "m1.html"}, {ID: "https://example.com/one/m2", LaunchURL: "m2.html"}}
+	r = Statements(p, map[string]Verbs{"https://example.com/one/m1": {Completed: true}})
+	if r.Completion != registration.Incomplete || fmtScore(r.CompletionAmount) != "0.5" {
+		t.Fatalf("one of two children: %s amount %s", r.Completion, fmtScore(r.CompletionAmount))
+	}
+}
