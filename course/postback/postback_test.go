@@ -2,6 +2,7 @@ package postback_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"flag"
@@ -297,5 +298,50 @@ func TestRequestsReachAReceiver(t *testing.T) {
 	wantJSON, _ := postback.JSON(rep, postback.Full)
 	if g.basicOK || !bytes.Equal(g.body, wantJSON) || g.header.Get("Content-Type") != "application/json" || g.header.Get(postback.SignatureHeader) != "" {
 		t.Fatalf("json without credentials or key: auth %v type %q sig %q", g.basicOK, g.header.Get("Content-Type"), g.header.Get(postback.SignatureHeader))
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	rep := report(t)
+	type node struct {
+		ID                 string          `json:"id"`
+		ActivityCompletion string          `json:"activityCompletion"`
+		Runtime            json.RawMessage `json:"runtime"`
+		Objectives         json.RawMessage `json:"objectives"`
+		Children           []node          `json:"children"`
+	}
+	var doc struct {
+		Format                 string                    `json:"format"`
+		ID                     string                    `json:"id"`
+		RegistrationCompletion string                    `json:"registrationCompletion"`
+		Score                  *struct{ Scaled float64 } `json:"score"`
+		TotalSecondsTracked    float64                   `json:"totalSecondsTracked"`
+		ActivityDetails        *node                     `json:"activityDetails"`
+	}
+	for _, tc := range []struct {
+		f       postback.Format
+		tree    bool
+		runtime bool
+	}{{postback.Course, false, false}, {postback.Activity, true, false}, {postback.Full, true, true}} {
+		b, err := postback.JSON(rep, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.ActivityDetails = nil
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Format != string(tc.f) || doc.ID != "reg-42 & co" || doc.RegistrationCompletion != "INCOMPLETE" || doc.Score == nil || doc.Score.Scaled != 28.3333 || doc.TotalSecondsTracked != 1106.8 {
+			t.Fatalf("%s summary: %+v", tc.f, doc)
+		}
+		if (doc.ActivityDetails != nil) != tc.tree {
+			t.Fatalf("%s: tree present %v", tc.f, doc.ActivityDetails != nil)
+		}
+		if tc.tree {
+			quiz := doc.ActivityDetails.Children[0].Children[1]
+			if quiz.ID != "item_quiz" || quiz.ActivityCompletion != "COMPLETED" || (quiz.Runtime != nil) != tc.runtime || (quiz.Objectives != nil) != tc.runtime {
+				t.Fatalf("%s quiz node: %+v", tc.f, quiz)
+			}
+		}
 	}
 }

@@ -116,21 +116,22 @@ func Verify(key, body []byte, header string) bool {
 // jsonReport is the JSON report: progress's RegistrationSummary fields (§2.6) with the
 // format, and activityDetails for ACTIVITY and FULL.
 type jsonReport struct {
-	Format                       Format                       `json:"format"`
-	ID                           string                       `json:"id"`
-	Instance                     int                          `json:"instance"`
-	Updated                      *time.Time                   `json:"updated,omitempty"`
-	RegistrationCompletion       string                       `json:"registrationCompletion"`
-	RegistrationCompletionAmount float64                      `json:"registrationCompletionAmount"`
-	RegistrationSuccess          string                       `json:"registrationSuccess"`
-	Score                        *registration.Scaled         `json:"score,omitempty"`
-	TotalSecondsTracked          float64                      `json:"totalSecondsTracked"`
-	FirstAccessDate              *time.Time                   `json:"firstAccessDate,omitempty"`
-	LastAccessDate               *time.Time                   `json:"lastAccessDate,omitempty"`
-	CompletedDate                *time.Time                   `json:"completedDate,omitempty"`
-	CourseID                     string                       `json:"courseId"`
-	Learner                      registration.Learner         `json:"learner"`
-	ActivityDetails              *registration.ActivityResult `json:"activityDetails,omitempty"`
+	Format                       Format               `json:"format"`
+	ID                           string               `json:"id"`
+	Instance                     int                  `json:"instance"`
+	Updated                      *time.Time           `json:"updated,omitempty"`
+	RegistrationCompletion       string               `json:"registrationCompletion"`
+	RegistrationCompletionAmount float64              `json:"registrationCompletionAmount"`
+	RegistrationSuccess          string               `json:"registrationSuccess"`
+	Score                        *registration.Scaled `json:"score,omitempty"`
+	TotalSecondsTracked          float64              `json:"totalSecondsTracked"`
+	FirstAccessDate              *time.Time           `json:"firstAccessDate,omitempty"`
+	LastAccessDate               *time.Time           `json:"lastAccessDate,omitempty"`
+	CompletedDate                *time.Time           `json:"completedDate,omitempty"`
+	CourseID                     string               `json:"courseId"`
+	Learner                      registration.Learner `json:"learner"`
+	// ActivityDetails is an *activitySummary (ACTIVITY) or a *registration.ActivityResult (FULL).
+	ActivityDetails any `json:"activityDetails,omitempty"`
 }
 
 // JSON returns the report as JSON. ACTIVITY keeps the tree's statuses, scores, attempts and
@@ -167,11 +168,25 @@ func JSON(rep Report, f Format) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// summaryTree copies the tree without objectives, static properties and run-time data.
-func summaryTree(a *registration.ActivityResult) *registration.ActivityResult {
-	c := &registration.ActivityResult{ID: a.ID, Title: a.Title, Attempts: a.Attempts, ActivityCompletion: a.ActivityCompletion,
+// activitySummary is an ACTIVITY report's tree node: progress/detail's tracking fields
+// without objectives, static properties and run-time data.
+type activitySummary struct {
+	ID                 string               `json:"id"`
+	Title              string               `json:"title"`
+	Attempts           int                  `json:"attempts"`
+	ActivityCompletion string               `json:"activityCompletion"`
+	ActivitySuccess    string               `json:"activitySuccess"`
+	Score              *registration.Scaled `json:"score,omitempty"`
+	TimeTracked        string               `json:"timeTracked"`
+	CompletionAmount   *registration.Scaled `json:"completionAmount,omitempty"`
+	Suspended          bool                 `json:"suspended"`
+	Children           []*activitySummary   `json:"children"`
+}
+
+func summaryTree(a *registration.ActivityResult) *activitySummary {
+	c := &activitySummary{ID: a.ID, Title: a.Title, Attempts: a.Attempts, ActivityCompletion: a.ActivityCompletion,
 		ActivitySuccess: a.ActivitySuccess, Score: a.Score, TimeTracked: a.TimeTracked, CompletionAmount: a.CompletionAmount,
-		Suspended: a.Suspended, Children: []*registration.ActivityResult{}, Objectives: []registration.ObjectiveResult{}}
+		Suspended: a.Suspended, Children: []*activitySummary{}}
 	for _, ch := range a.Children {
 		c.Children = append(c.Children, summaryTree(ch))
 	}
