@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/postback"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
@@ -24,9 +25,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // report is a realistic multi-SCO SCORM 2004 registration half way through its course.
-func report(t *testing.T) postback.Report {
+func report(t *testing.T) postback.Report { return reportOf(t, rolluptest.SCORM2004) }
+
+func reportOf(t *testing.T, build func() (*course.Package, rollup.State)) postback.Report {
 	t.Helper()
-	pkg, st := rolluptest.SCORM2004()
+	pkg, st := build()
 	r := rollup.Compute(rollup.Input{Package: pkg, State: st, Settings: rollup.DefaultSettings(), ForCredit: true})
 	p := registration.Untracked()
 	r.Apply(&p, rolluptest.When())
@@ -54,21 +57,32 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// TestReportGolden pins every format for a SCORM 2004 registration (report_<format>.*) and
+// a SCORM 1.2 one (report_scorm12_<format>.xml).
 func TestReportGolden(t *testing.T) {
-	rep := report(t)
-	for _, f := range []postback.Format{postback.Course, postback.Activity, postback.Full} {
-		t.Run(string(f), func(t *testing.T) {
-			x, err := postback.XML(rep, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, "report_"+strings.ToLower(string(f))+".xml", x)
-			j, err := postback.JSON(rep, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, "report_"+strings.ToLower(string(f))+".json", j)
-		})
+	for _, c := range []struct {
+		prefix string
+		build  func() (*course.Package, rollup.State)
+		json   bool
+	}{{"report_", rolluptest.SCORM2004, true}, {"report_scorm12_", rolluptest.SCORM12, false}} {
+		rep := reportOf(t, c.build)
+		for _, f := range []postback.Format{postback.Course, postback.Activity, postback.Full} {
+			t.Run(c.prefix+string(f), func(t *testing.T) {
+				x, err := postback.XML(rep, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, c.prefix+strings.ToLower(string(f))+".xml", x)
+				if !c.json {
+					return
+				}
+				j, err := postback.JSON(rep, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, c.prefix+strings.ToLower(string(f))+".json", j)
+			})
+		}
 	}
 }
 
