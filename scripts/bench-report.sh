@@ -210,3 +210,35 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 cmd=(go test -run='^$' -bench='^BenchmarkList$' -benchtime=30x ./content/)
 echo "+ ${cmd[*]}" >&2
 echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
+
+# ---------------------------------------------------------------------------------------------
+# Hostile documents (issue 10, item 4): workers/contentjob BenchmarkHostileDocuments imports the
+# generated hostile set (content/extract/extracttest.Set: self-referencing page trees,
+# decompression bombs, deep nesting, zip bombs, a huge transcript) plus one normal PDF, one after
+# the other, through the import handler with the production sandbox settings, and prints each
+# document's outcome, seconds, its child's peak and the worker's peak so far, then the peak resident memory over the worker's baseline
+# (worker growth + largest child). Goal: at most 256 MiB.
+cmd=(go test -run='^$' -bench='^BenchmarkHostileDocuments$' -benchtime=1x ./workers/contentjob/)
+echo "+ ${cmd[*]}" >&2
+hostile_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$hostile_out" | awk -F'\t' '
+  /^hostile: / {
+    name = $1; sub(/^hostile: /, "", name); out = $7; if (length(out) > 90) out = substr(out, 1, 87) "..."
+    if (!hdr++) {
+      printf "\n| %-20s | %-48s | %9s | %7s | %9s | %10s | %s |\n", "document", "what", "bytes", "seconds", "child MiB", "worker peak", "outcome"
+      printf "|%s|%s|%s:|%s:|%s:|%s:|%s|\n", "----------------------", "--------------------------------------------------", "----------", "--------", "----------", "-----------", "---------"
+    }
+    printf "| %-20s | %-48s | %9s | %7s | %9s | %10s | %s |\n", name, $2, $3, $4, $5, $6, out
+  }
+  $0 ~ /^BenchmarkHostileDocuments/ {
+    split($0, f, /[ \t]+/)
+    for (i = 2; i <= length(f); i++) {
+      if (f[i] == "worker-MiB") w = f[i-1]
+      if (f[i] == "child-MiB") c = f[i-1]
+      if (f[i] == "peak-over-baseline-MiB") p = f[i-1]
+    }
+  }
+  END {
+    if (!hdr) { print "no BenchmarkHostileDocuments results found" > "/dev/stderr"; exit 1 }
+    printf "\npeak RSS over baseline: %s MiB (worker %s MiB + largest child %s MiB); goal at most 256 MiB\n", p, w, c
+  }'

@@ -89,7 +89,9 @@ func start(t *testing.T, cfg app.Config) *env {
 		}
 		a.Close()
 	})
-	return &env{t: t, app: a, url: "http://" + ln.Addr().String()}
+	u := "http://" + ln.Addr().String()
+	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
+	return &env{t: t, app: a, url: u}
 }
 
 type resp struct {
@@ -157,6 +159,7 @@ func (e *env) do(method, path string, a auth, body any, headers ...string) resp 
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
+	e.checkResponse(req, res.StatusCode, res.Header, out)
 	return resp{Status: res.StatusCode, Body: out, Header: res.Header}
 }
 

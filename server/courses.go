@@ -425,7 +425,7 @@ func (s *Server) getCourseConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getCourseSetting(c *fiber.Ctx) error {

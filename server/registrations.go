@@ -186,7 +186,7 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version); err != nil {
+	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version, courseRef(v)); err != nil {
 		if errors.Is(err, registration.ErrExists) {
 			return badRequest("registration '%s' already exists", q.ID)
 		}
@@ -308,32 +308,33 @@ func optionalTime(t *time.Time) string {
 	return isoTime(*t)
 }
 
-// registrationSummary builds the progress answer of one instance; with detail, the activity
-// tree of the instance's course version too.
+// courseRef is the snapshot of a course version a registration instance keeps.
+func courseRef(v *course.Version) registration.CourseRef {
+	return registration.CourseRef{Title: v.Title, Standard: string(v.Standard), Updated: v.Updated}
+}
+
+// registrationSummary builds the progress answer of one instance from the registration
+// record alone; with detail, it reads the instance's course version for the activity tree.
 func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
-	ctx := c.UserContext()
-	v, err := s.deps.Courses.Version(ctx, tenantOf(c), reg.CourseID, in.CourseVersion)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.deps.Registrations.Progress(ctx, tenantOf(c), reg, in)
-	if err != nil {
-		return nil, err
-	}
-	updated := reg.Updated
-	if p.Updated.After(updated) {
-		updated = p.Updated
-	}
-	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(updated),
+	p := in.Progress
+	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(reg.Updated),
 		RegistrationCompletion: p.Completion, RegistrationCompletionAmount: p.CompletionAmount, RegistrationSuccess: p.Success,
 		TotalSecondsTracked: p.TotalSecondsTracked, FirstAccessDate: optionalTime(p.FirstAccess), LastAccessDate: optionalTime(p.LastAccess),
-		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created), Course: summary(v), Learner: reg.Learner,
-		GlobalObjectives: []any{}}
+		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created),
+		Course: CourseSummary{ID: reg.CourseID, Version: in.CourseVersion, Title: in.Course.Title,
+			CourseLearningStandard: in.Course.Standard, Updated: isoTime(in.Course.Updated)},
+		Learner: reg.Learner, GlobalObjectives: []any{}}
 	if p.ScoreScaled != nil {
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
-	if detail && v.Package != nil && v.Package.Root != nil {
-		sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+	if detail {
+		v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+		if err != nil {
+			return nil, err
+		}
+		if v.Package != nil && v.Package.Root != nil {
+			sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+		}
 	}
 	return sum, nil
 }
@@ -372,7 +373,7 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version); err != nil {
+	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, courseRef(latest)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -404,7 +405,7 @@ func (s *Server) getRegistrationConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getRegistrationSetting(c *fiber.Ctx) error {

@@ -9,7 +9,7 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodGet, Path: "/healthz", Summary: "Process health", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "Health"}, s.healthz)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/readyz", Summary: "Readiness of every backend", Tag: "operations",
-		Scope: ScopePublic, Success: 200, Response: "Readiness"}, s.readyz)
+		Scope: ScopePublic, Success: 200, Response: "Readiness", Answers: []Answer{{Status: 503, Schema: "Readiness"}}}, s.readyz)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 

@@ -171,6 +171,20 @@ type Route struct {
 	AllowDisabled bool
 	// Head also answers HEAD on a GET route: the same headers without the body.
 	Head bool
+	// Media lists content types of the success body other than application/json (with
+	// Response as its schema); "*/*" stands for any.
+	Media []string
+	// Answers are further success answers beside Success: the record store's alternate
+	// request syntax makes one POST answer as each method of its resource does.
+	Answers []Answer
+}
+
+// Answer is one documented success answer of a route.
+type Answer struct {
+	Status int
+	// Schema names the application/json body's schema, "" for none.
+	Schema string
+	Media  []string
 }
 
 // Param is one documented query parameter.

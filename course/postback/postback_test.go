@@ -34,10 +34,10 @@ func reportOf(t *testing.T, build func() (*course.Package, rollup.State)) postba
 	p := registration.Untracked()
 	r.Apply(&p, rolluptest.When())
 	first, last := rolluptest.When().Add(-time.Hour), rolluptest.When()
-	p.FirstAccess, p.LastAccess, p.Updated = &first, &last, last
+	p.FirstAccess, p.LastAccess = &first, &last
 	reg := &registration.Registration{ID: "reg-42 & co", CourseID: "safety", ForCredit: true,
 		Learner: registration.Learner{ID: "learner@example.com", FirstName: "Ada", LastName: "Lovelace"}}
-	return postback.Report{Registration: reg, Instance: 1, Progress: p, Details: r.Details(pkg, st, true)}
+	return postback.Report{Registration: reg, Instance: 1, Progress: p, Details: r.Details(pkg, st, true), Updated: last}
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -13,6 +13,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lectern-lms/lectern/course/registration"
 )
@@ -49,6 +50,8 @@ type Report struct {
 	Instance     int
 	Progress     registration.Progress
 	Details      *registration.ActivityResult
+	// Updated is when the progress last changed (the JSON report's updated; omitted when zero).
+	Updated time.Time
 }
 
 func (rep Report) check(f Format) error {

@@ -145,8 +145,8 @@ func JSON(rep Report, f Format) ([]byte, error) {
 		RegistrationCompletion: p.Completion, RegistrationSuccess: p.Success, TotalSecondsTracked: p.TotalSecondsTracked,
 		FirstAccessDate: p.FirstAccess, LastAccessDate: p.LastAccess, CompletedDate: p.CompletedAt,
 		CourseID: rep.Registration.CourseID, Learner: rep.Registration.Learner}
-	if !p.Updated.IsZero() {
-		u := p.Updated.UTC()
+	if !rep.Updated.IsZero() {
+		u := rep.Updated.UTC()
 		out.Updated = &u
 	}
 	if p.CompletionAmount != nil {

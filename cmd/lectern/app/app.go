@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -75,6 +76,15 @@ type Config struct {
 	XAPIDefaultVersion string
 	// OutboundAllow lists hosts or CIDRs outbound requests may reach although private.
 	OutboundAllow []string
+
+	// ExtractCommand is the argv of the child process content imports are read in (the
+	// lectern binary's hidden "extract" subcommand); empty reads them in the worker process,
+	// bounded only by content/extract's own limits.
+	ExtractCommand []string
+	// ExtractTimeout and ExtractMemory bound one content item's extraction in that child;
+	// zero means sandbox.DefaultTimeout and sandbox.DefaultMemory.
+	ExtractTimeout time.Duration
+	ExtractMemory  int64
 
 	WorkerConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
@@ -318,8 +328,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
-	a.Queue.Handle(contentjob.TypeImport, &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
+	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
+	if len(cfg.ExtractCommand) > 0 {
+		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Timeout: cfg.ExtractTimeout,
+			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
+	}
+	a.Queue.Handle(contentjob.TypeImport, importer)
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
