@@ -169,6 +169,14 @@ var settingEffects = []struct {
 // testedElsewhere names served settings whose effect test lives with the feature.
 var testedElsewhere = map[string]string{
 	"ValidateManifestsUsingXsd": "the XSD validation tests of issue 10 (manifest validation)",
+	// The rollup settings act through course/rollup (rollup.ParseSettings), which the runtime
+	// commit path runs; each mode and value has its table test there.
+	"PlayerStatusRollupModeValue":                 "course/rollup TestSCORM12StatusRollupModes, TestSCORM12StatusProvidedByCourseFollowsLastUpdatedSCO",
+	"PlayerStatusRollupModeThresholdScore":        "course/rollup TestSCORM12StatusRollupModes (threshold rows)",
+	"PlayerScoreRollupModeValue":                  "course/rollup TestSCORM12ScoreRollupModes",
+	"PlayerScoreRollupModeNumberOfScoringObjects": "course/rollup TestSCORM12ScoreRollupModes (FIXED_AVERAGE rows)",
+	"PlayerScaleRawScore":                         "course/rollup TestSNSetByContentAndRawScore",
+	"PlayerCompletionStatOfFailedSuccessStat":     "course/rollup TestSCORM12CompletionOfFailed",
 }
 
 func TestSettingEffects(t *testing.T) {

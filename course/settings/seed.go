@@ -30,7 +30,7 @@ func secret(s Setting) Setting { s.Secret = true; return s }
 // lists them with their semantics, to restore with that feature. Defaults are Engine's
 // where course-engine-semantics.md gives them.
 func builtin() []Setting {
-	return []Setting{
+	return append([]Setting{
 		// --- Paging (reference §2.2) ---
 		integer("ApiResultLimit", "100", 1, 1000, LevelTenant,
 			"Page size of course and registration lists when since is given. Capped at 1000 to bound response size."),
@@ -54,5 +54,5 @@ func builtin() []Setting {
 			Description: "One <username>:<password> account with full (root) authority on the tenant's record store. Write-only."}),
 		secret(text("TinCanBasicAccounts", "", LevelTenant,
 			"Basic-auth accounts of the tenant's record store, same format as xAPIBasicAccounts. Write-only.")),
-	}
+	}, rollupSettings()...)
 }

@@ -16,6 +16,9 @@ var servedIDs = []string{
 	"xAPIEnabled",                                                   // spec 000: xapiActivityId 404 "when xAPI is not enabled"
 	"TinCanRootAccount", "TinCanBasicAccounts", "xAPIBasicAccounts", // spec 002 Authentication, reference §2.10
 	"EnableExistingActivityIdParserWarnings", "ValidateManifestsUsingXsd", // reference §2.3: import warnings
+	// reference §2.9, course/rollup's tests:
+	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
+	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -37,10 +40,8 @@ var removedIDs = []string{
 	"PlayerCommCommitFrequency", "DefaultCommCommitFrequency", "PlayerCommMaxFailedSubmissions",
 	"PlayerFinishCausesImmediateCommit", "PlayerSuspendDataMaxLength", "PlayerResetRunTimeData",
 	"PlayerLaunchCompletedRegsAsNoCredit",
-	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
-	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerApplyRollupStatusToSuccess",
-	"PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion", "PlayerCompletionStatOfFailedSuccessStat",
-	"PlayerRollupEmptySetToUnknown", "PlayerScaleRawScore", "PlayerLookaheadSequencerMode",
+	"PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion",
+	"PlayerRollupEmptySetToUnknown", "PlayerLookaheadSequencerMode",
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
