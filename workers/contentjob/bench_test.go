@@ -60,7 +60,7 @@ func BenchmarkHostileDocuments(b *testing.B) {
 	}
 	defer blobs.Close()
 	var usage sandbox.Usage
-	runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
+	runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: append(sandbox.RuntimeEnv(os.Environ()), childEnv+"=1"),
 		OnDone: func(u sandbox.Usage) { usage = u }}
 	js := jobs.NewStore(rs)
 	h := &contentjob.Importer{Content: content.NewStore(rs), Jobs: js, Blobs: blobs,

@@ -124,7 +124,7 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 		t.Run(backend.Name, func(t *testing.T) {
 			// The per-item decompression budget is raised so that the slow document meets the
 			// deadline first on any machine.
-			runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
+			runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: append(sandbox.RuntimeEnv(os.Environ()), childEnv+"=1"),
 				Timeout: 5 * time.Second, MemoryBytes: 128 << 20, Options: extract.Options{Limits: extract.Limits{MaxDecodedBytes: 4 << 30}}}
 			w := startWorker(t, backend, runner, 2)
 			ids := map[string]string{}
@@ -164,7 +164,7 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 // deadline.
 func TestDeletedJobStopsExtraction(t *testing.T) {
 	backend := recordstores.All()[0]
-	runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}, Timeout: 10 * time.Minute,
+	runner := &sandbox.Runner{Command: []string{os.Args[0]}, Env: append(sandbox.RuntimeEnv(os.Environ()), childEnv+"=1"), Timeout: 10 * time.Minute,
 		Options: extract.Options{Limits: extract.Limits{MaxDecodedBytes: 4 << 30}}}
 	w := startWorker(t, backend, runner, 1)
 	slow := w.submit(t, "acme", extracttest.SlowPDF(3000))

@@ -331,7 +331,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
 	if len(cfg.ExtractCommand) > 0 {
-		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Timeout: cfg.ExtractTimeout,
+		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
 			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
 	}
 	a.Queue.Handle(contentjob.TypeImport, importer)

@@ -85,7 +85,8 @@ type Runner struct {
 	// Command is the child's argv: a program that calls Serve, normally
 	// {os.Executable(), "extract"}.
 	Command []string
-	// Env is the child's environment besides the Go runtime's settings (see childEnv).
+	// Env is the child's whole environment. cmd/lectern passes RuntimeEnv of its own: the
+	// worker's environment holds database URLs and keys a document reader has no use for.
 	Env []string
 	// Timeout bounds one extraction; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -134,7 +135,7 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, r.Command[0], r.Command[1:]...)
-	cmd.Env = childEnv(r.Env)
+	cmd.Env = r.Env
 	cmd.Stdin = bytes.NewReader(req)
 	cmd.ExtraFiles = []*os.File{f}
 	stderr := &headBuffer{max: 4 << 10}
@@ -187,17 +188,16 @@ func (r *Runner) Extract(ctx context.Context, kind extract.Kind, f *os.File, siz
 	return resp.Result, nil
 }
 
-// childEnv is the child's environment: the Go runtime's own settings (GOMAXPROCS, GODEBUG,
-// GOCOVERDIR) and TMPDIR from the parent, plus extra. Not the rest: the worker's environment
-// holds database URLs and keys a document reader has no use for.
-func childEnv(extra []string) []string {
+// RuntimeEnv keeps of environ (KEY=value entries) what a child needs: the Go runtime's own
+// settings (GOMAXPROCS, GODEBUG, GOCOVERDIR) and TMPDIR.
+func RuntimeEnv(environ []string) []string {
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range environ {
 		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
 		}
 	}
-	return append(env, extra...)
+	return env
 }
 
 // readResponse decodes a Response and the sections after it, one value at a time.

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 func runner() *sandbox.Runner {
-	return &sandbox.Runner{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}
+	return &sandbox.Runner{Command: []string{os.Args[0]}, Env: append(sandbox.RuntimeEnv(os.Environ()), childEnv+"=1")}
 }
 
 func file(t *testing.T, data []byte) (*os.File, int64) {
