@@ -177,6 +177,13 @@ var testedElsewhere = map[string]string{
 	"PlayerScoreRollupModeNumberOfScoringObjects": "course/rollup TestSCORM12ScoreRollupModes (FIXED_AVERAGE rows)",
 	"PlayerScaleRawScore":                         "course/rollup TestSNSetByContentAndRawScore",
 	"PlayerCompletionStatOfFailedSuccessStat":     "course/rollup TestSCORM12CompletionOfFailed",
+	// The post-back settings act when a registration's report is delivered: a receiver on
+	// loopback gets what they say.
+	"ApiRollupRegistrationPostBackUrl":  "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthType":     "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthUser":     "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthPassword": "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
 }
 
 func TestSettingEffects(t *testing.T) {

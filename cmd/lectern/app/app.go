@@ -43,6 +43,7 @@ import (
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
@@ -337,6 +338,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Queue.Handle(contentjob.TypeImport, importer)
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
+	a.Queue.Handle(postbackjob.TypePostback, &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
+		Settings: a.Settings, Outbound: a.Outbound, Logger: cfg.Logger})
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
 		Settings: a.Settings, Statements: a.Statements})
