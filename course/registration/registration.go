@@ -398,3 +398,79 @@ func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int,
 	}
 	return decode(r)
 }
+
+// The values of the WhenToRestartRegistration setting: when a launch starts a new instance on
+// the course's latest version rather than resuming the current one.
+const (
+	RestartNever                         = "NEVER"
+	RestartWhenCompleteAndNewerVersion   = "WHEN_EXISTING_REG_IS_COMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenNewerVersion              = "WHEN_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenComplete                  = "WHEN_EXISTING_REG_IS_COMPLETE"
+	RestartWhenSatisfied                 = "WHEN_EXISTING_REG_IS_SATISFIED"
+	RestartWhenSatisfiedAndNewerVersion  = "WHEN_EXISTING_REG_IS_SATISFIED_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenIncompleteAndNewerVersion = "WHEN_EXISTING_REG_IS_INCOMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenFailed                    = "WHEN_EXISTING_REG_IS_FAILED"
+	RestartWhenFailedAndNewerVersion     = "WHEN_EXISTING_REG_IS_FAILED_AND_NEWER_PACKAGE_VERSION_EXISTS"
+)
+
+// RestartModes lists the WhenToRestartRegistration values, the default first.
+func RestartModes() []string {
+	return []string{RestartWhenCompleteAndNewerVersion, RestartNever, RestartWhenNewerVersion, RestartWhenComplete,
+		RestartWhenSatisfied, RestartWhenSatisfiedAndNewerVersion, RestartWhenIncompleteAndNewerVersion,
+		RestartWhenFailed, RestartWhenFailedAndNewerVersion}
+}
+
+// ShouldRestart decides, at launch, whether the current instance gives way to a new one, from
+// the WhenToRestartRegistration mode, the current instance and the course's latest version.
+// "Satisfied" is PASSED, or COMPLETED when success is unknown (a course without a passing
+// rule is satisfied by completing it). An unknown mode never restarts.
+func ShouldRestart(mode string, current Instance, latestVersion int) bool {
+	newer := latestVersion > current.CourseVersion
+	p := current.Progress
+	complete := p.Completion == Completed
+	satisfied := p.Success == Passed || (p.Success == Unknown && complete)
+	switch mode {
+	case RestartWhenCompleteAndNewerVersion:
+		return complete && newer
+	case RestartWhenNewerVersion:
+		return newer
+	case RestartWhenComplete:
+		return complete
+	case RestartWhenSatisfied:
+		return satisfied
+	case RestartWhenSatisfiedAndNewerVersion:
+		return satisfied && newer
+	case RestartWhenIncompleteAndNewerVersion:
+		return !complete && newer
+	case RestartWhenFailed:
+		return p.Success == Failed
+	case RestartWhenFailedAndNewerVersion:
+		return p.Success == Failed && newer
+	}
+	return false
+}
+
+// Restart starts instance n+1 of a registration pinned to courseVersion, unless the current
+// instance is no longer expected (another launch restarted it first): then it returns the
+// registration as it is. Instances before it keep their progress.
+func (s *Store) Restart(ctx context.Context, tenant, id string, expected int, courseVersion int, course CourseRef) (*Registration, error) {
+	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
+		reg, err := decode(r)
+		if err != nil {
+			return err
+		}
+		if cur := reg.Current().Number; cur != expected {
+			return nil
+		}
+		reg.Instances = append(reg.Instances, s.newInstance(expected+1, courseVersion, course))
+		r.Data, err = json.Marshal(reg)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(r)
+}

@@ -132,3 +132,85 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestShouldRestart(t *testing.T) {
+	at := func(version int, completion, success string) registration.Instance {
+		return registration.Instance{CourseVersion: version, Progress: registration.Progress{Completion: completion, Success: success}}
+	}
+	const U, C, I, P, F = registration.Unknown, registration.Completed, registration.Incomplete, registration.Passed, registration.Failed
+	for _, c := range []struct {
+		mode   string
+		in     registration.Instance
+		latest int
+		want   bool
+	}{
+		{registration.RestartWhenCompleteAndNewerVersion, at(0, C, U), 1, true},
+		{registration.RestartWhenCompleteAndNewerVersion, at(0, C, U), 0, false},
+		{registration.RestartWhenCompleteAndNewerVersion, at(0, I, U), 1, false},
+		{registration.RestartNever, at(0, C, P), 5, false},
+		{registration.RestartWhenNewerVersion, at(0, I, U), 1, true},
+		{registration.RestartWhenNewerVersion, at(1, C, P), 1, false},
+		{registration.RestartWhenComplete, at(0, C, F), 0, true},
+		{registration.RestartWhenComplete, at(0, I, U), 0, false},
+		{registration.RestartWhenSatisfied, at(0, I, P), 0, true},
+		{registration.RestartWhenSatisfied, at(0, C, U), 0, true},
+		{registration.RestartWhenSatisfied, at(0, C, F), 0, false},
+		{registration.RestartWhenSatisfiedAndNewerVersion, at(0, C, P), 0, false},
+		{registration.RestartWhenSatisfiedAndNewerVersion, at(0, C, P), 2, true},
+		{registration.RestartWhenIncompleteAndNewerVersion, at(0, I, U), 1, true},
+		{registration.RestartWhenIncompleteAndNewerVersion, at(0, C, U), 1, false},
+		{registration.RestartWhenFailed, at(0, C, F), 0, true},
+		{registration.RestartWhenFailed, at(0, C, P), 0, false},
+		{registration.RestartWhenFailedAndNewerVersion, at(0, C, F), 0, false},
+		{registration.RestartWhenFailedAndNewerVersion, at(0, C, F), 1, true},
+		{"SOMETIMES", at(0, C, P), 3, false},
+	} {
+		if got := registration.ShouldRestart(c.mode, c.in, c.latest); got != c.want {
+			t.Errorf("%s at version %d %s/%s, latest %d: %v", c.mode, c.in.CourseVersion, c.in.Progress.Completion, c.in.Progress.Success, c.latest, got)
+		}
+	}
+}
+
+func TestRestart(t *testing.T) {
+	for _, be := range recordstores.All() {
+		t.Run(be.Name, func(t *testing.T) {
+			records := be.Open(t)
+			ctx := context.Background()
+			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			s := registration.NewStore(records, plainSealer{})
+			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}}
+			_ = q.Check()
+			if _, err := s.Create(ctx, "t1", q, 0, course0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.UpdateProgress(ctx, "t1", "r1", 0, func(p *registration.Progress) error { p.Completion = registration.Completed; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			// Two launches race to restart instance 0: one new instance, not two.
+			var wg sync.WaitGroup
+			for i := 0; i < 2; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := s.Restart(ctx, "t1", "r1", 0, 1, course0); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			reg, err := s.Get(ctx, "t1", "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reg.Instances) != 2 || reg.Current().Number != 1 || reg.Current().CourseVersion != 1 ||
+				reg.Current().Progress.Completion != registration.Unknown || reg.Instances[0].Progress.Completion != registration.Completed {
+				t.Errorf("instances after restart: %+v", reg.Instances)
+			}
+			if _, err := s.Restart(ctx, "t1", "nope", 0, 1, course0); !errors.Is(err, registration.ErrNotFound) {
+				t.Errorf("restart of a missing registration: %v", err)
+			}
+		})
+	}
+}
