@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
@@ -238,6 +239,13 @@ func (c *Client) EnsureIndex(ctx context.Context, name string, opts mappings.Opt
 	case err == nil:
 		created = true
 	case errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Type == "resource_already_exists_exception":
+		// Another process may have created it a moment ago and its primary shards may not be
+		// allocated yet: a search or write now would fail, so wait as the creator's request did.
+		err := c.Do(ctx, "wait for index "+index, esapi.ClusterHealthRequest{Index: []string{index},
+			WaitForStatus: "yellow", Timeout: 30 * time.Second}, nil)
+		if err != nil {
+			return "", false, err
+		}
 	default:
 		return "", false, err
 	}

@@ -80,12 +80,35 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if !exists {
 		err := client.MakeBucket(ctx, cfg.Bucket, miniogo.MakeBucketOptions{Region: cfg.Region})
-		// Another instance starting at the same time may have won the race.
+		// Another instance starting at the same time may have won the race; whatever the
+		// server answered then (BucketAlreadyOwnedByYou, or an operation-in-progress error
+		// while the winner's request runs), the bucket being there is all that counts.
 		if err != nil && miniogo.ToErrorResponse(err).Code != miniogo.BucketAlreadyOwnedByYou {
-			return nil, fmt.Errorf("minio blob store: creating bucket %s: %w", cfg.Bucket, err)
+			if !s.waitBucket(ctx, cfg.Bucket) {
+				return nil, fmt.Errorf("minio blob store: creating bucket %s: %w", cfg.Bucket, err)
+			}
 		}
 	}
 	return s, nil
+}
+
+// waitBucket reports whether the bucket exists, asking for up to ten seconds while a
+// concurrent creator finishes.
+func (s *Store) waitBucket(ctx context.Context, bucket string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, err := s.client.BucketExists(ctx, bucket); err == nil && ok {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Put implements blob.Store.

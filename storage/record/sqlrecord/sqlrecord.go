@@ -73,12 +73,47 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 		// until autovacuum takes over.
 		stmts = append(stmts, `ANALYZE records`)
 	}
-	for _, q := range stmts {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("create record schema: %w", err)
-		}
+	if err := migrate(ctx, db, d, stmts); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// schemaLockKey is the PostgreSQL advisory lock that serialises schema creation between
+// processes ("lectern" in ASCII). CREATE ... IF NOT EXISTS is not safe against a concurrent
+// creator: two processes starting on a fresh database both pass the check and one fails on
+// pg_type's unique index, so every role starting at once would race without it.
+const schemaLockKey = 0x6c656374657266
+
+// migrate runs the schema statements. On PostgreSQL it holds a session advisory lock on one
+// dedicated connection for the whole run (as migration tools do), so processes that start
+// together create the schema one after the other and the later ones find it there.
+func migrate(ctx context.Context, db *sql.DB, d Dialect, stmts []string) error {
+	if d != Postgres {
+		for _, q := range stmts {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("create record schema: %w", err)
+			}
+		}
+		return nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("create record schema: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(schemaLockKey)); err != nil {
+		return fmt.Errorf("create record schema: lock: %w", err)
+	}
+	// The lock belongs to the session: release it before the connection returns to the pool
+	// (closing the connection would release it too, but a pooled connection stays open).
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(schemaLockKey))
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create record schema: %w", err)
+		}
+	}
+	return nil
 }
 
 // DB exposes the connection pool for backend-specific maintenance and benchmarks.
