@@ -23,13 +23,15 @@ import (
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/storage"
 )
 
 // Sentinel errors, possibly wrapped; test them with errors.Is.
 var (
 	// ErrUnavailable means Elasticsearch could not be reached or could not serve the request
 	// now (connection failure, 429, 502, 503, 504); trying again later may succeed.
-	ErrUnavailable = errors.New("elasticsearch unavailable")
+	// It is a *storage.UnavailableError, so it also matches storage.ErrUnavailable.
+	ErrUnavailable error = &storage.UnavailableError{Backend: "elasticsearch"}
 	// ErrNotFound means the index, alias or document does not exist (HTTP 404).
 	ErrNotFound = errors.New("elasticsearch: not found")
 )

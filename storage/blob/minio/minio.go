@@ -20,6 +20,7 @@ import (
 	miniogo "github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/blob"
 )
 
@@ -379,11 +380,19 @@ func convertErr(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch miniogo.ToErrorResponse(asResponse(err)).Code {
+	resp := miniogo.ToErrorResponse(asResponse(err))
+	switch resp.Code {
 	case miniogo.NoSuchKey:
 		return fmt.Errorf("%w: %s", blob.ErrNotFound, key)
 	case miniogo.InvalidRange:
 		return fmt.Errorf("%w: %s", blob.ErrInvalidRange, key)
+	}
+	// An unreachable server, or one that says it cannot serve now, is an outage (after
+	// minio-go's own retries): the caller answers 503 or retries the job.
+	switch {
+	case storage.IsConnectionError(err), resp.StatusCode == 502, resp.StatusCode == 503, resp.StatusCode == 504,
+		resp.Code == "SlowDown", resp.Code == "XMinioServerNotInitialized":
+		return fmt.Errorf("minio blob store: %s %s: %w", op, key, storage.Unavailable("minio", err))
 	}
 	return fmt.Errorf("minio blob store: %s %s: %w", op, key, err)
 }
