@@ -143,7 +143,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		S3: app.S3Config{Endpoint: getenv("LECTERN_S3_ENDPOINT"), AccessKey: getenv("LECTERN_S3_ACCESS_KEY"),
 			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
 		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
-		Version: version,
+		// One prefix names a deployment's indices and its queues unless the queues get their own.
+		QueuePrefix: getenv("LECTERN_QUEUE_PREFIX"),
+		Version:     version,
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}
@@ -151,6 +153,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		if d, err := embed.DefaultModelDir(); err == nil {
 			cfg.ModelDir = d
 		}
+	}
+	if cfg.QueuePrefix == "" && cfg.RedisURL != "" {
+		cfg.QueuePrefix = cfg.Elastic.IndexPrefix
 	}
 	var err error
 	if cfg.S3.UseSSL, err = parseBool("LECTERN_S3_USE_SSL", getenv("LECTERN_S3_USE_SSL")); err != nil {

@@ -156,7 +156,7 @@ func (q *Queue) Enqueue(ctx context.Context, t *queue.Task, opts ...queue.Option
 		return nil, fmt.Errorf("enqueue %s %q: %w", t.Type, o.TaskID, queue.ErrDuplicateTask)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("enqueue %s: %w", t.Type, outage(err))
+		return nil, fmt.Errorf("enqueue %s: %w", t.Type, q.outage(ctx, err))
 	}
 	return fromInfo(info), nil
 }
@@ -275,7 +275,7 @@ func (q *Queue) Inspect(ctx context.Context, id string) (*queue.TaskInfo, error)
 		return nil, fmt.Errorf("inspect %q: %w", id, queue.ErrTaskNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("inspect %q: %w", id, outage(err))
+		return nil, fmt.Errorf("inspect %q: %w", id, q.outage(ctx, err))
 	}
 	return fromInfo(info), nil
 }
@@ -304,11 +304,22 @@ func (q *Queue) isClosed() bool {
 
 // outage translates Redis connection failures (and a server that is loading its data or
 // lost its master) into a *storage.UnavailableError, at this edge, so the HTTP layer answers
-// 503 instead of 500.
-func outage(err error) error {
-	if storage.IsConnectionError(err) || errors.Is(err, redis.ErrPoolTimeout) ||
-		redis.HasErrorPrefix(err, "LOADING") || redis.HasErrorPrefix(err, "MASTERDOWN") || redis.HasErrorPrefix(err, "TRYAGAIN") {
+// 503 instead of 500. asynq flattens many Redis errors into text ("redis eval error: dial
+// tcp ...: connection refused"), so when the chain says nothing a ping decides.
+func (q *Queue) outage(ctx context.Context, err error) error {
+	down := func(err error) bool {
+		return storage.IsConnectionError(err) || errors.Is(err, redis.ErrPoolTimeout) ||
+			redis.HasErrorPrefix(err, "LOADING") || redis.HasErrorPrefix(err, "MASTERDOWN") || redis.HasErrorPrefix(err, "TRYAGAIN")
+	}
+	if down(err) {
 		return storage.Unavailable("redis", err)
+	}
+	if ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if perr := q.rdb.Ping(pctx).Err(); perr != nil && (down(perr) || errors.Is(perr, context.DeadlineExceeded)) {
+			return storage.Unavailable("redis", err)
+		}
 	}
 	return err
 }
