@@ -134,3 +134,39 @@ func TestBackendOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAPIDocumentsOutage: every authenticated operation documents the 503 of an outage,
+// with its Retry-After header.
+func TestOpenAPIDocumentsOutage(t *testing.T) {
+	e := start(t, modes(t)["embedded"](t))
+	r := e.do("GET", "/openapi.json", noAuth, nil)
+	e.expect(r, 200, "openapi")
+	var doc struct {
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			Responses map[string]struct {
+				Headers map[string]any `json:"headers"`
+			} `json:"responses"`
+		} `json:"components"`
+	}
+	r.json(t, &doc)
+	if _, ok := doc.Components.Responses["Unavailable"].Headers["Retry-After"]; !ok {
+		t.Fatal("components.responses.Unavailable lacks the Retry-After header")
+	}
+	n := 0
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			if sec, ok := op["security"].([]any); ok && len(sec) == 0 {
+				continue // public: health, the spec itself, xAPI about
+			}
+			resp, _ := op["responses"].(map[string]any)
+			if _, ok := resp["503"]; !ok {
+				t.Errorf("%s %s does not document 503", method, path)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no authenticated operations in /openapi.json")
+	}
+}

@@ -162,11 +162,13 @@ func TestConfigErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"unknown role":      {args: []string{"bogus"}, want: `unknown role "bogus"`},
-		"half S3":           {env: map[string]string{"LECTERN_S3_ENDPOINT": "127.0.0.1:1"}, want: "half configured"},
-		"half root":         {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
-		"bad body limit":    {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
-		"prefix without ES": {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+		"unknown role":               {args: []string{"bogus"}, want: `unknown role "bogus"`},
+		"half S3":                    {env: map[string]string{"LECTERN_S3_ENDPOINT": "127.0.0.1:1"}, want: "half configured"},
+		"half root":                  {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
+		"bad body limit":             {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
+		"prefix without ES":          {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+		"queue prefix without Redis": {env: map[string]string{"LECTERN_QUEUE_PREFIX": "x_"}, want: "LECTERN_REDIS_URL"},
+		"bad queue prefix":           {env: map[string]string{"LECTERN_REDIS_URL": "redis://127.0.0.1:1/0", "LECTERN_QUEUE_PREFIX": "a b"}, want: "LECTERN_QUEUE_PREFIX"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0"}
@@ -211,5 +213,27 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestQueuePrefixDefault: without LECTERN_QUEUE_PREFIX a deployment's queues take its index
+// prefix, so deployments kept apart in Elasticsearch are kept apart on Redis too.
+func TestQueuePrefixDefault(t *testing.T) {
+	for _, tc := range []struct{ queue, index, want string }{
+		{"", "acme_", "acme_"}, {"jobs_", "acme_", "jobs_"}, {"", "", ""},
+	} {
+		env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_REDIS_URL": "redis://127.0.0.1:1/0",
+			"LECTERN_QUEUE_PREFIX": tc.queue, "LECTERN_ELASTICSEARCH_INDEX_PREFIX": tc.index,
+			"LECTERN_ROOT_USER": "root", "LECTERN_ROOT_PASSWORD": "pw"}
+		if tc.index != "" {
+			env["LECTERN_ELASTICSEARCH_URL"] = "http://127.0.0.1:1"
+		}
+		cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.QueuePrefix != tc.want {
+			t.Errorf("queue %q, index %q: QueuePrefix = %q, want %q", tc.queue, tc.index, cfg.QueuePrefix, tc.want)
+		}
 	}
 }
