@@ -66,7 +66,7 @@ func (e outageEnv) allFound(tenantID string, words map[string]string) {
 	e.t.Helper()
 	for word, jobID := range words {
 		var j jobRead
-		eventually(e.t, 240*time.Second, "import "+word+" after the outage", func() bool {
+		eventually(e.t, 150*time.Second, "import "+word+" after the outage", func() bool {
 			rr := e.do("GET", "/api/v1/jobs/"+jobID, root, nil, "tenant_id", tenantID)
 			if rr.Status != 200 {
 				return false
@@ -98,6 +98,9 @@ func TestBackendOutage(t *testing.T) {
 	}{
 		{"redis", func(e outageEnv) map[string]string {
 			e.expectOutage(e.uploadContent(root, "acme", "", []byte("never queued"), "lost.md"), "redis", "upload while Redis is down")
+			// A deletion that cannot be queued is not half done: the tenant stays.
+			e.expectOutage(e.do("DELETE", "/api/v1/app_management/tenants/globex", root, nil), "redis", "tenant deletion")
+			e.expect(e.do("GET", "/api/v1/content", root, nil, "tenant_id", "globex"), 200, "tenant after the refused deletion")
 			return nil
 		}},
 		{"elasticsearch", func(e outageEnv) map[string]string {
@@ -119,6 +122,7 @@ func TestBackendOutage(t *testing.T) {
 		t.Run(tc.backend, func(t *testing.T) {
 			e := startBehindProxies(t)
 			e.createTenant("acme", true)
+			e.createTenant("globex", true)
 			// Make sure the LRS default tenant exists, so the statement write needs only ES.
 			e.expect(e.do("GET", "/lrs/TCAPI/statements?limit=1", root, nil, xapi...), 200, "statements before the outage")
 			accepted := map[string]string{"alpha": e.accept("acme", "alpha")}

@@ -222,6 +222,20 @@ func (g *Registry) MarkDeleting(ctx context.Context, id string) (*Tenant, error)
 	})
 }
 
+// CancelDeleting undoes MarkDeleting when the deletion could not be started, so the tenant is
+// live again and a later DELETE can start it anew.
+func (g *Registry) CancelDeleting(ctx context.Context, id string) error {
+	_, err := record.Modify(ctx, g.store, system, kindTenant, id, func(r *record.Record) error {
+		t, err := fromRecord(r)
+		if err != nil {
+			return err
+		}
+		r.Data, _ = json.Marshal(tenantData{Enabled: t.Enabled})
+		return nil
+	})
+	return err
+}
+
 // Purge removes the tenant's records and finally its registry entry with its credentials.
 // It is idempotent, so a deletion job may run it again after a crash.
 func (g *Registry) Purge(ctx context.Context, id string) error {

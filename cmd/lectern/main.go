@@ -143,7 +143,7 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		S3: app.S3Config{Endpoint: getenv("LECTERN_S3_ENDPOINT"), AccessKey: getenv("LECTERN_S3_ACCESS_KEY"),
 			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
 		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
-		// One prefix names a deployment's indices and its queues unless the queues get their own.
+		// Empty: the queues take the index prefix (app.Config.QueuePrefix).
 		QueuePrefix: getenv("LECTERN_QUEUE_PREFIX"),
 		Version:     version,
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
@@ -153,9 +153,6 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		if d, err := embed.DefaultModelDir(); err == nil {
 			cfg.ModelDir = d
 		}
-	}
-	if cfg.QueuePrefix == "" && cfg.RedisURL != "" {
-		cfg.QueuePrefix = cfg.Elastic.IndexPrefix
 	}
 	var err error
 	if cfg.S3.UseSSL, err = parseBool("LECTERN_S3_USE_SSL", getenv("LECTERN_S3_USE_SSL")); err != nil {

@@ -215,25 +215,3 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
-
-// TestQueuePrefixDefault: without LECTERN_QUEUE_PREFIX a deployment's queues take its index
-// prefix, so deployments kept apart in Elasticsearch are kept apart on Redis too.
-func TestQueuePrefixDefault(t *testing.T) {
-	for _, tc := range []struct{ queue, index, want string }{
-		{"", "acme_", "acme_"}, {"jobs_", "acme_", "jobs_"}, {"", "", ""},
-	} {
-		env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_REDIS_URL": "redis://127.0.0.1:1/0",
-			"LECTERN_QUEUE_PREFIX": tc.queue, "LECTERN_ELASTICSEARCH_INDEX_PREFIX": tc.index,
-			"LECTERN_ROOT_USER": "root", "LECTERN_ROOT_PASSWORD": "pw"}
-		if tc.index != "" {
-			env["LECTERN_ELASTICSEARCH_URL"] = "http://127.0.0.1:1"
-		}
-		cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.QueuePrefix != tc.want {
-			t.Errorf("queue %q, index %q: QueuePrefix = %q, want %q", tc.queue, tc.index, cfg.QueuePrefix, tc.want)
-		}
-	}
-}

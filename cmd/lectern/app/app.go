@@ -61,7 +61,8 @@ type Config struct {
 	RedisURL    string
 	// QueuePrefix namespaces the queues on Redis ("<prefix>default", "<prefix>index"), so
 	// deployments sharing one Redis never take each other's tasks, as IndexPrefix does for
-	// Elasticsearch. Empty keeps the plain names.
+	// Elasticsearch. Empty means Elastic.IndexPrefix (and so the plain names when that is
+	// empty too).
 	QueuePrefix string
 	S3          S3Config
 	Elastic     ElasticConfig
@@ -245,7 +246,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	// Job queue: Asynq on Redis when configured, else the in-process queue in the record store.
 	switch {
 	case cfg.RedisURL != "":
-		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: cfg.QueuePrefix + "default", Concurrency: cfg.WorkerConcurrency,
+		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
+		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
@@ -253,7 +255,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
-		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: cfg.QueuePrefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
