@@ -124,7 +124,8 @@ func (s *Server) OpenAPI() map[string]any {
 			responses["401"] = withDesc(msg, "no or invalid credentials")
 			responses["403"] = withDesc(msg, "credentials of another tenant, or not root")
 			responses["404"] = withDesc(msg, "not found")
-			responses["503"] = withDesc(msg, "a backend (or the embedding model) is unavailable")
+			// Every authenticated operation reaches a backend; an outage is 503 (errors.go).
+			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 			if isWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
@@ -160,6 +161,11 @@ func (s *Server) OpenAPI() map[string]any {
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas": schemas(),
+			"responses": map[string]any{"Unavailable": map[string]any{
+				"description": "a backend (postgresql, redis, elasticsearch, minio) or the embedding model is unavailable; the message names it and nothing was accepted, so repeat the request (after Retry-After seconds when given)",
+				"headers":     map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}}},
+				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Message")}},
+			}},
 			"securitySchemes": map[string]any{
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},

@@ -161,7 +161,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		S3: app.S3Config{Endpoint: getenv("LECTERN_S3_ENDPOINT"), AccessKey: getenv("LECTERN_S3_ACCESS_KEY"),
 			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
 		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
-		Version: version,
+		// Empty: the queues take the index prefix (app.Config.QueuePrefix).
+		QueuePrefix: getenv("LECTERN_QUEUE_PREFIX"),
+		Version:     version,
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}

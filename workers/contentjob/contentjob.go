@@ -145,7 +145,12 @@ func (h *Importer) ProcessTask(ctx context.Context, t *queue.Task) error {
 	}
 	job, err := h.Jobs.Get(ctx, p.JobID)
 	if errors.Is(err, jobs.ErrNotFound) {
-		return nil // the tenant (and its jobs) is gone
+		// The tenant (and its jobs) is gone, or the task belongs to another deployment whose
+		// queues share this Redis without a prefix of their own: say so rather than drop it
+		// silently.
+		h.logger().Warn("task without its job: dropped", "task", TypeImport, "job", p.JobID, "tenant", p.Tenant,
+			"hint", "deleted tenant, or another deployment on the same Redis (set LECTERN_QUEUE_PREFIX)")
+		return nil
 	}
 	if err != nil {
 		return err

@@ -87,7 +87,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	}
 	job, err := h.Courses.ImportJob(ctx, p.Tenant, p.JobID)
 	if errors.Is(err, course.ErrImportJobNotFound) {
-		return nil // the tenant or job is gone; nothing to do
+		// The tenant or job is gone, or the task belongs to another deployment sharing this
+		// Redis without a queue prefix of its own: log it rather than drop it silently.
+		cmpLogger(h.Logger).Warn("task without its job: dropped", "task", TypeCourseImport, "job", p.JobID, "tenant", p.Tenant,
+			"hint", "deleted tenant, or another deployment on the same Redis (set LECTERN_QUEUE_PREFIX)")
+		return nil
 	}
 	if err != nil {
 		return err
@@ -125,6 +129,14 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	default:
 		return err // infrastructure trouble: retry
 	}
+}
+
+// cmpLogger is l, or the default logger when none was given.
+func cmpLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
 }
 
 func nonNil(s []string) []string {

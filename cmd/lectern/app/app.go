@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,11 @@ type Config struct {
 
 	PostgresURL string
 	RedisURL    string
+	// QueuePrefix namespaces the queues on Redis ("<prefix>default", "<prefix>index"), so
+	// deployments sharing one Redis never take each other's tasks, as IndexPrefix does for
+	// Elasticsearch. Empty means Elastic.IndexPrefix (and so the plain names when that is
+	// empty too).
+	QueuePrefix string
 	S3          S3Config
 	Elastic     ElasticConfig
 
@@ -109,6 +115,8 @@ type ElasticConfig struct {
 type EmbeddingsConfig struct {
 	URL, Model, Key string
 }
+
+var queuePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{0,64}$`)
 
 // IndexQueueName is the queue of index tasks, which the indexer role consumes; every other
 // task goes to the default queue, which the worker role consumes.
@@ -163,6 +171,12 @@ func (c Config) Validate() error {
 		if len(missing) > 0 {
 			return fmt.Errorf("the S3 blob store is half configured: %v not set", missing)
 		}
+	}
+	if c.QueuePrefix != "" && c.RedisURL == "" {
+		return errors.New("LECTERN_QUEUE_PREFIX is set but LECTERN_REDIS_URL is not")
+	}
+	if !queuePrefixRE.MatchString(c.QueuePrefix) {
+		return fmt.Errorf("LECTERN_QUEUE_PREFIX %q: use at most 64 letters, digits, '_', '-', '.' and ':'", c.QueuePrefix)
 	}
 	if c.Elastic.IndexPrefix != "" && c.Elastic.URL == "" {
 		return errors.New("LECTERN_ELASTICSEARCH_INDEX_PREFIX is set but LECTERN_ELASTICSEARCH_URL is not")
@@ -246,7 +260,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	// Job queue: Asynq on Redis when configured, else the in-process queue in the record store.
 	switch {
 	case cfg.RedisURL != "":
-		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Concurrency: cfg.WorkerConcurrency,
+		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
+		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
@@ -254,7 +269,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
-		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
