@@ -216,6 +216,25 @@ func TestBodyLimits(t *testing.T) {
 	if n := e.blobCount("limits/"); n != 0 {
 		t.Fatalf("refused uploads left %d blobs", n)
 	}
+	// /openapi.json documents each limit.
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses   map[string]struct{ Description string } `json:"responses"`
+			RequestBody struct{ Content map[string]any }        `json:"requestBody"`
+		} `json:"paths"`
+	}
+	or := e.do("GET", "/openapi.json", noAuth, nil)
+	or.json(t, &doc)
+	for path, limit := range map[string]string{"/engine/api/v1/{tenant}/courses/importJobs": "3145728", "/api/v1/content": "3145728",
+		"/lrs/TCAPI/statements": "2097152", "/api/v1/app_management/tenants": "1048576"} {
+		op := doc.Paths[path]["post"]
+		if d := op.Responses["413"].Description; !strings.Contains(d, limit) {
+			t.Errorf("/openapi.json: POST %s: 413 %q does not name the limit %s", path, d, limit)
+		}
+		if _, ok := op.RequestBody.Content["multipart/form-data"]; ok != (limit == "3145728") {
+			t.Errorf("/openapi.json: POST %s: multipart/form-data body documented: %v", path, ok)
+		}
+	}
 	// Under the limit, the same routes accept the body.
 	small := append([]byte("PK\x03\x04"), big[:2<<20]...)
 	e.expect(e.upload("limits", "course=c", small, "c.zip"), 200, "upload under the limit")

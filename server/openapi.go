@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -118,6 +119,9 @@ func (s *Server) OpenAPI() map[string]any {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
+		if d := s.limitText(r); d != "" {
+			responses["413"] = withDesc(msg, d)
+		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
 			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
 		if len(params) > 0 {
@@ -125,6 +129,11 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if r.Body != "" {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
+		}
+		if r.Upload {
+			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
+			content["multipart/form-data"] = map[string]any{"schema": obj(map[string]any{
+				"file": map[string]any{"type": "string", "format": "binary", "description": "the file, streamed to storage"}}, "file")}
 		}
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}
@@ -153,6 +162,20 @@ func (s *Server) OpenAPI() map[string]any {
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
 	}
+}
+
+// limitText describes a route's 413 answer, "" for a route that takes no body.
+func (s *Server) limitText(r Route) string {
+	switch {
+	case r.Upload:
+		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
+			s.deps.BodyLimit, maxJSONBody)
+	case r.Scope == ScopeLRS && isWrite(r.Method):
+		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
+	case r.Body != "":
+		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+	}
+	return ""
 }
 
 func withDesc(m map[string]any, d string) map[string]any {
