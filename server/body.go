@@ -22,9 +22,9 @@ import (
 const (
 	defaultUploadLimit = 512 << 20
 	defaultRecordLimit = 64 << 20
-	// drainLimit is how much of a body nobody read the server still reads to keep the
-	// connection; beyond it, or when the body is malformed, the connection is closed.
-	drainLimit = 64 << 10
+	// drainLimit is how much of a body nobody read the server still reads (and drops) to
+	// keep the connection; beyond it, or when the body is malformed, the connection is closed.
+	drainLimit = 16 << 20
 )
 
 // localsBody holds the *streamBody of an upload route.
@@ -151,8 +151,10 @@ func (s *Server) applyLimit(c *fiber.Ctx, limit int64, stream bool) error {
 	return c.Next()
 }
 
-// bodyRead reports whether the request body was read to its end (so the connection can
-// carry another request), reading a small unread rest itself.
+// bodyRead reports whether the request body was read to its end, so that the connection
+// can carry another request. A body nobody read, or read only in part (a 413 answer), is
+// read and dropped up to drainLimit: a client still sending it then gets its answer instead
+// of a reset connection. Beyond that, or when the body is malformed, it is not.
 func bodyRead(c *fiber.Ctx) bool {
 	req := c.Request()
 	if !req.IsBodyStream() {
@@ -162,16 +164,15 @@ func bodyRead(c *fiber.Ctx) bool {
 		if b.eof {
 			return true
 		}
-		if b.err != nil {
+		if b.err != nil && b.err.Status != fiber.StatusRequestEntityTooLarge {
 			return false
 		}
 	}
-	cl := req.Header.ContentLength()
-	if cl < 0 || cl > drainLimit {
+	if req.Header.ContentLength() > drainLimit {
 		return false
 	}
-	_, err := io.Copy(io.Discard, io.LimitReader(c.Context().RequestBodyStream(), int64(cl)+1))
-	return err == nil
+	n, err := io.Copy(io.Discard, io.LimitReader(c.Context().RequestBodyStream(), drainLimit+1))
+	return err == nil && n <= drainLimit
 }
 
 // framing is the first middleware of every request. It refuses what RFC 9112 calls a

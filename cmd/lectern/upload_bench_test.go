@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
@@ -164,7 +168,7 @@ func uploadOnce(b *testing.B, bin, mode, pkg string) {
 		bucket = fmt.Sprintf("uploadbench-%d", time.Now().UnixNano())
 		env = append(env,
 			"LECTERN_POSTGRES_URL="+testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL")),
-			"LECTERN_REDIS_URL="+testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL")),
+			"LECTERN_REDIS_URL="+benchRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL")),
 			"LECTERN_S3_ENDPOINT="+testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
 			"LECTERN_S3_ACCESS_KEY="+testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"),
 			"LECTERN_S3_SECRET_KEY="+testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
@@ -241,6 +245,27 @@ func uploadOnce(b *testing.B, bin, mode, pkg string) {
 	if st, body := benchCall(b, "DELETE", base+"/engine/api/v1/bench/courses/big", ""); st != 204 {
 		b.Errorf("delete the course: %d %s", st, body)
 	}
+}
+
+// benchRedis is an emptied Redis database out of the range test binaries start from
+// (testenv.FreshRedis hands out 16, 17, ... in every binary): queues in one database are
+// shared, so a test running at the same time would otherwise take the benchmark's tasks.
+func benchRedis(b *testing.B, baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u.Path = fmt.Sprintf("/%d", 56+rand.IntN(8))
+	opt, err := redis.ParseURL(u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	if err := c.FlushDB(context.Background()).Err(); err != nil {
+		b.Fatalf("flush %s: %v", u, err)
+	}
+	return u.String()
 }
 
 func waitReady(b *testing.B, url string) {
