@@ -225,12 +225,12 @@ printf '%s\n' "$out" | awk '
   function mib(v) { return v < 0 ? "-" : sprintf("%.0f", v) }
   $1 ~ /^BenchmarkUploadPeakRSS\// {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkUploadPeakRSS\//, "", name)
-    row[++n] = sprintf("| %-22s | %14s | %15s | %17s | %8.1f | %8.1f |", name, mib(metric("serve-base-MiB")),
+    row[++n] = sprintf("| %-22s | %15s | %15s | %15s | %8.1f | %8.1f |", name, mib(metric("serve-base-MiB")),
       mib(metric("serve-peak-MiB")), mib(metric("worker-peak-MiB")), metric("upload-s"), metric("import-s"))
   }
   END {
     if (n == 0) { print "no BenchmarkUploadPeakRSS results found" > "/dev/stderr"; exit 1 }
-    printf "\n| %-22s | %14s | %15s | %17s | %8s | %8s |\n", "mode/package", "server base MiB", "server peak MiB", "worker peak MiB", "upload s", "import s"
-    printf "|%s|%s:|%s:|%s:|%s:|%s:|\n", "------------------------", "----------------", "-----------------", "-------------------", "----------", "----------"
+    printf "\n| %-22s | %15s | %15s | %15s | %8s | %8s |\n", "mode/package", "server base MiB", "server peak MiB", "worker peak MiB", "upload s", "import s"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|\n", "------------------------", "----------------", "----------------", "----------------", "---------", "---------"
     for (i = 1; i <= n; i++) print row[i]
   }'
