@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -134,21 +136,72 @@ func (s *Server) applyLimit(c *fiber.Ctx, limit int64, stream bool) error {
 	if cl := req.Header.ContentLength(); cl > 0 && int64(cl) > limit {
 		return tooLarge(limit)
 	}
+	coding := strings.ToLower(strings.TrimSpace(string(req.Header.Peek(fiber.HeaderContentEncoding))))
+	if coding == "identity" {
+		coding = ""
+	}
 	body := &streamBody{r: c.Context().RequestBodyStream(), limit: limit, chunked: req.Header.ContentLength() == -1}
 	if stream {
+		if coding != "" {
+			return errorf(fiber.StatusUnsupportedMediaType, "Content-Encoding %q is not supported on uploads; send the file uncompressed", coding)
+		}
 		c.Locals(localsBody, body)
 		return c.Next()
 	}
-	buf, err := io.ReadAll(body)
+	buf, err := readBody(body, coding, limit)
 	if err != nil {
 		if ce := body.clientError(); ce != nil {
 			return ce
 		}
 		return err
 	}
-	// SetBodyRaw also closes the stream: from here on the body is an ordinary one.
+	// SetBodyRaw also closes the stream: from here on the body is an ordinary one, already
+	// decoded (Fiber would otherwise decompress it again, without a limit).
 	req.SetBodyRaw(buf)
+	req.Header.Del(fiber.HeaderContentEncoding)
 	return c.Next()
+}
+
+// readBody reads a whole body, decoding a gzip or deflate Content-Encoding with the same
+// limit on the decoded size: a small compressed body must not become a large one in memory.
+func readBody(body *streamBody, coding string, limit int64) ([]byte, error) {
+	var r io.Reader = body
+	switch coding {
+	case "":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			if ce := body.clientError(); ce != nil {
+				return nil, ce
+			}
+			return nil, badRequest("the gzip request body is malformed: %v", err)
+		}
+		defer zr.Close()
+		r = zr
+	case "deflate":
+		zr, err := zlib.NewReader(body)
+		if err != nil {
+			if ce := body.clientError(); ce != nil {
+				return nil, ce
+			}
+			return nil, badRequest("the deflate request body is malformed: %v", err)
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return nil, errorf(fiber.StatusUnsupportedMediaType, "Content-Encoding %q is not supported; send the body uncompressed, gzip or deflate", coding)
+	}
+	buf, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		if ce := body.clientError(); ce != nil {
+			return nil, ce
+		}
+		return nil, badRequest("the %s request body is malformed: %v", coding, err)
+	}
+	if int64(len(buf)) > limit {
+		return nil, errorf(fiber.StatusRequestEntityTooLarge, "the decoded request body is larger than this route's limit of %d bytes (%s)", limit, sizeText(limit))
+	}
+	return buf, nil
 }
 
 // bodyRead reports whether the request body was read to its end, so that the connection

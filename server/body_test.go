@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -216,6 +217,30 @@ func TestBodyLimits(t *testing.T) {
 	if n := e.blobCount("limits/"); n != 0 {
 		t.Fatalf("refused uploads left %d blobs", n)
 	}
+	// A compressed body is limited by its decoded size: 2 MiB of gzip-compressed spaces (a few
+	// KiB on the wire) is refused; a compressed body under the limit works.
+	gz := func(b []byte) string {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.String()
+	}
+	bomb := gz(bytes.Repeat([]byte(" "), 2<<20))
+	r = e.rawExchange(withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(bomb), bomb), false)
+	if r.status != 413 || !strings.Contains(r.message, "decoded") || !strings.Contains(r.message, cases[0].limit) {
+		t.Errorf("gzip body decoding to 2 MiB: %d %q", r.status, r.message)
+	}
+	ok := gz([]byte(`{"tenant_id":"zipped","enabled":true}`))
+	r = e.rawExchange(withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(ok), ok), false)
+	if r.status != 201 {
+		t.Errorf("gzip JSON body: %d %q", r.status, r.message)
+	}
+	r = e.rawExchange(withHost(cases[0].head)+"Content-Encoding: br\r\nContent-Length: 4\r\n\r\nabcd", false)
+	if r.status != 415 || !strings.Contains(r.message, "br") {
+		t.Errorf("brotli body: %d %q", r.status, r.message)
+	}
+
 	// /openapi.json documents each limit.
 	var doc struct {
 		Paths map[string]map[string]struct {
