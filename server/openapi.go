@@ -121,6 +121,7 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if d := s.limitText(r); d != "" {
 			responses["413"] = withDesc(msg, d)
+			responses["415"] = withDesc(msg, "a Content-Encoding other than gzip or deflate (an upload: any)")
 		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
 			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
