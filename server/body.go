@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -329,7 +328,8 @@ func (e *errReader) Read(p []byte) (int, error) {
 func openUpload(c *fiber.Ctx, field string, head int) (*uploadPart, error) {
 	body, ok := c.Locals(localsBody).(*streamBody)
 	if !ok {
-		return nil, errors.New("upload route without a streamed body")
+		// limitBody streams every multipart body of an upload route: none was sent.
+		return nil, badRequest("the multipart body is empty; it needs a file part named '%s'", field)
 	}
 	_, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || params["boundary"] == "" {

@@ -134,6 +134,10 @@ func TestHTTPFraming(t *testing.T) {
 	if !strings.HasPrefix(r.extra, "HTTP/1.1 200") {
 		t.Fatalf("the second request on a keep-alive connection was not answered: %q", r.extra)
 	}
+	r = e.rawExchange(up+"\r\n", false)
+	if r.status != 400 || !strings.Contains(r.message, "'file'") {
+		t.Errorf("multipart upload without a body: %d %q", r.status, r.message)
+	}
 	r = e.rawExchange(up+"Transfer-Encoding: chunked\r\n\r\n100\r\n"+string(form[:200])+"\r\nnot-hex\r\n", true)
 	if r.status != 400 || !strings.Contains(r.message, "chunked") {
 		t.Errorf("malformed chunked upload: %d %q", r.status, r.message)
