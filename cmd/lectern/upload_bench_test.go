@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/internal/testenv"
@@ -175,6 +177,8 @@ func uploadOnce(b *testing.B, bin, mode, pkg string) {
 			"LECTERN_S3_BUCKET="+bucket,
 			"LECTERN_ELASTICSEARCH_URL="+testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"),
 			"LECTERN_ELASTICSEARCH_INDEX_PREFIX="+bucket+"_")
+		// Registered before the processes' cleanups, so it runs after them.
+		b.Cleanup(func() { removeBucket(b, bucket) })
 	}
 	var procs []*benchProc
 	for _, role := range roles {
@@ -266,6 +270,25 @@ func benchRedis(b *testing.B, baseURL string) string {
 		b.Fatalf("flush %s: %v", u, err)
 	}
 	return u.String()
+}
+
+// removeBucket deletes the benchmark's bucket with whatever is left in it.
+func removeBucket(b *testing.B, bucket string) {
+	ctx := context.Background()
+	c, err := minio.New(os.Getenv("LECTERN_TEST_S3_ENDPOINT"), &minio.Options{
+		Creds: credentials.NewStaticV4(os.Getenv("LECTERN_TEST_S3_ACCESS_KEY"), os.Getenv("LECTERN_TEST_S3_SECRET_KEY"), "")})
+	if err != nil {
+		b.Errorf("remove bucket %s: %v", bucket, err)
+		return
+	}
+	for o := range c.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err == nil {
+			_ = c.RemoveObject(ctx, bucket, o.Key, minio.RemoveObjectOptions{})
+		}
+	}
+	if err := c.RemoveBucket(ctx, bucket); err != nil {
+		b.Errorf("remove bucket %s: %v", bucket, err)
+	}
 }
 
 func waitReady(b *testing.B, url string) {
