@@ -264,3 +264,27 @@ printf '%s\n' "$reg_out" | awk '
     for (k = 1; k <= ops; k++) { op = order[k]
       printf "| %-28s | %9s ms | %9s ms | %11s ms | %11s ms |\n", op, p50[op, "sqlite"], p99[op, "sqlite"], p50[op, "postgres"], p99[op, "postgres"] }
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Upload memory (issue 10): peak RSS of the lectern processes while a generated course package
+# of incompressible files is uploaded and imported (cmd/lectern BenchmarkUploadPeakRSS; sizes in
+# MiB from UPLOAD_BENCH_MIB, default 256,1024), embedded (`all`) and distributed (`serve` takes the
+# upload, `worker` imports it; PostgreSQL, Redis, MinIO, Elasticsearch). The peak is reset after
+# start-up, so it is the peak during the upload and import.
+cmd=(go test -run='^$' -bench='^BenchmarkUploadPeakRSS$' -benchtime=1x -timeout=60m ./cmd/lectern/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  function mib(v) { return v < 0 ? "-" : sprintf("%.0f", v) }
+  $1 ~ /^BenchmarkUploadPeakRSS\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkUploadPeakRSS\//, "", name)
+    row[++n] = sprintf("| %-22s | %15s | %15s | %15s | %8.1f | %8.1f |", name, mib(metric("serve-base-MiB")),
+      mib(metric("serve-peak-MiB")), mib(metric("worker-peak-MiB")), metric("upload-s"), metric("import-s"))
+  }
+  END {
+    if (n == 0) { print "no BenchmarkUploadPeakRSS results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-22s | %15s | %15s | %15s | %8s | %8s |\n", "mode/package", "server base MiB", "server peak MiB", "worker peak MiB", "upload s", "import s"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|\n", "------------------------", "----------------", "----------------", "----------------", "---------", "---------"
+    for (i = 1; i <= n; i++) print row[i]
+  }'

@@ -48,6 +48,8 @@ type lrsMethod struct {
 }
 
 func (s *Server) registerLRS() {
+	// The prelude reads form bodies (alternate request syntax): the limit comes first.
+	s.app.Use(LRSBase, s.limitPrefix(int64(s.deps.RecordBodyLimit)))
 	s.app.Use(LRSBase, s.lrsPrelude)
 	// The report extension (lrs_reports.go) is registered with the xAPI resources; with the
 	// tenant-less prefix first, /Report/activities wins over /<tenant>/activities.

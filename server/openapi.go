@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -133,6 +134,10 @@ func (s *Server) OpenAPI() map[string]any {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
+		if d := s.limitText(r); d != "" {
+			responses["413"] = withDesc(msg, d)
+			responses["415"] = withDesc(msg, "a Content-Encoding other than gzip or deflate (an upload: any)")
+		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
 			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
 		if len(params) > 0 {
@@ -140,6 +145,15 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if r.Body != "" {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
+		}
+		if r.FormBody != "" {
+			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
+			content["application/x-www-form-urlencoded"] = map[string]any{"schema": ref(r.FormBody)}
+		}
+		if r.Upload {
+			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
+			content["multipart/form-data"] = map[string]any{"schema": obj(map[string]any{
+				"file": map[string]any{"type": "string", "format": "binary", "description": "the file, streamed to storage"}}, "file")}
 		}
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}
@@ -222,6 +236,20 @@ func successResponses(r Route) map[string]any {
 		out[itoa(status)] = resp
 	}
 	return out
+}
+
+// limitText describes a route's 413 answer, "" for a route that takes no body.
+func (s *Server) limitText(r Route) string {
+	switch {
+	case r.Upload:
+		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
+			s.deps.BodyLimit, maxJSONBody)
+	case r.Scope == ScopeLRS && isWrite(r.Method):
+		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
+	case r.Body != "":
+		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+	}
+	return ""
 }
 
 func withDesc(m map[string]any, d string) map[string]any {

@@ -26,7 +26,7 @@ func (s *Server) registerRegistrations(engine string) {
 	cfg := []Param{configurationParam}
 	withInstance := []Param{instanceParam, configurationParam}
 	s.handle(Route{Method: fiber.MethodPost, Path: regs, Summary: "Create a registration (JSON, or the form-encoded variant)", Tag: tag,
-		Scope: ScopeEnginePath, Body: "RegistrationCreate", Success: 204, Query: cfg}, s.createRegistration)
+		Scope: ScopeEnginePath, Body: "RegistrationCreate", FormBody: "RegistrationCreateForm", Success: 204, Query: cfg}, s.createRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: regs, Summary: "List registrations", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationList", Query: []Param{
 			{Name: "courseId", Type: "string", Description: "only registrations of this course"},
@@ -61,13 +61,12 @@ func registrationSchemas() map[string]any {
 	scaled := obj(map[string]any{"scaled": map[string]any{"type": "number"}})
 	return map[string]any{
 		"Learner": learner,
-		"RegistrationCreate": map[string]any{"oneOf": []any{
-			obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
-				"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
-				"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
-					"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
-			obj(map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "registration", "packageId"),
-		}, "description": "application/json, or application/x-www-form-urlencoded with registration, packageId and forCredit (the learner id is the registration id)"},
+		"RegistrationCreate": obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
+			"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
+			"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
+				"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
+		"RegistrationCreateForm": map[string]any{"type": "object", "description": "the form variant of older systems: the learner id is the registration id",
+			"properties": map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "required": []string{"registration", "packageId"}},
 		"RegistrationSummary": obj(map[string]any{"id": str(), "instance": map[string]any{"type": "integer"}, "updated": dateTime(),
 			"registrationCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "registrationCompletionAmount": map[string]any{"type": "number"},
 			"registrationSuccess": status("UNKNOWN", "PASSED", "FAILED"), "score": scaled, "totalSecondsTracked": map[string]any{"type": "number"},

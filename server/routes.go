@@ -43,7 +43,7 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putTenantSetting)
 
 	s.handle(Route{Method: fiber.MethodPost, Path: engine + "/courses/importJobs", Summary: "Import a course package (multipart 'file' or JSON import request); runs as a job", Tag: "courses",
-		Scope: ScopeEnginePath, Body: "ImportRequest", Success: 200, Response: "ImportJobID",
+		Scope: ScopeEnginePath, Body: "ImportRequest", Success: 200, Response: "ImportJobID", Upload: true,
 		Query: []Param{{Name: "course", Type: "string", Required: true, Description: "id of the course after import"},
 			{Name: "mayCreateNewVersion", Type: "boolean", Description: "when the course exists: true adds a version, false fails the import"}, configurationParam}}, s.createImportJob)
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses/importJobs/:importJobId", Summary: "Status of an import job", Tag: "courses",

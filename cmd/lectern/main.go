@@ -181,6 +181,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	if cfg.BodyLimit, err = parseInt("LECTERN_MAX_BODY_BYTES", env("LECTERN_MAX_BODY_BYTES", strconv.Itoa(512<<20))); err != nil {
 		return cfg, err
 	}
+	if cfg.RecordBodyLimit, err = parseInt("LECTERN_MAX_XAPI_BODY_BYTES", env("LECTERN_MAX_XAPI_BODY_BYTES", strconv.Itoa(64<<20))); err != nil {
+		return cfg, err
+	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/lectern-lms/lectern/content/extract/extracttest"
 )
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

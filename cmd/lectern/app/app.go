@@ -59,6 +59,8 @@ type Config struct {
 	SecretKey string
 	BodyLimit int
 	Version   string
+	// RecordBodyLimit bounds xAPI record-store bodies (0: the server's default).
+	RecordBodyLimit int
 
 	PostgresURL string
 	RedisURL    string
@@ -363,7 +365,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version})
+		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
 	return a, nil
 }
 
