@@ -55,6 +55,9 @@ type env struct {
 	t   *testing.T
 	app *app.App
 	url string
+	// serverFault marks a test that breaks a backend on purpose: its 5xx answers are the
+	// expected outcome, not responses the API document must describe.
+	serverFault bool
 }
 
 func start(t *testing.T, cfg app.Config) *env {

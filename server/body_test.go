@@ -293,6 +293,7 @@ func TestUploadRemovedWhenJobCreationFails(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		e.serverFault = true
 		r := e.upload("failing", "course=c", scorm12Package(t), "c.zip")
 		if r.Status < 500 {
 			t.Fatalf("course upload with failing job creation: %d %s", r.Status, r.Body)

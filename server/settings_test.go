@@ -216,7 +216,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		e.importOK("acme", "intro", scorm12Package(t), "")
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
-		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationPostBackUrl",
+		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationSynchronous",
 			"WhenToRestartRegistration", "xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {
