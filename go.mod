@@ -14,6 +14,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require github.com/jacoelho/xsd v0.0.27 // indirect
+
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
 	github.com/andybalholm/brotli v1.1.0 // indirect
