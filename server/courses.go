@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/importjob"
@@ -110,9 +111,12 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 			return badRequest("the uploaded file cannot be read: %v", err)
 		}
 		defer f.Close()
-		head := make([]byte, 4)
-		if n, _ := io.ReadFull(f, head); n < 4 || !hasZipMagic(head) {
-			return badRequest("the uploaded file %q is not a zip archive", fh.Filename)
+		// A course is a zip package or, as cmi5 section 14 requires, a cmi5.xml on its own;
+		// the prolog before the root element (licence comments) fits in the head.
+		head := make([]byte, 64<<10)
+		n, _ := io.ReadFull(f, head)
+		if head = head[:n]; !hasZipMagic(head) && !cmi5.IsCourseStructure(head) {
+			return badRequest("the uploaded file %q is neither a zip archive nor a cmi5 course structure (cmi5.xml); a course must be uploaded as one of these (cmi5 requirements 14.0.0.0-1, 14.1.0.0-1)", fh.Filename)
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return err

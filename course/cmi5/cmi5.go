@@ -98,6 +98,28 @@ func (n *node) attr(name string) (string, bool) {
 	return "", false
 }
 
+// IsCourseStructure reports whether head, the beginning of an upload, is an XML document whose
+// root element is <courseStructure>: a cmi5 course structure uploaded on its own, which cmi5
+// section 14 requires an LMS to import like a package. Only the prolog and the root's start
+// tag need to be in head.
+func IsCourseStructure(head []byte) bool {
+	d := pkgfs.NewDecoder(bytes.TrimPrefix(head, []byte("\ufeff")))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			return t.Name.Local == "courseStructure"
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return false
+			}
+		}
+	}
+}
+
 // Detect reports whether fsys has a cmi5.xml at its root.
 func Detect(fsys fs.FS) bool {
 	fi, err := fs.Stat(fsys, FileName)

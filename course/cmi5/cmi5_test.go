@@ -173,6 +173,22 @@ func TestSources(t *testing.T) {
 	}
 }
 
+func TestIsCourseStructure(t *testing.T) {
+	for in, want := range map[string]bool{
+		structure(""): true,
+		"\ufeff<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- licence -->\n<courseStructure xmlns=\"" + Namespace + "\">": true,
+		"<courseStructure":                false, // the start tag is cut off
+		"<tincan/>":                       false,
+		"# LMS Test Package\n\nnot a zip": false,
+		"PK\x03\x04":                      false,
+		"":                                false,
+	} {
+		if got := IsCourseStructure([]byte(in)); got != want {
+			t.Errorf("IsCourseStructure(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
 func TestWithNamespace(t *testing.T) {
 	in := `<?xml version="1.0"?><!-- <courseStructure> --><courseStructure><course id="x"/></courseStructure>`
 	got := string(WithNamespace([]byte(in)))
