@@ -66,7 +66,7 @@ func PackageWith(fsys fs.FS, o Options) (*course.Package, error) {
 		if where := nested(fsys); where != "" {
 			return nil, course.Invalid("%s found only at %s; it must be at the root of the zip", path.Base(where), where)
 		}
-		return nil, course.Invalid("no course found: the package has no imsmanifest.xml, cmi5.xml, tincan.xml or AICC course files (.crs, .au, .des, .cst) at its root")
+		return nil, course.Invalid("no course found: the package has no imsmanifest.xml, cmi5.xml, tincan.xml or AICC course files (.crs, .au, .des, .cst) at its root (a cmi5 package must have cmi5.xml there, cmi5 requirement 14.1.0.0-2)")
 	}
 	var notes []string
 	if o.Schemas != nil {
