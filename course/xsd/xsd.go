@@ -349,7 +349,7 @@ func utf8Doc(doc []byte) []byte {
 	case "utf-8", "utf8", "us-ascii", "ascii":
 		return doc
 	}
-	r, err := pkgfs.CharsetReader(enc, bytes.NewReader(doc[m[1]+1:]))
+	r, err := pkgfs.CharsetReader(enc, bytes.NewReader(doc[m[1]:]))
 	if err != nil {
 		return doc
 	}
@@ -357,7 +357,7 @@ func utf8Doc(doc []byte) []byte {
 	if err != nil {
 		return doc
 	}
-	return append(append(slices.Clone(doc[:m[3]]), '"'), rest...)
+	return append(slices.Clone(doc[:m[3]]), rest...)
 }
 
 // describe turns a validator error into a sentence that names the element (and, through the
@@ -422,11 +422,15 @@ func tagAt(doc []byte, line, col int) string {
 		return ""
 	}
 	tag := strings.Join(strings.Fields(string(doc[start:start+end+1])), " ")
-	if len(tag) > 160 {
-		tag = tag[:157] + "...>"
+	// Namespace declarations and schema hints only hide the attribute that is wrong.
+	tag = declAttr.ReplaceAllString(tag, "")
+	if len(tag) > 240 {
+		tag = tag[:237] + "...>"
 	}
 	return tag
 }
+
+var declAttr = regexp.MustCompile(`\s+(xmlns(:[\w.-]+)?|xsi:schemaLocation|xsi:noNamespaceSchemaLocation)\s*=\s*("[^"]*"|'[^']*')`)
 
 // elementPath turns "/{ns}courseStructure/{ns}au" into "<courseStructure>/<au>".
 func elementPath(p string) string {
@@ -464,9 +468,12 @@ func localName(q string) string {
 }
 
 func shorten(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
+	// Multi-line compiler reports ("failed:\n  - a\n  - b") become one line.
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimPrefix(strings.TrimSpace(lines[i]), "- ")
 	}
+	s = strings.Join(lines, " ")
 	if len(s) > 500 {
 		s = s[:500] + "…"
 	}
