@@ -193,7 +193,7 @@ func builtin() []Setting {
 		boolean("EnableExistingActivityIdParserWarnings", "true", LevelTenant,
 			"Warn at import when an activity id is already mapped to another package or present in the LRS."),
 		boolean("ValidateManifestsUsingXsd", "true", LevelTenant,
-			"Validate imported manifests against the standard's XSD and report problems as parser warnings."),
+			"Validate imported SCORM manifests against their standard's XSD (the copies the package ships, else LECTERN_SCHEMA_DIR) and refuse a manifest that does not conform; cmi5.xml is always validated, as the cmi5 specification requires."),
 
 		// --- Tenancy (reference §2.8) ---
 		text("AllowedTenantNames", "", LevelSystem,
