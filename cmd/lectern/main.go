@@ -147,7 +147,11 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}
-	cfg.SchemaDir = getenv("LECTERN_SCHEMA_DIR")
+	if cfg.SchemaDir = getenv("LECTERN_SCHEMA_DIR"); cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("LECTERN_SCHEMA_DIR: %s is not a readable directory", cfg.SchemaDir)
+		}
+	}
 	if cfg.ModelDir = getenv("LECTERN_MODEL_DIR"); cfg.ModelDir == "" {
 		if d, err := embed.DefaultModelDir(); err == nil {
 			cfg.ModelDir = d

@@ -167,6 +167,7 @@ func TestConfigErrors(t *testing.T) {
 		"half root":         {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
 		"bad body limit":    {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
 		"prefix without ES": {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+		"bad schema dir":    {env: map[string]string{"LECTERN_SCHEMA_DIR": "/nonexistent/schemas"}, want: "LECTERN_SCHEMA_DIR"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0"}
