@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -134,6 +136,32 @@ func TestCMI5LMSTestPackages(t *testing.T) {
 					}
 				})
 			}
+			// A course structure on its own imports from a URL too, under the same rules.
+			t.Run("by URL", func(t *testing.T) {
+				e := &env{t: t, app: e.app, url: e.url}
+				files := map[string][]byte{}
+				for _, lc := range cases {
+					files["/"+lc.filename] = lc.body
+				}
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if b, ok := files[r.URL.Path]; ok {
+						w.Write(b)
+						return
+					}
+					http.NotFound(w, r)
+				}))
+				defer srv.Close()
+				imp := func(course, file string) importResult {
+					return e.waitJob(tn, e.do("POST", "/engine/api/v1/"+tn+"/courses/importJobs?course="+course, root,
+						map[string]any{"url": srv.URL + "/" + file, "courseName": course}))
+				}
+				if res := imp("url101", "101-one-thousand-aus.xml"); res.Status != "COMPLETE" {
+					t.Errorf("101 by URL: %+v", res)
+				}
+				if res := imp("url202", "202-1-relative-url-no-zip.xml"); res.Status != "ERROR" || !strings.Contains(res.Message, "14.2.0.0-1") {
+					t.Errorf("202-1 by URL: %+v", res)
+				}
+			})
 		})
 	}
 }

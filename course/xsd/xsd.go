@@ -47,6 +47,9 @@ const (
 	nsXML      = "http://www.w3.org/XML/1998/namespace"
 	nsXMLNS    = "xmlns"
 	maxSchemas = 32 // hints per document; more is not a real manifest
+	// maxSchemaBytes bounds what one compilation reads, includes and imports together: the
+	// standards' schema sets are under 1 MiB, and a package's own copies are hostile input.
+	maxSchemaBytes = 8 << 20
 )
 
 // known maps a namespace to the file name its standard gives its schema. LOM metadata is left
@@ -68,6 +71,8 @@ var known = map[string]string{
 type Validator struct {
 	dir   fs.FS
 	index map[string]string // schema file name → path in dir (the shallowest wins)
+	// schemaBytes is the byte budget of one compilation (maxSchemaBytes; tests lower it).
+	schemaBytes int64
 
 	mu    sync.Mutex
 	cache map[string]*compiled
@@ -81,7 +86,7 @@ type compiled struct {
 // New returns a validator whose directory is dir; nil means there is none, and only the
 // schemas packages ship are used. The directory is indexed once, here.
 func New(dir fs.FS) *Validator {
-	v := &Validator{dir: dir, index: map[string]string{}, cache: map[string]*compiled{}}
+	v := &Validator{dir: dir, index: map[string]string{}, cache: map[string]*compiled{}, schemaBytes: maxSchemaBytes}
 	if dir == nil {
 		return v
 	}
@@ -269,13 +274,14 @@ func (v *Validator) compile(roots []root) (*jxsd.Schema, error) {
 	}
 	set := jxsd.NewSchemaSet(jxsd.NewLoadOptions().WithAllowMissingImportLocations(true))
 	seen := map[string]bool{}
+	budget := v.schemaBytes
 	var err error
 	for _, r := range roots {
 		if seen[r.origin+r.loc] {
 			continue
 		}
 		seen[r.origin+r.loc] = true
-		if err = set.AddFS(localFS{r.fsys}, r.loc); err != nil {
+		if err = set.AddFS(localFS{FS: r.fsys, budget: &budget}, r.loc); err != nil {
 			break
 		}
 	}
@@ -484,7 +490,11 @@ func shorten(s string) string {
 // imscp_v1p1.xsd's import of http://www.w3.org/2001/xml.xsd) turned into the file name in the
 // same folder: Lectern never fetches a schema, and the directory and packages keep such files
 // beside the ones that name them. An import whose file is absent is then skipped.
-type localFS struct{ fs.FS }
+// It also counts the bytes read against the compilation's budget.
+type localFS struct {
+	fs.FS
+	budget *int64
+}
 
 var absLocation = regexp.MustCompile(`(schemaLocation\s*=\s*)(["'])[A-Za-z][A-Za-z0-9+.-]*://[^"']*?([^/"']+)["']`)
 
@@ -499,6 +509,9 @@ func (l localFS) Open(name string) (fs.File, error) {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
 		return nil, err
+	}
+	if *l.budget -= int64(len(data)); *l.budget < 0 {
+		return nil, errors.New("the schemas are too large to compile")
 	}
 	data = absLocation.ReplaceAll(data, []byte(`$1$2$3$2`))
 	return &memFile{name: path.Base(name), r: bytes.NewReader(data), size: int64(len(data))}, nil

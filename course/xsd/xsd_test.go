@@ -207,6 +207,21 @@ func TestStandardSchemas(t *testing.T) {
 	}
 }
 
+// TestSchemaBudget refuses a package whose schemas, includes counted, add up to more than
+// the compilation's byte budget, reporting the document as not validated.
+func TestSchemaBudget(t *testing.T) {
+	pkg := testPackage(doc(`id="r"`, `<title>T</title><a/>`))
+	v := New(nil)
+	v.schemaBytes = int64(len(testSchema) + len(otherSchema) + 10)
+	if rep := v.Validate(pkg, pkg["manifest.xml"].Data); !rep.Validated {
+		t.Fatalf("within the budget: %+v", rep)
+	}
+	v.schemaBytes = int64(len(testSchema) + len(otherSchema) - 10)
+	if rep := v.Validate(pkg, pkg["manifest.xml"].Data); rep.Validated || !strings.Contains(rep.Unchecked, "too large") {
+		t.Errorf("over the budget: %+v", rep)
+	}
+}
+
 func TestUTF8Doc(t *testing.T) {
 	in := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><r>caf\xe9</r>")
 	if got := string(utf8Doc(in)); got != `<?xml version="1.0"?><r>café</r>` {
