@@ -14,7 +14,7 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
-require github.com/jacoelho/xsd v0.0.27 // indirect
+require github.com/jacoelho/xsd v0.0.27
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
