@@ -223,6 +223,11 @@ func FuzzParse(f *testing.F) {
 		structure(`<block id="https://x.org/b"><block id="https://x.org/c"/></block>`),
 		structure(au("https://x.org/a", `masteryScore="0.5" moveOn="Passed"`, "<url>../x</url>")))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// WithNamespace only ever adds the namespace to a course structure that lacks it.
+		if ns := WithNamespace(data); !bytes.Equal(ns, data) &&
+			(!IsCourseStructure(data) || len(ns) != len(data)+len(` xmlns=""`)+len(Namespace)) {
+			t.Fatalf("WithNamespace(%q) = %q", data, ns)
+		}
 		pkg, err := Parse(fstest.MapFS{"cmi5.xml": &fstest.MapFile{Data: data}, "index.html": file("")})
 		if coursetest.Rejected(t, err) {
 			return
