@@ -168,11 +168,11 @@ func (v *Validator) Validate(pkg fs.FS, doc []byte) Report {
 		if r, ok := v.inDir(ns, hint); ok {
 			fromDir = append(fromDir, r)
 		} else if ns == rootNS {
-			return Report{Unchecked: v.missing(rootNS)}
+			return Report{Unchecked: v.missing(pkg, rootNS)}
 		}
 	}
 	if len(fromPkg) == 0 && len(fromDir) == 0 {
-		return Report{Unchecked: v.missing(rootNS)}
+		return Report{Unchecked: v.missing(pkg, rootNS)}
 	}
 	roots := append(fromPkg, fromDir...)
 	schema, err := v.compile(roots)
@@ -211,8 +211,13 @@ func (v *Validator) Validate(pkg fs.FS, doc []byte) Report {
 	return rep
 }
 
-func (v *Validator) missing(ns string) string {
-	if v.HasDir() {
+func (v *Validator) missing(pkg fs.FS, ns string) string {
+	switch {
+	case pkg == nil && v.HasDir():
+		return fmt.Sprintf("the schema directory has no schema for namespace %s", ns)
+	case pkg == nil:
+		return fmt.Sprintf("no schema directory is configured to hold the schema for namespace %s", ns)
+	case v.HasDir():
 		return fmt.Sprintf("no schema for namespace %s, neither in the package nor in the schema directory", ns)
 	}
 	return fmt.Sprintf("no schema for namespace %s in the package, and no schema directory is configured", ns)

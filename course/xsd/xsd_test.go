@@ -119,8 +119,17 @@ func TestUnchecked(t *testing.T) {
 	if rep.Validated || !strings.Contains(rep.Unchecked, testNS) || !strings.Contains(rep.Unchecked, "no schema directory") {
 		t.Errorf("report = %+v", rep)
 	}
-	rep = New(fstest.MapFS{"unrelated.xsd": &fstest.MapFile{Data: []byte(otherSchema)}}).Validate(nil, []byte(d))
+	dir := fstest.MapFS{"unrelated.xsd": &fstest.MapFile{Data: []byte(otherSchema)}}
+	rep = New(dir).Validate(fstest.MapFS{}, []byte(d))
 	if rep.Validated || !strings.Contains(rep.Unchecked, "neither in the package nor in the schema directory") {
+		t.Errorf("report = %+v", rep)
+	}
+	rep = New(dir).Validate(nil, []byte(d))
+	if rep.Validated || !strings.Contains(rep.Unchecked, "the schema directory has no schema for namespace "+testNS) {
+		t.Errorf("report = %+v", rep)
+	}
+	rep = New(nil).Validate(nil, []byte(d))
+	if rep.Validated || !strings.Contains(rep.Unchecked, "no schema directory is configured") {
 		t.Errorf("report = %+v", rep)
 	}
 	rep = New(nil).Validate(nil, []byte(`<root/>`))
