@@ -1,7 +1,8 @@
 // Package importjob runs course imports on the job queue: fetch the package (an upload in the
 // blob store or a URL), check and open the zip (or take a cmi5.xml that came on its own), parse
-// and validate it, copy its files to the blob store and commit the course version. Every step is idempotent, so a redelivered task finishes the work;
-// a failed import leaves no course, version or file behind.
+// and validate it, copy its files to the blob store and commit the course version. Every step
+// is idempotent, so a redelivered task finishes the work; a failed import leaves no course,
+// version or file behind.
 package importjob
 
 import (
