@@ -15,6 +15,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require github.com/jacoelho/xsd v0.0.27
+
 require (
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect

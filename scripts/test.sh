@@ -30,7 +30,7 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
   lrs/xapi:FuzzParseStatements content/analysis:FuzzTokens content/extract:FuzzHTML \
   content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
-  content/extract:FuzzISpring content/extract:FuzzLectora; do
+  content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }

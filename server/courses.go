@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/importjob"
@@ -102,12 +103,14 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
 		// The file streams from the request to the blob store: memory use does not grow
 		// with the package.
-		up, err := openUpload(c, "file", 4)
+		// A course is a zip package or, as cmi5 section 14 requires, a cmi5.xml on its own;
+		// the prolog before the root element (licence comments) fits in the head.
+		up, err := openUpload(c, "file", 64<<10)
 		if err != nil {
 			return err
 		}
-		if !hasZipMagic(up.Head) {
-			return badRequest("the uploaded file %q is not a zip archive", up.FileName)
+		if !hasZipMagic(up.Head) && !cmi5.IsCourseStructure(up.Head) {
+			return badRequest("the uploaded file %q is neither a zip archive nor a cmi5 course structure (cmi5.xml); a course must be uploaded as one of these (cmi5 requirements 14.0.0.0-1, 14.1.0.0-1)", up.FileName)
 		}
 		job.UploadKey = importjob.UploadKey(tenantID, job.ID)
 		if err := up.store(c, s, job.UploadKey); err != nil {

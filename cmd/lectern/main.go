@@ -167,6 +167,11 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}
+	if cfg.SchemaDir = getenv("LECTERN_SCHEMA_DIR"); cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("LECTERN_SCHEMA_DIR: %s is not a readable directory", cfg.SchemaDir)
+		}
+	}
 	if cfg.ModelDir = getenv("LECTERN_MODEL_DIR"); cfg.ModelDir == "" {
 		// Without a cache directory (no LECTERN_CACHE_DIR and no HOME) there is no default
 		// model; the server starts and semantic search says how to install one.

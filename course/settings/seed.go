@@ -47,7 +47,7 @@ func builtin() []Setting {
 		boolean("EnableExistingActivityIdParserWarnings", "true", LevelTenant,
 			"Warn at import (parserWarnings) when an xAPI or cmi5 activity id of the package is already used by another course of the tenant or already recorded in its record store."),
 		boolean("ValidateManifestsUsingXsd", "true", LevelTenant,
-			"Validate imported manifests against the standard's XSD and report problems as parser warnings."),
+			"Validate imported SCORM manifests against their standard's XSD (the copies the package ships, else LECTERN_SCHEMA_DIR) and refuse a manifest that does not conform; cmi5.xml is always validated, as the cmi5 specification requires."),
 
 		// --- xAPI integration layer (spec/002 Authentication) ---
 		secret(Setting{ID: "TinCanRootAccount", Type: TypeCredentials, Levels: LevelTenant,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/course/xsd"
 	"github.com/lectern-lms/lectern/indexer"
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
@@ -85,6 +87,9 @@ type Config struct {
 	XAPIDefaultVersion string
 	// OutboundAllow lists hosts or CIDRs outbound requests may reach although private.
 	OutboundAllow []string
+	// SchemaDir holds XML Schemas (cmi5 CourseStructure.xsd, the SCORM manifest schemas) that
+	// imports validate against when a package does not ship its own; empty means none.
+	SchemaDir string
 
 	// ExtractCommand is the argv of the child process content imports are read in (the
 	// lectern binary's hidden "extract" subcommand); empty reads them in the worker process,
@@ -357,9 +362,16 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
 	a.Queue.Handle(postbackjob.TypePostback, &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
 		Settings: a.Settings, Outbound: a.Outbound, Logger: cfg.Logger})
+	var schemaDir fs.FS
+	if cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("schema directory %s is not a readable directory", cfg.SchemaDir)
+		}
+		schemaDir = os.DirFS(cfg.SchemaDir)
+	}
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
-		Settings: a.Settings, Statements: a.Statements})
+		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
