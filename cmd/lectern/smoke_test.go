@@ -242,7 +242,7 @@ func TestConfigErrors(t *testing.T) {
 		"tiny extract mem":           {env: map[string]string{"LECTERN_EXTRACT_MEMORY_MB": "8"}, want: "LECTERN_EXTRACT_MEMORY_MB must be at least 32"},
 		"queue prefix without Redis": {env: map[string]string{"LECTERN_QUEUE_PREFIX": "x_"}, want: "LECTERN_REDIS_URL"},
 		"bad queue prefix":           {env: map[string]string{"LECTERN_REDIS_URL": "redis://127.0.0.1:1/0", "LECTERN_QUEUE_PREFIX": "a b"}, want: "LECTERN_QUEUE_PREFIX"},
-		"bad schema dir":    {env: map[string]string{"LECTERN_SCHEMA_DIR": "/nonexistent/schemas"}, want: "LECTERN_SCHEMA_DIR"},
+		"bad schema dir":             {env: map[string]string{"LECTERN_SCHEMA_DIR": "/nonexistent/schemas"}, want: "LECTERN_SCHEMA_DIR"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0"}
