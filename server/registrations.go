@@ -334,6 +334,9 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 	}
 	if detail && v.Package != nil && v.Package.Root != nil {
 		sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+		if err := s.applyRuntime(ctx, tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+			return nil, err
+		}
 	}
 	return sum, nil
 }
