@@ -1,0 +1,319 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// get fetches a player URL without following redirects, as a browser's first hop.
+func (e *env) get(path string, headers ...string) resp {
+	e.t.Helper()
+	req, err := http.NewRequest("GET", e.url+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		e.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return resp{Status: res.StatusCode, Body: out, Header: res.Header}
+}
+
+// launchPath asks for a launch link and returns its path (the public URL is not set in tests).
+func (e *env) launchPath(endpoint string) string {
+	e.t.Helper()
+	r := e.do("GET", endpoint, root, nil)
+	e.expect(r, 200, "launch link "+endpoint)
+	var l struct{ LaunchLink string }
+	r.json(e.t, &l)
+	i := strings.Index(l.LaunchLink, "/player/launch/")
+	if i < 0 {
+		e.t.Fatalf("launch link %q", l.LaunchLink)
+	}
+	return l.LaunchLink[i:]
+}
+
+// launch opens a launch link and returns the player session token.
+func (e *env) launch(path string) string {
+	e.t.Helper()
+	r := e.get(path)
+	loc := r.Header.Get("Location")
+	if r.Status != 303 || !strings.HasPrefix(loc, "/player/session/") {
+		e.t.Fatalf("launch %s: %d %q %s", path, r.Status, loc, r.Body)
+	}
+	return strings.TrimPrefix(loc, "/player/session/")
+}
+
+func expectHTML(t *testing.T, r resp, status int, text, what string) {
+	t.Helper()
+	if r.Status != status || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), text) {
+		t.Errorf("%s: %d %s %q, want %d HTML saying %q", what, r.Status, r.Header.Get("Content-Type"), r.Body, status, text)
+	}
+}
+
+type commitAnswer struct {
+	Result    string
+	ErrorCode int
+	Message   string
+}
+
+func (e *env) commit(session, activity string, attempt int64, body string, headers ...string) (resp, commitAnswer) {
+	e.t.Helper()
+	h := append([]string{"Content-Type", "text/plain;charset=UTF-8"}, headers...)
+	r := e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d", session, activity, attempt), noAuth, body, h...)
+	var a commitAnswer
+	r.json(e.t, &a)
+	return r, a
+}
+
+type activityState struct {
+	Attempt int64
+	CMI     map[string]string
+}
+
+func (e *env) activity(session, id string) activityState {
+	e.t.Helper()
+	r := e.get("/player/runtime/" + session + "/activity?activity=" + id)
+	e.expect(r, 200, "activity state")
+	var st activityState
+	r.json(e.t, &st)
+	if st.Attempt <= 0 {
+		e.t.Fatalf("activity state without attempt: %s", r.Body)
+	}
+	return st
+}
+
+func TestPlayerLaunchAndContent(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "intro", scorm12Package(t), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "intro", "registrationId": "reg-1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		link := regs + "/reg-1/launchLink"
+
+		// Bad launch link requests are 400/404 naming the problem.
+		for q, want := range map[string]string{"?redirectOnExitUrl=javascript:alert(1)": "redirectOnExitUrl",
+			"?startSco=nope": "startSco", "?expiry=-5": "expiry", "?singleUse=maybe": "singleUse"} {
+			r := e.do("GET", link+q, root, nil)
+			e.expect(r, 400, q)
+			if !strings.Contains(r.message(), want) {
+				t.Errorf("%s: message %q", q, r.message())
+			}
+		}
+		e.expect(e.do("GET", regs+"/nope/launchLink", root, nil), 404, "launch link of an unknown registration")
+
+		// Launch: a redirect to the player session, which serves the page with the table of
+		// contents in manifest order and the SCORM 1.2 runtime; first and last access recorded.
+		session := e.launch(e.launchPath(link + "?redirectOnExitUrl=message&startSco=i2"))
+		page := e.get("/player/session/" + session)
+		expectHTML(t, page, 200, "Intro to Testing", "player page")
+		body := string(page.Body)
+		if i1, i2 := strings.Index(body, `"id":"i1"`), strings.Index(body, `"id":"i2"`); i1 < 0 || i2 < i1 ||
+			!strings.Contains(body, `"dialect":"1.2"`) || !strings.Contains(body, `"start":"i2"`) ||
+			!strings.Contains(body, "/player/content/"+session+"/two/index.html?page=2") {
+			t.Errorf("player page configuration: %s", body)
+		}
+		if r := e.get("/player/assets/scorm-again.js"); r.Status != 200 || !strings.Contains(string(r.Body), "Scorm12API") {
+			t.Errorf("runtime script: %d (%d bytes)", r.Status, len(r.Body))
+		}
+		var prog struct{ FirstAccessDate, LastAccessDate string }
+		e.do("GET", regs+"/reg-1/progress", root, nil).json(t, &prog)
+		if prog.FirstAccessDate == "" || prog.LastAccessDate == "" {
+			t.Errorf("access dates after launch: %+v", prog)
+		}
+
+		// Forged, expired and reused links get a page, not JSON or a trace.
+		good := e.launchPath(link)
+		forged := good[:len(good)-3] + map[bool]string{true: "AAA", false: "BBB"}[!strings.HasSuffix(good, "AAA")]
+		expectHTML(t, e.get(forged), 403, "not valid", "forged link")
+		expectHTML(t, e.get("/player/launch/garbage"), 403, "not valid", "garbage link")
+		expiring := e.launchPath(link + "?expiry=1")
+		eventually(t, 5*time.Second, "the link to expire", func() bool { return e.get(expiring).Status == 410 })
+		expectHTML(t, e.get(expiring), 410, "expired", "expired link")
+		once := e.launchPath(link + "?singleUse=true")
+		e.launch(once)
+		expectHTML(t, e.get(once), 410, "already used", "reused single-use link")
+		e.launch(good) // a link without singleUse works again
+		e.launch(good)
+		expectHTML(t, e.get("/player/session/"+session+"x"), 403, "ended", "tampered session")
+
+		// Course files: content type, caching, ranges, conditional requests.
+		file := "/player/content/" + session + "/one/index.html"
+		r := e.get(file)
+		if r.Status != 200 || string(r.Body) != "<html>one</html>" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+			r.Header.Get("ETag") == "" || r.Header.Get("Last-Modified") == "" || r.Header.Get("Cache-Control") == "" || r.Header.Get("Accept-Ranges") != "bytes" {
+			t.Fatalf("file: %d %v %q", r.Status, r.Header, r.Body)
+		}
+		if r := e.get("/player/content/" + session + "/imsmanifest.xml"); r.Status != 200 || r.Header.Get("Content-Type") != "application/xml" {
+			t.Errorf("manifest: %d %s", r.Status, r.Header.Get("Content-Type"))
+		}
+		if r := e.get(file, "Range", "bytes=1-4"); r.Status != 206 || string(r.Body) != "html" || r.Header.Get("Content-Range") != "bytes 1-4/16" {
+			t.Errorf("range: %d %q %q", r.Status, r.Body, r.Header.Get("Content-Range"))
+		}
+		if r := e.get(file, "Range", "bytes=-5"); r.Status != 206 || string(r.Body) != "html>" {
+			t.Errorf("suffix range: %d %q", r.Status, r.Body)
+		}
+		if r := e.get(file, "Range", "bytes=100-"); r.Status != 416 || r.Header.Get("Content-Range") != "bytes */16" {
+			t.Errorf("unsatisfiable range: %d %q", r.Status, r.Header.Get("Content-Range"))
+		}
+		if r := e.get(file, "If-None-Match", r.Header.Get("ETag")); r.Status != 304 || len(r.Body) != 0 {
+			t.Errorf("conditional request: %d", r.Status)
+		}
+		if r := e.get("/player/content/" + session + "/one/missing.html"); r.Status != 404 {
+			t.Errorf("missing file: %d", r.Status)
+		}
+		// No way out of the course's folder: every attempt is refused, none serves a file.
+		for _, p := range []string{"..%2F..%2Fother", "one%2Findex.html", "one/%2e%2e/%2e%2e/x", "%2e%2e/imsmanifest.xml",
+			"one/..%5cindex.html", "one//index.html", "%2Fetc/passwd", "one/%00.html"} {
+			r := e.get("/player/content/" + session + "/" + p)
+			if r.Status != 400 && r.Status != 404 {
+				t.Errorf("escape %q: %d %q", p, r.Status, r.Body)
+			}
+		}
+		if r := e.get("/player/content/not-a-session/one/index.html"); r.Status != 403 {
+			t.Errorf("file without a session: %d", r.Status)
+		}
+
+		// Preview launches too, and tracks nothing.
+		pv := e.launch(e.launchPath("/engine/api/v1/acme/courses/intro/preview"))
+		expectHTML(t, e.get("/player/session/"+pv), 200, "preview", "preview page")
+		st := e.activity(pv, "i1")
+		if st.CMI["cmi.core.student_id"] != "preview" || st.CMI["cmi.core.credit"] != "no-credit" {
+			t.Errorf("preview initial data: %v", st.CMI)
+		}
+		if _, a := e.commit(pv, "i1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"passed"}`); a.Result != "true" {
+			t.Errorf("preview commit: %+v", a)
+		}
+		var detail struct {
+			ActivityDetails struct{ Children []struct{ Runtime struct{ CompletionStatus string } } }
+		}
+		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
+		if c := detail.ActivityDetails.Children[0].Runtime.CompletionStatus; c != "unknown" {
+			t.Errorf("preview commit was stored: %s", c)
+		}
+	})
+}
+
+func TestPlayerRuntimeCommits(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "intro", scorm12Package(t), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "intro", "registrationId": "reg-1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/reg-1/launchLink"))
+
+		st := e.activity(session, "i1")
+		if st.CMI["cmi.core.entry"] != "ab-initio" || st.CMI["cmi.core.student_id"] != "ann" || st.CMI["cmi.core.student_name"] != "Lee, Ann" ||
+			st.CMI["cmi.student_data.mastery_score"] != "80" || st.CMI["cmi.core.credit"] != "credit" {
+			t.Errorf("initial data: %v", st.CMI)
+		}
+		if r := e.get("/player/runtime/" + session + "/activity?activity=nope"); r.Status != 404 {
+			t.Errorf("unknown activity: %d", r.Status)
+		}
+
+		// Commits as scorm-again sends them: XHR JSON, and the exit through sendBeacon (text/plain).
+		ok := func(r resp, a commitAnswer, what string) {
+			t.Helper()
+			if r.Status != 200 || a.Result != "true" || a.ErrorCode != 0 {
+				t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+			}
+		}
+		r, a := e.commit(session, "i1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"incomplete","cmi.core.lesson_location":"page-1"}`,
+			"Content-Type", "application/json;charset=UTF-8")
+		ok(r, a, "first commit")
+		r, a = e.commit(session, "i1", st.Attempt, `{"commitSequence":2,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"85",
+			"cmi.core.score.min":"0","cmi.core.score.max":"100","cmi.suspend_data":"s=1","cmi.core.exit":"suspend",
+			"cmi.core.session_time":"00:01:30","cmi.core.total_time":"0000:01:30","cmi.core.student_id":"ann",
+			"cmi.interactions.0.id":"q1","cmi.interactions.0.type":"choice","cmi.interactions.0.student_response":"a",
+			"cmi.interactions.0.result":"correct","cmi.objectives":{}}`)
+		ok(r, a, "sendBeacon-style exit commit")
+
+		// A stale commit (same or lower sequence in the same attempt) is refused and changes nothing.
+		r, a = e.commit(session, "i1", st.Attempt, `{"commitSequence":2,"cmi.core.lesson_status":"failed"}`)
+		if r.Status != 409 || a.Result != "false" || !strings.Contains(a.Message, "stale") {
+			t.Errorf("stale commit: %d %s", r.Status, r.Body)
+		}
+		r, a = e.commit(session, "i1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"failed"}`)
+		if r.Status != 409 {
+			t.Errorf("older commit: %d %s", r.Status, r.Body)
+		}
+		// Malformed commits get the SCORM error code, never a 500.
+		for body, code := range map[string]int{
+			`{"commitSequence":3,"cmi.core.lesson_status":"great"}`: 405,
+			`{"commitSequence":3,"cmi.core.score.raw":"150"}`:       405,
+			`{"commitSequence":3,"cmi.bogus":"1"}`:                  401,
+			`{"commitSequence":3,`:                                  201,
+			`{"cmi.core.lesson_status":"passed"}`:                   201,
+			``:                                                      201,
+		} {
+			r, a := e.commit(session, "i1", st.Attempt, body)
+			if r.Status != 400 || a.Result != "false" || a.ErrorCode != code || a.Message == "" {
+				t.Errorf("%q: %d %s, want 400 with error code %d", body, r.Status, r.Body, code)
+			}
+		}
+		if r, _ := e.commit(session, "i1", 0, `{"commitSequence":3}`); r.Status != 400 {
+			t.Errorf("commit without attempt: %d", r.Status)
+		}
+		if r, a := e.commit("forged", "i1", st.Attempt, `{"commitSequence":3}`); r.Status != 403 || a.Result != "false" {
+			t.Errorf("commit with a forged session: %d %s", r.Status, r.Body)
+		}
+
+		// The stored data reads back through progress/detail.
+		var detail struct {
+			ActivityDetails struct {
+				Children []struct {
+					ID      string
+					Runtime struct {
+						CompletionStatus, SuccessStatus, ScoreRaw, ScoreScaled, Location, SuspendData, TotalTime, Exit, Entry string
+						RuntimeInteractions                                                                                []struct{ ID, Type, LearnerResponse, Result string }
+					}
+				}
+			}
+		}
+		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
+		rt := detail.ActivityDetails.Children[0].Runtime
+		if rt.CompletionStatus != "completed" || rt.SuccessStatus != "passed" || rt.ScoreRaw != "85" || rt.ScoreScaled != "0.85" ||
+			rt.Location != "page-1" || rt.SuspendData != "s=1" || rt.TotalTime != "0000:01:30" || rt.Exit != "suspend" ||
+			len(rt.RuntimeInteractions) != 1 || rt.RuntimeInteractions[0].ID != "q1" || rt.RuntimeInteractions[0].LearnerResponse != "a" {
+			t.Errorf("runtime in progress/detail: %+v", rt)
+		}
+		if c := detail.ActivityDetails.Children[1].Runtime.CompletionStatus; c != "unknown" {
+			t.Errorf("the other SCO changed: %s", c)
+		}
+
+		// The next load resumes with what was stored, and its commits start a new sequence.
+		st2 := e.activity(session, "i1")
+		if st2.Attempt <= st.Attempt || st2.CMI["cmi.core.entry"] != "resume" || st2.CMI["cmi.suspend_data"] != "s=1" ||
+			st2.CMI["cmi.core.lesson_location"] != "page-1" || st2.CMI["cmi.core.exit"] != "" {
+			t.Errorf("resumed data: attempt %d after %d, %v", st2.Attempt, st.Attempt, st2.CMI)
+		}
+		r, a = e.commit(session, "i1", st2.Attempt, `{"commitSequence":1,"cmi.core.lesson_location":"page-2"}`)
+		ok(r, a, "first commit of the next attempt")
+		// A late commit of the earlier attempt is stale.
+		if r, _ := e.commit(session, "i1", st.Attempt, `{"commitSequence":9,"cmi.core.lesson_location":"page-0"}`); r.Status != 409 {
+			t.Errorf("late commit of an older attempt: %d %s", r.Status, r.Body)
+		}
+
+		// After a reset, the old session's commits are refused; nothing is carried over.
+		e.expect(e.do("DELETE", regs+"/reg-1/progress", root, nil), 204, "reset")
+		if r, _ := e.commit(session, "i1", st2.Attempt, `{"commitSequence":2,"cmi.core.lesson_location":"page-3"}`); r.Status != 410 {
+			t.Errorf("commit after reset: %d %s", r.Status, r.Body)
+		}
+		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.CompletionStatus != "unknown" || rt.Location != "" {
+			t.Errorf("runtime after reset: %+v", rt)
+		}
+	})
+}
