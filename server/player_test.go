@@ -196,7 +196,11 @@ func TestPlayerLaunchAndContent(t *testing.T) {
 			t.Errorf("preview commit: %+v", a)
 		}
 		var detail struct {
-			ActivityDetails struct{ Children []struct{ Runtime struct{ CompletionStatus string } } }
+			ActivityDetails struct {
+				Children []struct {
+					Runtime struct{ CompletionStatus string }
+				}
+			}
 		}
 		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
 		if c := detail.ActivityDetails.Children[0].Runtime.CompletionStatus; c != "unknown" {
@@ -277,7 +281,7 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 					ID      string
 					Runtime struct {
 						CompletionStatus, SuccessStatus, ScoreRaw, ScoreScaled, Location, SuspendData, TotalTime, Exit, Entry string
-						RuntimeInteractions                                                                                []struct{ ID, Type, LearnerResponse, Result string }
+						RuntimeInteractions                                                                                   []struct{ ID, Type, LearnerResponse, Result string }
 					}
 				}
 			}
