@@ -68,7 +68,9 @@ func TestPlayerCommitSurvivesKill(t *testing.T) {
 		t.Fatalf("launch: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	// The first SCO of the smoke course.
-	var tree struct{ RootActivity struct{ Children []struct{ ID string } } }
+	var tree struct {
+		RootActivity struct{ Children []struct{ ID string } }
+	}
 	_ = json.Unmarshal([]byte(mustCall("GET", base+"/engine/api/v1/kill/courses/c1/detail", "", 200)), &tree)
 	sco := tree.RootActivity.Children[0].ID
 	var state struct{ Attempt int64 }
