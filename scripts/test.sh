@@ -14,6 +14,7 @@ export LECTERN_TEST_MODEL_DIR
 . "${LECTERN_CACHE:-$HOME/.cache/lectern}/run/env"
 
 echo "== player assets"; scripts/player-assets.sh
+echo "== chromium (player browser tests)"; scripts/install-chromium.sh
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...

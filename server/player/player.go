@@ -95,8 +95,10 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     try { var r = JSON.parse(xhr.responseText); if (r && "result" in r) return { result: r.result, errorCode: r.errorCode || 0 }; } catch (e) {}
     return xhr.status >= 200 && xhr.status < 300 ? { result: "true", errorCode: 0 } : { result: "false", errorCode: 101 };
   }
+  // A single-SCO course exits when its SCO finishes; in a multi-SCO course the learner goes
+  // on with the table of contents or Previous/Next, or leaves with Exit.
   function finished() {
-    if (exiting) exit();
+    if (exiting || scos.length < 2) setTimeout(exit, 0);
   }
   function go(i) {
     if (i < 0 || i >= scos.length) return;

@@ -1,0 +1,185 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/lectern-lms/lectern/course/coursetest"
+)
+
+// browser starts Debian's Chromium (scripts/install-chromium.sh installs it) for one test.
+// Without Chromium the test fails under CI and is skipped elsewhere.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := ""
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Chromium is not installed (scripts/install-chromium.sh)")
+		}
+		t.Skip("Chromium is not installed (scripts/install-chromium.sh)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// waitJS polls a JavaScript expression in the player page until it yields want.
+func waitJS(t *testing.T, ctx context.Context, expr, want, what string) {
+	t.Helper()
+	var got string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string]("(function(){try{return String("+expr+")}catch(e){return 'error: '+e}})()"))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got = v; got == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: %q, want %q", what, got, want)
+}
+
+func click(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("("+expr+").click(), true")); err != nil {
+		t.Fatalf("click %s: %v", expr, err)
+	}
+}
+
+// sco12 is a SCORM 1.2 SCO that initialises, reports, commits on load and finishes (suspended)
+// when its button is clicked, showing each result.
+const sco12 = `<!DOCTYPE html><html><body><p id="status">loading</p><button id="finish">Finish</button><script>
+function find(w){while(!w.API&&w.parent&&w.parent!==w){w=w.parent}return w.API}
+var api=find(window),s=document.getElementById("status");
+var init=api.LMSInitialize("");
+var who=api.LMSGetValue("cmi.core.student_name")+"|"+api.LMSGetValue("cmi.core.entry")+"|"+api.LMSGetValue("cmi.suspend_data");
+api.LMSSetValue("cmi.core.lesson_location","page-3");
+api.LMSSetValue("cmi.core.score.raw","92");
+api.LMSSetValue("cmi.core.lesson_status","passed");
+api.LMSSetValue("cmi.suspend_data","chapter=3");
+s.textContent="ready|"+init+"|"+who+"|"+api.LMSCommit("");
+document.getElementById("finish").onclick=function(){api.LMSSetValue("cmi.core.exit","suspend");s.textContent="finished|"+api.LMSFinish("")};
+</script></body></html>`
+
+const manifest12 = `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="b12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Browser 1.2</title>
+    <item identifier="sco1" identifierref="r1"><title>The Only Lesson</title><adlcp:masteryscore>80</adlcp:masteryscore></item>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="sco/index.html"><file href="sco/index.html"/></resource></resources>
+</manifest>`
+
+// sco2004 reports one SCO of a SCORM 2004 course, named by its query parameter, and terminates.
+const sco2004 = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+function find(w){while(!w.API_1484_11&&w.parent&&w.parent!==w){w=w.parent}return w.API_1484_11}
+var api=find(window),s=document.getElementById("status"),n=location.search.slice(1);
+api.Initialize("");
+api.SetValue("cmi.location",n);
+api.SetValue("cmi.completion_status","completed");
+api.SetValue("cmi.success_status",n==="one"?"passed":"failed");
+api.SetValue("cmi.score.scaled",n==="one"?"0.9":"0.2");
+api.SetValue("cmi.session_time","PT2M");
+var bad=api.SetValue("cmi.score.scaled","7"),code=api.GetLastError();
+s.textContent="ready|"+n+"|"+api.Commit("")+"|"+bad+"|"+code;
+</script></body></html>`
+
+const manifest2004 = `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="b2004" version="1" ` + coursetest.NS2004 + `>
+  <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Browser 2004</title>
+    <item identifier="one" identifierref="r1" parameters="?one"><title>First</title></item>
+    <item identifier="two" identifierref="r1" parameters="?two"><title>Second</title></item>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormType="sco" href="sco.html"><file href="sco.html"/></resource></resources>
+</manifest>`
+
+func TestPlayerInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		e.createTenant("acme", true)
+		e.importOK("acme", "b12", zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}), "")
+		e.importOK("acme", "b2004", zipOf(t, map[string]string{"imsmanifest.xml": manifest2004, "sco.html": sco2004}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		for id, courseID := range map[string]string{"r12": "b12", "r2004": "b2004"} {
+			e.expect(e.do("POST", regs, root, map[string]any{"courseId": courseID, "registrationId": id,
+				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+id)
+		}
+		inFrame := `document.getElementById("frame").contentDocument.getElementById("status").textContent`
+
+		// SCORM 1.2, one SCO: launched straight in; its commit reaches the server (LMSCommit
+		// answers true), and LMSFinish shows the exit message.
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r12/launchLink?redirectOnExitUrl=message"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, "ready|true|Lee, Ann|ab-initio||true", "SCO 1.2 after LMSCommit")
+		waitJS(t, ctx, `getComputedStyle(document.getElementById("toc")).display`, "none", "no table of contents for one SCO")
+		click(t, ctx, `document.getElementById("frame").contentDocument.getElementById("finish")`)
+		waitJS(t, ctx, `document.getElementById("done").hidden`, "false", "exit message after LMSFinish")
+		var detail struct {
+			ActivityDetails struct {
+				Children []struct {
+					ID      string
+					Runtime struct{ CompletionStatus, SuccessStatus, ScoreRaw, Location, SuspendData, Exit, ScoreScaled string }
+				}
+			}
+		}
+		// The exit commit goes by sendBeacon, which the page does not wait for.
+		eventually(t, 10*time.Second, "the exit commit", func() bool {
+			e.do("GET", regs+"/r12/progress/detail", root, nil).json(t, &detail)
+			return detail.ActivityDetails.Children[0].Runtime.Exit == "suspend"
+		})
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "92" || rt.Location != "page-3" ||
+			rt.SuspendData != "chapter=3" || rt.ScoreScaled != "0.92" {
+			t.Errorf("SCORM 1.2 runtime after the browser session: %+v", rt)
+		}
+		// Relaunch resumes where the learner left.
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r12/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, "ready|true|Lee, Ann|resume|chapter=3|true", "SCO 1.2 resumed")
+
+		// SCORM 2004, two SCOs: a table of contents in manifest order, Next goes to the second;
+		// a bad value is refused by the API with 407.
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r2004/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent}).join(",")`, "First,Second", "table of contents")
+		waitJS(t, ctx, inFrame, "ready|one|true|false|407", "first SCO")
+		click(t, ctx, `document.getElementById("next")`)
+		waitJS(t, ctx, inFrame, "ready|two|true|false|407", "second SCO after Next")
+		e.do("GET", regs+"/r2004/progress/detail", root, nil).json(t, &detail)
+		got := []string{}
+		for _, c := range detail.ActivityDetails.Children {
+			got = append(got, c.ID+":"+c.Runtime.Location+":"+c.Runtime.SuccessStatus+":"+c.Runtime.ScoreScaled)
+		}
+		if strings.Join(got, ",") != "one:one:passed:0.9,two:two:failed:0.2" {
+			t.Errorf("SCORM 2004 runtime after the browser session: %v", got)
+		}
+
+		// Preview runs the same content without tracking.
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath("/engine/api/v1/acme/courses/b12/preview"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, "ready|true|Preview|ab-initio||true", "preview SCO")
+	})
+}
