@@ -471,7 +471,7 @@ type ActivityState struct {
 
 func (s *Server) playerActivity(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	sess, v, act, d, err := s.sessionActivity(c)
+	sess, _, act, d, err := s.sessionActivity(c)
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,6 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	} else {
 		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
 	}
-	_ = v
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: scormrt.InitialValues(d, l, rec)})
 }
@@ -514,7 +513,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	if err != nil {
 		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
 	}
-	sess2, _, act, d, err := s.sessionActivity(c)
+	_, _, act, d, err := s.sessionActivity(c)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -522,7 +521,6 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	_ = sess2
 	attempt, err := strconv.ParseInt(c.Query("attempt"), 10, 64)
 	if err != nil || attempt <= 0 {
 		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "query parameter attempt must be the positive number the activity load returned")
@@ -540,8 +538,9 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	if commit.Sequence == 0 {
 		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "commitSequence is required")
 	}
-	if sess.Preview {
-		// Preview runs without tracking: a valid commit is answered as stored, and dropped.
+	if sess.Preview || sess.ForceReview {
+		// Preview and review run without tracking: a valid commit is answered as stored, and
+		// dropped, so the content behaves as in a tracked launch.
 		return c.JSON(CommitAnswer{Result: "true"})
 	}
 	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)

@@ -170,6 +170,13 @@ func TestPlayerLaunchAndContent(t *testing.T) {
 		if r := e.get(file, "If-None-Match", r.Header.Get("ETag")); r.Status != 304 || len(r.Body) != 0 {
 			t.Errorf("conditional request: %d", r.Status)
 		}
+		req, _ := http.NewRequest("HEAD", e.url+file, nil)
+		req.Header.Set("Range", "bytes=0-5")
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 206 || res.ContentLength != 6 {
+			t.Errorf("HEAD with a range: %v %v", res, err)
+		} else {
+			res.Body.Close()
+		}
 		if r := e.get("/player/content/" + session + "/one/missing.html"); r.Status != 404 {
 			t.Errorf("missing file: %d", r.Status)
 		}
@@ -318,6 +325,19 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.CompletionStatus != "unknown" || rt.Location != "" {
 			t.Errorf("runtime after reset: %+v", rt)
+		}
+
+		// Review mode (forceReview) shows the content in review mode and changes nothing.
+		review := e.launch(e.launchPath(regs + "/reg-1/launchLink?forceReview=true"))
+		rs := e.activity(review, "i1")
+		if rs.CMI["cmi.core.lesson_mode"] != "review" {
+			t.Errorf("review launch mode: %q", rs.CMI["cmi.core.lesson_mode"])
+		}
+		r, a = e.commit(review, "i1", rs.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"failed"}`)
+		ok(r, a, "commit in review mode")
+		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.CompletionStatus != "unknown" {
+			t.Errorf("a review launch changed the registration: %+v", rt)
 		}
 	})
 }
