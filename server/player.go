@@ -48,6 +48,8 @@ func (s *Server) registerPlayer(engine string) {
 		Scope: ScopePublic, Success: 200, Head: true}, s.playerContent)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/player/runtime/:session/activity", Summary: "Initial CMI data of an activity and a new attempt number", Tag: "player",
 		Scope: ScopePublic, Success: 200, Query: []Param{{Name: "activity", Type: "string", Required: true}}}, s.playerActivity)
+	s.handle(Route{Method: fiber.MethodPost, Path: "/player/hacp/:session", Summary: "AICC HACP endpoint of a session (GetParam, PutParam, ExitAU; session_id is the AU's id)", Tag: "player",
+		Scope: ScopePublic, Success: 200}, s.playerHACP)
 	s.handle(Route{Method: fiber.MethodPost, Path: "/player/runtime/:session/commit", Summary: "Commit CMI data (scorm-again flattened JSON with commitSequence; sendBeacon accepted)", Tag: "player",
 		Scope: ScopePublic, Success: 200, Query: []Param{{Name: "activity", Type: "string", Required: true}, {Name: "attempt", Type: "integer", Required: true}}}, s.playerCommit)
 }
@@ -197,6 +199,15 @@ func contentURL(session, launch string) string {
 	return out
 }
 
+// runtimeDialect is the CMI data model a course's runtime data is kept in: AICC's is the one
+// SCORM 1.2 inherited.
+func runtimeDialect(std course.Standard) (scormrt.Dialect, bool) {
+	if std == course.AICC {
+		return scormrt.SCORM12, true
+	}
+	return scormrt.DialectOf(std)
+}
+
 func launchable(a *course.Activity) bool {
 	return a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco" || a.ScormType == "asset")
 }
@@ -213,10 +224,10 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, ok := scormrt.DialectOf(v.Standard)
+	d, ok := runtimeDialect(v.Standard)
 	if !ok || v.Package == nil || v.Package.Root == nil {
 		return htmlError(c, fiber.StatusNotImplemented, "This course cannot be played yet",
-			fmt.Sprintf("The player runs SCORM 1.2 and SCORM 2004 courses; this one is %s.", v.Standard))
+			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004 and AICC courses; this one is %s.", v.Standard))
 	}
 	if _, ok := player.RuntimeScript(); !ok {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
@@ -227,12 +238,28 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	if d == scormrt.SCORM2004 {
 		cfg.Dialect = "2004"
 	}
+	aicc := v.Standard == course.AICC
+	if aicc {
+		cfg.Dialect = "aicc"
+	}
+	// HACP wants an absolute URL for the AU to post to.
+	base := s.deps.PublicURL
+	if base == "" {
+		base = c.BaseURL()
+	}
 	var walk func(a *course.Activity, depth int)
 	walk = func(a *course.Activity, depth int) {
 		if a != v.Package.Root && (a.Visible || launchable(a)) {
 			e := player.Activity{ID: a.ID, Title: a.Title, Depth: depth}
 			if launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
+				if aicc {
+					sep := "?"
+					if strings.Contains(e.URL, "?") {
+						sep = "&"
+					}
+					e.URL += sep + "aicc_sid=" + url.QueryEscape(a.ID) + "&aicc_url=" + url.QueryEscape(base+"/player/hacp/"+token)
+				}
 			}
 			cfg.Activities = append(cfg.Activities, e)
 			depth++
@@ -437,7 +464,7 @@ func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
 
 // sessionActivity resolves the session, its course version and the query's activity, which
 // must be a launchable activity of a SCORM course.
-func (s *Server) sessionActivity(c *fiber.Ctx) (*course.SessionClaims, *course.Version, *course.Activity, scormrt.Dialect, error) {
+func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.SessionClaims, *course.Version, *course.Activity, scormrt.Dialect, error) {
 	sess, err := s.playerSession(c)
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -446,11 +473,14 @@ func (s *Server) sessionActivity(c *fiber.Ctx) (*course.SessionClaims, *course.V
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	d, ok := scormrt.DialectOf(v.Standard)
+	d, ok := runtimeDialect(v.Standard)
 	if !ok || v.Package == nil || v.Package.Root == nil {
 		return nil, nil, nil, 0, badRequest("course '%s' is %s, which has no SCORM runtime", v.CourseID, v.Standard)
 	}
-	id := c.Query("activity")
+	id := activityID
+	if id == "" {
+		id = c.Query("activity")
+	}
 	var act *course.Activity
 	v.Package.Root.Walk(func(a *course.Activity) {
 		if act == nil && a.ID == id && launchable(a) {
@@ -471,10 +501,20 @@ type ActivityState struct {
 
 func (s *Server) playerActivity(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	sess, _, act, d, err := s.sessionActivity(c)
+	sess, _, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
 		return err
 	}
+	values, err := s.initialValues(ctx, sess, act, d)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: values})
+}
+
+// initialValues is the data model an activity starts a session with.
+func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect) (scormrt.Values, error) {
 	l := scormrt.Launch{Credit: true, Review: sess.ForceReview, LaunchData: act.DataFromLMS, MaxTimeAllowed: act.MaxTimeAllowed,
 		TimeLimitAction: act.TimeLimitAction}
 	if act.MasteryScore != nil {
@@ -492,19 +532,18 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	if !sess.Preview {
 		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.LearnerID, l.Credit = reg.Learner.ID, reg.ForCredit
 		l.LearnerName = strings.TrimSpace(reg.Learner.LastName + ", " + reg.Learner.FirstName)
 		l.LearnerName = strings.Trim(l.LearnerName, ", ")
 		if rec, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, sess.InstanceKey, act.ID); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: scormrt.InitialValues(d, l, rec)})
+	return scormrt.InitialValues(d, l, rec), nil
 }
 
 func (s *Server) playerCommit(c *fiber.Ctx) error {
@@ -513,7 +552,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	if err != nil {
 		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
 	}
-	_, _, act, d, err := s.sessionActivity(c)
+	_, _, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -543,9 +582,23 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		// dropped, so the content behaves as in a tracked launch.
 		return c.JSON(CommitAnswer{Result: "true"})
 	}
+	if err := s.storeRuntime(ctx, sess, act, d, attempt, commit); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return commitRefused(c, e.Status, 101, e.Message)
+		}
+		return err
+	}
+	return c.JSON(CommitAnswer{Result: "true"})
+}
+
+// storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
+// it returns says why a commit is refused: the registration is gone (404), was reset since
+// the launch (410), or the commit is stale (409).
+func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit) error {
 	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
-		return commitRefused(c, fiber.StatusNotFound, 101, err.Error())
+		return notFound("%s", err.Error())
 	}
 	if err != nil {
 		return err
@@ -557,17 +610,17 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		}
 	}
 	if in == nil {
-		return commitRefused(c, fiber.StatusGone, 101, fmt.Sprintf("registration '%s' was reset since this launch; launch it again", reg.ID))
+		return errorf(fiber.StatusGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
 	}
 	rec, err := s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
 	if errors.Is(err, scormrt.ErrStale) {
-		return commitRefused(c, fiber.StatusConflict, 101, err.Error())
+		return errorf(fiber.StatusConflict, "%s", err.Error())
 	}
 	if err != nil {
 		return err
 	}
 	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, rec)
-	return c.JSON(CommitAnswer{Result: "true"})
+	return nil
 }
 
 // afterRuntimeCommit runs after every stored commit: the seam where the rollup of the
@@ -595,4 +648,74 @@ func (s *Server) applyRuntime(ctx context.Context, tenant string, reg *registrat
 	}
 	walk(root)
 	return nil
+}
+
+// playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the
+// HACP error line, as AUs expect; session_id names the AU (the aicc_sid the player passed).
+func (s *Server) playerHACP(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("txt", "utf-8")
+	answer := func(code int, text, data string) error { return c.SendString(scormrt.HACPAnswer(code, text, data)) }
+	form, err := url.ParseQuery(string(c.Body()))
+	if err != nil {
+		return answer(scormrt.HACPInvalidCommand, "the request is not form-encoded", "")
+	}
+	field := func(name string) string {
+		for k, v := range form {
+			if strings.EqualFold(k, name) && len(v) > 0 {
+				return v[0]
+			}
+		}
+		return ""
+	}
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return answer(scormrt.HACPInvalidSession, "the player session is invalid or has expired", "")
+	}
+	_, v, act, _, err := s.sessionActivity(c, field("session_id"))
+	if err != nil || v.Standard != course.AICC {
+		return answer(scormrt.HACPInvalidSession, "session_id does not name an AU of this course", "")
+	}
+	switch strings.ToLower(field("command")) {
+	case "getparam":
+		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12)
+		if err != nil {
+			return err
+		}
+		return answer(scormrt.HACPOK, "Successful", scormrt.GetParamData(values))
+	case "putparam":
+		values, err := scormrt.ParsePutParam(field("aicc_data"))
+		if err != nil {
+			return answer(scormrt.HACPInvalidCommand, err.Error(), "")
+		}
+		if sess.Preview || sess.ForceReview {
+			return answer(scormrt.HACPOK, "Successful", "")
+		}
+		// HACP has no commit counter: requests are ordered by arrival, each its own attempt.
+		if values["cmi.core.session_time"] != "" {
+			rec, err := s.deps.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
+			if err != nil {
+				return err
+			}
+			total := ""
+			if rec != nil {
+				total = rec.Values["cmi.core.total_time"]
+			}
+			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
+		}
+		err = s.storeRuntime(ctx, sess, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values})
+		var e *Error
+		if errors.As(err, &e) {
+			return answer(scormrt.HACPInvalidSession, e.Message, "")
+		}
+		if err != nil {
+			return err
+		}
+		return answer(scormrt.HACPOK, "Successful", "")
+	case "exitau", "putcomments", "putinteractions", "putobjectives", "putpath", "putperformance":
+		// Accepted; Lectern keeps the core data of PutParam only.
+		return answer(scormrt.HACPOK, "Successful", "")
+	}
+	return answer(scormrt.HACPInvalidCommand, fmt.Sprintf("unknown command %q", field("command")), "")
 }

@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 // get fetches a player URL without following redirects, as a browser's first hop.
@@ -338,6 +342,94 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.CompletionStatus != "unknown" {
 			t.Errorf("a review launch changed the registration: %+v", rt)
+		}
+	})
+}
+
+func TestPlayerAICC(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		var files map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "aicc_single" {
+				files = f.Files
+			}
+		}
+		e.importOK("acme", "fire", zipOf(t, files), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+
+		// The page launches the AU with aicc_sid and an absolute aicc_url, as HACP wants.
+		page := string(e.get("/player/session/" + session).Body)
+		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no AU URL in the page: %s", page)
+		}
+		au, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+		if err != nil || !strings.HasSuffix(au.Path, "/index.html") || au.Query().Get("aicc_sid") != "A1" ||
+			!strings.HasPrefix(au.Query().Get("aicc_url"), "http://") {
+			t.Fatalf("AU URL %s", m[1])
+		}
+		hacp := func(command, data string) string {
+			t.Helper()
+			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {data}}
+			res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+				t.Fatalf("%s: %d %s", command, res.StatusCode, b)
+			}
+			return string(b)
+		}
+		got := hacp("GetParam", "")
+		for _, want := range []string{"error=0\r\n", "Student_ID=ann\r\n", "Student_Name=Lee, Ann\r\n", "Lesson_Status=not attempted, ab-initio\r\n",
+			"Mastery_Score=80\r\n", "[Core_Vendor]\r\nstart=1\r\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("GetParam lacks %q:\n%s", want, got)
+			}
+		}
+		if got := hacp("PutParam", "[Core]\r\nLesson_Status=p,s\r\nScore=90\r\nTime=00:02:00\r\nLesson_Location=end\r\n[Core_Lesson]\r\ndone=1\r\n"); !strings.HasPrefix(got, "error=0\r\n") {
+			t.Errorf("PutParam: %s", got)
+		}
+		if got := hacp("PutParam", "[Core]\r\nTime=00:01:00\r\n"); !strings.HasPrefix(got, "error=0\r\n") {
+			t.Errorf("second PutParam: %s", got)
+		}
+		if got := hacp("PutParam", "[Core]\r\nLesson_Status=splendid\r\n"); !strings.HasPrefix(got, "error=1\r\n") || !strings.Contains(got, "Lesson_Status") {
+			t.Errorf("bad PutParam: %s", got)
+		}
+		if got := hacp("Dance", ""); !strings.HasPrefix(got, "error=1\r\n") {
+			t.Errorf("unknown command: %s", got)
+		}
+		if got := hacp("ExitAU", ""); !strings.HasPrefix(got, "error=0\r\n") {
+			t.Errorf("ExitAU: %s", got)
+		}
+		var detail struct {
+			ActivityDetails struct {
+				Children []struct {
+					Runtime struct{ CompletionStatus, SuccessStatus, ScoreRaw, Location, SuspendData, TotalTime, Exit string }
+				}
+			}
+		}
+		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &detail)
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "90" || rt.Location != "end" ||
+			rt.SuspendData != "done=1" || rt.TotalTime != "0000:03:00" || rt.Exit != "suspend" {
+			t.Errorf("AICC runtime: %+v", rt)
+		}
+		if got := hacp("GetParam", ""); !strings.Contains(got, "Lesson_Status=passed, resume\r\n") || !strings.Contains(got, "[Core_Lesson]\r\ndone=1\r\n") {
+			t.Errorf("GetParam after PutParam:\n%s", got)
+		}
+		// A session_id that is no AU of the course is refused.
+		form := url.Values{"command": {"GetParam"}, "session_id": {"nope"}}
+		res, _ := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.HasPrefix(string(b), "error=3\r\n") {
+			t.Errorf("unknown session_id: %s", b)
 		}
 	})
 }
