@@ -113,6 +113,16 @@ const manifest2004 = `<?xml version="1.0" encoding="UTF-8"?>
   <resources><resource identifier="r1" type="webcontent" adlcp:scormType="sco" href="sco.html"><file href="sco.html"/></resource></resources>
 </manifest>`
 
+// auHACP is an AICC AU that talks HACP to the aicc_url it was launched with.
+const auHACP = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+var q=new URLSearchParams(location.search),sid=q.get("aicc_sid"),u=q.get("aicc_url"),s=document.getElementById("status");
+function post(cmd,data){var x=new XMLHttpRequest();x.open("POST",u,false);x.setRequestHeader("Content-Type","application/x-www-form-urlencoded");
+x.send("command="+cmd+"&version=4.0&session_id="+encodeURIComponent(sid)+"&AICC_Data="+encodeURIComponent(data||""));return x.responseText}
+var g=post("GetParam"),name=/Student_Name=(.*)\r\n/.exec(g)[1];
+var p=post("PutParam","[Core]\r\nLesson_Status=passed\r\nScore=77\r\nTime=00:00:10\r\n");
+s.textContent="ready|"+name+"|"+p.split("\r\n")[0]+"|"+post("ExitAU").split("\r\n")[0];
+</script></body></html>`
+
 func TestPlayerInBrowser(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		ctx := browser(t)
@@ -174,6 +184,26 @@ func TestPlayerInBrowser(t *testing.T) {
 		}
 		if strings.Join(got, ",") != "one:one:passed:0.9,two:two:failed:0.2" {
 			t.Errorf("SCORM 2004 runtime after the browser session: %v", got)
+		}
+
+		// AICC: the AU gets aicc_sid and aicc_url and reports over HACP.
+		var aicc map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "aicc_single" {
+				aicc = f.Files
+			}
+		}
+		aicc["index.html"] = auHACP
+		e.importOK("acme", "fire", zipOf(t, aicc), "")
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "raicc",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create raicc")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/raicc/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, "ready|Lee, Ann|error=0|error=0", "AICC AU")
+		e.do("GET", regs+"/raicc/progress/detail", root, nil).json(t, &detail)
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "77" {
+			t.Errorf("AICC runtime after the browser session: %+v", rt)
 		}
 
 		// Preview runs the same content without tracking.
