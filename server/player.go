@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/lrs/launch"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/server/player"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -225,9 +227,10 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return err
 	}
 	d, ok := runtimeDialect(v.Standard)
-	if !ok || v.Package == nil || v.Package.Root == nil {
+	xapi := v.Standard == course.XAPI
+	if (!ok && !xapi) || v.Package == nil || v.Package.Root == nil {
 		return htmlError(c, fiber.StatusNotImplemented, "This course cannot be played yet",
-			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004 and AICC courses; this one is %s.", v.Standard))
+			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC and xAPI (TinCan) courses; this one is %s.", v.Standard))
 	}
 	if _, ok := player.RuntimeScript(); !ok {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
@@ -247,9 +250,18 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	if base == "" {
 		base = c.BaseURL()
 	}
+	var tincan url.Values
+	if xapi {
+		cfg.Dialect = "xapi"
+		if tincan, err = s.tincanParams(c.UserContext(), sess, base); err != nil {
+			return err
+		}
+	}
 	var walk func(a *course.Activity, depth int)
 	walk = func(a *course.Activity, depth int) {
-		if a != v.Package.Root && (a.Visible || launchable(a)) {
+		// The root (organization, course) is listed only when it is itself launchable (an
+		// xAPI course with one activity).
+		if (a != v.Package.Root && a.Visible) || launchable(a) {
 			e := player.Activity{ID: a.ID, Title: a.Title, Depth: depth}
 			if launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
@@ -259,6 +271,18 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 						sep = "&"
 					}
 					e.URL += sep + "aicc_sid=" + url.QueryEscape(a.ID) + "&aicc_url=" + url.QueryEscape(base+"/player/hacp/"+token)
+				}
+				if xapi {
+					q := url.Values{}
+					for k, vs := range tincan {
+						q[k] = vs
+					}
+					q.Set("activity_id", xapiActivityID(v.Package, a))
+					sep := "?"
+					if strings.Contains(e.URL, "?") {
+						sep = "&"
+					}
+					e.URL += sep + q.Encode()
 				}
 			}
 			cfg.Activities = append(cfg.Activities, e)
@@ -718,4 +742,50 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 		return answer(scormrt.HACPOK, "Successful", "")
 	}
 	return answer(scormrt.HACPInvalidCommand, fmt.Sprintf("unknown command %q", field("command")), "")
+}
+
+// xapiActivityID is the activity IRI an xAPI activity is launched with.
+func xapiActivityID(pkg *course.Package, a *course.Activity) string {
+	if a.Extra != nil && a.Extra.XAPIActivityID != "" {
+		return a.Extra.XAPIActivityID
+	}
+	if pkg.XAPIActivityID != "" {
+		return pkg.XAPIActivityID
+	}
+	return a.ID
+}
+
+// tincanParams are the launch parameters of an xAPI (TinCan) activity: the built-in record
+// store's endpoint for the session's tenant, a launch-scoped credential acting as the learner
+// (lrs/launch, valid as long as the session), the learner as an account agent, and the
+// registration's xAPI registration id. Preview launches act as the account "preview" with no
+// registration.
+func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, base string) (url.Values, error) {
+	if s.deps.LaunchTokens == nil {
+		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
+	}
+	name, learner, regID, xreg := "Preview", "preview", "", ""
+	if !sess.Preview {
+		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+		if err != nil {
+			return nil, err
+		}
+		learner, regID, xreg = reg.Learner.ID, reg.ID, reg.XAPIRegistrationID
+		name = strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName)
+	}
+	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": learner}}
+	if name != "" {
+		actor["name"] = name
+	}
+	actorJSON, err := json.Marshal(actor)
+	if err != nil {
+		return nil, err
+	}
+	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: regID, Actor: actorJSON,
+		ActorIFI: "account:" + base + "|" + learner}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
+	if xreg != "" {
+		q.Set("registration", xreg)
+	}
+	return q, nil
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -430,6 +431,58 @@ func TestPlayerAICC(t *testing.T) {
 		res.Body.Close()
 		if !strings.HasPrefix(string(b), "error=3\r\n") {
 			t.Errorf("unknown session_id: %s", b)
+		}
+	})
+}
+
+func TestPlayerXAPILaunch(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		var files map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "xapi_single" {
+				files = f.Files
+			}
+		}
+		e.importOK("acme", "tc", zipOf(t, files), "")
+		regs := "/engine/api/v1/acme/registrations"
+		const xreg = "0c8c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "tc", "registrationId": "r1", "xapiRegistrationId": xreg,
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		page := string(e.get("/player/session/" + session).Body)
+		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no activity URL in the page: %s", page)
+		}
+		u, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		var actor map[string]any
+		if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil || actor["name"] != "Ann Lee" ||
+			q.Get("registration") != xreg || q.Get("activity_id") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme/") ||
+			!strings.HasPrefix(q.Get("auth"), "Basic ") {
+			t.Fatalf("xAPI launch parameters: %v", q)
+		}
+		// The credential writes the learner's statements to the tenant's record store.
+		endpoint, err := url.Parse(q.Get("endpoint"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/completed"},
+			"object": map[string]any{"id": q.Get("activity_id")}, "context": map[string]any{"registration": xreg}}
+		r := e.do("POST", endpoint.Path+"statements", authFromHeader(q.Get("auth")), st, v103...)
+		e.expect(r, 200, "statement with the launch credential")
+		r = e.do("GET", lrs+"/acme/statements?registration="+xreg, root, nil, v103...)
+		if r.Status != 200 || !strings.Contains(string(r.Body), "verbs/completed") {
+			t.Errorf("statement of the launch: %d %s", r.Status, r.Body)
+		}
+		// The credential belongs to this tenant only.
+		e.createTenant("other", true)
+		if r := e.do("GET", lrs+"/other/statements", authFromHeader(q.Get("auth")), nil, v103...); r.Status != 401 {
+			t.Errorf("launch credential on another tenant: %d", r.Status)
 		}
 	})
 }
