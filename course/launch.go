@@ -1,6 +1,7 @@
 package course
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -28,11 +29,12 @@ var ErrBadLaunchToken = errors.New("invalid or expired launch link")
 
 // LaunchSigner signs launch tokens, so a link works without credentials but cannot be altered
 // to reach another course, registration or tenant.
-type LaunchSigner struct{ s, session *signed.Signer }
+type LaunchSigner struct{ s, session, fetch *signed.Signer }
 
 // NewLaunchSigner derives the signing keys from the deployment's secret key.
 func NewLaunchSigner(secret string) *LaunchSigner {
-	return &LaunchSigner{s: signed.New(secret, "lectern launch v1"), session: signed.New(secret, "lectern player session v1")}
+	return &LaunchSigner{s: signed.New(secret, "lectern launch v1"), session: signed.New(secret, "lectern player session v1"),
+		fetch: signed.New(secret, "lectern cmi5 fetch v1")}
 }
 
 // Sign returns the token for c.
@@ -76,6 +78,29 @@ func (s *LaunchSigner) SignSession(c SessionClaims) string { return s.session.Si
 func (s *LaunchSigner) VerifySession(token string, now time.Time) (*SessionClaims, error) {
 	var c SessionClaims
 	if s.session.Open(token, &c) != nil || c.Expires == 0 || now.Unix() > c.Expires {
+		return nil, ErrBadLaunchToken
+	}
+	return &c, nil
+}
+
+// FetchClaims are what a cmi5 fetch URL grants: one record-store credential for the learner,
+// once (the nonce is consumed on use), until Expires.
+type FetchClaims struct {
+	Tenant         string          `json:"t"`
+	RegistrationID string          `json:"r,omitempty"`
+	Actor          json.RawMessage `json:"a"`
+	ActorIFI       string          `json:"i"`
+	Nonce          string          `json:"n"`
+	Expires        int64           `json:"e"`
+}
+
+// SignFetch returns the token of a cmi5 fetch URL.
+func (s *LaunchSigner) SignFetch(c FetchClaims) string { return s.fetch.Sign(c) }
+
+// VerifyFetch checks a fetch token's signature and expiry at now.
+func (s *LaunchSigner) VerifyFetch(token string, now time.Time) (*FetchClaims, error) {
+	var c FetchClaims
+	if s.fetch.Open(token, &c) != nil || c.Nonce == "" || now.Unix() > c.Expires {
 		return nil, ErrBadLaunchToken
 	}
 	return &c, nil

@@ -50,6 +50,7 @@ func (s *Server) registerPlayer(engine string) {
 		Scope: ScopePublic, Success: 200, Head: true}, s.playerContent)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/player/runtime/:session/activity", Summary: "Initial CMI data of an activity and a new attempt number", Tag: "player",
 		Scope: ScopePublic, Success: 200, Query: []Param{{Name: "activity", Type: "string", Required: true}}}, s.playerActivity)
+	s.registerCMI5()
 	s.handle(Route{Method: fiber.MethodPost, Path: "/player/hacp/:session", Summary: "AICC HACP endpoint of a session (GetParam, PutParam, ExitAU; session_id is the AU's id)", Tag: "player",
 		Scope: ScopePublic, Success: 200}, s.playerHACP)
 	s.handle(Route{Method: fiber.MethodPost, Path: "/player/runtime/:session/commit", Summary: "Commit CMI data (scorm-again flattened JSON with commitSequence; sendBeacon accepted)", Tag: "player",
@@ -227,10 +228,10 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return err
 	}
 	d, ok := runtimeDialect(v.Standard)
-	xapi := v.Standard == course.XAPI
-	if (!ok && !xapi) || v.Package == nil || v.Package.Root == nil {
+	xapi, cmi5 := v.Standard == course.XAPI, v.Standard == course.CMI5
+	if (!ok && !xapi && !cmi5) || v.Package == nil || v.Package.Root == nil {
 		return htmlError(c, fiber.StatusNotImplemented, "This course cannot be played yet",
-			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC and xAPI (TinCan) courses; this one is %s.", v.Standard))
+			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC, xAPI (TinCan) and cmi5 courses; this one is %s.", v.Standard))
 	}
 	if _, ok := player.RuntimeScript(); !ok {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
@@ -250,6 +251,9 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	if base == "" {
 		base = c.BaseURL()
 	}
+	if cmi5 {
+		cfg.Dialect = "cmi5"
+	}
 	var tincan url.Values
 	if xapi {
 		cfg.Dialect = "xapi"
@@ -263,7 +267,11 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		// xAPI course with one activity).
 		if (a != v.Package.Root && a.Visible) || launchable(a) {
 			e := player.Activity{ID: a.ID, Title: a.Title, Depth: depth}
-			if launchable(a) {
+			if launchable(a) && cmi5 {
+				if a.CMI5 != nil && !a.CMI5.Block {
+					e.URL = "/player/cmi5/" + token + "/launch?au=" + url.QueryEscape(a.ID)
+				}
+			} else if launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
 				if aicc {
 					sep := "?"

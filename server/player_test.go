@@ -486,3 +486,75 @@ func TestPlayerXAPILaunch(t *testing.T) {
 		}
 	})
 }
+
+func TestPlayerCMI5Launch(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		var files map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "cmi5_minimal" {
+				files = f.Files
+			}
+		}
+		e.importOK("acme", "c5", zipOf(t, files), "")
+		regs := "/engine/api/v1/acme/registrations"
+		const xreg = "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "c5", "registrationId": "r1", "xapiRegistrationId": xreg,
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		page := string(e.get("/player/session/" + session).Body)
+		m := regexp.MustCompile(`"url":"(/player/cmi5/[^"]*)"`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no AU URL in the page: %s", page)
+		}
+		r := e.get(strings.ReplaceAll(m[1], `\u0026`, "&"))
+		if r.Status != 302 {
+			t.Fatalf("cmi5 launch: %d %s", r.Status, r.Body)
+		}
+		au, err := url.Parse(r.Header.Get("Location"))
+		if err != nil || !strings.HasPrefix(au.Path, "/player/content/"+session+"/") {
+			t.Fatalf("AU location %q", r.Header.Get("Location"))
+		}
+		q := au.Query()
+		if q.Get("registration") != xreg || q.Get("activityId") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme/") || q.Get("fetch") == "" {
+			t.Fatalf("cmi5 launch parameters: %v", q)
+		}
+		fetchURL, _ := url.Parse(q.Get("fetch"))
+		var fa struct {
+			AuthToken string `json:"auth-token"`
+			ErrorCode string `json:"error-code"`
+		}
+		e.do("POST", fetchURL.Path, noAuth, nil).json(t, &fa)
+		if fa.AuthToken == "" {
+			t.Fatalf("fetch: %+v", fa)
+		}
+		var again struct {
+			ErrorCode string `json:"error-code"`
+		}
+		e.do("POST", fetchURL.Path, noAuth, nil).json(t, &again)
+		if again.ErrorCode != "1" {
+			t.Errorf("second fetch: %+v", again)
+		}
+		// The credential reads LMS.LaunchData from the State API and writes statements.
+		cred := auth{"Basic " + fa.AuthToken}
+		state := lrs + "/acme/activities/state?" + url.Values{"activityId": {q.Get("activityId")}, "agent": {q.Get("actor")},
+			"registration": {xreg}, "stateId": {"LMS.LaunchData"}}.Encode()
+		r = e.do("GET", state, cred, nil, v103...)
+		var ld struct {
+			LaunchMode, MoveOn string
+			ContextTemplate    struct{ Extensions map[string]string }
+		}
+		r.json(t, &ld)
+		if r.Status != 200 || ld.LaunchMode != "Normal" || ld.MoveOn == "" || ld.ContextTemplate.Extensions["https://w3id.org/xapi/cmi5/context/extensions/sessionid"] == "" {
+			t.Errorf("LMS.LaunchData: %d %s", r.Status, r.Body)
+		}
+		var actor map[string]any
+		_ = json.Unmarshal([]byte(q.Get("actor")), &actor)
+		st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/initialized"},
+			"object": map[string]any{"id": q.Get("activityId")}, "context": map[string]any{"registration": xreg}}
+		e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, "statement with the fetched credential")
+		if r := e.do("POST", "/player/cmi5/fetch/forged", noAuth, nil); !strings.Contains(string(r.Body), `"error-code":"2"`) {
+			t.Errorf("forged fetch: %s", r.Body)
+		}
+	})
+}

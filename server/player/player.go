@@ -32,8 +32,8 @@ type Activity struct {
 // Config is what the page's script needs.
 type Config struct {
 	Title string `json:"title"`
-	// Dialect is "1.2", "2004", "aicc" (HACP) or "xapi" (launch parameters); the last two
-	// get no script API.
+	// Dialect is "1.2", "2004", "aicc" (HACP), "xapi" (launch parameters) or "cmi5" (the
+	// cmi5 launch method); the last three get no script API.
 	Dialect    string     `json:"dialect"`
 	Activities []Activity `json:"activities"`
 	// Start is the id of the activity to launch first ("" = the first launchable one).
@@ -111,7 +111,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     frame.src = "about:blank";
     // AICC AUs talk HACP to the server themselves (aicc_sid and aicc_url are in their URL).
     // xAPI activities get the record store's endpoint and credential in theirs.
-    if (cfg.dialect === "aicc" || cfg.dialect === "xapi") { frame.src = a.url; return; }
+    if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { frame.src = a.url; return; }
     var req = new XMLHttpRequest();
     req.open("GET", cfg.runtimeUrl + "/activity?activity=" + encodeURIComponent(a.id));
     req.onload = function () {
