@@ -123,6 +123,30 @@ var p=post("PutParam","[Core]\r\nLesson_Status=passed\r\nScore=77\r\nTime=00:00:
 s.textContent="ready|"+name+"|"+p.split("\r\n")[0]+"|"+post("ExitAU").split("\r\n")[0];
 </script></body></html>`
 
+// xapiAU is a TinCan activity that sends one statement with the launch parameters it got.
+const xapiAU = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+var q=new URLSearchParams(location.search),s=document.getElementById("status");
+var x=new XMLHttpRequest();x.open("POST",q.get("endpoint")+"statements",false);
+x.setRequestHeader("Authorization",q.get("auth"));x.setRequestHeader("X-Experience-API-Version","1.0.3");x.setRequestHeader("Content-Type","application/json");
+x.send(JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/completed"},object:{id:q.get("activity_id")},context:{registration:q.get("registration")}}));
+s.textContent="ready|"+x.status;
+</script></body></html>`
+
+// cmi5AU follows the cmi5 launch: fetch the credential, read LMS.LaunchData, send "initialized"
+// with the session id of the context template.
+const cmi5AU = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+var q=new URLSearchParams(location.search),s=document.getElementById("status");
+function req(m,u,h,b){var x=new XMLHttpRequest();x.open(m,u,false);for(var k in h)x.setRequestHeader(k,h[k]);x.send(b||null);return x}
+var f=JSON.parse(req("POST",q.get("fetch"),{}).responseText);
+var h={"Authorization":"Basic "+f["auth-token"],"X-Experience-API-Version":"1.0.3"};
+var st=q.get("endpoint")+"activities/state?"+new URLSearchParams({activityId:q.get("activityId"),agent:q.get("actor"),registration:q.get("registration"),stateId:"LMS.LaunchData"});
+var ld=JSON.parse(req("GET",st,h).responseText);
+h["Content-Type"]="application/json";
+var ctx=ld.contextTemplate;ctx.registration=q.get("registration");
+var p=req("POST",q.get("endpoint")+"statements",h,JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/initialized"},object:{id:q.get("activityId")},context:ctx}));
+s.textContent="ready|"+ld.launchMode+"|"+p.status+"|"+req("POST",q.get("fetch"),{}).responseText;
+</script></body></html>`
+
 func TestPlayerInBrowser(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		ctx := browser(t)
@@ -204,6 +228,47 @@ func TestPlayerInBrowser(t *testing.T) {
 		e.do("GET", regs+"/raicc/progress/detail", root, nil).json(t, &detail)
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "77" {
 			t.Errorf("AICC runtime after the browser session: %+v", rt)
+		}
+
+		// xAPI (TinCan) and cmi5: the content reports to the built-in record store.
+		fixture := func(name string) map[string]string {
+			for _, f := range coursetest.Fixtures() {
+				if f.Name == name {
+					return f.Files
+				}
+			}
+			t.Fatalf("no fixture %s", name)
+			return nil
+		}
+		tc := fixture("xapi_single")
+		tc["index.html"] = xapiAU
+		c5 := fixture("cmi5_minimal")
+		c5["index.html"] = cmi5AU
+		e.importOK("acme", "tc", zipOf(t, tc), "")
+		e.importOK("acme", "c5", zipOf(t, c5), "")
+		for id, courseID := range map[string]string{"rtc": "tc", "rc5": "c5"} {
+			e.expect(e.do("POST", regs, root, map[string]any{"courseId": courseID, "registrationId": id,
+				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+id)
+		}
+		xreg := func(id string) string {
+			var b struct{ ID string }
+			e.do("GET", regs+"/"+id+"/xapiRegistrationId", root, nil).json(t, &b)
+			return b.ID
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/rtc/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, "ready|200", "TinCan activity")
+		if r := e.do("GET", "/lrs/TCAPI/acme/statements?registration="+xreg("rtc"), root, nil, "X-Experience-API-Version", "1.0.3"); !strings.Contains(string(r.Body), "verbs/completed") {
+			t.Errorf("TinCan statement: %d %s", r.Status, r.Body)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/rc5/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFrame, `ready|Normal|200|{"error-code":"1","error-text":"this fetch URL was already used"}`, "cmi5 AU")
+		if r := e.do("GET", "/lrs/TCAPI/acme/statements?registration="+xreg("rc5"), root, nil, "X-Experience-API-Version", "1.0.3"); !strings.Contains(string(r.Body), "verbs/initialized") ||
+			!strings.Contains(string(r.Body), "cmi5/context/extensions/sessionid") {
+			t.Errorf("cmi5 statement: %d %s", r.Status, r.Body)
 		}
 
 		// Preview runs the same content without tracking.
