@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,19 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/storage/record"
 )
+
+// recordCount counts a tenant's records of one kind.
+func (e *env) recordCount(tenant, kind string) int {
+	e.t.Helper()
+	rs, err := record.All(context.Background(), e.app.Records, record.Query{Tenant: tenant, Kind: kind})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(rs)
+}
 
 // get fetches a player URL without following redirects, as a browser's first hop.
 func (e *env) get(path string, headers ...string) resp {
@@ -330,6 +343,9 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.CompletionStatus != "unknown" || rt.Location != "" {
 			t.Errorf("runtime after reset: %+v", rt)
+		}
+		if n := e.recordCount("acme", scormrt.KindRuntime); n != 0 {
+			t.Errorf("%d runtime records left after the reset", n)
 		}
 
 		// Review mode (forceReview) shows the content in review mode and changes nothing.

@@ -378,6 +378,11 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version); err != nil {
 		return err
 	}
+	for _, in := range reg.Instances {
+		if err := s.deps.Runtime.DeleteInstance(ctx, tenantOf(c), reg.ID, in.Key); err != nil {
+			return err
+		}
+	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 

@@ -154,3 +154,19 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 	}
 	return nil, fmt.Errorf("runtime %q: too many concurrent first commits", id)
 }
+
+// DeleteInstance removes the run-time records of one registration instance (after a reset).
+// Records left by a crash in between are never read: the fresh instance has a new key.
+func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey string) error {
+	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
+		Parent: &record.Ref{Kind: kindRegistration, ID: regID}})
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := s.records.Delete(ctx, tenant, KindRuntime, r.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
