@@ -154,7 +154,9 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 				return err
 			}
 		}
-		// The current instance; starting a new one as WhenToRestartRegistration says is a later step.
+		if reg, err = s.restartIfDue(c, claims.Tenant, reg); err != nil {
+			return err
+		}
 		in := reg.Current()
 		if err := s.deps.Registrations.RecordAccess(ctx, claims.Tenant, reg, in, time.Now()); err != nil {
 			return err
@@ -796,4 +798,36 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 		q.Set("registration", xreg)
 	}
 	return q, nil
+}
+
+// restartIfDue starts a new instance of reg, pinned to the course's latest version, when
+// WhenToRestartRegistration says the launch should (by default: the current instance is
+// completed and a newer course version exists), and returns the registration as launched.
+func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Registration) (*registration.Registration, error) {
+	ctx := c.UserContext()
+	rule := registration.DefaultRestartRule
+	if _, ok := s.deps.Settings.Catalogue().Lookup("WhenToRestartRegistration"); ok {
+		// The settings cascade reads the tenant of the request; a launch has it from its token.
+		c.Locals("tenant", tenant)
+		layers, err := s.registrationLayers(c, reg)
+		if err != nil {
+			return nil, err
+		}
+		if rule, err = s.deps.Settings.Catalogue().Resolve("WhenToRestartRegistration", layers...); err != nil {
+			return nil, err
+		}
+	}
+	in := reg.Current()
+	latest, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, -1)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.deps.Registrations.Progress(ctx, tenant, reg, in)
+	if err != nil {
+		return nil, err
+	}
+	if !registration.ShouldRestart(rule, p, latest.Version > in.CourseVersion) {
+		return reg, nil
+	}
+	return s.deps.Registrations.NewInstance(ctx, tenant, reg.ID, in, latest.Version)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/storage/record"
 )
@@ -571,6 +572,66 @@ func TestPlayerCMI5Launch(t *testing.T) {
 		e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, "statement with the fetched credential")
 		if r := e.do("POST", "/player/cmi5/fetch/forged", noAuth, nil); !strings.Contains(string(r.Body), `"error-code":"2"`) {
 			t.Errorf("forged fetch: %s", r.Body)
+		}
+	})
+}
+
+// TestPlayerRestartsCompletedInstance: by default (WhenToRestartRegistration), a launch starts a
+// new instance on the latest course version when the current one is completed and a newer
+// version exists, and only then.
+func TestPlayerRestartsCompletedInstance(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		e.createTenant("acme", true)
+		e.importOK("acme", "intro", scorm12Package(t), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "intro", "registrationId": "reg-1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		link := regs + "/reg-1/launchLink"
+		last := func() string { return string(e.do("GET", regs+"/reg-1/lastInstance", root, nil).Body) }
+		e.launch(e.launchPath(link))
+		// A newer version alone does not restart an instance that is not completed.
+		e.importOK("acme", "intro", scorm12Package(t), "&mayCreateNewVersion=true")
+		e.launch(e.launchPath(link))
+		if l := last(); l != `{"result":0}` {
+			t.Fatalf("restarted an incomplete instance: %s", l)
+		}
+		// Completed (as the rollup records it) and a newer version: the launch starts instance 1.
+		reg, err := e.app.Registrations.Get(ctx, "acme", "reg-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := record.Modify(ctx, e.app.Records, "acme", registration.KindProgress, "reg-1/"+reg.Current().Key, func(r *record.Record) error {
+			r.Data = []byte(`{"completion":"COMPLETED","success":"PASSED","totalSecondsTracked":0}`)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		session := e.launch(e.launchPath(link))
+		if l := last(); l != `{"result":1}` {
+			t.Fatalf("no new instance after completion and a new version: %s", l)
+		}
+		var p struct {
+			Instance               int
+			RegistrationCompletion string
+			Course                 struct{ Version int }
+		}
+		e.do("GET", regs+"/reg-1/progress", root, nil).json(t, &p)
+		if p.Instance != 1 || p.Course.Version != 1 || p.RegistrationCompletion != "UNKNOWN" {
+			t.Errorf("new instance: %+v", p)
+		}
+		e.do("GET", regs+"/reg-1/progress?instance=0", root, nil).json(t, &p)
+		if p.RegistrationCompletion != "COMPLETED" {
+			t.Errorf("instance 0 after the restart: %+v", p)
+		}
+		// The session tracks the new instance; the next launch keeps it.
+		st := e.activity(session, "i1")
+		if _, a := e.commit(session, "i1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_location":"v1"}`); a.Result != "true" {
+			t.Errorf("commit in the new instance: %+v", a)
+		}
+		e.launch(e.launchPath(link))
+		if l := last(); l != `{"result":1}` {
+			t.Errorf("restarted again: %s", l)
 		}
 	})
 }
