@@ -307,6 +307,8 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The session is in the URL: links of the content to other sites must not carry it away.
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("html", "utf-8")
 	return c.Send(page)
@@ -439,6 +441,7 @@ func (s *Server) playerContent(c *fiber.Ctx) error {
 	// The files of a course version never change, but the session in the URL expires.
 	c.Set(fiber.HeaderCacheControl, "private, max-age=3600")
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	c.Set(fiber.HeaderContentType, contentType(p))
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && (inm == "*" || strings.Contains(inm, etag)) {
 		return c.SendStatus(fiber.StatusNotModified)

@@ -137,6 +137,9 @@ func TestPlayerLaunchAndContent(t *testing.T) {
 		session := e.launch(e.launchPath(link + "?redirectOnExitUrl=message&startSco=i2"))
 		page := e.get("/player/session/" + session)
 		expectHTML(t, page, 200, "Intro to Testing", "player page")
+		if page.Header.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("player page Referrer-Policy %q", page.Header.Get("Referrer-Policy"))
+		}
 		body := string(page.Body)
 		if i1, i2 := strings.Index(body, `"id":"i1"`), strings.Index(body, `"id":"i2"`); i1 < 0 || i2 < i1 ||
 			!strings.Contains(body, `"dialect":"1.2"`) || !strings.Contains(body, `"start":"i2"`) ||
@@ -171,7 +174,7 @@ func TestPlayerLaunchAndContent(t *testing.T) {
 		file := "/player/content/" + session + "/one/index.html"
 		r := e.get(file)
 		if r.Status != 200 || string(r.Body) != "<html>one</html>" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
-			r.Header.Get("ETag") == "" || r.Header.Get("Last-Modified") == "" || r.Header.Get("Cache-Control") == "" || r.Header.Get("Accept-Ranges") != "bytes" {
+			r.Header.Get("ETag") == "" || r.Header.Get("Last-Modified") == "" || r.Header.Get("Cache-Control") == "" || r.Header.Get("Accept-Ranges") != "bytes" || r.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Fatalf("file: %d %v %q", r.Status, r.Header, r.Body)
 		}
 		if r := e.get("/player/content/" + session + "/imsmanifest.xml"); r.Status != 200 || r.Header.Get("Content-Type") != "application/xml" {
