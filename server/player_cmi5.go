@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -117,6 +119,11 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 	if _, err := s.deps.Statements.PutDoc(ctx, &statements.Document{Key: key, ContentType: "application/json", Body: body}, statements.Precondition{}, false); err != nil {
 		return err
 	}
+	if !sess.Preview {
+		if err := s.cmi5Launched(ctx, sess.Tenant, base, actorJSON, au, xreg, launchData, contentURL(c.Params("session"), au.LaunchURL)); err != nil {
+			return err
+		}
+	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: regID, Actor: actorJSON, ActorIFI: ifi,
 		Nonce: uuid.NewString(), Expires: sess.Expires})
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "fetch": {base + "/player/cmi5/fetch/" + tok},
@@ -167,4 +174,53 @@ func (s *Server) cmi5Fetch(c *fiber.Ctx) error {
 	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI},
 		time.Until(time.Unix(fc.Expires, 0)), time.Now())
 	return c.JSON(Cmi5FetchAnswer{AuthToken: base64.StdEncoding.EncodeToString([]byte(launch.User + ":" + token))})
+}
+
+// cmi5Launched records the LMS's "launched" statement of an AU (cmi5 9.3.2): the learner, the
+// AU, the registration, the session's context template with the launch mode, URL and moveOn
+// extensions, in the cmi5 category; its authority is the LMS.
+func (s *Server) cmi5Launched(ctx context.Context, tenant, base string, actor json.RawMessage, au *course.Activity, xreg string,
+	launchData map[string]any, launchURL string) error {
+	tmpl := launchData["contextTemplate"].(map[string]any)
+	ext := map[string]any{}
+	for k, v := range tmpl["extensions"].(map[string]any) {
+		ext[k] = v
+	}
+	ext["https://w3id.org/xapi/cmi5/context/extensions/launchmode"] = launchData["launchMode"]
+	ext["https://w3id.org/xapi/cmi5/context/extensions/launchurl"] = base + launchURL
+	ext["https://w3id.org/xapi/cmi5/context/extensions/moveon"] = launchData["moveOn"]
+	if p, ok := launchData["launchParameters"]; ok {
+		ext["https://w3id.org/xapi/cmi5/context/extensions/launchparameters"] = p
+	}
+	activities := tmpl["contextActivities"].(map[string]any)
+	st := map[string]any{
+		"id":     uuid.NewString(),
+		"actor":  actor,
+		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "Launched"}},
+		"object": map[string]any{"objectType": "Activity", "id": au.CMI5.ID},
+		"context": map[string]any{"registration": xreg, "extensions": ext, "contextActivities": map[string]any{
+			"grouping": activities["grouping"],
+			"category": []any{map[string]any{"objectType": "Activity", "id": "https://w3id.org/xapi/cmi5/context/categories/cmi5"}}}},
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	stmts, _, err := xapi.ParseStatements(body, xapi.V103)
+	if err != nil {
+		return err
+	}
+	authority, err := json.Marshal(map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": s.lrsHomePage(), "name": "lms"}})
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	stmts[0].Complete(authority, now, xapi.V103)
+	f := stmts[0].Fields()
+	f.Tenant, f.Raw, f.Stored = tenant, json.RawMessage(stmts[0].JSON()), now
+	if f.ID == "" {
+		f.ID = stmts[0].ID()
+	}
+	return s.deps.Statements.Put(ctx, tenant, []*statements.Statement{&f}, nil)
 }

@@ -573,6 +573,11 @@ func TestPlayerCMI5Launch(t *testing.T) {
 		st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/initialized"},
 			"object": map[string]any{"id": q.Get("activityId")}, "context": map[string]any{"registration": xreg}}
 		e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, "statement with the fetched credential")
+		// The LMS recorded its "launched" statement for the AU in the registration.
+		r = e.do("GET", lrs+"/acme/statements?verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/launched")+"&registration="+xreg, root, nil, v103...)
+		if r.Status != 200 || !strings.Contains(string(r.Body), "context/extensions/launchmode") || !strings.Contains(string(r.Body), q.Get("activityId")) {
+			t.Errorf("launched statement: %d %s", r.Status, r.Body)
+		}
 		if r := e.do("POST", "/player/cmi5/fetch/forged", noAuth, nil); !strings.Contains(string(r.Body), `"error-code":"2"`) {
 			t.Errorf("forged fetch: %s", r.Body)
 		}
