@@ -34,10 +34,10 @@ test: ## The whole suite against real backends (installs and starts PostgreSQL, 
 bench: ## Benchmarks, both backends side by side (see docs/benchmarks.md)
 	scripts/bench-report.sh
 
-SUITE ?= $(HOME)/.cache/lectern/conformance/suite
+SUITE ?=
 
 .PHONY: conformance
-conformance: ## ADL LRS conformance suite, xAPI 1.0.3 and 2.0.0, embedded and Elasticsearch modes (SUITE=<suite checkout>)
+conformance: ## ADL LRS conformance suite, xAPI 1.0.3 and 2.0.0, embedded and Elasticsearch modes (docs/conformance.md)
 	SUITE=$(SUITE) scripts/conformance.sh
 
 .PHONY: services-up

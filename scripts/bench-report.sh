@@ -212,6 +212,84 @@ echo "+ ${cmd[*]}" >&2
 echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 
 # ---------------------------------------------------------------------------------------------
+# Hostile documents (issue 10, item 4): workers/contentjob BenchmarkHostileDocuments imports the
+# generated hostile set (content/extract/extracttest.Set: self-referencing page trees,
+# decompression bombs, deep nesting, zip bombs, a huge transcript) plus one normal PDF, one after
+# the other, through the import handler with the production sandbox settings, and prints each
+# document's outcome, seconds, its child's peak and the worker's peak so far, then the peak resident memory over the worker's baseline
+# (worker growth + largest child). Goal: at most 256 MiB.
+cmd=(go test -run='^$' -bench='^BenchmarkHostileDocuments$' -benchtime=1x ./workers/contentjob/)
+echo "+ ${cmd[*]}" >&2
+hostile_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$hostile_out" | awk -F'\t' '
+  /^hostile: / {
+    name = $1; sub(/^hostile: /, "", name); out = $7; if (length(out) > 90) out = substr(out, 1, 87) "..."
+    if (!hdr++) {
+      printf "\n| %-20s | %-48s | %9s | %7s | %9s | %10s | %s |\n", "document", "what", "bytes", "seconds", "child MiB", "worker peak", "outcome"
+      printf "|%s|%s|%s:|%s:|%s:|%s:|%s|\n", "----------------------", "--------------------------------------------------", "----------", "--------", "----------", "-----------", "---------"
+    }
+    printf "| %-20s | %-48s | %9s | %7s | %9s | %10s | %s |\n", name, $2, $3, $4, $5, $6, out
+  }
+  $0 ~ /^BenchmarkHostileDocuments/ {
+    split($0, f, /[ \t]+/)
+    for (i = 2; i <= length(f); i++) {
+      if (f[i] == "worker-MiB") w = f[i-1]
+      if (f[i] == "child-MiB") c = f[i-1]
+      if (f[i] == "peak-over-baseline-MiB") p = f[i-1]
+    }
+  }
+  END {
+    if (!hdr) { print "no BenchmarkHostileDocuments results found" > "/dev/stderr"; exit 1 }
+    printf "\npeak RSS over baseline: %s MiB (worker %s MiB + largest child %s MiB); goal at most 256 MiB\n", p, w, c
+  }'
+
+# ---------------------------------------------------------------------------------------------
+# Registration reads at scale (issue 11): server BenchmarkRegistrations seeds a tenant with
+# REG_BENCH_COUNT registrations (default 1,000,000; 100 courses, 200,000 learners) inside the
+# database, then 4 clients query through HTTP; p50/p99 per case, SQLite and PostgreSQL side by
+# side. Goal: p99 at most 20 ms on both backends.
+cmd=(go test -run='^$' -bench='^BenchmarkRegistrations$' -benchtime=1x -timeout=60m ./server/)
+echo "+ ${cmd[*]}" >&2
+reg_out=$("${cmd[@]}" 2>&1 | grep -v ' INFO ' | tee /dev/stderr)
+printf '%s\n' "$reg_out" | awk '
+  $1 ~ /^BenchmarkRegistrations\// {
+    name = $1; sub(/-[0-9]+$/, "", name); split(name, p, "/"); be = p[2]; op = p[3]
+    for (i = 2; i <= NF; i++) { if ($i == "p50-ms") p50[op, be] = $(i-1); if ($i == "p99-ms") p99[op, be] = $(i-1) }
+    if (!(op in seen)) { seen[op] = 1; order[++ops] = op }
+  }
+  END {
+    if (ops == 0) { print "no BenchmarkRegistrations results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-28s | %12s | %12s | %14s | %14s |\n", "registrations query", "SQLite p50", "SQLite p99", "PostgreSQL p50", "PostgreSQL p99"
+    printf "|%s|%s:|%s:|%s:|%s:|\n", "------------------------------", "-------------", "-------------", "---------------", "---------------"
+    for (k = 1; k <= ops; k++) { op = order[k]
+      printf "| %-28s | %9s ms | %9s ms | %11s ms | %11s ms |\n", op, p50[op, "sqlite"], p99[op, "sqlite"], p50[op, "postgres"], p99[op, "postgres"] }
+  }'
+
+# ---------------------------------------------------------------------------------------------
+# Upload memory (issue 10): peak RSS of the lectern processes while a generated course package
+# of incompressible files is uploaded and imported (cmd/lectern BenchmarkUploadPeakRSS; sizes in
+# MiB from UPLOAD_BENCH_MIB, default 256,1024), embedded (`all`) and distributed (`serve` takes the
+# upload, `worker` imports it; PostgreSQL, Redis, MinIO, Elasticsearch). The peak is reset after
+# start-up, so it is the peak during the upload and import.
+cmd=(go test -run='^$' -bench='^BenchmarkUploadPeakRSS$' -benchtime=1x -timeout=60m ./cmd/lectern/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  function mib(v) { return v < 0 ? "-" : sprintf("%.0f", v) }
+  $1 ~ /^BenchmarkUploadPeakRSS\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkUploadPeakRSS\//, "", name)
+    row[++n] = sprintf("| %-22s | %15s | %15s | %15s | %8.1f | %8.1f |", name, mib(metric("serve-base-MiB")),
+      mib(metric("serve-peak-MiB")), mib(metric("worker-peak-MiB")), metric("upload-s"), metric("import-s"))
+  }
+  END {
+    if (n == 0) { print "no BenchmarkUploadPeakRSS results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-22s | %15s | %15s | %15s | %8s | %8s |\n", "mode/package", "server base MiB", "server peak MiB", "worker peak MiB", "upload s", "import s"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|\n", "------------------------", "----------------", "----------------", "----------------", "---------", "---------"
+    for (i = 1; i <= n; i++) print row[i]
+  }'
+
+# ---------------------------------------------------------------------------------------------
 # Player runtime commits (issue 11): server BenchmarkPlayerCommit, 200 simulated learners
 # committing SCORM 1.2 data through HTTP on both backends and against a bare Fiber handler doing
 # the same I/O-free work (parse and validate). "paced": each learner commits every 500 ms

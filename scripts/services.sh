@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # services.sh up|down|env — provisions the real backends the test suite runs against:
 # PostgreSQL and Redis (Debian packages), MinIO (go install) and Elasticsearch 8
-# (integ-test-zip from Maven Central, run with the machine's JDK), each on a loopback port of
+# (integ-test-zip fetched with Maven, run with the machine's JDK), each on a loopback port of
 # its own. Downloads and builds are cached under $LECTERN_CACHE (default $HOME/.cache/lectern) so
 # a fresh clone starts them in seconds; run-time data lives in $LECTERN_CACHE/run and is thrown
 # away by `down`. `up` reuses a service that already answers on its port.
@@ -12,6 +12,8 @@ RUN=$CACHE/run
 BIN=$CACHE/bin
 ES_VERSION=8.19.21
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+# The Maven plugin that fetches Elasticsearch, pinned so a fresh machine resolves the same one.
+MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 PG_PORT=${LECTERN_TEST_PG_PORT:-15432}
 REDIS_PORT=${LECTERN_TEST_REDIS_PORT:-16379}
 MINIO_PORT=${LECTERN_TEST_MINIO_PORT:-19000}
@@ -54,6 +56,7 @@ install_all() {
   command -v redis-server >/dev/null || apt_install redis-server
   command -v unzip >/dev/null || apt_install unzip
   command -v java >/dev/null || apt_install openjdk-17-jdk-headless
+  command -v mvn >/dev/null || apt_install maven
   if [ ! -x "$BIN/minio-$MINIO_VERSION" ]; then
     log "building MinIO $MINIO_VERSION (about 3 minutes, once)"
     GOBIN=$CACHE/gobin-tmp go install "github.com/minio/minio@$MINIO_VERSION"
@@ -62,15 +65,25 @@ install_all() {
   local esdir=$CACHE/es/elasticsearch-$ES_VERSION
   if [ ! -d "$esdir" ]; then
     local zip=$CACHE/dl/elasticsearch-$ES_VERSION.zip
-    if [ ! -s "$zip" ]; then
-      log "downloading Elasticsearch $ES_VERSION integ-test-zip from Maven Central"
-      curl -fsSL --retry 3 -o "$zip.part" \
-        "https://repo1.maven.org/maven2/org/elasticsearch/distribution/integ-test-zip/elasticsearch/$ES_VERSION/elasticsearch-$ES_VERSION.zip"
-      mv "$zip.part" "$zip"
-    fi
+    [ -s "$zip" ] || fetch_es "$zip"
     mkdir -p "$CACHE/es" && unzip -q -o "$zip" -d "$CACHE/es"
   fi
   install_es_plugin "$esdir"
+}
+
+# fetch_es ZIP: the Elasticsearch integ-test-zip through Maven, so the machine's configured
+# repositories (settings.xml mirrors, proxies, credentials) serve it, with Maven's checksum
+# check. Maven's local repository lives in the cache too; the zip is copied to ZIP.
+fetch_es() {
+  local zip=$1 m2=$CACHE/m2 out
+  log "fetching Elasticsearch $ES_VERSION integ-test-zip with Maven"
+  out=$(mktemp -d "$CACHE/dl/es.XXXXXX")
+  mvn -B -q --strict-checksums -Dmaven.repo.local="$m2" "$MVN_DEPENDENCY_PLUGIN:copy" \
+    -Dartifact="org.elasticsearch.distribution.integ-test-zip:elasticsearch:$ES_VERSION:zip" \
+    -DoutputDirectory="$out" >&2 || { rm -rf "$out"; die "mvn could not fetch Elasticsearch $ES_VERSION"; }
+  mv "$out/elasticsearch-$ES_VERSION.zip" "$zip"
+  # The zip now lives in dl; Maven's own copy would only double the cache by 100 MB.
+  rm -rf "$out" "$m2/org/elasticsearch/distribution/integ-test-zip"
 }
 
 # The integ-test-zip has no analysis-common module, so the Porter2 stemmer and the apostrophe

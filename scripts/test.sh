@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — the whole suite: start the real backends (scripts/services.sh), run vet, the format
-# check and every Go test against both backend sets, short fuzz runs, then stop the backends.
+# check and every Go test against both backend sets, the ADL xAPI conformance suite (full marks
+# required), short fuzz runs, then stop the backends.
 # LECTERN_KEEP_SERVICES=1 leaves the backends running for the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,12 @@ echo "== chromium (player browser tests)"; scripts/install-chromium.sh
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
+echo "== xAPI conformance (1.0.3 and 2.0.0, SQLite and Elasticsearch; docs/conformance.md)"
+CHECK=1 scripts/conformance.sh
+echo "== schemathesis"
+# Generated requests against the served /openapi.json of a running `lectern all`: no 5xx,
+# no response that contradicts the document (docs/testing.md).
+scripts/schemathesis.sh
 echo "== fuzz (short)"
 # Every parser of hostile input gets a short, fixed fuzzing time on top of its seed corpus.
 FUZZTIME=${FUZZTIME:-8s}
@@ -25,7 +32,8 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
   lrs/xapi:FuzzParseStatements content/analysis:FuzzTokens content/extract:FuzzHTML \
   content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
-  content/extract:FuzzISpring content/extract:FuzzLectora course/runtime:FuzzParseCommit; do
+  content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate \
+  course/runtime:FuzzParseCommit; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }

@@ -55,6 +55,9 @@ type env struct {
 	t   *testing.T
 	app *app.App
 	url string
+	// serverFault marks a test that breaks a backend on purpose: its 5xx answers are the
+	// expected outcome, not responses the API document must describe.
+	serverFault bool
 }
 
 func start(t *testing.T, cfg app.Config) *env {
@@ -89,7 +92,9 @@ func start(t *testing.T, cfg app.Config) *env {
 		}
 		a.Close()
 	})
-	return &env{t: t, app: a, url: "http://" + ln.Addr().String()}
+	u := "http://" + ln.Addr().String()
+	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
+	return &env{t: t, app: a, url: u}
 }
 
 type resp struct {
@@ -157,6 +162,7 @@ func (e *env) do(method, path string, a auth, body any, headers ...string) resp 
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
+	e.checkResponse(req, res.StatusCode, res.Header, out)
 	return resp{Status: res.StatusCode, Body: out, Header: res.Header}
 }
 

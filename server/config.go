@@ -10,7 +10,24 @@ import (
 
 // ConfigurationList is the engine's configuration list body.
 type ConfigurationList struct {
-	ConfigurationItems []settings.Item `json:"configurationItems"`
+	ConfigurationItems []ConfigurationItem `json:"configurationItems"`
+}
+
+// ConfigurationItem is one entry of a configuration list. The spec names its members id
+// and value: the settings package's Item has no JSON names of its own, and encoding it
+// directly wrote "ID" and "Value".
+type ConfigurationItem struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// configurationList is the response body for the effective settings items.
+func configurationList(items []settings.Item) ConfigurationList {
+	out := ConfigurationList{ConfigurationItems: make([]ConfigurationItem, len(items))}
+	for i, it := range items {
+		out.ConfigurationItems[i] = ConfigurationItem{ID: it.ID, Value: it.Value}
+	}
+	return out
 }
 
 // SettingBody is the body of GET/PUT of one setting; no other properties are allowed.
@@ -35,7 +52,7 @@ func (s *Server) getTenantConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getTenantSetting(c *fiber.Ctx) error {

@@ -109,7 +109,7 @@ func contentError(err error) error {
 func (s *Server) registerContent() {
 	const base = "/api/v1/content"
 	s.handle(Route{Method: fiber.MethodPost, Path: base, Summary: "Import content (multipart 'file' or JSON {\"url\"}); runs as a CONTENT_IMPORT job", Tag: "content",
-		Scope: ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job",
+		Scope: ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job", Upload: true,
 		Query: []Param{{Name: "content_id", Type: "string", Description: "id of the content item; a new version when it exists, a generated id when absent"},
 			{Name: "tag_id", Type: "string", Description: "tag of the new version; repeatable"}}}, s.importContent)
 	s.handle(Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions in update order, keyset-paged", Tag: "content",
@@ -179,20 +179,15 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
 	switch {
 	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
-		fh, err := c.FormFile("file")
+		up, err := openUpload(c, "file", 1)
 		if err != nil {
-			return badRequest("the multipart body has no file part named 'file'")
+			return err
 		}
-		if fh.Size == 0 {
-			return badRequest("the uploaded file %q is empty", fh.Filename)
+		if len(up.Head) == 0 {
+			return badRequest("the uploaded file %q is empty", up.FileName)
 		}
-		f, err := fh.Open()
-		if err != nil {
-			return badRequest("the uploaded file cannot be read: %v", err)
-		}
-		defer f.Close()
-		p.UploadKey, p.FileName = contentjob.UploadKey(tenantID, p.JobID), fh.Filename
-		if _, err := s.deps.Blobs.Put(ctx, p.UploadKey, f, fh.Size); err != nil {
+		p.UploadKey, p.FileName = contentjob.UploadKey(tenantID, p.JobID), up.FileName
+		if err := up.store(c, s, p.UploadKey); err != nil {
 			return err
 		}
 	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
@@ -209,6 +204,7 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	}
 	job, err := s.deps.Jobs.Create(ctx, p.JobID, contentjob.JobType, tenantID, true)
 	if err != nil {
+		s.dropUpload(ctx, p.UploadKey)
 		return err
 	}
 	task, opts := contentjob.NewImportTask(p)
@@ -216,9 +212,7 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the import could not be queued"}
 		})
-		if p.UploadKey != "" {
-			_ = s.deps.Blobs.Delete(ctx, p.UploadKey)
-		}
+		s.dropUpload(ctx, p.UploadKey)
 		return err
 	}
 	return c.Status(fiber.StatusAccepted).JSON(job)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/importjob"
@@ -101,24 +101,19 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
 	switch {
 	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
-		fh, err := c.FormFile("file")
+		// The file streams from the request to the blob store: memory use does not grow
+		// with the package.
+		// A course is a zip package or, as cmi5 section 14 requires, a cmi5.xml on its own;
+		// the prolog before the root element (licence comments) fits in the head.
+		up, err := openUpload(c, "file", 64<<10)
 		if err != nil {
-			return badRequest("the multipart body has no file part named 'file'")
-		}
-		f, err := fh.Open()
-		if err != nil {
-			return badRequest("the uploaded file cannot be read: %v", err)
-		}
-		defer f.Close()
-		head := make([]byte, 4)
-		if n, _ := io.ReadFull(f, head); n < 4 || !hasZipMagic(head) {
-			return badRequest("the uploaded file %q is not a zip archive", fh.Filename)
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
+		if !hasZipMagic(up.Head) && !cmi5.IsCourseStructure(up.Head) {
+			return badRequest("the uploaded file %q is neither a zip archive nor a cmi5 course structure (cmi5.xml); a course must be uploaded as one of these (cmi5 requirements 14.0.0.0-1, 14.1.0.0-1)", up.FileName)
+		}
 		job.UploadKey = importjob.UploadKey(tenantID, job.ID)
-		if _, err := s.deps.Blobs.Put(ctx, job.UploadKey, f, fh.Size); err != nil {
+		if err := up.store(c, s, job.UploadKey); err != nil {
 			return err
 		}
 	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
@@ -147,6 +142,7 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send an application/json import request", ct)
 	}
 	if err := s.deps.Courses.CreateImportJob(ctx, tenantID, job); err != nil {
+		s.dropUpload(ctx, job.UploadKey)
 		return err
 	}
 	task, opts := importjob.NewTask(importjob.Payload{Tenant: tenantID, JobID: job.ID})
@@ -154,6 +150,7 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 		_ = s.deps.Courses.UpdateImportJob(ctx, tenantID, job.ID, func(j *course.ImportJob) {
 			j.Status, j.Message = course.ImportError, "the import could not be queued"
 		})
+		s.dropUpload(ctx, job.UploadKey)
 		return err
 	}
 	return c.JSON(ImportJobID{Result: job.ID})
@@ -425,7 +422,7 @@ func (s *Server) getCourseConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getCourseSetting(c *fiber.Ctx) error {

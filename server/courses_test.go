@@ -20,7 +20,7 @@ import (
 )
 
 // zipOf builds a zip from name → content, in name order.
-func zipOf(t *testing.T, files map[string]string) []byte {
+func zipOf(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/tenant"
 )
@@ -34,6 +36,9 @@ func notFound(format string, args ...any) *Error {
 	return errorf(fiber.StatusNotFound, format, args...)
 }
 
+// RetryAfterSeconds is the Retry-After of a 503 caused by a backend outage.
+const RetryAfterSeconds = 5
+
 // Message is the body of every 4xx and 5xx response.
 type Message struct {
 	Message string `json:"message"`
@@ -46,6 +51,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	var e *Error
 	var fe *fiber.Error
 	var se *settings.Error
+	var ue *storage.UnavailableError
 	switch {
 	case errors.As(err, &e):
 		status, msg = e.Status, e.Message
@@ -54,6 +60,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		if status == fiber.StatusRequestEntityTooLarge {
 			msg = fmt.Sprintf("request body is larger than the limit of %d bytes", s.deps.BodyLimit)
 		}
+	case errors.As(err, &ue):
+		// A backend outage is not the request's fault and passes: say which backend, and when
+		// to try again. Nothing was accepted, so the client may simply repeat the request.
+		status, msg = fiber.StatusServiceUnavailable, fmt.Sprintf("%s is unavailable; try again later", ue.Backend)
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
 	case errors.As(err, &se):
 		status, msg = fiber.StatusBadRequest, se.Error()
 	case errors.Is(err, course.ErrCourseNotFound), errors.Is(err, course.ErrImportJobNotFound):

@@ -42,11 +42,14 @@ type lrsMethod struct {
 	body     string
 	response string
 	success  int
+	media    []string
 	query    []Param
 	h        fiber.Handler
 }
 
 func (s *Server) registerLRS() {
+	// The prelude reads form bodies (alternate request syntax): the limit comes first.
+	s.app.Use(LRSBase, s.limitPrefix(int64(s.deps.RecordBodyLimit)))
 	s.app.Use(LRSBase, s.lrsPrelude)
 	// The report extension (lrs_reports.go) is registered with the xAPI resources; with the
 	// tenant-less prefix first, /Report/activities wins over /<tenant>/activities.
@@ -60,7 +63,15 @@ func (s *Server) registerLRS() {
 			for _, m := range res.methods {
 				r := Route{Method: m.method, Path: prefix + res.path, Summary: m.summary, Tag: "xapi",
 					Scope: ScopeLRS, Body: m.body, Response: m.response, Success: m.success, Query: m.query,
-					Head: m.method == fiber.MethodGet}
+					Head: m.method == fiber.MethodGet, Media: m.media}
+				if m.method == fiber.MethodPost {
+					// POST ?method=X answers as X does (alternate request syntax).
+					for _, o := range res.methods {
+						if o.method != m.method {
+							r.Answers = append(r.Answers, Answer{Status: o.success, Schema: o.response, Media: o.media})
+						}
+					}
+				}
 				if prefix != LRSBase {
 					r.Summary += " (tenant from the path)"
 				}

@@ -283,7 +283,7 @@ func (s *Server) lrsResources() []lrsResource {
 		idq := append([]Param{{Name: d.idParam, Type: "string", Description: "document id; without it GET lists ids"}}, query...)
 		listq := append(idq, Param{Name: "since", Type: "string", Description: "list only documents updated after (ISO 8601)"})
 		return lrsResource{path: path, methods: []lrsMethod{
-			{method: fiber.MethodGet, summary: "Get a " + what + " document, or list ids", response: "XAPIDocument", success: 200, query: listq, h: s.getDocument(d)},
+			{method: fiber.MethodGet, summary: "Get a " + what + " document (in the content type it was stored with), or list ids (a JSON array)", media: []string{"*/*"}, success: 200, query: listq, h: s.getDocument(d)},
 			{method: fiber.MethodPut, summary: "Store a " + what + " document (If-Match / If-None-Match)", body: "XAPIDocument", success: 204, query: idq, h: s.putDocument(d, false)},
 			{method: fiber.MethodPost, summary: "Merge a JSON " + what + " document", body: "XAPIDocument", success: 204, query: idq, h: s.putDocument(d, true)},
 			{method: fiber.MethodDelete, summary: "Delete a " + what + " document", success: 204, query: idq, h: s.deleteDocument(d)},
@@ -309,7 +309,8 @@ func (s *Server) lrsResources() []lrsResource {
 				query: []Param{{Name: "statementId", Type: "string", Required: true}}, h: s.putStatement},
 			{method: fiber.MethodPost, summary: "Store statements (JSON or multipart/mixed with attachments); alternate request syntax under 1.0.x", body: "XAPIStatement", success: 200, response: "XAPIStatementIDs",
 				query: []Param{{Name: "method", Type: "string", Description: "alternate request syntax (xAPI 1.0.x only)"}}, h: s.postStatements},
-			{method: fiber.MethodGet, summary: "Get a statement or query statements", success: 200, response: "XAPIStatementResult", query: stmtQuery, h: s.getStatements},
+			{method: fiber.MethodGet, summary: "Get a statement (statementId, voidedStatementId) or query statements; multipart/mixed with attachments=true",
+				success: 200, response: "XAPIStatementOrResult", media: []string{"multipart/mixed"}, query: stmtQuery, h: s.getStatements},
 		}},
 		docs("/activities/state", "state", stateDocs, []Param{activityP, agentP, regP}),
 		docs("/activities/profile", "activity profile", activityProfileDocs, []Param{activityP}),
@@ -329,9 +330,12 @@ func lrsSchemas() map[string]any {
 		"XAPIStatement": map[string]any{"description": "an xAPI statement, or (POST) an array of them; validated against the version of the request",
 			"oneOf": []any{anyObj, map[string]any{"type": "array", "items": anyObj}}},
 		"XAPIStatementIDs":    map[string]any{"type": "array", "items": str()},
-		"XAPIStatementResult": obj(map[string]any{"statements": map[string]any{"type": "array", "items": anyObj}, "more": str()}, "statements"),
-		"XAPIDocument":        map[string]any{"description": "any content; POST merges JSON objects", "type": "object", "additionalProperties": true},
-		"XAPIObject":          anyObj,
-		"XAPIAbout":           obj(map[string]any{"version": map[string]any{"type": "array", "items": str()}, "extensions": anyObj}, "version"),
+		"XAPIStoredStatement": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"id", "actor", "verb", "object", "stored", "timestamp"}},
+		"XAPIStatementResult": obj(map[string]any{"statements": map[string]any{"type": "array", "items": ref("XAPIStoredStatement")}, "more": str()}, "statements"),
+		"XAPIStatementOrResult": map[string]any{"description": "one statement when statementId or voidedStatementId is given, else a StatementResult",
+			"oneOf": []any{ref("XAPIStatementResult"), ref("XAPIStoredStatement")}},
+		"XAPIDocument": map[string]any{"description": "any content; POST merges JSON objects", "type": "object", "additionalProperties": true},
+		"XAPIObject":   anyObj,
+		"XAPIAbout":    obj(map[string]any{"version": map[string]any{"type": "array", "items": str()}, "extensions": anyObj}, "version"),
 	}
 }

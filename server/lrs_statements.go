@@ -114,6 +114,15 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	if len(stmts) == 0 {
 		return nil, badRequest("statements: the array is empty")
 	}
+	// XAPI-00127: statements with attachments come as application/json (fileUrl only) or
+	// multipart/mixed, never as another type the lenient path above lets through.
+	if mt := mediaType(ct); mt != "application/json" && mt != "multipart/mixed" {
+		for i, st := range stmts {
+			if len(st.Attachments()) > 0 {
+				return nil, badRequest("statements[%d].attachments: a request with attachments must have Content-Type application/json or multipart/mixed, not %q", i, mt)
+			}
+		}
+	}
 	seen := map[string]bool{}
 	for i, st := range stmts {
 		if id := strings.ToLower(st.ID()); id != "" {

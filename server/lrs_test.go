@@ -52,6 +52,14 @@ func TestLRSStatements(t *testing.T) {
 		e.createTenant("acme", true)
 		base := lrs + "/acme/statements"
 
+		// Attachments travel as application/json (fileUrl) or multipart/mixed only (XAPI-00127).
+		withFile := statement("ann@example.com", "attempted", "http://example.com/a0")
+		withFile["attachments"] = []any{map[string]any{"usageType": "http://example.com/usage", "display": map[string]any{"en-US": "file"},
+			"contentType": "text/plain", "length": 4, "sha2": strings.Repeat("a", 64), "fileUrl": "http://example.com/file.txt"}}
+		for ct, want := range map[string]int{"multipart/form-data; boundary=x": 400, "text/plain": 400, "application/json": 200} {
+			e.expect(e.do("POST", base, root, withFile, hdr(v200, "Content-Type", ct)...), want, "attachment statement as "+ct)
+		}
+
 		// POST one statement: 200 with its id; the LRS headers are there.
 		r := e.do("POST", base, root, statement("ann@example.com", "attempted", "http://example.com/a1"), v200...)
 		e.expect(r, 200, "post statement")

@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -30,10 +32,18 @@ func ref(name string) map[string]any {
 
 // schemas are the components every route refers to by name.
 func schemas() map[string]any {
+	courseSummary := map[string]any{"id": str(), "version": map[string]any{"type": "integer"}, "title": str(),
+		"courseLearningStandard": map[string]any{"type": "string", "enum": []string{"SCORM_11", "SCORM_12", "SCORM_2004_2ND_EDITION", "SCORM_2004_3RD_EDITION", "SCORM_2004_4TH_EDITION", "AICC", "XAPI", "CMI5"}},
+		"updated":                dateTime()}
+	courseDetail := map[string]any{"parserWarnings": map[string]any{"type": "array", "items": str()},
+		"rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}
+	for k, v := range courseSummary {
+		courseDetail[k] = v
+	}
 	tenantSchema := obj(map[string]any{"tenant_id": str(), "enabled": boolean(), "create_dt": dateTime(), "update_dt": dateTime()})
 	out := map[string]any{
 		"Message":        obj(map[string]any{"message": str()}, "message"),
-		"Health":         map[string]any{"type": "object"},
+		"Health":         obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
 		"Readiness":      obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
 		"OpenAPI":        map[string]any{"type": "object"},
 		"TenantCreate":   obj(map[string]any{"tenant_id": str(), "enabled": map[string]any{"type": "boolean", "default": true}}, "tenant_id"),
@@ -51,17 +61,16 @@ func schemas() map[string]any {
 		"SettingBody": obj(map[string]any{"value": str()}, "value"),
 		"ImportRequest": obj(map[string]any{"url": str(), "courseName": str(),
 			"webPathToCourse": map[string]any{"type": "string", "description": "only when url names a manifest: where the content lives"}}, "url", "courseName"),
-		"ImportJobID":  obj(map[string]any{"result": str()}, "result"),
-		"ImportResult": obj(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"RUNNING", "COMPLETE", "ERROR"}}, "message": str(), "courseTitle": str(), "parserWarnings": map[string]any{"type": "array", "items": str()}}),
-		"CourseSummary": obj(map[string]any{"id": str(), "version": map[string]any{"type": "integer"}, "title": str(),
-			"courseLearningStandard": map[string]any{"type": "string", "enum": []string{"SCORM_11", "SCORM_12", "SCORM_2004_2ND_EDITION", "SCORM_2004_3RD_EDITION", "SCORM_2004_4TH_EDITION", "AICC", "XAPI", "CMI5"}},
-			"updated":                dateTime()}),
+		"ImportJobID":    obj(map[string]any{"result": str()}, "result"),
+		"ImportResult":   obj(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"RUNNING", "COMPLETE", "ERROR"}}, "message": str(), "courseTitle": str(), "parserWarnings": map[string]any{"type": "array", "items": str()}}),
+		"CourseSummary":  obj(courseSummary),
 		"CourseList":     obj(map[string]any{"courses": map[string]any{"type": "array", "items": ref("CourseSummary")}, "more": str()}, "courses"),
 		"TitleBody":      obj(map[string]any{"title": str()}, "title"),
 		"IDBody":         obj(map[string]any{"id": str()}, "id"),
 		"LaunchLinkBody": obj(map[string]any{"launchLink": str()}, "launchLink"),
-		"CourseDetail": map[string]any{"allOf": []any{ref("CourseSummary"), map[string]any{"type": "object", "properties": map[string]any{
-			"parserWarnings": map[string]any{"type": "array", "items": str()}, "rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}}}},
+		// The detail is the summary's members and two more, in one closed object: an allOf
+		// of the closed summary and an extension would admit no course at all.
+		"CourseDetail": obj(courseDetail),
 	}
 	for k, v := range registrationSchemas() {
 		out[k] = v
@@ -104,22 +113,30 @@ func (s *Server) OpenAPI() map[string]any {
 				"description": "tenant of the request; required with root credentials", "schema": str()})
 		}
 		msg := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": ref("Message")}}}
-		success := map[string]any{"description": "success"}
-		if r.Response != "" {
-			success["content"] = map[string]any{"application/json": map[string]any{"schema": ref(r.Response)}}
-		}
-		responses := map[string]any{itoa(r.Success): success}
-		if r.Scope != ScopePublic {
+		responses := successResponses(r)
+		// Any request can be too large, in its body or in its header fields: the server
+		// answers those before routing, with a message.
+		responses["413"] = withDesc(msg, "request body larger than the limit")
+		responses["431"] = withDesc(msg, "request header fields too large")
+		if r.Scope != ScopePublic || strings.HasPrefix(r.Path, LRSBase) {
 			responses["400"] = withDesc(msg, "bad request")
+		}
+		if r.Scope != ScopePublic {
 			responses["401"] = withDesc(msg, "no or invalid credentials")
 			responses["403"] = withDesc(msg, "credentials of another tenant, or not root")
 			responses["404"] = withDesc(msg, "not found")
+			// Every authenticated operation reaches a backend; an outage is 503 (errors.go).
+			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 			if isWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
 			if r.Scope == ScopeLRS && isWrite(r.Method) {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
+		}
+		if d := s.limitText(r); d != "" {
+			responses["413"] = withDesc(msg, d)
+			responses["415"] = withDesc(msg, "a Content-Encoding other than gzip or deflate (an upload: any)")
 		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
 			"operationId": strings.ToLower(r.Method) + strings.NewReplacer("/", "_", ":", "", "{", "", "}", "").Replace(r.Path)}
@@ -128,6 +145,15 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if r.Body != "" {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
+		}
+		if r.FormBody != "" {
+			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
+			content["application/x-www-form-urlencoded"] = map[string]any{"schema": ref(r.FormBody)}
+		}
+		if r.Upload {
+			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
+			content["multipart/form-data"] = map[string]any{"schema": obj(map[string]any{
+				"file": map[string]any{"type": "string", "format": "binary", "description": "the file, streamed to storage"}}, "file")}
 		}
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}
@@ -149,6 +175,11 @@ func (s *Server) OpenAPI() map[string]any {
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas": schemas(),
+			"responses": map[string]any{"Unavailable": map[string]any{
+				"description": "a backend (postgresql, redis, elasticsearch, minio) or the embedding model is unavailable; the message names it and nothing was accepted, so repeat the request (after Retry-After seconds when given)",
+				"headers":     map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}}},
+				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Message")}},
+			}},
 			"securitySchemes": map[string]any{
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
@@ -156,6 +187,69 @@ func (s *Server) OpenAPI() map[string]any {
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
 	}
+}
+
+// successResponses documents a route's success answers: Success with Response and Media,
+// and its further Answers; several schemas for one status are alternatives (anyOf).
+func successResponses(r Route) map[string]any {
+	type answer struct {
+		schemas []string
+		media   []string
+	}
+	byStatus := map[int]*answer{}
+	for _, a := range append([]Answer{{Status: r.Success, Schema: r.Response, Media: r.Media}}, r.Answers...) {
+		b := byStatus[a.Status]
+		if b == nil {
+			b = &answer{}
+			byStatus[a.Status] = b
+		}
+		if a.Schema != "" && !slices.Contains(b.schemas, a.Schema) {
+			b.schemas = append(b.schemas, a.Schema)
+		}
+		for _, m := range a.Media {
+			if !slices.Contains(b.media, m) {
+				b.media = append(b.media, m)
+			}
+		}
+	}
+	out := map[string]any{}
+	for status, a := range byStatus {
+		resp := map[string]any{"description": "success"}
+		content := map[string]any{}
+		switch len(a.schemas) {
+		case 0:
+		case 1:
+			content["application/json"] = map[string]any{"schema": ref(a.schemas[0])}
+		default:
+			var alts []any
+			for _, n := range a.schemas {
+				alts = append(alts, ref(n))
+			}
+			content["application/json"] = map[string]any{"schema": map[string]any{"anyOf": alts}}
+		}
+		for _, m := range a.media {
+			content[m] = map[string]any{}
+		}
+		if len(content) > 0 {
+			resp["content"] = content
+		}
+		out[itoa(status)] = resp
+	}
+	return out
+}
+
+// limitText describes a route's 413 answer, "" for a route that takes no body.
+func (s *Server) limitText(r Route) string {
+	switch {
+	case r.Upload:
+		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
+			s.deps.BodyLimit, maxJSONBody)
+	case r.Scope == ScopeLRS && isWrite(r.Method):
+		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
+	case r.Body != "":
+		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+	}
+	return ""
 }
 
 func withDesc(m map[string]any, d string) map[string]any {

@@ -31,6 +31,17 @@ import (
 // ApiTokenPostbackValidHours defaults to the same 24 hours.
 const sessionLifetime = 24 * time.Hour
 
+// browser registers a route of the player: pages, course files and the runtime endpoints the
+// content calls (SCORM commits, HACP, cmi5 fetch). They answer browsers and content in the
+// formats those expect (HTML pages, the files' own types, scorm-again's and HACP's answers),
+// not the API's JSON, so they are not part of /openapi.json; docs/decisions.md describes them.
+func (s *Server) browser(method, path string, h fiber.Handler, head ...bool) {
+	s.app.Add(method, path, h)
+	if len(head) > 0 && head[0] {
+		s.app.Add(fiber.MethodHead, path, h)
+	}
+}
+
 func (s *Server) registerPlayer(engine string) {
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/registrations/:registrationId/launchLink", Summary: "Launch link of a registration", Tag: "registrations",
 		Scope: ScopeEnginePath, Success: 200, Response: "LaunchLinkBody", Query: []Param{
@@ -40,21 +51,14 @@ func (s *Server) registerPlayer(engine string) {
 			{Name: "redirectOnExitUrl", Type: "string", Description: "where the learner goes on exit: an absolute http(s) URL, or closer, blank or message (the default)"},
 			{Name: "singleUse", Type: "boolean", Description: "Lectern extension: the link works for one launch only; a second launch gets a 410 page"},
 			configurationParam}}, s.registrationLaunchLink)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/launch/:token", Summary: "Open a launch link: starts a player session and redirects to the player (HTML)", Tag: "player",
-		Scope: ScopePublic, Success: 303}, s.playerLaunch)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/session/:session", Summary: "The player page of a session (HTML)", Tag: "player",
-		Scope: ScopePublic, Success: 200}, s.playerPage)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/assets/scorm-again.js", Summary: "The player's SCORM API script", Tag: "player",
-		Scope: ScopePublic, Success: 200}, s.playerScript)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/content/:session/*", Summary: "A file of the session's course (byte ranges, conditional requests)", Tag: "player",
-		Scope: ScopePublic, Success: 200, Head: true}, s.playerContent)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/runtime/:session/activity", Summary: "Initial CMI data of an activity and a new attempt number", Tag: "player",
-		Scope: ScopePublic, Success: 200, Query: []Param{{Name: "activity", Type: "string", Required: true}}}, s.playerActivity)
+	s.browser(fiber.MethodGet, "/player/launch/:token", s.playerLaunch)
+	s.browser(fiber.MethodGet, "/player/session/:session", s.playerPage)
+	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
+	s.browser(fiber.MethodGet, "/player/content/:session/*", s.playerContent, true)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", s.playerActivity)
 	s.registerCMI5()
-	s.handle(Route{Method: fiber.MethodPost, Path: "/player/hacp/:session", Summary: "AICC HACP endpoint of a session (GetParam, PutParam, ExitAU; session_id is the AU's id)", Tag: "player",
-		Scope: ScopePublic, Success: 200}, s.playerHACP)
-	s.handle(Route{Method: fiber.MethodPost, Path: "/player/runtime/:session/commit", Summary: "Commit CMI data (scorm-again flattened JSON with commitSequence; sendBeacon accepted)", Tag: "player",
-		Scope: ScopePublic, Success: 200, Query: []Param{{Name: "activity", Type: "string", Required: true}, {Name: "attempt", Type: "integer", Required: true}}}, s.playerCommit)
+	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
+	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
 }
 
 // validRedirect reports whether v is a redirectOnExitUrl the player can follow.
@@ -804,11 +808,12 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 }
 
 // restartIfDue starts a new instance of reg, pinned to the course's latest version, when
-// WhenToRestartRegistration says the launch should (by default: the current instance is
-// completed and a newer course version exists), and returns the registration as launched.
+// WhenToRestartRegistration says the launch should (registration.ShouldRestart; by default:
+// the current instance is completed and a newer version exists), and returns the registration
+// as launched.
 func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Registration) (*registration.Registration, error) {
 	ctx := c.UserContext()
-	rule := registration.DefaultRestartRule
+	mode := registration.RestartWhenCompleteAndNewerVersion
 	if _, ok := s.deps.Settings.Catalogue().Lookup("WhenToRestartRegistration"); ok {
 		// The settings cascade reads the tenant of the request; a launch has it from its token.
 		c.Locals("tenant", tenant)
@@ -816,21 +821,17 @@ func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Reg
 		if err != nil {
 			return nil, err
 		}
-		if rule, err = s.deps.Settings.Catalogue().Resolve("WhenToRestartRegistration", layers...); err != nil {
+		if mode, err = s.deps.Settings.Catalogue().Resolve("WhenToRestartRegistration", layers...); err != nil {
 			return nil, err
 		}
 	}
-	in := reg.Current()
 	latest, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, -1)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.deps.Registrations.Progress(ctx, tenant, reg, in)
-	if err != nil {
-		return nil, err
-	}
-	if !registration.ShouldRestart(rule, p, latest.Version > in.CourseVersion) {
+	in := reg.Current()
+	if !registration.ShouldRestart(mode, in, latest.Version) {
 		return reg, nil
 	}
-	return s.deps.Registrations.NewInstance(ctx, tenant, reg.ID, in, latest.Version)
+	return s.deps.Registrations.Restart(ctx, tenant, reg.ID, in.Number, latest.Version, courseRef(latest))
 }

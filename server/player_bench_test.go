@@ -25,20 +25,20 @@ import (
 	"github.com/lectern-lms/lectern/server"
 )
 
-// benchLearners is how many simulated learners commit at once (issue 11: 200).
-const benchLearners = 200
+// commitLearners is how many simulated learners commit at once (issue 11: 200).
+const commitLearners = 200
 
-type benchLearner struct {
+type commitLearner struct {
 	url string
 	seq int64
 }
 
-// runCommits sends b.N commits spread over the learners, benchLearners at a time, and reports
+// runCommitLoad sends b.N commits spread over the learners, commitLearners at a time, and reports
 // the latency percentiles and the throughput. With pace > 0 each learner commits once per
 // pace (staggered), as learners do (autocommit, page turns); with 0 they commit back to back,
 // which measures the saturated throughput.
-func runCommits(b *testing.B, learners []*benchLearner, pace time.Duration) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchLearners, MaxConnsPerHost: benchLearners}}
+func runCommitLoad(b *testing.B, learners []*commitLearner, pace time.Duration) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: commitLearners, MaxConnsPerHost: commitLearners}}
 	var next atomic.Int64
 	lat := make([]time.Duration, b.N)
 	var wg sync.WaitGroup
@@ -47,7 +47,7 @@ func runCommits(b *testing.B, learners []*benchLearner, pace time.Duration) {
 	for _, l := range learners {
 		wg.Add(1)
 		l := l
-		go func(l *benchLearner, offset time.Duration) {
+		go func(l *commitLearner, offset time.Duration) {
 			defer wg.Done()
 			tick := start.Add(offset)
 			for {
@@ -87,7 +87,7 @@ func runCommits(b *testing.B, learners []*benchLearner, pace time.Duration) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
 }
 
-func indexOf(ls []*benchLearner, l *benchLearner) int {
+func indexOf(ls []*commitLearner, l *commitLearner) int {
 	for i, x := range ls {
 		if x == l {
 			return i
@@ -96,13 +96,13 @@ func indexOf(ls []*benchLearner, l *benchLearner) int {
 	return 0
 }
 
-// benchPace is how often each simulated learner commits in the paced runs: 200 learners every
+// commitPace is how often each simulated learner commits in the paced runs: 200 learners every
 // 500 ms make 400 commits/s, far above what 200 real learners send (autocommit every 30 s).
-const benchPace = 500 * time.Millisecond
+const commitPace = 500 * time.Millisecond
 
-// benchServer starts the application in one mode for a benchmark (the test helpers take a
+// commitBenchServer starts the application in one mode for a benchmark (the test helpers take a
 // *testing.T) and returns its base URL.
-func benchServer(b *testing.B, mode string) string {
+func commitBenchServer(b *testing.B, mode string) string {
 	cfg := app.Config{DataDir: b.TempDir(), Root: server.RootCredentials{User: rootUser, Password: rootPass},
 		SecretKey: "bench-secret", Version: "bench", BodyLimit: 8 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if mode == "distributed" {
@@ -142,9 +142,9 @@ func benchServer(b *testing.B, mode string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// benchCall sends one request as root (without following redirects) and fails the benchmark
+// commitBenchCall sends one request as root (without following redirects) and fails the benchmark
 // on another status than want.
-func benchCall(b *testing.B, method, url, ct string, body []byte, want int) *http.Response {
+func commitBenchCall(b *testing.B, method, url, ct string, body []byte, want int) *http.Response {
 	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
 	req.SetBasicAuth(rootUser, rootPass)
 	if ct != "" {
@@ -164,26 +164,26 @@ func benchCall(b *testing.B, method, url, ct string, body []byte, want int) *htt
 	return res
 }
 
-func benchJSON(b *testing.B, res *http.Response, v any) {
+func commitBenchJSON(b *testing.B, res *http.Response, v any) {
 	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
 		b.Fatal(err)
 	}
 }
 
-// benchLearners prepares n registrations of one SCORM 1.2 course, each launched, with the
+// commitLearners prepares n registrations of one SCORM 1.2 course, each launched, with the
 // commit URL of its first SCO.
-func setupLearners(b *testing.B, base string, n int) []*benchLearner {
-	benchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
+func setupCommitLearners(b *testing.B, base string, n int) []*commitLearner {
+	commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
 	pkg, err := coursetest.Zip(map[string]string{"imsmanifest.xml": scorm12Manifest, "one/index.html": "<html>one</html>", "two/index.html": "<html>two</html>"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	form, ct := multipartFile("course.zip", pkg)
 	var job struct{ Result string }
-	benchJSON(b, benchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
+	commitBenchJSON(b, commitBenchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		var st struct{ Status string }
-		benchJSON(b, benchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
+		commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
 		if st.Status == "COMPLETE" {
 			break
 		}
@@ -191,18 +191,18 @@ func setupLearners(b *testing.B, base string, n int) []*benchLearner {
 			b.Fatalf("import: %s", st.Status)
 		}
 	}
-	learners := make([]*benchLearner, n)
+	learners := make([]*commitLearner, n)
 	regs := base + "/engine/api/v1/bench/registrations"
 	for i := range learners {
 		id := fmt.Sprintf("r%d", i)
-		benchCall(b, "POST", regs, "application/json", []byte(`{"courseId":"c","registrationId":"`+id+`","learner":{"id":"`+id+`"}}`), 204)
+		commitBenchCall(b, "POST", regs, "application/json", []byte(`{"courseId":"c","registrationId":"`+id+`","learner":{"id":"`+id+`"}}`), 204)
 		var link struct{ LaunchLink string }
-		benchJSON(b, benchCall(b, "GET", regs+"/"+id+"/launchLink", "", nil, 200), &link)
+		commitBenchJSON(b, commitBenchCall(b, "GET", regs+"/"+id+"/launchLink", "", nil, 200), &link)
 		path := link.LaunchLink[strings.Index(link.LaunchLink, "/player/launch/"):]
-		session := strings.TrimPrefix(benchCall(b, "GET", base+path, "", nil, 303).Header.Get("Location"), "/player/session/")
+		session := strings.TrimPrefix(commitBenchCall(b, "GET", base+path, "", nil, 303).Header.Get("Location"), "/player/session/")
 		var st struct{ Attempt int64 }
-		benchJSON(b, benchCall(b, "GET", base+"/player/runtime/"+session+"/activity?activity=i1", "", nil, 200), &st)
-		learners[i] = &benchLearner{url: fmt.Sprintf("%s/player/runtime/%s/commit?activity=i1&attempt=%d", base, session, st.Attempt)}
+		commitBenchJSON(b, commitBenchCall(b, "GET", base+"/player/runtime/"+session+"/activity?activity=i1", "", nil, 200), &st)
+		learners[i] = &commitLearner{url: fmt.Sprintf("%s/player/runtime/%s/commit?activity=i1&attempt=%d", base, session, st.Attempt)}
 	}
 	return learners
 }
@@ -212,14 +212,14 @@ func setupLearners(b *testing.B, base string, n int) []*benchLearner {
 // the commit, answer) over the same loopback HTTP.
 func BenchmarkPlayerCommit(b *testing.B) {
 	for _, mode := range []string{"embedded", "distributed"} {
-		var learners []*benchLearner
+		var learners []*commitLearner
 		b.Run(mode+"/paced", func(b *testing.B) {
-			learners = setupLearners(b, benchServer(b, mode), benchLearners)
-			runCommits(b, learners, benchPace)
+			learners = setupCommitLearners(b, commitBenchServer(b, mode), commitLearners)
+			runCommitLoad(b, learners, commitPace)
 		})
 		b.Run(mode+"/saturated", func(b *testing.B) {
-			learners = setupLearners(b, benchServer(b, mode), benchLearners)
-			runCommits(b, learners, 0)
+			learners = setupCommitLearners(b, commitBenchServer(b, mode), commitLearners)
+			runCommitLoad(b, learners, 0)
 		})
 	}
 	b.Run("bare-fiber", func(b *testing.B) {
@@ -236,11 +236,11 @@ func BenchmarkPlayerCommit(b *testing.B) {
 		}
 		go func() { _ = app.Listener(ln) }()
 		defer app.Shutdown()
-		learners := make([]*benchLearner, benchLearners)
+		learners := make([]*commitLearner, commitLearners)
 		for i := range learners {
-			learners[i] = &benchLearner{url: "http://" + ln.Addr().String() + "/commit"}
+			learners[i] = &commitLearner{url: "http://" + ln.Addr().String() + "/commit"}
 		}
-		b.Run("paced", func(b *testing.B) { runCommits(b, learners, benchPace) })
-		b.Run("saturated", func(b *testing.B) { runCommits(b, learners, 0) })
+		b.Run("paced", func(b *testing.B) { runCommitLoad(b, learners, commitPace) })
+		b.Run("saturated", func(b *testing.B) { runCommitLoad(b, learners, 0) })
 	})
 }

@@ -35,10 +35,8 @@ type Cmi5FetchAnswer struct {
 }
 
 func (s *Server) registerCMI5() {
-	s.handle(Route{Method: fiber.MethodGet, Path: "/player/cmi5/:session/launch", Summary: "Launch a cmi5 AU of a session: writes LMS.LaunchData and redirects to the AU", Tag: "player",
-		Scope: ScopePublic, Success: 302, Query: []Param{{Name: "au", Type: "string", Required: true}}}, s.cmi5Launch)
-	s.handle(Route{Method: fiber.MethodPost, Path: "/player/cmi5/fetch/:token", Summary: "cmi5 fetch URL: the AU's record-store credential, once", Tag: "player",
-		Scope: ScopePublic, Success: 200, Response: "Cmi5FetchAnswer"}, s.cmi5Fetch)
+	s.browser(fiber.MethodGet, "/player/cmi5/:session/launch", s.cmi5Launch)
+	s.browser(fiber.MethodPost, "/player/cmi5/fetch/:token", s.cmi5Fetch)
 }
 
 func (s *Server) cmi5Launch(c *fiber.Ctx) error {

@@ -26,7 +26,7 @@ func (s *Server) registerRegistrations(engine string) {
 	cfg := []Param{configurationParam}
 	withInstance := []Param{instanceParam, configurationParam}
 	s.handle(Route{Method: fiber.MethodPost, Path: regs, Summary: "Create a registration (JSON, or the form-encoded variant)", Tag: tag,
-		Scope: ScopeEnginePath, Body: "RegistrationCreate", Success: 204, Query: cfg}, s.createRegistration)
+		Scope: ScopeEnginePath, Body: "RegistrationCreate", FormBody: "RegistrationCreateForm", Success: 204, Query: cfg}, s.createRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: regs, Summary: "List registrations", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationList", Query: []Param{
 			{Name: "courseId", Type: "string", Description: "only registrations of this course"},
@@ -61,13 +61,12 @@ func registrationSchemas() map[string]any {
 	scaled := obj(map[string]any{"scaled": map[string]any{"type": "number"}})
 	return map[string]any{
 		"Learner": learner,
-		"RegistrationCreate": map[string]any{"oneOf": []any{
-			obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
-				"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
-				"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
-					"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
-			obj(map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "registration", "packageId"),
-		}, "description": "application/json, or application/x-www-form-urlencoded with registration, packageId and forCredit (the learner id is the registration id)"},
+		"RegistrationCreate": obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
+			"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
+			"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
+				"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
+		"RegistrationCreateForm": map[string]any{"type": "object", "description": "the form variant of older systems: the learner id is the registration id",
+			"properties": map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "required": []string{"registration", "packageId"}},
 		"RegistrationSummary": obj(map[string]any{"id": str(), "instance": map[string]any{"type": "integer"}, "updated": dateTime(),
 			"registrationCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "registrationCompletionAmount": map[string]any{"type": "number"},
 			"registrationSuccess": status("UNKNOWN", "PASSED", "FAILED"), "score": scaled, "totalSecondsTracked": map[string]any{"type": "number"},
@@ -186,7 +185,7 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version); err != nil {
+	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version, courseRef(v)); err != nil {
 		if errors.Is(err, registration.ErrExists) {
 			return badRequest("registration '%s' already exists", q.ID)
 		}
@@ -308,34 +307,35 @@ func optionalTime(t *time.Time) string {
 	return isoTime(*t)
 }
 
-// registrationSummary builds the progress answer of one instance; with detail, the activity
-// tree of the instance's course version too.
+// courseRef is the snapshot of a course version a registration instance keeps.
+func courseRef(v *course.Version) registration.CourseRef {
+	return registration.CourseRef{Title: v.Title, Standard: string(v.Standard), Updated: v.Updated}
+}
+
+// registrationSummary builds the progress answer of one instance from the registration
+// record alone; with detail, it reads the instance's course version for the activity tree.
 func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
-	ctx := c.UserContext()
-	v, err := s.deps.Courses.Version(ctx, tenantOf(c), reg.CourseID, in.CourseVersion)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.deps.Registrations.Progress(ctx, tenantOf(c), reg, in)
-	if err != nil {
-		return nil, err
-	}
-	updated := reg.Updated
-	if p.Updated.After(updated) {
-		updated = p.Updated
-	}
-	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(updated),
+	p := in.Progress
+	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(reg.Updated),
 		RegistrationCompletion: p.Completion, RegistrationCompletionAmount: p.CompletionAmount, RegistrationSuccess: p.Success,
 		TotalSecondsTracked: p.TotalSecondsTracked, FirstAccessDate: optionalTime(p.FirstAccess), LastAccessDate: optionalTime(p.LastAccess),
-		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created), Course: summary(v), Learner: reg.Learner,
-		GlobalObjectives: []any{}}
+		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created),
+		Course: CourseSummary{ID: reg.CourseID, Version: in.CourseVersion, Title: in.Course.Title,
+			CourseLearningStandard: in.Course.Standard, Updated: isoTime(in.Course.Updated)},
+		Learner: reg.Learner, GlobalObjectives: []any{}}
 	if p.ScoreScaled != nil {
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
-	if detail && v.Package != nil && v.Package.Root != nil {
-		sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
-		if err := s.applyRuntime(ctx, tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+	if detail {
+		v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+		if err != nil {
 			return nil, err
+		}
+		if v.Package != nil && v.Package.Root != nil {
+			sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return sum, nil
@@ -375,7 +375,7 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version); err != nil {
+	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, courseRef(latest)); err != nil {
 		return err
 	}
 	for _, in := range reg.Instances {
@@ -412,7 +412,7 @@ func (s *Server) getRegistrationConfiguration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ConfigurationList{ConfigurationItems: items})
+	return c.JSON(configurationList(items))
 }
 
 func (s *Server) getRegistrationSetting(c *fiber.Ctx) error {

@@ -9,7 +9,7 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodGet, Path: "/healthz", Summary: "Process health", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "Health"}, s.healthz)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/readyz", Summary: "Readiness of every backend", Tag: "operations",
-		Scope: ScopePublic, Success: 200, Response: "Readiness"}, s.readyz)
+		Scope: ScopePublic, Success: 200, Response: "Readiness", Answers: []Answer{{Status: 503, Schema: "Readiness"}}}, s.readyz)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 
@@ -43,7 +43,7 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putTenantSetting)
 
 	s.handle(Route{Method: fiber.MethodPost, Path: engine + "/courses/importJobs", Summary: "Import a course package (multipart 'file' or JSON import request); runs as a job", Tag: "courses",
-		Scope: ScopeEnginePath, Body: "ImportRequest", Success: 200, Response: "ImportJobID",
+		Scope: ScopeEnginePath, Body: "ImportRequest", Success: 200, Response: "ImportJobID", Upload: true,
 		Query: []Param{{Name: "course", Type: "string", Required: true, Description: "id of the course after import"},
 			{Name: "mayCreateNewVersion", Type: "boolean", Description: "when the course exists: true adds a version, false fails the import"}, configurationParam}}, s.createImportJob)
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses/importJobs/:importJobId", Summary: "Status of an import job", Tag: "courses",

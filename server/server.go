@@ -71,7 +71,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// PublicURL is the origin used in absolute links.
 	PublicURL string
-	// BodyLimit is the largest request body accepted, in bytes (uploads included).
+	// BodyLimit is the largest upload in bytes (the multipart body of a course or content
+	// import), streamed to the blob store; other bodies have smaller limits of their own.
 	BodyLimit int
 	Version   string
 	// LaunchTokens signs the record-store credentials of launched content; nil rejects them.
@@ -79,6 +80,9 @@ type Deps struct {
 	// XAPIDefaultVersion is the xAPI version ("1.0.3" or "2.0.0", the default) the record
 	// store reports on a request that names none.
 	XAPIDefaultVersion string
+	// RecordBodyLimit is the largest request body of the xAPI record store in bytes
+	// (statements with attachments, documents), which is held in memory.
+	RecordBodyLimit int
 }
 
 // Server is the Fiber application with its route table.
@@ -95,20 +99,29 @@ func New(deps Deps) *Server {
 		deps.Logger = slog.Default()
 	}
 	if deps.BodyLimit <= 0 {
-		deps.BodyLimit = 512 << 20
+		deps.BodyLimit = defaultUploadLimit
+	}
+	if deps.RecordBodyLimit <= 0 {
+		deps.RecordBodyLimit = defaultRecordLimit
 	}
 	s := &Server{deps: deps, log: deps.Logger}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
 		ErrorHandler:          s.errorHandler,
-		BodyLimit:             deps.BodyLimit,
+		BodyLimit:             max(deps.BodyLimit, deps.RecordBodyLimit, maxJSONBody),
 		DisableStartupMessage: true,
 		ReadTimeout:           5 * time.Minute,
 		IdleTimeout:           2 * time.Minute,
+
+		// Bodies are read by the routes, each up to its own limit (limitBody); fasthttp
+		// itself neither buffers them nor parses multipart forms into memory or temp files.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New(requestid.Config{ContextKey: "requestid"}))
 	s.app.Use(s.accessLog)
+	s.app.Use(s.framing)
 	s.registerRoutes()
 	s.app.Use(func(c *fiber.Ctx) error {
 		return notFound("no route for %s %s", c.Method(), c.Path())
@@ -174,6 +187,26 @@ type Route struct {
 	AllowDisabled bool
 	// Head also answers HEAD on a GET route: the same headers without the body.
 	Head bool
+	// Media lists content types of the success body other than application/json (with
+	// Response as its schema); "*/*" stands for any.
+	Media []string
+	// Answers are further success answers beside Success: the record store's alternate
+	// request syntax makes one POST answer as each method of its resource does.
+	Answers []Answer
+	// Upload marks a route whose multipart body streams to the blob store, up to
+	// Deps.BodyLimit; its other bodies (JSON) and every other route's are read into memory
+	// up to the JSON limit (the record store: Deps.RecordBodyLimit).
+	Upload bool
+	// FormBody names the schema of an application/x-www-form-urlencoded variant of the body.
+	FormBody string
+}
+
+// Answer is one documented success answer of a route.
+type Answer struct {
+	Status int
+	// Schema names the application/json body's schema, "" for none.
+	Schema string
+	Media  []string
 }
 
 // Param is one documented query parameter.
@@ -184,7 +217,7 @@ type Param struct {
 
 func (s *Server) handle(r Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
-	chain := []fiber.Handler{}
+	chain := []fiber.Handler{s.limitBody(r)}
 	switch r.Scope {
 	case ScopePublic:
 	case ScopeLRS:

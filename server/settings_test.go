@@ -169,6 +169,21 @@ var settingEffects = []struct {
 // testedElsewhere names served settings whose effect test lives with the feature.
 var testedElsewhere = map[string]string{
 	"ValidateManifestsUsingXsd": "the XSD validation tests of issue 10 (manifest validation)",
+	// The rollup settings act through course/rollup (rollup.ParseSettings), which the runtime
+	// commit path runs; each mode and value has its table test there.
+	"PlayerStatusRollupModeValue":                 "course/rollup TestSCORM12StatusRollupModes, TestSCORM12StatusProvidedByCourseFollowsLastUpdatedSCO",
+	"PlayerStatusRollupModeThresholdScore":        "course/rollup TestSCORM12StatusRollupModes (threshold rows)",
+	"PlayerScoreRollupModeValue":                  "course/rollup TestSCORM12ScoreRollupModes",
+	"PlayerScoreRollupModeNumberOfScoringObjects": "course/rollup TestSCORM12ScoreRollupModes (FIXED_AVERAGE rows)",
+	"PlayerScaleRawScore":                         "course/rollup TestSNSetByContentAndRawScore",
+	"PlayerCompletionStatOfFailedSuccessStat":     "course/rollup TestSCORM12CompletionOfFailed",
+	// The post-back settings act when a registration's report is delivered: a receiver on
+	// loopback gets what they say.
+	"ApiRollupRegistrationPostBackUrl":  "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthType":     "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthUser":     "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationAuthPassword": "workers/postbackjob TestDelivery (settings rows)",
+	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
 }
 
 func TestSettingEffects(t *testing.T) {
@@ -201,7 +216,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		e.importOK("acme", "intro", scorm12Package(t), "")
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
-		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationPostBackUrl",
+		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationSynchronous",
 			"WhenToRestartRegistration", "xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {

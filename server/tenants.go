@@ -122,10 +122,17 @@ func (s *Server) deleteTenant(c *fiber.Ctx) error {
 	}
 	job, err := s.deps.Jobs.Create(ctx, jobs.NewID(), jobs.JobTypeTenantDelete, id, false)
 	if err != nil {
+		_ = s.deps.Tenants.CancelDeleting(ctx, id)
 		return err
 	}
 	task, opts := jobs.NewTenantDeleteTask(jobs.TenantDeletePayload{TenantID: id, JobID: job.ID})
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
+		// Not accepted (a queue outage answers 503): the tenant stays as it was, so the
+		// client can simply repeat the DELETE, and the job says why it never ran.
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: jobs.CodeDeleteFailed, Message: "the deletion could not be queued"}
+		})
+		_ = s.deps.Tenants.CancelDeleting(ctx, id)
 		return err
 	}
 	return c.Status(fiber.StatusAccepted).JSON(job)

@@ -71,9 +71,13 @@ type Registry struct {
 // NewRegistry returns a registry over store.
 func NewRegistry(store record.Store) *Registry { return &Registry{store: store} }
 
-// ValidateID checks a tenant id: non-empty, at most MaxIDLength bytes of printable UTF-8 from
-// a conservative alphabet (letters, digits, '-', '_', '.'), so it is safe in URLs, blob keys
-// and index names, and not one of the words LRS paths reserve.
+// ValidateID checks a tenant id against the rules that keep it from colliding with internal
+// names: non-empty; at most MaxIDLength bytes; only letters, digits, '-', '_' and '.', so it
+// is safe in URLs, blob keys and index documents; starting with a letter or digit, because a
+// leading '.', '_' or '-' marks internal names (blob bookkeeping such as ".lectern-*" and
+// "_lectern", hidden and system indices in Elasticsearch, options on command lines); and not
+// one of the words the xAPI paths reserve. Upper case is allowed: content-service tenant ids
+// are case-sensitive, and no tenant id becomes an index name. Each error names its rule.
 func ValidateID(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: tenant_id is required", ErrInvalidID)
@@ -87,8 +91,8 @@ func ValidateID(id string) error {
 			return fmt.Errorf("%w: tenant_id %q may contain only letters, digits, '-', '_' and '.'", ErrInvalidID, id)
 		}
 	}
-	if id == "." || id == ".." {
-		return fmt.Errorf("%w: tenant_id %q is not allowed", ErrInvalidID, id)
+	if c := id[0]; c == '.' || c == '_' || c == '-' {
+		return fmt.Errorf("%w: tenant_id %q must start with a letter or a digit (a leading '.', '_' or '-' is reserved for internal names)", ErrInvalidID, id)
 	}
 	if reserved[strings.ToLower(id)] {
 		return fmt.Errorf("%w: %q is reserved by the xAPI paths", ErrInvalidID, id)
@@ -216,6 +220,20 @@ func (g *Registry) MarkDeleting(ctx context.Context, id string) (*Tenant, error)
 		d.Deleting = true
 		return nil
 	})
+}
+
+// CancelDeleting undoes MarkDeleting when the deletion could not be started, so the tenant is
+// live again and a later DELETE can start it anew.
+func (g *Registry) CancelDeleting(ctx context.Context, id string) error {
+	_, err := record.Modify(ctx, g.store, system, kindTenant, id, func(r *record.Record) error {
+		t, err := fromRecord(r)
+		if err != nil {
+			return err
+		}
+		r.Data, _ = json.Marshal(tenantData{Enabled: t.Enabled})
+		return nil
+	})
+	return err
 }
 
 // Purge removes the tenant's records and finally its registry entry with its credentials.

@@ -22,7 +22,7 @@ import (
 
 const importUsage = `usage: lectern import PATH_OR_URL --tenant T --course ID [--new-version] [--server URL] [--key K --secret S]
 
-Imports a course package (a local .zip, or the URL of a .zip) into a running Lectern and prints
+Imports a course package (a local .zip or cmi5.xml, or the URL of one) into a running Lectern and prints
 the imported activity tree. Credentials: --key/--secret, else LECTERN_KEY/LECTERN_SECRET, else
 LECTERN_ROOT_USER/LECTERN_ROOT_PASSWORD. The server defaults to LECTERN_PUBLIC_URL or
 http://localhost:8080.`

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -58,6 +59,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch role {
 	case "import":
 		return runImport(ctx, args[1:], getenv, stdout, stderr)
+	case "extract":
+		// Not for people: the worker starts the binary itself with this subcommand to read
+		// one uploaded content item under a memory limit and a deadline
+		// (content/extract/sandbox); the file is descriptor 3, the request comes on stdin.
+		return sandbox.Serve(ctx, os.Stdin, stdout, os.NewFile(3, "content"))
 	case "serve", "worker", "indexer", "all":
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
@@ -128,6 +134,18 @@ func newLogger(level string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// cacheDir is where downloads and installed models live: LECTERN_CACHE_DIR, else
+// $HOME/.cache/lectern; "" when neither is set.
+func cacheDir(getenv func(string) string) string {
+	if d := getenv("LECTERN_CACHE_DIR"); d != "" {
+		return d
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".cache", "lectern")
+	}
+	return ""
+}
+
 func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error) {
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
@@ -143,13 +161,22 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		S3: app.S3Config{Endpoint: getenv("LECTERN_S3_ENDPOINT"), AccessKey: getenv("LECTERN_S3_ACCESS_KEY"),
 			SecretKey: getenv("LECTERN_S3_SECRET_KEY"), Bucket: getenv("LECTERN_S3_BUCKET")},
 		Elastic: app.ElasticConfig{URL: getenv("LECTERN_ELASTICSEARCH_URL"), IndexPrefix: getenv("LECTERN_ELASTICSEARCH_INDEX_PREFIX")},
-		Version: version,
+		// Empty: the queues take the index prefix (app.Config.QueuePrefix).
+		QueuePrefix: getenv("LECTERN_QUEUE_PREFIX"),
+		Version:     version,
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
 	}
+	if cfg.SchemaDir = getenv("LECTERN_SCHEMA_DIR"); cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("LECTERN_SCHEMA_DIR: %s is not a readable directory", cfg.SchemaDir)
+		}
+	}
 	if cfg.ModelDir = getenv("LECTERN_MODEL_DIR"); cfg.ModelDir == "" {
-		if d, err := embed.DefaultModelDir(); err == nil {
-			cfg.ModelDir = d
+		// Without a cache directory (no LECTERN_CACHE_DIR and no HOME) there is no default
+		// model; the server starts and semantic search says how to install one.
+		if cache := cacheDir(getenv); cache != "" {
+			cfg.ModelDir = embed.DefaultModelDir(cache)
 		}
 	}
 	var err error
@@ -159,8 +186,27 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	if cfg.BodyLimit, err = parseInt("LECTERN_MAX_BODY_BYTES", env("LECTERN_MAX_BODY_BYTES", strconv.Itoa(512<<20))); err != nil {
 		return cfg, err
 	}
+	if cfg.RecordBodyLimit, err = parseInt("LECTERN_MAX_XAPI_BODY_BYTES", env("LECTERN_MAX_XAPI_BODY_BYTES", strconv.Itoa(64<<20))); err != nil {
+		return cfg, err
+	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
+	}
+	if cfg.ExtractTimeout, err = parseDuration("LECTERN_EXTRACT_TIMEOUT", env("LECTERN_EXTRACT_TIMEOUT", sandbox.DefaultTimeout.String())); err != nil {
+		return cfg, err
+	}
+	mem, err := parseInt("LECTERN_EXTRACT_MEMORY_MB", env("LECTERN_EXTRACT_MEMORY_MB", strconv.Itoa(sandbox.DefaultMemory>>20)))
+	if err != nil {
+		return cfg, err
+	}
+	if mem < 32 {
+		return cfg, errors.New("LECTERN_EXTRACT_MEMORY_MB must be at least 32")
+	}
+	cfg.ExtractMemory = int64(mem) << 20
+	// Content is read in a child process of this same binary; without a path to it (a
+	// binary deleted while running) it is read in the worker process.
+	if exe, err := os.Executable(); err == nil {
+		cfg.ExtractCommand = []string{exe, "extract"}
 	}
 	if cfg.EmbeddingCacheDays, err = parseInt("LECTERN_EMBEDDING_CACHE_DAYS", env("LECTERN_EMBEDDING_CACHE_DAYS", "30")); err != nil {
 		return cfg, err
@@ -207,6 +253,14 @@ func parseInt(name, v string) (int, error) {
 		return 0, fmt.Errorf("%s must be a non-negative integer, not %q", name, v)
 	}
 	return n, nil
+}
+
+func parseDuration(name, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s must be a positive duration such as 90s or 2m, not %q", name, v)
+	}
+	return d, nil
 }
 
 func randomHex(n int) string {

@@ -5,7 +5,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -15,9 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/content/extract/extracttest"
 )
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -134,6 +138,25 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("second import without --new-version: %v", err)
 	}
 
+	// Content is read by the binary's own extract subcommand: a hostile PDF fails its job
+	// with a message, a normal one next to it is imported.
+	hostile := uploadContent(t, base, user, pass, "self-reference.pdf", extracttest.SelfReferencingPageTree().Data)
+	normal := uploadContent(t, base, user, pass, "gloves.pdf", extracttest.TextPDF("Gloves protect hands"))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		h, n := jobStatus(t, base, user, pass, hostile), jobStatus(t, base, user, pass, normal)
+		if h.Status == "FAILED" && n.Results["content_id"] != nil {
+			if h.Error == nil || !strings.Contains(h.Error.Message, "page tree refers to itself") {
+				t.Fatalf("hostile job error %+v", h.Error)
+			}
+			break
+		}
+		if h.Status == "COMPLETED" || n.Status == "FAILED" || time.Now().After(deadline) {
+			t.Fatalf("content jobs: hostile %+v, normal %+v", h, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	// kill -9: the acknowledged tenant must survive.
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	_ = p.cmd.Wait()
@@ -156,17 +179,70 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
+// uploadContent posts a file to POST /api/v1/content for tenant smoke and returns the job id.
+func uploadContent(t *testing.T, base, user, pass, name string, data []byte) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	req, _ := http.NewRequest("POST", base+"/api/v1/content", &body)
+	req.SetBasicAuth(user, pass)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("tenant_id", "smoke")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var j struct{ ID string }
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 202 || json.Unmarshal(b, &j) != nil || j.ID == "" {
+		t.Fatalf("upload %s: %d %s", name, res.StatusCode, b)
+	}
+	return j.ID
+}
+
+type smokeJob struct {
+	Status  string
+	Results map[string]any
+	Error   *struct{ Code, Message string }
+}
+
+func jobStatus(t *testing.T, base, user, pass, id string) smokeJob {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/api/v1/jobs/"+id, nil)
+	req.SetBasicAuth(user, pass)
+	req.Header.Set("tenant_id", "smoke")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var j smokeJob
+	if b, _ := io.ReadAll(res.Body); res.StatusCode != 200 || json.Unmarshal(b, &j) != nil {
+		t.Fatalf("job %s: %d %s", id, res.StatusCode, b)
+	}
+	return j
+}
+
 func TestConfigErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		args []string
 		env  map[string]string
 		want string
 	}{
-		"unknown role":      {args: []string{"bogus"}, want: `unknown role "bogus"`},
-		"half S3":           {env: map[string]string{"LECTERN_S3_ENDPOINT": "127.0.0.1:1"}, want: "half configured"},
-		"half root":         {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
-		"bad body limit":    {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
-		"prefix without ES": {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+		"unknown role":               {args: []string{"bogus"}, want: `unknown role "bogus"`},
+		"half S3":                    {env: map[string]string{"LECTERN_S3_ENDPOINT": "127.0.0.1:1"}, want: "half configured"},
+		"half root":                  {env: map[string]string{"LECTERN_ROOT_USER": "admin"}, want: "LECTERN_ROOT_PASSWORD"},
+		"bad body limit":             {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
+		"prefix without ES":          {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
+		"bad extract time":           {env: map[string]string{"LECTERN_EXTRACT_TIMEOUT": "5"}, want: "LECTERN_EXTRACT_TIMEOUT must be a positive duration"},
+		"tiny extract mem":           {env: map[string]string{"LECTERN_EXTRACT_MEMORY_MB": "8"}, want: "LECTERN_EXTRACT_MEMORY_MB must be at least 32"},
+		"queue prefix without Redis": {env: map[string]string{"LECTERN_QUEUE_PREFIX": "x_"}, want: "LECTERN_REDIS_URL"},
+		"bad queue prefix":           {env: map[string]string{"LECTERN_REDIS_URL": "redis://127.0.0.1:1/0", "LECTERN_QUEUE_PREFIX": "a b"}, want: "LECTERN_QUEUE_PREFIX"},
+		"bad schema dir":             {env: map[string]string{"LECTERN_SCHEMA_DIR": "/nonexistent/schemas"}, want: "LECTERN_SCHEMA_DIR"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0"}

@@ -14,10 +14,15 @@
 //   - WebVTT and SRT transcripts: the start timestamp of a window of cues ("00:01:23");
 //   - plain text: the first paragraph of a run of paragraphs ("Paragraph 4").
 //
-// Everything here reads hostile input: every file read is capped (Limits.MaxFileBytes), the
-// total text kept is capped (Limits.MaxTextBytes), malformed input degrades to warnings, and
-// no input makes the package panic (parsers run behind recover as a last line of defence, and
-// fuzz tests look for the panics that recover would hide).
+// Everything here reads hostile input: every file read is capped (Limits.MaxFileBytes), every
+// decompressed stream (Limits.MaxStreamBytes) and all the bytes one item decompresses or
+// reads together (Limits.MaxDecodedBytes), the total text kept is capped
+// (Limits.MaxTextBytes), structures that may refer to themselves (a PDF page tree) are walked
+// with a depth and node budget, malformed input degrades to warnings, and no input makes the
+// package panic (parsers run behind recover as a last line of defence, and fuzz tests look
+// for the panics that recover would hide). A third-party parser cannot be interrupted
+// mid-call, so callers that read untrusted uploads run Extract in a child process with a
+// memory limit and a deadline (content/extract/sandbox).
 package extract
 
 import (
@@ -51,6 +56,11 @@ const (
 // ErrUnsupported means the kind is unknown or the source does not fit the kind (a package
 // without an fs.FS, a file without a name or reader).
 var ErrUnsupported = errors.New("extract: unsupported content")
+
+// ErrLimit means the content needs more than a limit allows (Limits.MaxStreamBytes,
+// Limits.MaxDecodedBytes, or, in a sandbox, the memory and time it is given): a
+// decompression bomb, or a document too big to read safely. The message names the limit.
+var ErrLimit = errors.New("the content exceeds a limit")
 
 // ErrInvalid wraps problems that make the content unreadable as a whole (a PDF without a
 // cross-reference table, a package without a course manifest). Smaller problems are warnings.
@@ -166,11 +176,20 @@ type Limits struct {
 	MaxPDFPages int
 	// MaxInteractions is the most interactions kept.
 	MaxInteractions int
+	// MaxStreamBytes is the most bytes one compressed stream (a PDF stream through all its
+	// filters, an embedded zlib payload) may decompress to; more fails the item (ErrLimit).
+	MaxStreamBytes int64
+	// MaxDecodedBytes is the most bytes one item may decompress and read in all: PDF
+	// streams, package files, embedded payloads. More fails the item (ErrLimit).
+	MaxDecodedBytes int64
 }
 
 // DefaultLimits returns limits sized for real content: the largest authoring-tool data files
 // seen are a few MiB, and 8 MiB of text is far more than any course has to say while small
-// enough for the import worker to hold several items at once.
+// enough for the import worker to hold several items at once. A page's content stream is
+// rarely over 1 MiB (text pages are a few KiB, heavy vector drawings a few MiB), so 16 MiB
+// per stream and 256 MiB in all leave room for real documents while a decompression bomb,
+// which expands 1000:1 per deflate layer, stops after 16 MiB of output.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxFileBytes:    32 << 20,
@@ -179,6 +198,8 @@ func DefaultLimits() Limits {
 		MaxSections:     20_000,
 		MaxPDFPages:     5_000,
 		MaxInteractions: 5_000,
+		MaxStreamBytes:  16 << 20,
+		MaxDecodedBytes: 256 << 20,
 	}
 }
 
@@ -201,6 +222,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxInteractions <= 0 {
 		l.MaxInteractions = d.MaxInteractions
+	}
+	if l.MaxStreamBytes <= 0 {
+		l.MaxStreamBytes = d.MaxStreamBytes
+	}
+	if l.MaxDecodedBytes <= 0 {
+		l.MaxDecodedBytes = d.MaxDecodedBytes
 	}
 	return l
 }
@@ -273,6 +300,10 @@ func Extract(ctx context.Context, kind Kind, src Source, opts Options) (res *Res
 	default:
 		return nil, fmt.Errorf("%w: kind %q", ErrUnsupported, kind)
 	}
+	if e.overBudget != nil {
+		// Readers that only warn about a failed file still end the item here.
+		err = e.overBudget
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -288,10 +319,12 @@ type extractor struct {
 	lim    Limits
 	window int
 
-	res       Result
-	textBytes int
-	truncated bool
-	seenLoc   map[string]int
+	res        Result
+	decoded    int64 // bytes decompressed or read so far, against MaxDecodedBytes
+	overBudget error // set once MaxDecodedBytes is passed; every later read fails with it
+	textBytes  int
+	truncated  bool
+	seenLoc    map[string]int
 }
 
 func (e *extractor) warn(format string, args ...any) {
@@ -447,7 +480,16 @@ func (e *extractor) readFile(fsys fs.FS, name string) ([]byte, error) {
 }
 
 func (e *extractor) readCapped(r io.Reader, name string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, e.lim.MaxFileBytes+1))
+	if e.overBudget != nil {
+		return nil, e.overBudget
+	}
+	// Never read past what the document may still decode: a package of many files just
+	// under MaxFileBytes each is stopped as surely as one big file.
+	room := min(e.lim.MaxFileBytes, e.lim.MaxDecodedBytes-e.decoded)
+	data, err := io.ReadAll(io.LimitReader(r, room+1))
+	if cerr := e.charge(int64(len(data))); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, nameOr(name), err)
 	}
@@ -455,6 +497,28 @@ func (e *extractor) readCapped(r io.Reader, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, nameOr(name), e.lim.MaxFileBytes)
 	}
 	return data, nil
+}
+
+// charge counts n decompressed or read bytes against MaxDecodedBytes; past it, the item
+// fails (the error sticks, so readers that turn a failed read into a warning still stop).
+func (e *extractor) charge(n int64) error {
+	if e.overBudget != nil {
+		return e.overBudget
+	}
+	e.decoded += n
+	if e.decoded > e.lim.MaxDecodedBytes {
+		e.overBudget = fmt.Errorf("%w: the content decompresses to more than %s in all (the limit per item)", ErrLimit, sizeString(e.lim.MaxDecodedBytes))
+		return e.overBudget
+	}
+	return nil
+}
+
+// sizeString writes a byte count for a message: "16 MiB", or bytes when not whole MiB.
+func sizeString(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // Detect guesses the kind of a single uploaded file from its first bytes (at least 512 are

@@ -141,8 +141,8 @@ func FuzzISpring(f *testing.F) {
 	f.Add([]byte("x\x9c\x03\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, payload := range [][]byte{data, []byte(base64.StdEncoding.EncodeToString(data))} {
-			m, _ := ispringDecode(payload, 1<<16)
-			e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
+			e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50, MaxStreamBytes: 1 << 16})
+			m, _ := e.ispringDecode(payload)
 			e.ispringQuiz(m, "")
 			checkResult(t, e)
 		}

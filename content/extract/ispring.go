@@ -39,8 +39,9 @@ var (
 )
 
 // ispringDecode decodes a base64 payload to JSON, inflating it first when it is zlib-packed
-// (presInfo is, quiz data is not). The inflated size is capped like any file read.
-func ispringDecode(b64 []byte, limit int64) (map[string]any, bool) {
+// (presInfo is, quiz data is not). The inflated size is capped like any stream and charged
+// to the item's budget.
+func (e *extractor) ispringDecode(b64 []byte) (map[string]any, bool) {
 	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
 	n, err := base64.StdEncoding.Decode(raw, b64)
 	if err != nil {
@@ -53,8 +54,12 @@ func ispringDecode(b64 []byte, limit int64) (map[string]any, bool) {
 			return nil, false
 		}
 		defer zr.Close()
-		raw, err = io.ReadAll(io.LimitReader(zr, limit))
-		if err != nil {
+		raw, err = io.ReadAll(io.LimitReader(zr, min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes)+1))
+		if e.charge(int64(len(raw))) != nil || err != nil {
+			return nil, false
+		}
+		if int64(len(raw)) > min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes) {
+			e.warn("iSpring data decompresses to more than %s; not read", sizeString(min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes)))
 			return nil, false
 		}
 	}
@@ -80,7 +85,7 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 				break
 			}
 			if m := ispringQuizInfo.FindSubmatch(raw); m != nil && launch == "" {
-				if quiz, ok := ispringDecode(m[1], e.lim.MaxFileBytes); ok {
+				if quiz, ok := e.ispringDecode(m[1]); ok {
 					t.setCount(e.ispringQuiz(quiz, ""))
 					return
 				}
@@ -91,7 +96,7 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("iSpring presentation data not found; slides not read")
 		return
 	}
-	pres, ok := ispringDecode(head, e.lim.MaxFileBytes)
+	pres, ok := e.ispringDecode(head)
 	if !ok {
 		e.warn("iSpring %s: presentation data not readable", launch)
 		return
@@ -145,7 +150,7 @@ func (e *extractor) ispringQuizFile(fsys fs.FS, files *pkgFiles, name, loc strin
 		e.warn("iSpring quiz %s: quiz data not found", real)
 		return
 	}
-	quiz, ok := ispringDecode(m[1], e.lim.MaxFileBytes)
+	quiz, ok := e.ispringDecode(m[1])
 	if !ok {
 		e.warn("iSpring quiz %s: quiz data not readable", real)
 		return

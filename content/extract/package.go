@@ -37,6 +37,16 @@ func (p *pkgFiles) anyContains(frag string) bool {
 	return false
 }
 
+// anyBase reports whether some file's lower-cased base name satisfies match.
+func (p *pkgFiles) anyBase(match func(base string) bool) bool {
+	for l := range p.lower {
+		if match(path.Base(l)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *extractor) listFiles(fsys fs.FS) *pkgFiles {
 	pf := &pkgFiles{lower: map[string]string{}}
 	n := 0

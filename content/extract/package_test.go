@@ -532,3 +532,24 @@ func TestQTI(t *testing.T) {
 		t.Errorf("qti %+v", in)
 	}
 }
+
+func TestToolNamesInTextAreNotTools(t *testing.T) {
+	// A course about authoring tools names them in its text, its comments and its file
+	// names; none of that is the structure a tool publishes, so this stays a plain package.
+	r := runPkg(t, map[string]string{
+		"imsmanifest.xml": manifest12("Choosing a tool", []string{"Tools", "Compare", "compare.html", "Notes", "notes.html"}),
+		"compare.html": `<html><head><title>Compare</title><!-- notes on iSpring and Lectora --></head><body>` +
+			`<h1>Compare</h1><p>This page was created with iSpring Suite? No: it compares iSpring, Lectora, Elucidat and Rise 360.</p></body></html>`,
+		"notes.html":                 `<p>Trivantis made Lectora; Elucidat is hosted at elucidat.com.</p>`,
+		"media/ispring-logo.png":     "png",
+		"media/elucidat-review.pdf":  "pdf",
+		"media/trivantis-slides.pdf": "pdf",
+	})
+	if r.Tool != "" || r.Details.ContentType != ContentPackage {
+		t.Fatalf("tool %q type %q, want a plain course package", r.Tool, r.Details.ContentType)
+	}
+	wantMeta(t, r, map[string]any{"web_pages": 2})
+	if got := section(t, r, "Choosing a tool > Tools > Compare"); !strings.Contains(got, "iSpring, Lectora") {
+		t.Errorf("page text %q", got)
+	}
+}

@@ -1,18 +1,24 @@
 // Package cmi5 parses cmi5 course packages: a cmi5.xml course structure at the package root
 // (cmi5 specification, section 13, and its CourseStructure.xsd) into the shared course model.
 //
-// The parser enforces the schema rules that matter for running the course, without a full XSD
-// validator: the root element and namespace, the order course → objectives → au|block, required
-// ids that are absolute IRIs and unique across course, blocks and AUs, a url on every AU, the
+// The whole document is validated against CourseStructure.xsd by course/parse when the schema
+// is available (course/xsd). The parser itself enforces what the schema cannot express and
+// what matters for running the course even without the schema: the root element and
+// namespace, the order course → objectives → au|block, ids that are fully qualified IRIs
+// (requirement 3.0.0.0-1) and unique across course, blocks and AUs (13.1.2.0-1, 13.1.4.0-1),
+// unique objective ids, AU urls that are valid URLs (13.1.4.0-2) whose query string does not
+// use a launch parameter's name (8.1.0.0-6), that are absolute when the course structure came
+// on its own (14.2.0.0-1) and that name a file of the package when relative (14.1.0.0-4), the
 // moveOn and launchMethod enumerations, masteryScore as an xs:decimal in 0..1, and blocks that
-// contain at least one AU or block. Any violation is fatal and names the element. Elements in
-// other namespaces are extensions the schema allows, and are ignored.
+// contain at least one AU or block. Any violation is fatal and names the element and the
+// requirement. Elements in other namespaces are extensions the schema allows, and are ignored.
 package cmi5
 
 import (
+	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
-	"github.com/lectern-lms/lectern/course/internal/pkgfs"
 	"io/fs"
 	"net/url"
 	"regexp"
@@ -20,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/internal/pkgfs"
 )
 
 // FileName is the course structure's name; the spec requires exactly this name at the root.
@@ -40,6 +47,31 @@ const (
 	defaultMoveOn       = "NotApplicable"
 	defaultLaunchMethod = "AnyWindow"
 )
+
+// Source says where the AU files of a course structure are, which decides how relative AU
+// urls are checked (cmi5 section 14).
+type Source int
+
+const (
+	// InPackage: cmi5.xml came in a zip; a relative url names a file of the zip, which must be
+	// there (requirement 14.1.0.0-4).
+	InPackage Source = iota
+	// Bare: cmi5.xml was imported on its own; every AU url must be absolute (14.2.0.0-1).
+	Bare
+	// Hosted: the course structure was fetched on its own and the content stays on the web
+	// server it came from; relative urls are resolved there at launch and not checked here.
+	Hosted
+)
+
+// Options tune ParseWith.
+type Options struct {
+	// Source says where the AU files are; the zero value is InPackage.
+	Source Source
+}
+
+// launchParams are the query string names the LMS adds when it launches an AU (cmi5 section
+// 8.1); an AU url that uses one of them would collide with the LMS's (8.1.0.0-6).
+var launchParams = []string{"endpoint", "fetch", "actor", "registration", "activityId"}
 
 // maxDepth bounds block nesting so a hostile file cannot recurse without limit.
 const maxDepth = 100
@@ -66,6 +98,28 @@ func (n *node) attr(name string) (string, bool) {
 	return "", false
 }
 
+// IsCourseStructure reports whether head, the beginning of an upload, is an XML document whose
+// root element is <courseStructure>: a cmi5 course structure uploaded on its own, which cmi5
+// section 14 requires an LMS to import like a package. Only the prolog and the root's start
+// tag need to be in head.
+func IsCourseStructure(head []byte) bool {
+	d := pkgfs.NewDecoder(bytes.TrimPrefix(head, []byte("\ufeff")))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			return t.Name.Local == "courseStructure"
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return false
+			}
+		}
+	}
+}
+
 // Detect reports whether fsys has a cmi5.xml at its root.
 func Detect(fsys fs.FS) bool {
 	fi, err := fs.Stat(fsys, FileName)
@@ -74,6 +128,7 @@ func Detect(fsys fs.FS) bool {
 
 type parser struct {
 	fsys       fs.FS
+	source     Source
 	ns         string
 	ids        map[string]string // id -> what used it ("course", "block", "AU")
 	objectives map[string]bool
@@ -87,10 +142,46 @@ func (p *parser) warn(format string, args ...any) {
 // ours reports whether an element is in the course structure's namespace.
 func (p *parser) ours(n *node) bool { return n.XMLName.Space == p.ns }
 
-// Parse reads cmi5.xml at the root of fsys. Schema violations, malformed XML and entity
+// Parse reads cmi5.xml at the root of the zip package fsys (ParseWith with default Options).
+func Parse(fsys fs.FS) (*course.Package, error) { return ParseWith(fsys, Options{}) }
+
+// WithNamespace returns a cmi5.xml whose root <courseStructure> has no namespace with the cmi5
+// namespace declared on it, so that the rest of a document the parser accepts with a warning
+// can still be validated against the schema; any other document is returned as it is.
+func WithNamespace(data []byte) []byte {
+	d := pkgfs.NewDecoder(data)
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return data
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		if se.Name.Space != "" || se.Name.Local != "courseStructure" {
+			return data
+		}
+		end := int(d.InputOffset())
+		if end > len(data) {
+			return data
+		}
+		i := bytes.LastIndex(data[:end], []byte("<courseStructure"))
+		if i < 0 {
+			return data
+		}
+		i += len("<courseStructure")
+		out := make([]byte, 0, len(data)+len(Namespace)+10)
+		out = append(out, data[:i]...)
+		out = append(out, ` xmlns="`+Namespace+`"`...)
+		return append(out, data[i:]...)
+	}
+}
+
+// ParseWith reads cmi5.xml at the root of fsys. Schema violations, malformed XML and entity
 // declarations return an error wrapping course.ErrInvalidPackage; oddities that do not stop the
 // course from running become Package.Warnings.
-func Parse(fsys fs.FS) (*course.Package, error) {
+func ParseWith(fsys fs.FS, o Options) (*course.Package, error) {
 	data, err := pkgfs.ReadCapped(fsys, FileName)
 	if err != nil {
 		return nil, err
@@ -102,7 +193,7 @@ func Parse(fsys fs.FS) (*course.Package, error) {
 	if err := pkgfs.NewDecoder(data).Decode(&doc); err != nil {
 		return nil, course.Invalid("%s: %v", FileName, err)
 	}
-	p := &parser{fsys: fsys, ids: map[string]string{}, objectives: map[string]bool{}}
+	p := &parser{fsys: fsys, source: o.Source, ids: map[string]string{}, objectives: map[string]bool{}}
 	p.warnings = append(p.warnings, pkgfs.JunkWarnings(fsys)...)
 	if doc.XMLName.Local != "courseStructure" {
 		return nil, course.Invalid("%s: root element is <%s>, want <courseStructure>", FileName, doc.XMLName.Local)
@@ -201,10 +292,14 @@ func (p *parser) id(n *node, kind string) (string, error) {
 		return "", course.Invalid("%s: <%s> has no id", FileName, n.XMLName.Local)
 	}
 	if !isIRI(id) {
-		return "", course.Invalid("%s: %s id %q is not an absolute IRI", FileName, kind, id)
+		return "", course.Invalid("%s: %s id %q is not a fully qualified IRI (cmi5 requirement 3.0.0.0-1)", FileName, kind, id)
 	}
 	if prev, dup := p.ids[id]; dup {
-		return "", course.Invalid("%s: duplicate id %q (used by a %s and a %s)", FileName, id, prev, kind)
+		rule := "13.1.2.0-1"
+		if kind == "AU" {
+			rule = "13.1.4.0-1"
+		}
+		return "", course.Invalid("%s: duplicate id %q (used by a %s and a %s); ids must be unique in the course structure (cmi5 requirement %s)", FileName, id, prev, kind, rule)
 	}
 	p.ids[id] = kind
 	return id, nil
@@ -300,10 +395,10 @@ func (p *parser) objectiveDefs(n *node) error {
 			return course.Invalid("%s: <objective> #%d in <objectives> has no id", FileName, i+1)
 		}
 		if !isIRI(id) {
-			return course.Invalid("%s: objective id %q is not an absolute IRI", FileName, id)
+			return course.Invalid("%s: objective id %q is not a fully qualified IRI (cmi5 requirement 3.0.0.0-1)", FileName, id)
 		}
 		if p.objectives[id] {
-			return course.Invalid("%s: duplicate objective id %q", FileName, id)
+			return course.Invalid("%s: duplicate objective id %q; objective ids must be unique (cmi5 requirement 13.1.2.0-1)", FileName, id)
 		}
 		p.objectives[id] = true
 	}
@@ -440,18 +535,53 @@ func (p *parser) au(n *node) (*course.Activity, error) {
 	if !haveURL || rawURL == "" {
 		return nil, course.Invalid("%s: AU %q has no <url>", FileName, id)
 	}
-	launch, file, notes, err := pkgfs.ResolveLaunch(rawURL)
+	launch, err := p.launchURL(id, rawURL)
 	if err != nil {
-		return nil, course.Invalid("%s: AU %q url %q: %v", FileName, id, rawURL, err)
-	}
-	for _, note := range notes {
-		p.warn("%s: AU %q url %q: %s", FileName, id, rawURL, note)
-	}
-	if file != "" && !pkgfs.FileExists(p.fsys, file) {
-		p.warn("%s: AU %q launch file %q is not in the package", FileName, id, file)
+		return nil, err
 	}
 	a.LaunchURL = launch
 	return a, nil
+}
+
+// launchURL checks an AU url as cmi5 sections 8.1, 13.1.4 and 14 require and resolves it
+// into Activity.LaunchURL.
+func (p *parser) launchURL(id, raw string) (string, error) {
+	bad := func(rule, format string, args ...any) error {
+		return course.Invalid("%s: AU %q url %q %s (cmi5 requirement %s)", FileName, id, raw, fmt.Sprintf(format, args...), rule)
+	}
+	// A URL has no spaces or controls (RFC 3986); "http://example.com index.html" must not
+	// turn into a file name.
+	if strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return "", bad("13.1.4.0-2", "is not a valid URL: it contains white space or control characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", bad("13.1.4.0-2", "is not a valid URL: %v", errors.Unwrap(err))
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", bad("13.1.4.0-2", "has a malformed query string: %v", err)
+	}
+	for _, name := range launchParams {
+		if q.Has(name) {
+			return "", bad("8.1.0.0-6", "uses the launch parameter name %q in its query string, which the LMS adds at launch", name)
+		}
+	}
+	absolute := u.Scheme != ""
+	if !absolute && p.source == Bare {
+		return "", bad("14.2.0.0-1", "is relative, but a course structure imported without a package must give every AU an absolute URL")
+	}
+	launch, file, notes, err := pkgfs.ResolveLaunch(raw)
+	if err != nil {
+		return "", bad("13.1.4.0-2", "cannot be launched: %v", err)
+	}
+	for _, note := range notes {
+		p.warn("%s: AU %q url %q: %s", FileName, id, raw, note)
+	}
+	if file != "" && p.source == InPackage && !pkgfs.FileExists(p.fsys, file) {
+		return "", bad("14.1.0.0-4", "names %q, which is not in the package", file)
+	}
+	return launch, nil
 }
 
 func oneOf(v string, allowed []string) bool {

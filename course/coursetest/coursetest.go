@@ -64,8 +64,8 @@ func Fixtures() []Fixture {
 			"welcome/index.html": "",
 			"m1/lesson.html":     "",
 			"m1/quiz.html":       "",
-			// m1/exam.html is missing on purpose: a warning, not an error.
-			".DS_Store": "junk",
+			"m1/exam.html":       "",
+			".DS_Store":          "junk",
 		}},
 	}
 }

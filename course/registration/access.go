@@ -10,43 +10,17 @@ import (
 )
 
 // RecordAccess notes a launch of an instance at t: the first access once, the last access
-// every time. It creates the instance's progress record on the first launch.
+// every time.
 func (s *Store) RecordAccess(ctx context.Context, tenant string, reg *Registration, in Instance, t time.Time) error {
 	t = t.UTC()
-	touch := func(p *Progress) {
+	_, err := s.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *Progress) error {
 		if p.FirstAccess == nil {
 			p.FirstAccess = &t
 		}
 		p.LastAccess = &t
-	}
-	id := progressID(reg.ID, in)
-	for try := 0; try < 3; try++ {
-		_, err := record.Modify(ctx, s.records, tenant, KindProgress, id, func(r *record.Record) error {
-			var p Progress
-			if err := json.Unmarshal(r.Data, &p); err != nil {
-				return err
-			}
-			touch(&p)
-			var err error
-			r.Data, err = json.Marshal(p)
-			return err
-		})
-		if !errors.Is(err, record.ErrNotFound) {
-			return err
-		}
-		p := Untracked()
-		touch(&p)
-		data, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		err = s.records.Create(ctx, &record.Record{Tenant: tenant, Kind: KindProgress, ID: id,
-			Parent: &record.Ref{Kind: KindRegistration, ID: reg.ID}, Data: data})
-		if !errors.Is(err, record.ErrConflict) {
-			return err
-		}
-	}
-	return errors.New("progress " + id + ": too many concurrent first launches")
+		return nil
+	})
+	return err
 }
 
 // KindLaunchNonce records a consumed single-use launch link: id the link's nonce, parent the

@@ -4,16 +4,16 @@
 // records live behind the record port (storage/record), so every backend of that port keeps
 // them with the same guarantees.
 //
-// Layout in the record store, all in the registration's tenant:
-//   - kind "registration", id = registration id, parent = the course record (deleting the
-//     course deletes its registrations), key = the learner id (the list filter);
-//   - kind "registration_progress", id = "<registration id>/<instance key>", parent = the
-//     registration, created at the first tracked event of that instance. The instance key is
-//     random per instance, so progress left behind by a reset can never be read as the
-//     progress of the fresh instance that reuses its number.
-//
-// A registration and its instance history are one record, so creating, restarting and
-// resetting are single compare-and-set writes: nothing is ever half-created.
+// Layout in the record store, all in the registration's tenant: one record of kind
+// "registration", id = registration id, parent = the course record (deleting the course
+// deletes its registrations), key = the learner id (the list filter). It holds the
+// registration, every instance with its rolled-up progress and a snapshot of the course
+// version it is pinned to. So creating, restarting, resetting and rolling up are single
+// compare-and-set writes (nothing is ever half-written), a progress change moves the
+// registration in the `since` order, and a page of the list is one range read. Bulky
+// run-time data (CMI) lives in records of its own, children of the registration, named by
+// the instance's Key, which is fresh for every instance so data left behind by a reset is
+// never read as the new instance's.
 package registration
 
 import (
@@ -35,7 +35,6 @@ import (
 // Record kinds of registrations inside a tenant.
 const (
 	KindRegistration = "registration"
-	KindProgress     = "registration_progress"
 	// kindCourse is the course record registrations hang from (course.KindCourse).
 	kindCourse = "course"
 )
@@ -82,10 +81,21 @@ type PostBack struct {
 // Instance is one take of a registration against one course version.
 type Instance struct {
 	Number int `json:"instance"`
-	// Key names the instance's progress records; it is unique across resets.
-	Key           string    `json:"key"`
-	CourseVersion int       `json:"courseVersion"`
-	Created       time.Time `json:"created"`
+	// Key names the instance's run-time data records; it is unique across resets.
+	Key           string `json:"key"`
+	CourseVersion int    `json:"courseVersion"`
+	// Course is a snapshot of the pinned course version (versions never change once
+	// imported), so summaries need no course lookup.
+	Course   CourseRef `json:"course"`
+	Created  time.Time `json:"created"`
+	Progress Progress  `json:"progress"`
+}
+
+// CourseRef is what a registration summary shows of its course version.
+type CourseRef struct {
+	Title    string    `json:"title"`
+	Standard string    `json:"standard"`
+	Updated  time.Time `json:"updated"`
 }
 
 // Registration is a learner's enrolment in one course.
@@ -132,7 +142,6 @@ type Progress struct {
 	FirstAccess         *time.Time `json:"firstAccess,omitempty"`
 	LastAccess          *time.Time `json:"lastAccess,omitempty"`
 	CompletedAt         *time.Time `json:"completedAt,omitempty"`
-	Updated             time.Time  `json:"-"`
 }
 
 // Untracked is the progress of an instance with no tracked event yet.
@@ -238,11 +247,11 @@ func decode(r *record.Record) (*Registration, error) {
 
 func notFound(id string) error { return fmt.Errorf("registration '%s' %w", id, ErrNotFound) }
 
-// Create stores a new registration with instance 0 pinned to courseVersion. The request must
-// have passed Check; ErrExists when the id is taken in the tenant.
-func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, courseVersion int) (*Registration, error) {
+// Create stores a new registration with instance 0 pinned to courseVersion (whose snapshot
+// is course). The request must have passed Check; ErrExists when the id is taken.
+func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, courseVersion int, course CourseRef) (*Registration, error) {
 	reg := &Registration{ID: q.ID, CourseID: q.CourseID, Learner: q.Learner, ForCredit: q.ForCredit,
-		XAPIRegistrationID: q.XAPIRegistrationID, Instances: []Instance{s.newInstance(0, courseVersion)}}
+		XAPIRegistrationID: q.XAPIRegistrationID, Instances: []Instance{s.newInstance(0, courseVersion, course)}}
 	if q.PostBack != nil {
 		pb := *q.PostBack
 		if pb.Password != "" {
@@ -331,47 +340,30 @@ func (s *Store) List(ctx context.Context, tenant string, q ListQuery) (*Page, er
 	return out, nil
 }
 
-func (s *Store) newInstance(n, courseVersion int) Instance {
-	return Instance{Number: n, Key: uuid.NewString(), CourseVersion: courseVersion, Created: s.now().UTC()}
+func (s *Store) newInstance(n, courseVersion int, course CourseRef) Instance {
+	return Instance{Number: n, Key: uuid.NewString(), CourseVersion: courseVersion, Course: course,
+		Created: s.now().UTC(), Progress: Untracked()}
 }
 
-// The key is a fixed-length UUID, so the id stays injective whatever the registration id holds.
-func progressID(regID string, in Instance) string { return regID + "/" + in.Key }
-
-// Progress returns the progress of one instance of a registration; Untracked when nothing
-// has been tracked in it yet.
-func (s *Store) Progress(ctx context.Context, tenant string, reg *Registration, in Instance) (Progress, error) {
-	r, err := s.records.Get(ctx, tenant, KindProgress, progressID(reg.ID, in))
-	if errors.Is(err, record.ErrNotFound) {
-		p := Untracked()
-		p.Updated = reg.Updated
-		return p, nil
-	}
-	if err != nil {
-		return Progress{}, err
-	}
-	var p Progress
-	if err := json.Unmarshal(r.Data, &p); err != nil {
-		return Progress{}, fmt.Errorf("decode progress %s/%d: %w", reg.ID, in.Number, err)
-	}
-	p.Updated = r.Updated
-	return p, nil
-}
-
-// Reset wipes a registration's launch history and progress and starts it again at instance 0
-// pinned to courseVersion (the course's latest), keeping the registration itself. The
-// instance list is replaced in one write; the old progress records are removed after it, and
-// one left behind by a crash is never read (instance keys are fresh) and goes with the
-// registration.
-func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int) (*Registration, error) {
-	var old []Instance
+// UpdateProgress applies fn to the progress of instance n (n < 0: the latest) and stores
+// it with compare-and-set, so concurrent commits never lose each other's rollup.
+func (s *Store) UpdateProgress(ctx context.Context, tenant, id string, n int, fn func(p *Progress) error) (*Registration, error) {
 	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
 		reg, err := decode(r)
 		if err != nil {
 			return err
 		}
-		old = reg.Instances
-		reg.Instances = []Instance{s.newInstance(0, courseVersion)}
+		i := len(reg.Instances) - 1
+		if n >= 0 {
+			for i = len(reg.Instances) - 1; i >= 0 && reg.Instances[i].Number != n; i-- {
+			}
+			if i < 0 {
+				return fmt.Errorf("registration '%s' has no instance %d: %w", id, n, ErrNotFound)
+			}
+		}
+		if err := fn(&reg.Instances[i].Progress); err != nil {
+			return err
+		}
 		r.Data, err = json.Marshal(reg)
 		return err
 	})
@@ -381,10 +373,104 @@ func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int)
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range old {
-		if err := s.records.Delete(ctx, tenant, KindProgress, progressID(id, in)); err != nil && !errors.Is(err, record.ErrNotFound) {
-			return nil, fmt.Errorf("reset registration '%s': %w", id, err)
+	return decode(r)
+}
+
+// Reset wipes a registration's launch history and progress and starts it again at instance 0
+// pinned to courseVersion (the course's latest, whose snapshot is course), keeping the
+// registration itself, in one write. Run-time data of the old instances is no longer
+// reachable (instance keys are fresh) and goes with the registration.
+func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int, course CourseRef) (*Registration, error) {
+	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
+		reg, err := decode(r)
+		if err != nil {
+			return err
 		}
+		reg.Instances = []Instance{s.newInstance(0, courseVersion, course)}
+		r.Data, err = json.Marshal(reg)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(r)
+}
+
+// The values of the WhenToRestartRegistration setting: when a launch starts a new instance on
+// the course's latest version rather than resuming the current one.
+const (
+	RestartNever                         = "NEVER"
+	RestartWhenCompleteAndNewerVersion   = "WHEN_EXISTING_REG_IS_COMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenNewerVersion              = "WHEN_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenComplete                  = "WHEN_EXISTING_REG_IS_COMPLETE"
+	RestartWhenSatisfied                 = "WHEN_EXISTING_REG_IS_SATISFIED"
+	RestartWhenSatisfiedAndNewerVersion  = "WHEN_EXISTING_REG_IS_SATISFIED_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenIncompleteAndNewerVersion = "WHEN_EXISTING_REG_IS_INCOMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS"
+	RestartWhenFailed                    = "WHEN_EXISTING_REG_IS_FAILED"
+	RestartWhenFailedAndNewerVersion     = "WHEN_EXISTING_REG_IS_FAILED_AND_NEWER_PACKAGE_VERSION_EXISTS"
+)
+
+// RestartModes lists the WhenToRestartRegistration values, the default first.
+func RestartModes() []string {
+	return []string{RestartWhenCompleteAndNewerVersion, RestartNever, RestartWhenNewerVersion, RestartWhenComplete,
+		RestartWhenSatisfied, RestartWhenSatisfiedAndNewerVersion, RestartWhenIncompleteAndNewerVersion,
+		RestartWhenFailed, RestartWhenFailedAndNewerVersion}
+}
+
+// ShouldRestart decides, at launch, whether the current instance gives way to a new one, from
+// the WhenToRestartRegistration mode, the current instance and the course's latest version.
+// "Satisfied" is PASSED, or COMPLETED when success is unknown (a course without a passing
+// rule is satisfied by completing it). An unknown mode never restarts.
+func ShouldRestart(mode string, current Instance, latestVersion int) bool {
+	newer := latestVersion > current.CourseVersion
+	p := current.Progress
+	complete := p.Completion == Completed
+	satisfied := p.Success == Passed || (p.Success == Unknown && complete)
+	switch mode {
+	case RestartWhenCompleteAndNewerVersion:
+		return complete && newer
+	case RestartWhenNewerVersion:
+		return newer
+	case RestartWhenComplete:
+		return complete
+	case RestartWhenSatisfied:
+		return satisfied
+	case RestartWhenSatisfiedAndNewerVersion:
+		return satisfied && newer
+	case RestartWhenIncompleteAndNewerVersion:
+		return !complete && newer
+	case RestartWhenFailed:
+		return p.Success == Failed
+	case RestartWhenFailedAndNewerVersion:
+		return p.Success == Failed && newer
+	}
+	return false
+}
+
+// Restart starts instance n+1 of a registration pinned to courseVersion, unless the current
+// instance is no longer expected (another launch restarted it first): then it returns the
+// registration as it is. Instances before it keep their progress.
+func (s *Store) Restart(ctx context.Context, tenant, id string, expected int, courseVersion int, course CourseRef) (*Registration, error) {
+	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
+		reg, err := decode(r)
+		if err != nil {
+			return err
+		}
+		if cur := reg.Current().Number; cur != expected {
+			return nil
+		}
+		reg.Instances = append(reg.Instances, s.newInstance(expected+1, courseVersion, course))
+		r.Data, err = json.Marshal(reg)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return decode(r)
 }

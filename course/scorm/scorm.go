@@ -40,6 +40,13 @@ func Detect(fsys fs.FS) bool {
 	return ok
 }
 
+// RootManifest returns the name of the manifest at the root of fsys as Parse finds it (the
+// exact name preferred, otherwise any capitalisation), or "" when there is none.
+func RootManifest(fsys fs.FS) string {
+	name, _ := findRootManifest(fsys)
+	return name
+}
+
 // findRootManifest returns the root manifest's actual name, exact match preferred.
 func findRootManifest(fsys fs.FS) (string, bool) {
 	if st, err := fs.Stat(fsys, ManifestName); err == nil && !st.IsDir() {

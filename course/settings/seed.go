@@ -30,7 +30,7 @@ func secret(s Setting) Setting { s.Secret = true; return s }
 // lists them with their semantics, to restore with that feature. Defaults are Engine's
 // where course-engine-semantics.md gives them.
 func builtin() []Setting {
-	return []Setting{
+	return append([]Setting{
 		// --- Paging (reference §2.2) ---
 		integer("ApiResultLimit", "100", 1, 1000, LevelTenant,
 			"Page size of course and registration lists when since is given. Capped at 1000 to bound response size."),
@@ -47,12 +47,12 @@ func builtin() []Setting {
 		boolean("EnableExistingActivityIdParserWarnings", "true", LevelTenant,
 			"Warn at import (parserWarnings) when an xAPI or cmi5 activity id of the package is already used by another course of the tenant or already recorded in its record store."),
 		boolean("ValidateManifestsUsingXsd", "true", LevelTenant,
-			"Validate imported manifests against the standard's XSD and report problems as parser warnings."),
+			"Validate imported SCORM manifests against their standard's XSD (the copies the package ships, else LECTERN_SCHEMA_DIR) and refuse a manifest that does not conform; cmi5.xml is always validated, as the cmi5 specification requires."),
 
 		// --- xAPI integration layer (spec/002 Authentication) ---
 		secret(Setting{ID: "TinCanRootAccount", Type: TypeCredentials, Levels: LevelTenant,
 			Description: "One <username>:<password> account with full (root) authority on the tenant's record store. Write-only."}),
 		secret(text("TinCanBasicAccounts", "", LevelTenant,
 			"Basic-auth accounts of the tenant's record store, same format as xAPIBasicAccounts. Write-only.")),
-	}
+	}, append(rollupSettings(), postbackSettings()...)...)
 }

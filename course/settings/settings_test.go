@@ -16,6 +16,11 @@ var servedIDs = []string{
 	"xAPIEnabled",                                                   // spec 000: xapiActivityId 404 "when xAPI is not enabled"
 	"TinCanRootAccount", "TinCanBasicAccounts", "xAPIBasicAccounts", // spec 002 Authentication, reference §2.10
 	"EnableExistingActivityIdParserWarnings", "ValidateManifestsUsingXsd", // reference §2.3: import warnings
+	// reference §2.9, course/rollup's tests:
+	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
+	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
+	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
+	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -24,8 +29,7 @@ var servedIDs = []string{
 // restores each. Serving any of them again without implementing it is the defect this test
 // guards against.
 var removedIDs = []string{
-	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
-	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "ApiRollupRegistrationDuringSession",
+	"ApiRollupRegistrationDuringSession",
 	"ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds", "ApiPostbackDataModelVersion",
 	"ApiTokenPostbackValidHours", "SimpleQueueMaxTries",
 	"WhenToRestartRegistration", "RedirectOnExitUrl", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
@@ -37,10 +41,8 @@ var removedIDs = []string{
 	"PlayerCommCommitFrequency", "DefaultCommCommitFrequency", "PlayerCommMaxFailedSubmissions",
 	"PlayerFinishCausesImmediateCommit", "PlayerSuspendDataMaxLength", "PlayerResetRunTimeData",
 	"PlayerLaunchCompletedRegsAsNoCredit",
-	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
-	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerApplyRollupStatusToSuccess",
-	"PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion", "PlayerCompletionStatOfFailedSuccessStat",
-	"PlayerRollupEmptySetToUnknown", "PlayerScaleRawScore", "PlayerLookaheadSequencerMode",
+	"PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion",
+	"PlayerRollupEmptySetToUnknown", "PlayerLookaheadSequencerMode",
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
@@ -52,7 +54,7 @@ var removedIDs = []string{
 }
 
 // secretIDs are the write-only settings: passwords and account lists.
-var secretIDs = []string{"TinCanBasicAccounts", "TinCanRootAccount", "xAPIBasicAccounts"}
+var secretIDs = []string{"ApiRollupRegistrationAuthPassword", "TinCanBasicAccounts", "TinCanRootAccount", "xAPIBasicAccounts"}
 
 // fixture is the served catalogue plus definitions of the kinds the registrations issue will
 // bring back (cascading, enums, URL keywords, system level, secrets at registration level),
@@ -64,10 +66,6 @@ func fixture(t *testing.T) *Catalogue {
 		boolean("PromptOnPlayerClose", "false", cascading, "d"),
 		boolean("PlayerShowFinishButton", "", cascading, "d"),
 		boolean("PlayerShowNavBar", "", cascading, "d"),
-		Setting{ID: "ApiRollupRegistrationPostBackUrl", Type: TypeURL, Levels: cascading, Description: "d"},
-		Setting{ID: "ApiRollupRegistrationFormat", Type: TypeEnum, Default: "course", Allowed: []string{"course", "activity", "full"}, Levels: cascading, Description: "d"},
-		text("ApiRollupRegistrationAuthUser", "", cascading, "d"),
-		secret(text("ApiRollupRegistrationAuthPassword", "", cascading, "d")),
 		Setting{ID: "WhenToRestartRegistration", Type: TypeEnum, Default: "WHEN_EXISTING_REG_IS_COMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS",
 			Allowed: []string{"NEVER", "WHEN_EXISTING_REG_IS_COMPLETE_AND_NEWER_PACKAGE_VERSION_EXISTS"}, Levels: cascading, Description: "d"},
 		Setting{ID: "RedirectOnExitUrl", Type: TypeURL, Allowed: []string{"closer", "blank", "message"}, Levels: cascading, Description: "d"},

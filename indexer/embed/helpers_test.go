@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
 // testModelDir returns the installed model directory for tests that need the
@@ -16,10 +18,7 @@ func testModelDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("LECTERN_TEST_MODEL_DIR")
 	if dir == "" {
-		var err error
-		if dir, err = DefaultModelDir(); err != nil {
-			t.Fatal(err)
-		}
+		dir = DefaultModelDir(testenv.CacheDir())
 	}
 	if _, err := readManifest(dir); err != nil {
 		if errors.Is(err, ErrNoModel) && os.Getenv("CI") == "" {

@@ -18,18 +18,12 @@ const DefaultModelName = "all-MiniLM-L6-v2-onnx-int8"
 const ManifestFile = "lectern-model.json"
 
 // DefaultModelDir returns where scripts/install-model.sh puts the default
-// model: $LECTERN_CACHE_DIR/model/<name>, with LECTERN_CACHE_DIR defaulting to
-// $HOME/.cache/lectern. Caches live under the user's home, never in the repo.
-func DefaultModelDir() (string, error) {
-	base := os.Getenv("LECTERN_CACHE_DIR")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("embed: locate model cache: %w", err)
-		}
-		base = filepath.Join(home, ".cache", "lectern")
-	}
-	return filepath.Join(base, "model", DefaultModelName), nil
+// model under the cache directory cacheDir: cacheDir/model/<name>. The cache
+// directory is configuration (LECTERN_CACHE_DIR, default $HOME/.cache/lectern),
+// so cmd/ resolves it and passes it in; caches live under the user's home,
+// never in the repo.
+func DefaultModelDir(cacheDir string) string {
+	return filepath.Join(cacheDir, "model", DefaultModelName)
 }
 
 // manifest mirrors lectern-model.json.

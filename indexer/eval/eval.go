@@ -19,6 +19,7 @@ import (
 
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
 // Tenant is the tenant the evaluation set is indexed under.
@@ -147,10 +148,7 @@ func Embedder(t testing.TB) *embed.ONNX {
 	t.Helper()
 	dir := os.Getenv("LECTERN_TEST_MODEL_DIR")
 	if dir == "" {
-		var err error
-		if dir, err = embed.DefaultModelDir(); err != nil {
-			t.Fatal(err)
-		}
+		dir = embed.DefaultModelDir(testenv.CacheDir())
 	}
 	e, err := embed.New(dir)
 	if err != nil {

@@ -3,6 +3,7 @@ package testenv
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -19,4 +20,14 @@ func External(t testing.TB, envVar string) string {
 		t.Skipf("%s not set; run `make test` to start the real backends", envVar)
 	}
 	return v
+}
+
+// CacheDir is the cache the repository's scripts install into and tests read installed
+// things (the embedding model, benchmark indexes) from: $LECTERN_CACHE_DIR, else
+// $HOME/.cache/lectern. Tests resolve it here; the server gets it from cmd/ configuration.
+func CacheDir() string {
+	if d := os.Getenv("LECTERN_CACHE_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(os.Getenv("HOME"), ".cache", "lectern")
 }

@@ -17,18 +17,21 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/storage"
 )
 
 // Sentinel errors, possibly wrapped; test them with errors.Is.
 var (
 	// ErrUnavailable means Elasticsearch could not be reached or could not serve the request
 	// now (connection failure, 429, 502, 503, 504); trying again later may succeed.
-	ErrUnavailable = errors.New("elasticsearch unavailable")
+	// It is a *storage.UnavailableError, so it also matches storage.ErrUnavailable.
+	ErrUnavailable error = &storage.UnavailableError{Backend: "elasticsearch"}
 	// ErrNotFound means the index, alias or document does not exist (HTTP 404).
 	ErrNotFound = errors.New("elasticsearch: not found")
 )
@@ -238,6 +241,13 @@ func (c *Client) EnsureIndex(ctx context.Context, name string, opts mappings.Opt
 	case err == nil:
 		created = true
 	case errors.As(err, &e) && e.Status == http.StatusBadRequest && e.Type == "resource_already_exists_exception":
+		// Another process may have created it a moment ago and its primary shards may not be
+		// allocated yet: a search or write now would fail, so wait as the creator's request did.
+		err := c.Do(ctx, "wait for index "+index, esapi.ClusterHealthRequest{Index: []string{index},
+			WaitForStatus: "yellow", Timeout: 30 * time.Second}, nil)
+		if err != nil {
+			return "", false, err
+		}
 	default:
 		return "", false, err
 	}

@@ -2,8 +2,10 @@
 //
 //  1. the import task (TypeImport, worker role) fetches the content (an upload in the blob
 //     store or a URL through the outbound client), detects its kind, extracts sections and
-//     content_details (content/extract), stores the sections as a blob and commits the
-//     content version (content.Store), then enqueues an index task;
+//     content_details (content/extract, in a child process with a memory limit and a
+//     deadline when Importer.Extractor is a sandbox.Runner, as the app sets it), stores the
+//     sections as a blob and commits the content version (content.Store), then enqueues an
+//     index task;
 //  2. the index task (TypeIndex, indexer role, on its own queue) chunks the sections, embeds
 //     the chunks (when an embedder is configured; through the vector cache), generates the
 //     metadata fields (TITLE, SUMMARY) and writes everything to the search index; then the
@@ -14,6 +16,7 @@
 package contentjob
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +27,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/extract"
@@ -48,8 +52,11 @@ const (
 	CodeFetch       = "FETCH_FAILED"
 	CodeUnsupported = "UNSUPPORTED_CONTENT"
 	CodeInvalid     = "INVALID_CONTENT"
-	CodeIndex       = "INDEX_FAILED"
-	CodeInternal    = "INTERNAL_ERROR"
+	// CodeLimit: reading the content needs more time, memory or decompressed bytes than one
+	// item may take (extract.ErrLimit): a decompression bomb, a document that never ends.
+	CodeLimit    = "CONTENT_LIMIT_EXCEEDED"
+	CodeIndex    = "INDEX_FAILED"
+	CodeInternal = "INTERNAL_ERROR"
 )
 
 // ImportPayload is everything an import needs; the queue stores it durably.
@@ -100,10 +107,26 @@ type Importer struct {
 	// IndexQueue receives the index task (the indexer role consumes it).
 	IndexQueue queue.Queue
 	Limits     archive.Limits
+	// Extractor reads the fetched file. The app sets a *sandbox.Runner, which reads it in a
+	// child process with a memory limit and a deadline; nil reads it in this process,
+	// bounded only by extract's own limits (a parser stuck in a loop holds the worker).
+	Extractor Extractor
+	// JobCheckInterval is how often a running extraction checks that its job still exists,
+	// so deleting the tenant stops it; zero means every 2 seconds.
+	JobCheckInterval time.Duration
 	// TempDir holds fetched files while they are read; "" means the system default.
 	TempDir string
 	Logger  *slog.Logger
 }
+
+// Extractor reads one fetched file of a known kind (a package is the zip itself).
+// *sandbox.Runner implements it.
+type Extractor interface {
+	Extract(ctx context.Context, kind extract.Kind, f *os.File, size int64, name string) (*extract.Result, error)
+}
+
+// errJobGone cancels an import whose job was deleted (with its tenant) while it ran.
+var errJobGone = errors.New("the job was deleted")
 
 // failure is a problem caused by the content or the request: the job ends FAILED.
 type failure struct{ code, msg string }
@@ -122,7 +145,12 @@ func (h *Importer) ProcessTask(ctx context.Context, t *queue.Task) error {
 	}
 	job, err := h.Jobs.Get(ctx, p.JobID)
 	if errors.Is(err, jobs.ErrNotFound) {
-		return nil // the tenant (and its jobs) is gone
+		// The tenant (and its jobs) is gone, or the task belongs to another deployment whose
+		// queues share this Redis without a prefix of their own: say so rather than drop it
+		// silently.
+		h.logger().Warn("task without its job: dropped", "task", TypeImport, "job", p.JobID, "tenant", p.Tenant,
+			"hint", "deleted tenant, or another deployment on the same Redis (set LECTERN_QUEUE_PREFIX)")
+		return nil
 	}
 	if err != nil {
 		return err
@@ -131,9 +159,17 @@ func (h *Importer) ProcessTask(ctx context.Context, t *queue.Task) error {
 		return nil
 	}
 	_ = h.Jobs.Update(ctx, p.JobID, func(j *jobs.Job) { j.Status = jobs.StatusRunning })
-	v, warnings, err := h.run(ctx, p)
+	rctx, cancel := context.WithCancelCause(ctx)
+	stop := h.watchJob(rctx, p.JobID, cancel)
+	v, warnings, err := h.run(rctx, p)
+	stop()
+	cancel(nil)
 	var f *failure
 	switch {
+	case errors.Is(context.Cause(rctx), errJobGone):
+		h.logger().Info("content import stopped: its job was deleted", "tenant", p.Tenant, "job_id", p.JobID)
+		h.cleanup(ctx, p)
+		return nil
 	case err == nil:
 		_ = h.Blobs.Delete(ctx, p.UploadKey)
 		if err := h.Jobs.Update(ctx, p.JobID, func(j *jobs.Job) {
@@ -163,6 +199,36 @@ func (h *Importer) ProcessTask(ctx context.Context, t *queue.Task) error {
 	default:
 		return err // infrastructure trouble: retry
 	}
+}
+
+// watchJob cancels ctx with errJobGone when the job's record disappears (its tenant was
+// deleted) while the import runs; the returned func stops watching.
+func (h *Importer) watchJob(ctx context.Context, jobID string, cancel context.CancelCauseFunc) (stop func()) {
+	every := h.JobCheckInterval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := h.Jobs.Get(ctx, jobID); errors.Is(err, jobs.ErrNotFound) {
+					cancel(errJobGone)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func (h *Importer) cleanup(ctx context.Context, p ImportPayload) {
@@ -205,35 +271,24 @@ func (h *Importer) run(ctx context.Context, p ImportPayload) (*content.Version, 
 		return nil, nil, err
 	}
 	kind := extract.Detect(name, head)
-	var res *extract.Result
-	switch kind {
-	case extract.KindUnknown:
+	if kind == extract.KindUnknown {
 		return nil, nil, fail(CodeUnsupported, "the content %q is of no supported kind (course packages, PDF, HTML, Markdown, WebVTT, SRT, plain text)", name)
-	case extract.KindPackage:
-		a, err := archive.Open(f, size, h.Limits)
-		if err != nil {
-			return nil, nil, fail(CodeInvalid, "%v", err)
-		}
-		res, err = extract.Extract(ctx, kind, extract.Source{FS: a.FS(), Name: name}, extract.Options{})
-		if err == nil {
-			res.Warnings = append(a.Warnings(), res.Warnings...)
-		}
-		if err != nil {
-			return nil, nil, extractFailure(name, err)
-		}
-	default:
-		res, err = extract.Extract(ctx, kind, extract.Source{ReaderAt: f, Size: size, Name: name}, extract.Options{})
-		if err != nil {
-			return nil, nil, extractFailure(name, err)
-		}
+	}
+	var res *extract.Result
+	if h.Extractor != nil {
+		res, err = h.Extractor.Extract(ctx, kind, f, size, name)
+	} else {
+		res, err = h.extractHere(ctx, kind, f, size, name)
+	}
+	if err != nil {
+		return nil, nil, extractFailure(name, err)
 	}
 	title := strings.TrimSpace(res.Title)
 	if title == "" {
 		title = strings.TrimSuffix(name, path.Ext(name))
 	}
-	sections, _ := json.Marshal(res.Sections)
 	key := SectionsKey(p.Tenant, p.JobID)
-	if _, err := h.Blobs.Put(ctx, key, strings.NewReader(string(sections)), int64(len(sections))); err != nil {
+	if err := h.putSections(ctx, key, res.Sections); err != nil {
 		return nil, nil, err
 	}
 	tags := p.Tags
@@ -256,12 +311,68 @@ func (h *Importer) run(ctx context.Context, p ImportPayload) (*content.Version, 
 	return v, warnings, nil
 }
 
+// extractHere reads the file in this process (Importer.Extractor nil).
+func (h *Importer) extractHere(ctx context.Context, kind extract.Kind, f *os.File, size int64, name string) (*extract.Result, error) {
+	if kind != extract.KindPackage {
+		return extract.Extract(ctx, kind, extract.Source{ReaderAt: f, Size: size, Name: name}, extract.Options{})
+	}
+	a, err := archive.Open(f, size, h.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", extract.ErrInvalid, err)
+	}
+	res, err := extract.Extract(ctx, kind, extract.Source{FS: a.FS(), Name: name}, extract.Options{})
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(a.Warnings(), res.Warnings...)
+	return res, nil
+}
+
+// putSections stores the sections as one JSON array, written section by section through a
+// temporary file: as one json.Marshal, 8 MiB of text would cost the worker its size several
+// times over in buffers.
+func (h *Importer) putSections(ctx context.Context, key string, sections []extract.Section) error {
+	f, err := os.CreateTemp(h.TempDir, "lectern-sections-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	w.WriteByte('[')
+	for i, sec := range sections {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		b, err := json.Marshal(sec)
+		if err != nil {
+			return err
+		}
+		w.Write(b)
+	}
+	w.WriteByte(']')
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = h.Blobs.Put(ctx, key, f, size)
+	return err
+}
+
 func extractFailure(name string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, extract.ErrUnsupported):
 		return fail(CodeUnsupported, "%s: %v", name, err)
+	case errors.Is(err, extract.ErrLimit):
+		return fail(CodeLimit, "%s: %v", name, err)
 	default:
 		return fail(CodeInvalid, "%s: %v", name, err)
 	}

@@ -61,7 +61,12 @@ func (h *Indexer) ProcessTask(ctx context.Context, t *queue.Task) error {
 		}
 		return err
 	case errors.Is(err, content.ErrNotFound):
-		return nil // the version (or its tenant) is gone: nothing to index
+		// The version (or its tenant) is gone, or the task belongs to another deployment on
+		// the same Redis without a queue prefix of its own: nothing to index, but say so.
+		h.logger().Warn("task without its content version: dropped", "task", TypeIndex, "job", p.JobID, "tenant", p.Tenant,
+			"content_id", p.ContentID, "version", p.Version,
+			"hint", "deleted content or tenant, or another deployment on the same Redis (set LECTERN_QUEUE_PREFIX)")
+		return nil
 	case errors.As(err, &f), queue.LastAttempt(ctx):
 		if p.JobID != "" {
 			_ = h.Jobs.Update(ctx, p.JobID, func(j *jobs.Job) {
@@ -176,4 +181,11 @@ func (h *Indexer) sections(ctx context.Context, v *content.Version) ([]extract.S
 		return nil, fail(CodeIndex, "the extracted text of content '%s' version %d is unreadable: %v", v.ContentID, v.Version, err)
 	}
 	return out, nil
+}
+
+func (h *Indexer) logger() *slog.Logger {
+	if h.Logger == nil {
+		return slog.Default()
+	}
+	return h.Logger
 }

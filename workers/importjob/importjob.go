@@ -1,7 +1,8 @@
 // Package importjob runs course imports on the job queue: fetch the package (an upload in the
-// blob store or a URL), check and open the zip, parse it, copy its files to the blob store and
-// commit the course version. Every step is idempotent, so a redelivered task finishes the work;
-// a failed import leaves no course, version or file behind.
+// blob store or a URL), check and open the zip (or take a cmi5.xml that came on its own), parse
+// and validate it, copy its files to the blob store and commit the course version. Every step
+// is idempotent, so a redelivered task finishes the work; a failed import leaves no course,
+// version or file behind.
 package importjob
 
 import (
@@ -22,8 +23,10 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
+	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/parse"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/course/xsd"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -61,8 +64,8 @@ type Handler struct {
 	Blobs    blob.Store
 	Outbound *outbound.Client
 	Limits   archive.Limits
-	// Settings gives the tenant's import settings (EnableExistingActivityIdParserWarnings);
-	// nil applies the catalogue defaults.
+	// Settings gives the tenant's import settings (EnableExistingActivityIdParserWarnings,
+	// ValidateManifestsUsingXsd); nil applies the catalogue defaults.
 	Settings *settings.Store
 	// Statements is the tenant's record store, asked whether an activity id of the package is
 	// already recorded there; nil skips that check.
@@ -70,6 +73,35 @@ type Handler struct {
 	// TempDir holds downloaded zips while they are read; "" means the system default.
 	TempDir string
 	Logger  *slog.Logger
+	// Schemas validates structure files against their XSD; nil validates nothing.
+	Schemas *xsd.Validator
+}
+
+// validateManifests reads the tenant's ValidateManifestsUsingXsd setting.
+func (h *Handler) validateManifests(ctx context.Context, tenant string) (bool, error) {
+	const id = "ValidateManifestsUsingXsd"
+	if h.Settings == nil {
+		s, ok := settings.Default().Lookup(id)
+		return ok && s.Default == "true", nil
+	}
+	layer, err := h.Settings.TenantLayer(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	v, err := h.Settings.Catalogue().Resolve(id, layer)
+	if err != nil {
+		return false, fail("setting %s: %v", id, err)
+	}
+	return v == "true", nil
+}
+
+// parseOptions are the options every parse of this tenant's import uses.
+func (h *Handler) parseOptions(ctx context.Context, tenant string, src cmi5.Source) (parse.Options, error) {
+	validate, err := h.validateManifests(ctx, tenant)
+	if err != nil {
+		return parse.Options{}, err
+	}
+	return parse.Options{Schemas: h.Schemas, ValidateManifests: validate, CMI5Source: src}, nil
 }
 
 // failure is an import problem caused by the package or the request: the job ends in ERROR.
@@ -87,7 +119,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	}
 	job, err := h.Courses.ImportJob(ctx, p.Tenant, p.JobID)
 	if errors.Is(err, course.ErrImportJobNotFound) {
-		return nil // the tenant or job is gone; nothing to do
+		// The tenant or job is gone, or the task belongs to another deployment sharing this
+		// Redis without a queue prefix of its own: log it rather than drop it silently.
+		cmpLogger(h.Logger).Warn("task without its job: dropped", "task", TypeCourseImport, "job", p.JobID, "tenant", p.Tenant,
+			"hint", "deleted tenant, or another deployment on the same Redis (set LECTERN_QUEUE_PREFIX)")
+		return nil
 	}
 	if err != nil {
 		return err
@@ -125,6 +161,14 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	default:
 		return err // infrastructure trouble: retry
 	}
+}
+
+// cmpLogger is l, or the default logger when none was given.
+func cmpLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
 }
 
 func nonNil(s []string) []string {
@@ -167,10 +211,19 @@ func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob)
 		return nil, err
 	}
 	a, err := archive.Open(f, size, h.Limits)
+	if errors.Is(err, archive.ErrNotZip) {
+		if bare, err := h.importBare(ctx, tenant, job, f, size); bare != nil || err != nil {
+			return bare, err
+		}
+	}
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	pkg, err := parse.Package(a.FS())
+	opts, err := h.parseOptions(ctx, tenant, cmi5.InPackage)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := parse.PackageWith(a.FS(), opts)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -191,6 +244,35 @@ func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob)
 		return nil, err
 	}
 	return h.commit(ctx, tenant, job, pkg, prefix, "")
+}
+
+// importBare imports a cmi5 course structure that came on its own instead of in a zip (cmi5
+// section 14.2): its AUs must all have absolute urls, so there are no files to store. It
+// returns nil, nil when f is not a course structure, leaving the "not a zip" verdict standing.
+func (h *Handler) importBare(ctx context.Context, tenant string, job *course.ImportJob, f io.ReaderAt, size int64) (*course.Version, error) {
+	head := make([]byte, min(size, 64<<10))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if !cmi5.IsCourseStructure(head) {
+		return nil, nil
+	}
+	if size > cmi5.MaxFileSize {
+		return nil, fail("the course structure is larger than %d bytes", cmi5.MaxFileSize)
+	}
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	opts, err := h.parseOptions(ctx, tenant, cmi5.Bare)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := parse.PackageWith(fstest.MapFS{cmi5.FileName: &fstest.MapFile{Data: data, Mode: 0o444}}, opts)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	return h.commit(ctx, tenant, job, pkg, "", "")
 }
 
 func (h *Handler) commit(ctx context.Context, tenant string, job *course.ImportJob, pkg *course.Package, prefix, webPath string) (*course.Version, error) {
@@ -321,7 +403,11 @@ func (h *Handler) importManifest(ctx context.Context, tenant string, job *course
 	}
 	name := path.Base(u.Path)
 	fsys := fstest.MapFS{name: &fstest.MapFile{Data: buf.Bytes(), Mode: 0o444}}
-	pkg, err := parse.Package(fs.FS(fsys))
+	opts, err := h.parseOptions(ctx, tenant, cmi5.Hosted)
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := parse.PackageWith(fs.FS(fsys), opts)
 	if err != nil {
 		return nil, fail("%v", err)
 	}

@@ -3,8 +3,10 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/queue"
@@ -45,26 +47,44 @@ type TenantDeleter struct {
 
 // ProcessTask implements queue.Handler. Every step is idempotent, so redelivery after a crash
 // simply repeats the remaining work; the registry entry goes last, so the id cannot be reused
-// while data of the old tenant is still around.
+// while data of the old tenant is still around. The job always ends: COMPLETED, or FAILED
+// with the reason when a step fails for good (anything but a backend outage, which is retried
+// without limit) or on the task's last attempt.
 func (d *TenantDeleter) ProcessTask(ctx context.Context, t *queue.Task) error {
 	var p TenantDeletePayload
 	if err := json.Unmarshal(t.Payload, &p); err != nil || p.TenantID == "" || p.JobID == "" {
 		return fmt.Errorf("bad %s payload %q: %w", TypeTenantDelete, t.Payload, queue.SkipRetry)
 	}
 	_ = d.Jobs.Update(ctx, p.JobID, func(j *Job) { j.Status = StatusRunning })
-	if _, err := d.Blobs.DeletePrefix(ctx, p.TenantID+"/"); err != nil {
-		return fmt.Errorf("delete blobs of tenant %q: %w", p.TenantID, err)
+	err := d.purge(ctx, p.TenantID)
+	switch {
+	case err == nil:
+		return d.Jobs.Update(ctx, p.JobID, func(j *Job) {
+			j.Status = StatusCompleted
+			j.Results = map[string]any{"tenant_id": p.TenantID}
+		})
+	case errors.Is(err, storage.ErrUnavailable) && !queue.LastAttempt(ctx), ctx.Err() != nil:
+		return err // the backend comes back (or the worker stops): the next attempt resumes
+	}
+	if uerr := d.Jobs.Update(context.WithoutCancel(ctx), p.JobID, func(j *Job) {
+		j.Status, j.Error = StatusFailed, &JobError{Code: CodeDeleteFailed, Message: err.Error()}
+	}); uerr != nil {
+		return uerr // the job could not be ended: retry so it is
+	}
+	return fmt.Errorf("%w (%w)", err, queue.SkipRetry)
+}
+
+// CodeDeleteFailed is the error code of a tenant deletion that ended FAILED.
+const CodeDeleteFailed = "DELETE_FAILED"
+
+func (d *TenantDeleter) purge(ctx context.Context, tenantID string) error {
+	if _, err := d.Blobs.DeletePrefix(ctx, tenantID+"/"); err != nil {
+		return fmt.Errorf("delete blobs of tenant %q: %w", tenantID, err)
 	}
 	for _, o := range d.Others {
-		if err := o.PurgeTenant(ctx, p.TenantID); err != nil {
-			return err
+		if err := o.PurgeTenant(ctx, tenantID); err != nil {
+			return fmt.Errorf("delete data of tenant %q: %w", tenantID, err)
 		}
 	}
-	if err := d.Tenants.Purge(ctx, p.TenantID); err != nil {
-		return err
-	}
-	return d.Jobs.Update(ctx, p.JobID, func(j *Job) {
-		j.Status = StatusCompleted
-		j.Results = map[string]any{"tenant_id": p.TenantID}
-	})
+	return d.Tenants.Purge(ctx, tenantID)
 }

@@ -55,7 +55,9 @@ func NewTask(typ string, payload []byte) *Task {
 
 // Handler processes tasks of one type. A nil error completes the task; an error wrapping
 // SkipRetry archives it; any other error schedules a retry with exponential backoff until
-// the task's MaxRetry is used up, after which it is archived. The context is cancelled when
+// the task's MaxRetry is used up, after which it is archived. An error matching
+// storage.ErrUnavailable (a backend outage) is retried without using up MaxRetry, so a task
+// outlives an outage of any length. The context is cancelled when
 // the queue gives up waiting for the handler during Shutdown or Close.
 type Handler interface {
 	ProcessTask(ctx context.Context, t *Task) error

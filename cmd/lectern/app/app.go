@@ -9,19 +9,23 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/course/xsd"
 	"github.com/lectern-lms/lectern/indexer"
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
@@ -43,6 +47,7 @@ import (
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
@@ -57,9 +62,16 @@ type Config struct {
 	SecretKey string
 	BodyLimit int
 	Version   string
+	// RecordBodyLimit bounds xAPI record-store bodies (0: the server's default).
+	RecordBodyLimit int
 
 	PostgresURL string
 	RedisURL    string
+	// QueuePrefix namespaces the queues on Redis ("<prefix>default", "<prefix>index"), so
+	// deployments sharing one Redis never take each other's tasks, as IndexPrefix does for
+	// Elasticsearch. Empty means Elastic.IndexPrefix (and so the plain names when that is
+	// empty too).
+	QueuePrefix string
 	S3          S3Config
 	Elastic     ElasticConfig
 
@@ -76,6 +88,18 @@ type Config struct {
 	XAPIDefaultVersion string
 	// OutboundAllow lists hosts or CIDRs outbound requests may reach although private.
 	OutboundAllow []string
+	// SchemaDir holds XML Schemas (cmi5 CourseStructure.xsd, the SCORM manifest schemas) that
+	// imports validate against when a package does not ship its own; empty means none.
+	SchemaDir string
+
+	// ExtractCommand is the argv of the child process content imports are read in (the
+	// lectern binary's hidden "extract" subcommand); empty reads them in the worker process,
+	// bounded only by content/extract's own limits.
+	ExtractCommand []string
+	// ExtractTimeout and ExtractMemory bound one content item's extraction in that child;
+	// zero means sandbox.DefaultTimeout and sandbox.DefaultMemory.
+	ExtractTimeout time.Duration
+	ExtractMemory  int64
 
 	WorkerConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
@@ -99,6 +123,8 @@ type ElasticConfig struct {
 type EmbeddingsConfig struct {
 	URL, Model, Key string
 }
+
+var queuePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{0,64}$`)
 
 // IndexQueueName is the queue of index tasks, which the indexer role consumes; every other
 // task goes to the default queue, which the worker role consumes.
@@ -153,6 +179,12 @@ func (c Config) Validate() error {
 		if len(missing) > 0 {
 			return fmt.Errorf("the S3 blob store is half configured: %v not set", missing)
 		}
+	}
+	if c.QueuePrefix != "" && c.RedisURL == "" {
+		return errors.New("LECTERN_QUEUE_PREFIX is set but LECTERN_REDIS_URL is not")
+	}
+	if !queuePrefixRE.MatchString(c.QueuePrefix) {
+		return fmt.Errorf("LECTERN_QUEUE_PREFIX %q: use at most 64 letters, digits, '_', '-', '.' and ':'", c.QueuePrefix)
 	}
 	if c.Elastic.IndexPrefix != "" && c.Elastic.URL == "" {
 		return errors.New("LECTERN_ELASTICSEARCH_INDEX_PREFIX is set but LECTERN_ELASTICSEARCH_URL is not")
@@ -236,7 +268,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	// Job queue: Asynq on Redis when configured, else the in-process queue in the record store.
 	switch {
 	case cfg.RedisURL != "":
-		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Concurrency: cfg.WorkerConcurrency,
+		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
+		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
@@ -244,7 +277,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
-		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
@@ -319,20 +352,34 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
-	a.Queue.Handle(contentjob.TypeImport, &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger})
+	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
+	if len(cfg.ExtractCommand) > 0 {
+		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
+			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
+	}
+	a.Queue.Handle(contentjob.TypeImport, importer)
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
+	a.Queue.Handle(postbackjob.TypePostback, &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
+		Settings: a.Settings, Outbound: a.Outbound, Logger: cfg.Logger})
+	var schemaDir fs.FS
+	if cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("schema directory %s is not a readable directory", cfg.SchemaDir)
+		}
+		schemaDir = os.DirFS(cfg.SchemaDir)
+	}
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
-		Settings: a.Settings, Statements: a.Statements})
+		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: scormrt.NewStore(a.Records),
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version})
+		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
 	return a, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	miniogo "github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/blob"
 )
 
@@ -80,12 +81,35 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if !exists {
 		err := client.MakeBucket(ctx, cfg.Bucket, miniogo.MakeBucketOptions{Region: cfg.Region})
-		// Another instance starting at the same time may have won the race.
+		// Another instance starting at the same time may have won the race; whatever the
+		// server answered then (BucketAlreadyOwnedByYou, or an operation-in-progress error
+		// while the winner's request runs), the bucket being there is all that counts.
 		if err != nil && miniogo.ToErrorResponse(err).Code != miniogo.BucketAlreadyOwnedByYou {
-			return nil, fmt.Errorf("minio blob store: creating bucket %s: %w", cfg.Bucket, err)
+			if !s.waitBucket(ctx, cfg.Bucket) {
+				return nil, fmt.Errorf("minio blob store: creating bucket %s: %w", cfg.Bucket, err)
+			}
 		}
 	}
 	return s, nil
+}
+
+// waitBucket reports whether the bucket exists, asking for up to ten seconds while a
+// concurrent creator finishes.
+func (s *Store) waitBucket(ctx context.Context, bucket string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, err := s.client.BucketExists(ctx, bucket); err == nil && ok {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Put implements blob.Store.
@@ -356,11 +380,19 @@ func convertErr(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch miniogo.ToErrorResponse(asResponse(err)).Code {
+	resp := miniogo.ToErrorResponse(asResponse(err))
+	switch resp.Code {
 	case miniogo.NoSuchKey:
 		return fmt.Errorf("%w: %s", blob.ErrNotFound, key)
 	case miniogo.InvalidRange:
 		return fmt.Errorf("%w: %s", blob.ErrInvalidRange, key)
+	}
+	// An unreachable server, or one that says it cannot serve now, is an outage (after
+	// minio-go's own retries): the caller answers 503 or retries the job.
+	switch {
+	case storage.IsConnectionError(err), resp.StatusCode == 502, resp.StatusCode == 503, resp.StatusCode == 504,
+		resp.Code == "SlowDown", resp.Code == "XMinioServerNotInitialized":
+		return fmt.Errorf("minio blob store: %s %s: %w", op, key, storage.Unavailable("minio", err))
 	}
 	return fmt.Errorf("minio blob store: %s %s: %w", op, key, err)
 }

@@ -4,9 +4,15 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/record/sqlrecord"
 )
 
@@ -24,10 +30,26 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect postgres: %w", err)
 	}
-	s, err := sqlrecord.New(ctx, db, sqlrecord.Postgres)
+	s, err := sqlrecord.New(ctx, db, sqlrecord.Postgres, sqlrecord.WithOutage("postgresql", down))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// down reports whether err means the server cannot be reached or cannot serve now: a failed
+// connect, a broken connection, or an answer of SQLSTATE class 08 (connection exception),
+// 57P01-57P03 (shut down, crash recovery, not yet accepting connections) or 53300 (too many
+// connections). Constraint violations and other answers are not outages.
+func down(err error) bool {
+	var ce *pgconn.ConnectError
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+	case errors.As(err, &ce), errors.Is(err, driver.ErrBadConn), storage.IsConnectionError(err):
+		return true
+	}
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }

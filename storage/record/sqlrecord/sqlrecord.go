@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/record"
 )
 
@@ -38,14 +39,38 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	now     func() time.Time
+	// backend and down translate a driver's connection failures into storage.ErrUnavailable
+	// (see WithOutage); nil down translates nothing.
+	backend string
+	down    func(error) bool
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithOutage makes the store report errors for which down is true as an outage of the named
+// backend (a *storage.UnavailableError), so callers answer 503 or retry rather than fail.
+func WithOutage(backend string, down func(error) bool) Option {
+	return func(s *Store) { s.backend, s.down = backend, down }
+}
+
+// dbErr translates a driver error at the edge: an outage becomes a *storage.UnavailableError.
+func (s *Store) dbErr(err error) error {
+	if s.down != nil && err != nil && s.down(err) {
+		return storage.Unavailable(s.backend, err)
+	}
+	return err
 }
 
 var _ record.Store = (*Store)(nil)
 
 // New creates the schema when missing and returns the store. The caller has configured the
 // connection for durability (fsync on commit); Store never buffers writes itself.
-func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+func New(ctx context.Context, db *sql.DB, d Dialect, opts ...Option) (*Store, error) {
 	s := &Store{db: db, dialect: d, now: func() time.Time { return time.Now().UTC() }}
+	for _, o := range opts {
+		o(s)
+	}
 	blob := "BLOB"
 	if d == Postgres {
 		blob = "BYTEA"
@@ -64,7 +89,10 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 			updated BIGINT NOT NULL,
 			PRIMARY KEY (tenant, kind, id))`,
 		`CREATE INDEX IF NOT EXISTS records_by_updated ON records (tenant, kind, updated, id)`,
-		`CREATE INDEX IF NOT EXISTS records_by_parent ON records (tenant, parent_kind, parent_id)`,
+		// Children of one parent in List order: registrations of one course among a million
+		// are a range scan, not a sort. The prefix also serves the cascade of Delete.
+		`CREATE INDEX IF NOT EXISTS records_by_parent_kind ON records (tenant, parent_kind, parent_id, kind, updated, id)`,
+		`DROP INDEX IF EXISTS records_by_parent`,
 		`CREATE INDEX IF NOT EXISTS records_by_key ON records (tenant, kind, rkey, updated, id)`,
 	}
 	if d == Postgres {
@@ -73,12 +101,47 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 		// until autovacuum takes over.
 		stmts = append(stmts, `ANALYZE records`)
 	}
-	for _, q := range stmts {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("create record schema: %w", err)
-		}
+	if err := migrate(ctx, db, d, stmts); err != nil {
+		return nil, s.dbErr(err)
 	}
 	return s, nil
+}
+
+// schemaLockKey is the PostgreSQL advisory lock that serialises schema creation between
+// processes ("lectern" in ASCII). CREATE ... IF NOT EXISTS is not safe against a concurrent
+// creator: two processes starting on a fresh database both pass the check and one fails on
+// pg_type's unique index, so every role starting at once would race without it.
+const schemaLockKey = 0x6c656374657266
+
+// migrate runs the schema statements. On PostgreSQL it holds a session advisory lock on one
+// dedicated connection for the whole run (as migration tools do), so processes that start
+// together create the schema one after the other and the later ones find it there.
+func migrate(ctx context.Context, db *sql.DB, d Dialect, stmts []string) error {
+	if d != Postgres {
+		for _, q := range stmts {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("create record schema: %w", err)
+			}
+		}
+		return nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("create record schema: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(schemaLockKey)); err != nil {
+		return fmt.Errorf("create record schema: lock: %w", err)
+	}
+	// The lock belongs to the session: release it before the connection returns to the pool
+	// (closing the connection would release it too, but a pooled connection stays open).
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(schemaLockKey))
+	for _, q := range stmts {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create record schema: %w", err)
+		}
+	}
+	return nil
 }
 
 // DB exposes the connection pool for backend-specific maintenance and benchmarks.
@@ -140,7 +203,7 @@ func (s *Store) Create(ctx context.Context, r *record.Record) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING`),
 		r.Tenant, r.Kind, r.ID, pk, pid, r.Key, []byte(data), micros(now), micros(now))
 	if err != nil {
-		return fmt.Errorf("create %s %q: %w", r.Kind, r.ID, err)
+		return fmt.Errorf("create %s %q: %w", r.Kind, r.ID, s.dbErr(err))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("%s %q: %w", r.Kind, r.ID, record.ErrConflict)
@@ -180,7 +243,7 @@ func (s *Store) Get(ctx context.Context, tenant, kind, id string) (*record.Recor
 		return nil, fmt.Errorf("%s %q: %w", kind, id, record.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get %s %q: %w", kind, id, err)
+		return nil, fmt.Errorf("get %s %q: %w", kind, id, s.dbErr(err))
 	}
 	return r, nil
 }
@@ -200,7 +263,7 @@ func (s *Store) Update(ctx context.Context, r *record.Record) error {
 		rev = rev + 1, updated = ? WHERE tenant = ? AND kind = ? AND id = ? AND rev = ?`),
 		[]byte(data), r.Key, pk, pid, micros(now), r.Tenant, r.Kind, r.ID, r.Rev)
 	if err != nil {
-		return fmt.Errorf("update %s %q: %w", r.Kind, r.ID, err)
+		return fmt.Errorf("update %s %q: %w", r.Kind, r.ID, s.dbErr(err))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		if _, err := s.Get(ctx, r.Tenant, r.Kind, r.ID); err != nil {
@@ -275,19 +338,19 @@ func (s *Store) List(ctx context.Context, q record.Query) (*record.Page, error) 
 	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+columns+` FROM records WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY updated, id LIMIT ?`), args...)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", q.Kind, err)
+		return nil, fmt.Errorf("list %s: %w", q.Kind, s.dbErr(err))
 	}
 	defer rows.Close()
 	page := &record.Page{}
 	for rows.Next() {
 		r, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", q.Kind, err)
+			return nil, fmt.Errorf("list %s: %w", q.Kind, s.dbErr(err))
 		}
 		page.Records = append(page.Records, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list %s: %w", q.Kind, err)
+		return nil, fmt.Errorf("list %s: %w", q.Kind, s.dbErr(err))
 	}
 	if len(page.Records) > limit {
 		page.Records = page.Records[:limit]
@@ -301,7 +364,7 @@ func (s *Store) List(ctx context.Context, q record.Query) (*record.Page, error) 
 func (s *Store) Delete(ctx context.Context, tenant, kind, id string) error {
 	if kind == "" && id == "" {
 		if _, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM records WHERE tenant = ?`), tenant); err != nil {
-			return fmt.Errorf("delete tenant %q records: %w", tenant, err)
+			return fmt.Errorf("delete tenant %q records: %w", tenant, s.dbErr(err))
 		}
 		return nil
 	}
@@ -316,7 +379,7 @@ func (s *Store) Delete(ctx context.Context, tenant, kind, id string) error {
 		DELETE FROM records WHERE tenant = ? AND (kind, id) IN (SELECT kind, id FROM tree)`),
 		tenant, kind, id, tenant, tenant)
 	if err != nil {
-		return fmt.Errorf("delete %s %q: %w", kind, id, err)
+		return fmt.Errorf("delete %s %q: %w", kind, id, s.dbErr(err))
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("%s %q: %w", kind, id, record.ErrNotFound)

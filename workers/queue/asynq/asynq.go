@@ -22,6 +22,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -155,7 +156,7 @@ func (q *Queue) Enqueue(ctx context.Context, t *queue.Task, opts ...queue.Option
 		return nil, fmt.Errorf("enqueue %s %q: %w", t.Type, o.TaskID, queue.ErrDuplicateTask)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("enqueue %s: %w", t.Type, err)
+		return nil, fmt.Errorf("enqueue %s: %w", t.Type, q.outage(ctx, err))
 	}
 	return fromInfo(info), nil
 }
@@ -191,6 +192,9 @@ func (q *Queue) Start(ctx context.Context) error {
 			now := time.Now()
 			return ceilSecond(now.Add(queue.RetryDelay(base, n))).Sub(now)
 		},
+		// A backend outage is nobody's failure: the task is retried without using up its
+		// budget, so work accepted before or during an outage completes once it is over.
+		IsFailure:                func(err error) bool { return !errors.Is(err, storage.ErrUnavailable) },
 		TaskCheckInterval:        q.cfg.TaskCheckInterval,
 		DelayedTaskCheckInterval: q.cfg.DelayedTaskCheckInterval,
 		ShutdownTimeout:          q.cfg.ShutdownTimeout,
@@ -271,7 +275,7 @@ func (q *Queue) Inspect(ctx context.Context, id string) (*queue.TaskInfo, error)
 		return nil, fmt.Errorf("inspect %q: %w", id, queue.ErrTaskNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("inspect %q: %w", id, err)
+		return nil, fmt.Errorf("inspect %q: %w", id, q.outage(ctx, err))
 	}
 	return fromInfo(info), nil
 }
@@ -296,6 +300,28 @@ func (q *Queue) isClosed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.closed
+}
+
+// outage translates Redis connection failures (and a server that is loading its data or
+// lost its master) into a *storage.UnavailableError, at this edge, so the HTTP layer answers
+// 503 instead of 500. asynq flattens many Redis errors into text ("redis eval error: dial
+// tcp ...: connection refused"), so when the chain says nothing a ping decides.
+func (q *Queue) outage(ctx context.Context, err error) error {
+	down := func(err error) bool {
+		return storage.IsConnectionError(err) || errors.Is(err, redis.ErrPoolTimeout) ||
+			redis.HasErrorPrefix(err, "LOADING") || redis.HasErrorPrefix(err, "MASTERDOWN") || redis.HasErrorPrefix(err, "TRYAGAIN")
+	}
+	if down(err) {
+		return storage.Unavailable("redis", err)
+	}
+	if ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if perr := q.rdb.Ping(pctx).Err(); perr != nil && (down(perr) || errors.Is(perr, context.DeadlineExceeded)) {
+			return storage.Unavailable("redis", err)
+		}
+	}
+	return err
 }
 
 // ceilSecond rounds t up to a whole second. asynq keeps due times as Unix seconds and

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -460,7 +461,9 @@ func (q *Queue) run(r *record.Record, d *taskData) {
 	default:
 		delay := queue.RetryDelay(q.cfg.BaseRetryDelay, d.Retried)
 		d.State, d.ProcessAt, d.LastErr = queue.StateRetry, now.Add(delay), err.Error()
-		d.Retried++
+		if !errors.Is(err, storage.ErrUnavailable) { // an outage does not use up the budget
+			d.Retried++
+		}
 		q.write(r, d, "retry")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -75,6 +76,7 @@ func Run(t *testing.T, b Backend) {
 		{"ProcessIn", testProcessIn},
 		{"RetryWithBackoff", testRetryWithBackoff},
 		{"SkipRetry", testSkipRetry},
+		{"OutageKeepsBudget", testOutageKeepsBudget},
 		{"MaxRetryExhausted", testMaxRetryExhausted},
 		{"UniqueTaskID", testUniqueTaskID},
 		{"DrainOnShutdown", testDrainOnShutdown},
@@ -334,6 +336,29 @@ func testRetryWithBackoff(t *testing.T, b Backend) {
 			t.Errorf("gap before retry %d = %v, want >= %v", n+1, gap, lower)
 		}
 		t.Logf("gap before retry %d: %v (lower bound %v)", n+1, gap, lower)
+	}
+}
+
+// testOutageKeepsBudget: a task whose handler reports a backend outage more often than its
+// retry budget allows still completes once the backend is back, and the outage attempts are
+// not counted as failures.
+func testOutageKeepsBudget(t *testing.T, b Backend) {
+	q := open(t, b, "", Params{})
+	rec := &recorder{result: func(n int) error {
+		if n < 3 {
+			return fmt.Errorf("attempt %d: %w", n+1, storage.Unavailable("testbackend", errors.New("connection refused")))
+		}
+		return nil
+	}}
+	q.Handle("retry:outage", rec)
+	start(t, q)
+	info := enqueue(t, q, queue.NewTask("retry:outage", []byte("p")), queue.MaxRetry(1))
+	done := waitState(t, q, info.ID, queue.StateCompleted, waitFor)
+	if calls, _ := rec.snapshot(); len(calls) != 4 {
+		t.Fatalf("handler ran %d times, want 4 (three outages, then success)", len(calls))
+	}
+	if done.Retried != 0 {
+		t.Errorf("Retried = %d, want 0: outages must not use up the retry budget", done.Retried)
 	}
 }
 

@@ -1,0 +1,262 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// responseGoldenDir holds one file per response type: its status line and the raw body as
+// the server wrote it, with volatile values (ids, secrets, timestamps) replaced by named
+// placeholders. Raw bytes, not a decoded struct: encoding/json decodes member names
+// case-insensitively, so a body with "ID" where the spec says "id" decodes just fine.
+var responseGoldenDir = filepath.Join("testdata", "golden", "responses")
+
+// timestampRE matches an ISO 8601 date-time in a JSON string: with or without fraction and
+// zone (the content service writes UTC without a zone).
+var timestampRE = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"`)
+
+// goldenRecorder collects normalised responses of one mode.
+type goldenRecorder struct {
+	e        *env
+	volatile map[string]string // value → placeholder
+	got      map[string][]byte // response type → golden text
+}
+
+// vary declares value volatile: it appears in golden files as <name>.
+func (g *goldenRecorder) vary(value, name string) {
+	if value == "" {
+		g.e.t.Fatalf("volatile %s is empty", name)
+	}
+	g.volatile[value] = "<" + name + ">"
+}
+
+// record keeps r as the golden text of the response type name.
+func (g *goldenRecorder) record(name string, r resp) {
+	g.e.t.Helper()
+	if _, dup := g.got[name]; dup {
+		g.e.t.Fatalf("response type %s recorded twice", name)
+	}
+	body := r.Body
+	// Longest values first, so a value that contains another is replaced whole.
+	vals := make([]string, 0, len(g.volatile))
+	for v := range g.volatile {
+		vals = append(vals, v)
+	}
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	for _, v := range vals {
+		body = bytes.ReplaceAll(body, []byte(v), []byte(g.volatile[v]))
+	}
+	body = timestampRE.ReplaceAll(body, []byte(`"<time>"`))
+	ct := r.Header.Get("Content-Type")
+	g.got[name] = fmt.Appendf(nil, "%d %s\n%s\n", r.Status, ct, body)
+}
+
+// rawID extracts the string member name of a raw JSON object body, without decoding it
+// into a struct (an exact, case-sensitive match).
+func rawID(t *testing.T, body []byte, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`"` + regexp.QuoteMeta(name) + `":"([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no %q in %s", name, body)
+	}
+	return string(m[1])
+}
+
+// TestResponseGolden calls every operation of the three APIs once with a success answer (and
+// the shared error body once), in both modes, and compares each raw response with
+// testdata/golden/responses/<type>.txt. Both modes must give the same bytes, except
+// readiness, whose backends differ by mode. -update rewrites the files.
+func TestResponseGolden(t *testing.T) {
+	got := map[string]map[string][]byte{} // mode → type → text
+	modelDir, _ := testModelDir(t)
+	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+		mode := path.Base(t.Name())
+		g := &goldenRecorder{e: e, volatile: map[string]string{}, got: map[string][]byte{}}
+		got[mode] = g.got
+		goldenScenario(t, e, g)
+	})
+	if t.Failed() {
+		return
+	}
+	modes := make([]string, 0, len(got))
+	for m := range got {
+		modes = append(modes, m)
+	}
+	sort.Strings(modes)
+	if *update && len(modes) != 2 {
+		t.Fatalf("ran in modes %v; -update needs both embedded and distributed", modes)
+	}
+	names := map[string]bool{}
+	for _, m := range modes {
+		for name, text := range got[m] {
+			file := name
+			if name == "readiness" {
+				file = name + "." + m
+			}
+			names[file] = true
+			p := filepath.Join(responseGoldenDir, file+".txt")
+			if *update {
+				if err := os.MkdirAll(responseGoldenDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, text, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(p)
+			if err != nil {
+				t.Errorf("%v (run go test ./server -run TestResponseGolden -update with both modes to create it)", err)
+				continue
+			}
+			if !bytes.Equal(text, want) {
+				t.Errorf("%s (%s) differs from the response; if the change is intended run go test ./server -run TestResponseGolden -update and review the diff\ngot:\n%s\nwant:\n%s", p, m, text, want)
+			}
+		}
+	}
+	if len(modes) == 2 {
+		for name, a := range got[modes[0]] {
+			if b := got[modes[1]][name]; name != "readiness" && !bytes.Equal(a, b) {
+				t.Errorf("%s: %s and %s differ\n%s:\n%s\n%s:\n%s", name, modes[0], modes[1], modes[0], a, modes[1], b)
+			}
+		}
+	}
+	// A golden file no response produces would never be checked again.
+	files, _ := filepath.Glob(filepath.Join(responseGoldenDir, "*.txt"))
+	for _, p := range files {
+		name := strings.TrimSuffix(filepath.Base(p), ".txt")
+		if !names[name] && !(strings.HasPrefix(name, "readiness.") && len(modes) < 2) {
+			t.Errorf("%s is produced by no response; delete it", p)
+		}
+	}
+}
+
+func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
+	const ten = "golden-shapes"
+	const app = "/api/v1/app_management/tenants"
+	engine := "/engine/api/v1/" + ten
+	th := []string{"tenant_id", ten}
+	ok := func(r resp, status int, what string) resp { t.Helper(); e.expect(r, status, what); return r }
+
+	// Operations.
+	g.record("health", ok(e.do("GET", "/healthz", noAuth, nil), 200, "healthz"))
+	g.record("readiness", ok(e.do("GET", "/readyz", noAuth, nil), 200, "readyz"))
+
+	// Tenants and credentials.
+	r := ok(e.do("POST", app, root, map[string]any{"tenant_id": ten}), 201, "create tenant")
+	g.record("tenant", r)
+	g.record("tenant-list", ok(e.do("GET", app+"?limit=1", root, nil), 200, "list tenants"))
+	// Empty lists are empty arrays, not null.
+	g.record("tenant-list-empty", ok(e.do("GET", app+"?skip=1000000", root, nil), 200, "list tenants past the end"))
+	g.record("credential-list-empty", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list no credentials"))
+	g.record("tenant-update", ok(e.do("PUT", app+"/"+ten, root, map[string]any{"enabled": true}), 200, "update tenant"))
+	r = ok(e.do("POST", app+"/"+ten+"/credentials", root, nil), 201, "create credential")
+	g.vary(rawID(t, r.Body, "key"), "key")
+	g.vary(rawID(t, r.Body, "secret"), "secret")
+	g.record("credential", r)
+	g.record("credential-list", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list credentials"))
+
+	// Errors share one body.
+	g.record("message", ok(e.do("GET", engine+"/courses/nope/title", root, nil), 404, "missing course"))
+
+	// Course engine: configuration.
+	g.record("configuration-list", ok(e.do("GET", engine+"/configuration", root, nil), 200, "tenant configuration"))
+	ok(e.do("PUT", engine+"/configuration/xAPIEnabled", root, map[string]any{"value": "true"}), 204, "enable xAPI")
+	g.record("setting", ok(e.do("GET", engine+"/configuration/xAPIEnabled", root, nil), 200, "tenant setting"))
+
+	// Course engine: import and courses.
+	r = e.upload(ten, "course=golden-course", scorm12Package(t), "course.zip")
+	ok(r, 200, "start import")
+	g.vary(rawID(t, r.Body, "result"), "import-job")
+	g.record("import-job-id", r)
+	if res := e.waitJob(ten, r); res.Status != "COMPLETE" {
+		t.Fatalf("import: %+v", res)
+	}
+	g.record("import-result", ok(e.do("GET", engine+"/courses/importJobs/"+rawID(t, r.Body, "result"), root, nil), 200, "import job"))
+	g.record("course-list", ok(e.do("GET", engine+"/courses", root, nil), 200, "courses"))
+	g.record("course-title", ok(e.do("GET", engine+"/courses/golden-course/title", root, nil), 200, "title"))
+	g.record("course-xapi-activity-id", ok(e.do("GET", engine+"/courses/golden-course/xapiActivityId", root, nil), 200, "activity id"))
+	r = ok(e.do("GET", engine+"/courses/golden-course/preview", root, nil), 200, "preview")
+	link := rawID(t, r.Body, "launchLink")
+	g.vary(link[strings.LastIndex(link, "/")+1:], "launch-token")
+	g.record("launch-link", r)
+	g.record("course-detail", ok(e.do("GET", engine+"/courses/golden-course/detail", root, nil), 200, "detail"))
+	g.record("course-configuration-list", ok(e.do("GET", engine+"/courses/golden-course/configuration", root, nil), 200, "course configuration"))
+	g.record("course-setting", ok(e.do("GET", engine+"/courses/golden-course/configuration/xAPIEnabled", root, nil), 200, "course setting"))
+
+	// Registrations.
+	regs := engine + "/registrations"
+	ok(e.do("POST", regs, root, map[string]any{"courseId": "golden-course", "registrationId": "golden-reg",
+		"xapiRegistrationId": "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60", "learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+	g.record("registration-list-empty", ok(e.do("GET", regs+"?learnerId=nobody", root, nil), 200, "no registrations"))
+	g.record("registration-list", ok(e.do("GET", regs, root, nil), 200, "registrations"))
+	g.record("registration-exists", ok(e.do("GET", regs+"/golden-reg", root, nil), 200, "registration exists"))
+	g.record("registration-last-instance", ok(e.do("GET", regs+"/golden-reg/lastInstance", root, nil), 200, "last instance"))
+	g.record("registration-xapi-registration-id", ok(e.do("GET", regs+"/golden-reg/xapiRegistrationId", root, nil), 200, "xAPI registration id"))
+	g.record("registration-progress", ok(e.do("GET", regs+"/golden-reg/progress", root, nil), 200, "progress"))
+	g.record("registration-progress-detail", ok(e.do("GET", regs+"/golden-reg/progress/detail", root, nil), 200, "progress detail"))
+	g.record("registration-configuration-list", ok(e.do("GET", regs+"/golden-reg/configuration", root, nil), 200, "registration configuration"))
+	g.record("registration-setting", ok(e.do("GET", regs+"/golden-reg/configuration/xAPIEnabled", root, nil), 200, "registration setting"))
+
+	// Content service.
+	g.record("content-list-empty", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "no content"))
+	g.record("course-list-empty", ok(e.do("GET", engine+"/courses?since=2999-01-01", root, nil), 200, "no courses since"))
+	g.record("search-empty", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "nothing").Encode(), root, nil, th...), 200, "search without hits"))
+	r = ok(e.uploadContent(root, ten, "content_id=garden&tag_id=garden", []byte(gardenMarkdown), "garden.md"), 202, "content import")
+	job := rawID(t, r.Body, "id")
+	g.vary(job, "content-job")
+	g.record("job-pending", r)
+	j := e.waitContentJob(ten, r)
+	if j.Status != "COMPLETED" {
+		t.Fatalf("content import: %+v", j)
+	}
+	g.record("job", ok(e.do("GET", "/api/v1/jobs/"+job, root, nil, th...), 200, "job"))
+	// A version without tags has an empty tag list.
+	j = e.waitContentJob(ten, ok(e.uploadContent(root, ten, "content_id=untagged", []byte(gardenMarkdown), "garden.md"), 202, "untagged import"))
+	if j.Status != "COMPLETED" {
+		t.Fatalf("content import: %+v", j)
+	}
+	g.record("content-version-untagged", ok(e.do("GET", "/api/v1/content/untagged/versions/1", root, nil, th...), 200, "untagged version"))
+	g.record("content-list", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "content list"))
+	g.record("content-version", ok(e.do("GET", "/api/v1/content/garden/versions/1", root, nil, th...), 200, "content version"))
+	g.record("content-version-update", ok(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
+	g.record("search-lexical", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "carrots", "content_id", "garden", "version", "1", "return_match", "true").Encode(), root, nil, th...), 200, "search"))
+
+	// Record store.
+	lrsBase := lrs + "/" + ten
+	st := statement("ann@example.com", "completed", "http://example.com/golden/a1")
+	st["result"] = map[string]any{"score": map[string]any{"raw": 7}, "success": true, "completion": true, "duration": "PT1M"}
+	r = ok(e.do("POST", lrsBase+"/statements", root, st, v200...), 200, "post statement")
+	id := strings.Trim(string(regexp.MustCompile(`"[0-9a-f-]{36}"`).Find(r.Body)), `"`)
+	g.vary(id, "statement-id")
+	g.record("xapi-statement-ids", r)
+	g.record("xapi-statement", ok(e.do("GET", lrsBase+"/statements?statementId="+id, root, nil, v200...), 200, "get statement"))
+	g.record("xapi-statement-result-empty", ok(e.do("GET", lrsBase+"/statements?verb="+url.QueryEscape("http://example.com/none"), root, nil, v200...), 200, "query no statements"))
+	g.record("xapi-statement-result", ok(e.do("GET", lrsBase+"/statements?limit=1", root, nil, v200...), 200, "query statements"))
+	agent := url.QueryEscape(`{"mbox":"mailto:ann@example.com"}`)
+	act := url.QueryEscape("http://example.com/golden/a1")
+	state := lrsBase + "/activities/state?activityId=" + act + "&agent=" + agent
+	ok(e.do("PUT", state+"&stateId=bookmark", root, map[string]any{"page": 3}, v200...), 204, "put state")
+	g.record("xapi-document", ok(e.do("GET", state+"&stateId=bookmark", root, nil, v200...), 200, "get state"))
+	g.record("xapi-document-ids", ok(e.do("GET", state, root, nil, v200...), 200, "list state ids"))
+	g.record("xapi-document-ids-empty", ok(e.do("GET", lrsBase+"/activities/profile?activityId="+act, root, nil, v200...), 200, "list no profile ids"))
+	g.record("xapi-activity", ok(e.do("GET", lrsBase+"/activities?activityId="+act, root, nil, v200...), 200, "activity"))
+	g.record("xapi-person", ok(e.do("GET", lrsBase+"/agents?agent="+agent, root, nil, v200...), 200, "agents"))
+	g.record("xapi-about", ok(e.do("GET", lrs+"/about", noAuth, nil), 200, "about"))
+	g.record("xapi-report-results", ok(e.do("GET", lrsBase+"/Report/results?activity="+act, root, nil, v103...), 200, "report results"))
+	g.record("xapi-report-activities", ok(e.do("GET", lrsBase+"/Report/activities", root, nil, v103...), 200, "report activities"))
+	g.record("xapi-report-actors", ok(e.do("GET", lrsBase+"/Report/actors", root, nil, v103...), 200, "report actors"))
+
+	// Deleting the tenant answers its job.
+	r = ok(e.do("DELETE", app+"/"+ten, root, nil), 202, "delete tenant")
+	g.vary(rawID(t, r.Body, "id"), "deletion-job")
+	g.record("job-deletion", r)
+}

@@ -1,0 +1,219 @@
+// Package postbackjob delivers registration reports (post-backs) to the URL a registration or
+// its configuration names, through the job queue: at least once, retried with the queue's
+// exponential backoff until the receiver answers 2xx, and only to destinations the outbound
+// policy allows (the SSRF guard). Each delivery sends the registration's state at the time
+// of sending, so a redelivered or late task never reports something older than the last
+// one did.
+package postbackjob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/postback"
+	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// TypePostback is the task type of one delivery.
+const TypePostback = "registration:postback"
+
+// The settings that name a registration's post-back when its postBack override does not.
+const (
+	SettingURL      = "ApiRollupRegistrationPostBackUrl"
+	SettingAuthType = "ApiRollupRegistrationAuthType"
+	SettingUser     = "ApiRollupRegistrationAuthUser"
+	SettingPassword = "ApiRollupRegistrationAuthPassword"
+	SettingFormat   = "ApiRollupRegistrationFormat"
+)
+
+// Payload names the registration whose report is due.
+type Payload struct {
+	Tenant         string `json:"tenant"`
+	RegistrationID string `json:"registrationId"`
+	// JSON asks for the JSON report instead of the XML one.
+	JSON bool `json:"json,omitempty"`
+}
+
+// StateSource reads the run-time state of a registration instance, for the ACTIVITY and
+// FULL reports. A nil StateSource reports every activity as untracked.
+type StateSource interface {
+	State(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (rollup.State, error)
+}
+
+// Handler delivers post-backs.
+type Handler struct {
+	Registrations *registration.Store
+	Courses       *course.Store
+	Settings      *settings.Store
+	Outbound      *outbound.Client
+	State         StateSource
+	Logger        *slog.Logger
+}
+
+// Enqueue schedules a delivery of the registration's report.
+func Enqueue(ctx context.Context, q queue.Queue, p Payload) error {
+	b, _ := json.Marshal(p)
+	_, err := q.Enqueue(ctx, queue.NewTask(TypePostback, b))
+	return err
+}
+
+// ProcessTask implements queue.Handler.
+func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
+	var p Payload
+	if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" || p.RegistrationID == "" {
+		return fmt.Errorf("bad %s payload %q: %w", TypePostback, t.Payload, queue.SkipRetry)
+	}
+	reg, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
+	if errors.Is(err, registration.ErrNotFound) {
+		// Deleted since: nothing to report, and nothing will ever be.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	target, err := h.target(ctx, p.Tenant, reg)
+	if err != nil {
+		return err
+	}
+	if target.URL == "" {
+		return nil
+	}
+	target.JSON = p.JSON
+	rep, err := h.report(ctx, p.Tenant, reg, target.Format)
+	if err != nil {
+		return err
+	}
+	req, err := postback.Build(target, rep)
+	if errors.Is(err, postback.ErrInvalid) {
+		return fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
+	}
+	if err != nil {
+		return err
+	}
+	return h.send(ctx, reg.ID, req)
+}
+
+// target is the registration's postBack override when it names a URL, else the
+// ApiRollupRegistration* settings of its cascade.
+func (h *Handler) target(ctx context.Context, tenant string, reg *registration.Registration) (postback.Target, error) {
+	if pb := reg.PostBack; pb != nil && pb.URL != "" {
+		pw, err := h.Registrations.PostBackPassword(reg)
+		if err != nil {
+			return postback.Target{}, err
+		}
+		return postback.Target{URL: pb.URL, AuthType: pb.AuthType, UserName: pb.UserName, Password: pw,
+			Format: postback.Format(pb.ResultsFormat), SigningKey: signingKey(pw)}, nil
+	}
+	layers := make([]settings.Layer, 0, 3)
+	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
+		l, err := h.Settings.Layer(ctx, tenant, sc)
+		if err != nil {
+			return postback.Target{}, err
+		}
+		layers = append(layers, l)
+	}
+	cat := h.Settings.Catalogue()
+	var t postback.Target
+	var format string
+	for id, dst := range map[string]*string{SettingURL: &t.URL, SettingAuthType: &t.AuthType, SettingUser: &t.UserName,
+		SettingPassword: &t.Password, SettingFormat: &format} {
+		v, err := cat.Resolve(id, layers...)
+		if err != nil {
+			return postback.Target{}, err
+		}
+		*dst = v
+	}
+	t.Format = postback.Format(strings.ToUpper(format))
+	t.SigningKey = signingKey(t.Password)
+	return t, nil
+}
+
+// signingKey is the HMAC key of the signature header: the post-back password, which the
+// receiver already knows; without a password there is no signature.
+func signingKey(password string) []byte {
+	if password == "" {
+		return nil
+	}
+	return []byte(password)
+}
+
+func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format) (postback.Report, error) {
+	in := reg.Current()
+	rep := postback.Report{Registration: reg, Instance: in.Number, Progress: in.Progress, Updated: reg.Updated}
+	if f == "" || f == postback.Course {
+		return rep, nil
+	}
+	v, err := h.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
+	if errors.Is(err, course.ErrCourseNotFound) {
+		return rep, fmt.Errorf("registration '%s': %v: %w", reg.ID, err, queue.SkipRetry)
+	}
+	if err != nil {
+		return rep, err
+	}
+	var state rollup.State
+	if h.State != nil {
+		if state, err = h.State.State(ctx, tenant, reg, in); err != nil {
+			return rep, err
+		}
+	}
+	layers := make([]settings.Layer, 0, 3)
+	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
+		l, err := h.Settings.Layer(ctx, tenant, sc)
+		if err != nil {
+			return rep, err
+		}
+		layers = append(layers, l)
+	}
+	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return h.Settings.Catalogue().Resolve(id, layers...) })
+	if err != nil {
+		return rep, err
+	}
+	res := rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
+	rep.Details = res.Details(v.Package, state, reg.ForCredit)
+	return rep, nil
+}
+
+func (h *Handler) send(ctx context.Context, regID string, r *postback.Request) error {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return fmt.Errorf("post-back of '%s': %v: %w", regID, err, queue.SkipRetry)
+	}
+	req.Header = r.Header.Clone()
+	start := time.Now()
+	resp, err := h.Outbound.Do(req)
+	if errors.Is(err, outbound.ErrBlocked) || errors.Is(err, outbound.ErrBadURL) {
+		// A destination the policy refuses stays refused: retrying cannot help.
+		h.log().Warn("post-back refused by the outbound policy", "registration", regID, "error", err)
+		return fmt.Errorf("post-back of '%s': %v: %w", regID, err, queue.SkipRetry)
+	}
+	if err != nil {
+		return fmt.Errorf("post-back of '%s': %w", regID, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("post-back of '%s': the receiver answered %d", regID, resp.StatusCode)
+	}
+	h.log().Info("post-back delivered", "registration", regID, "status", resp.StatusCode, "duration_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+func (h *Handler) log() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}

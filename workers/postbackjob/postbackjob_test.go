@@ -1,0 +1,266 @@
+package postbackjob_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/postback"
+	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
+	"github.com/lectern-lms/lectern/course/rollup/rolluptest"
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/record/recordstores"
+	"github.com/lectern-lms/lectern/workers/outbound"
+	"github.com/lectern-lms/lectern/workers/postbackjob"
+	"github.com/lectern-lms/lectern/workers/queue"
+	"github.com/lectern-lms/lectern/workers/queue/inproc"
+)
+
+// received is one request a receiver got.
+type received struct {
+	contentType, auth, signature string
+	form                         url.Values
+	body                         []byte
+}
+
+// receiver is a post-back target on loopback that answers fail times with 500 first.
+type receiver struct {
+	mu   sync.Mutex
+	got  []received
+	fail int
+	srv  *httptest.Server
+}
+
+func newReceiver(t *testing.T, fail int) *receiver {
+	rc := &receiver{fail: fail}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		g := received{contentType: r.Header.Get("Content-Type"), auth: r.Header.Get("Authorization"),
+			signature: r.Header.Get(postback.SignatureHeader), body: body}
+		if strings.HasPrefix(g.contentType, "application/x-www-form-urlencoded") {
+			g.form, _ = url.ParseQuery(string(body))
+		}
+		rc.got = append(rc.got, g)
+		if rc.fail > 0 {
+			rc.fail--
+			w.WriteHeader(500)
+			return
+		}
+		w.WriteHeader(200)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// fixedState is the run-time state of the rolluptest course for every registration.
+type fixedState struct{ state rollup.State }
+
+func (f fixedState) State(context.Context, string, *registration.Registration, registration.Instance) (rollup.State, error) {
+	return f.state, nil
+}
+
+type world struct {
+	h    *postbackjob.Handler
+	regs *registration.Store
+	set  *settings.Store
+}
+
+func newWorld(t *testing.T, be recordstores.Backend, allow []string) *world {
+	records := be.Open(t)
+	ctx := context.Background()
+	sealer, err := settings.NewSealer("test-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	courses := course.NewStore(records)
+	pkg, state := rolluptest.SCORM2004()
+	if _, err := courses.AddVersion(ctx, "acme", &course.Version{CourseID: "safety", Title: pkg.Title, Standard: pkg.Standard, Package: pkg, JobID: "job-1"}, false); err != nil {
+		t.Fatal(err)
+	}
+	ob, err := outbound.New(outbound.Config{Allow: allow, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{regs: registration.NewStore(records, sealer), set: settings.NewStore(records, settings.Default(), sealer)}
+	w.h = &postbackjob.Handler{Registrations: w.regs, Courses: courses, Settings: w.set, Outbound: ob, State: fixedState{state}}
+	return w
+}
+
+func (w *world) register(t *testing.T, id string, pb *registration.PostBack) {
+	q := registration.CreateRequest{ID: id, CourseID: "safety", Learner: registration.Learner{ID: "ann", FirstName: "Ann", LastName: "Lee"}, ForCredit: true, PostBack: pb}
+	if err := q.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.regs.Create(context.Background(), "acme", q, 0, registration.CourseRef{Title: "Workplace Safety", Standard: "SCORM_2004_4TH_EDITION"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.regs.UpdateProgress(context.Background(), "acme", id, -1, func(p *registration.Progress) error {
+		p.Completion, p.Success = registration.Completed, registration.Passed
+		s := 90.0
+		p.ScoreScaled, p.TotalSecondsTracked = &s, 754
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func task(p postbackjob.Payload) *queue.Task {
+	b, _ := json.Marshal(p)
+	return queue.NewTask(postbackjob.TypePostback, b)
+}
+
+func TestDelivery(t *testing.T) {
+	for _, be := range recordstores.All() {
+		t.Run(be.Name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newWorld(t, be, []string{"127.0.0.1/32"})
+
+			// A registration's own postBack: FORM with the report in field data, COURSE format,
+			// signed with the password.
+			rc := newReceiver(t, 0)
+			w.register(t, "form-course", &registration.PostBack{URL: rc.srv.URL + "/pb", UserName: "lms", Password: "s3cret"})
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "form-course"})); err != nil {
+				t.Fatal(err)
+			}
+			got := rc.requests()
+			if len(got) != 1 {
+				t.Fatalf("%d requests", len(got))
+			}
+			g := got[0]
+			data := g.form.Get("data")
+			if g.form.Get("username") != "lms" || g.form.Get("password") != "s3cret" || !strings.Contains(data, "<registrationreport") ||
+				!strings.Contains(data, `regid="form-course"`) || strings.Contains(data, "<activity ") {
+				t.Errorf("FORM COURSE post-back: %+v", g)
+			}
+			if !postback.Verify([]byte("s3cret"), g.body, g.signature) {
+				t.Errorf("signature %q does not verify over the body", g.signature)
+			}
+
+			// HTTPBASIC with the ACTIVITY report as the body.
+			rc = newReceiver(t, 0)
+			w.register(t, "basic-activity", &registration.PostBack{URL: rc.srv.URL, AuthType: "HTTPBASIC", UserName: "lms", Password: "pw", ResultsFormat: "ACTIVITY"})
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "basic-activity"})); err != nil {
+				t.Fatal(err)
+			}
+			g = rc.requests()[0]
+			if g.auth != "Basic "+base64.StdEncoding.EncodeToString([]byte("lms:pw")) || !strings.HasPrefix(g.contentType, "text/xml") ||
+				!strings.Contains(string(g.body), "<activity ") || strings.Contains(string(g.body), "<runtime>") {
+				t.Errorf("HTTPBASIC ACTIVITY post-back: %s %s %s", g.auth, g.contentType, g.body)
+			}
+
+			// No postBack: the ApiRollupRegistration* settings decide (FULL at tenant level,
+			// the URL, user and password at course level), and JSON on request.
+			rc = newReceiver(t, 0)
+			for _, s := range []struct {
+				scope  settings.Scope
+				id, to string
+			}{
+				{settings.TenantScope, "ApiRollupRegistrationFormat", "full"},
+				{settings.TenantScope, "ApiRollupRegistrationAuthType", "httpbasic"},
+				{settings.CourseScope("safety"), "ApiRollupRegistrationPostBackUrl", rc.srv.URL + "/full"},
+				{settings.CourseScope("safety"), "ApiRollupRegistrationAuthUser", "course-user"},
+				{settings.CourseScope("safety"), "ApiRollupRegistrationAuthPassword", "course-pw"},
+			} {
+				if err := w.set.Set(ctx, "acme", s.scope, s.id, s.to); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.register(t, "by-settings", nil)
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "by-settings"})); err != nil {
+				t.Fatal(err)
+			}
+			g = rc.requests()[0]
+			if g.auth != "Basic "+base64.StdEncoding.EncodeToString([]byte("course-user:course-pw")) || !strings.Contains(string(g.body), "<runtime>") {
+				t.Errorf("FULL post-back from settings: %s %s", g.auth, g.body)
+			}
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "by-settings", JSON: true})); err != nil {
+				t.Fatal(err)
+			}
+			g = rc.requests()[1]
+			var js map[string]any
+			if g.contentType != "application/json" || json.Unmarshal(g.body, &js) != nil {
+				t.Errorf("JSON post-back: %s %s", g.contentType, g.body)
+			}
+			// The same id in another tenant is another (missing) registration: nothing is sent.
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "other", RegistrationID: "by-settings"})); err != nil || len(rc.requests()) != 2 {
+				t.Errorf("registration of another tenant: %v, %d requests", err, len(rc.requests()))
+			}
+
+			// A failing receiver makes the task fail (the queue retries it), and it is not
+			// marked permanent.
+			rc = newReceiver(t, 1)
+			w.register(t, "flaky", &registration.PostBack{URL: rc.srv.URL})
+			err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "flaky"}))
+			if err == nil || errors.Is(err, queue.SkipRetry) {
+				t.Errorf("500 from the receiver: %v", err)
+			}
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "flaky"})); err != nil {
+				t.Errorf("retry: %v", err)
+			}
+
+			// Refused by the SSRF guard: permanent, and nothing reaches the receiver.
+			guarded := newWorld(t, be, nil)
+			rc = newReceiver(t, 0)
+			guarded.register(t, "private", &registration.PostBack{URL: rc.srv.URL})
+			if err := guarded.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "private"})); !errors.Is(err, queue.SkipRetry) {
+				t.Errorf("loopback destination without allowance: %v", err)
+			}
+			if n := len(rc.requests()); n != 0 {
+				t.Errorf("a refused destination got %d requests", n)
+			}
+
+			// Bad payloads are not retried; a deleted registration has nothing to send.
+			if err := w.h.ProcessTask(ctx, queue.NewTask(postbackjob.TypePostback, []byte("{"))); !errors.Is(err, queue.SkipRetry) {
+				t.Errorf("bad payload: %v", err)
+			}
+			if err := w.h.ProcessTask(ctx, task(postbackjob.Payload{Tenant: "acme", RegistrationID: "gone"})); err != nil {
+				t.Errorf("deleted registration: %v", err)
+			}
+		})
+	}
+}
+
+// TestThroughTheQueue delivers through the in-process queue with its backoff: a receiver
+// that fails twice gets the report on the third attempt.
+func TestThroughTheQueue(t *testing.T) {
+	be := recordstores.All()[0]
+	w := newWorld(t, be, []string{"127.0.0.1/32"})
+	rc := newReceiver(t, 2)
+	w.register(t, "r1", &registration.PostBack{URL: rc.srv.URL})
+	q := inproc.New(be.Open(t), inproc.Config{Concurrency: 1, BaseRetryDelay: 20 * time.Millisecond})
+	q.Handle(postbackjob.TypePostback, w.h)
+	ctx := context.Background()
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Shutdown(ctx) })
+	if err := postbackjob.Enqueue(ctx, q, postbackjob.Payload{Tenant: "acme", RegistrationID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(rc.requests()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d attempts reached the receiver", len(rc.requests()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
