@@ -1,6 +1,7 @@
 package course
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -19,6 +20,8 @@ type LaunchClaims struct {
 	ForceReview    bool   `json:"fr,omitempty"`
 	StartSco       string `json:"s,omitempty"`
 	RedirectOnExit string `json:"x,omitempty"`
+	// Nonce makes a link single-use: the player consumes it on the first launch.
+	Nonce string `json:"n,omitempty"`
 }
 
 // ErrBadLaunchToken means a launch token is forged, malformed or expired.
@@ -26,11 +29,12 @@ var ErrBadLaunchToken = errors.New("invalid or expired launch link")
 
 // LaunchSigner signs launch tokens, so a link works without credentials but cannot be altered
 // to reach another course, registration or tenant.
-type LaunchSigner struct{ s *signed.Signer }
+type LaunchSigner struct{ s, session, fetch *signed.Signer }
 
-// NewLaunchSigner derives the signing key from the deployment's secret key.
+// NewLaunchSigner derives the signing keys from the deployment's secret key.
 func NewLaunchSigner(secret string) *LaunchSigner {
-	return &LaunchSigner{s: signed.New(secret, "lectern launch v1")}
+	return &LaunchSigner{s: signed.New(secret, "lectern launch v1"), session: signed.New(secret, "lectern player session v1"),
+		fetch: signed.New(secret, "lectern cmi5 fetch v1")}
 }
 
 // Sign returns the token for c.
@@ -43,6 +47,60 @@ func (s *LaunchSigner) Verify(token string, now time.Time) (*LaunchClaims, error
 		return nil, ErrBadLaunchToken
 	}
 	if c.Expires != 0 && now.Unix() > c.Expires {
+		return nil, ErrBadLaunchToken
+	}
+	return &c, nil
+}
+
+// SessionClaims name one launched player session: what the player page, the course files and
+// the runtime endpoint of that launch may reach. A launch link is exchanged for a session at
+// launch, so a single-use link can be consumed while the session keeps working.
+type SessionClaims struct {
+	Tenant         string `json:"t"`
+	CourseID       string `json:"c"`
+	Version        int    `json:"v"`
+	RegistrationID string `json:"r,omitempty"`
+	// Instance and InstanceKey name the registration instance the session tracks.
+	Instance    int    `json:"i,omitempty"`
+	InstanceKey string `json:"k,omitempty"`
+	// Preview sessions run the content without storing anything.
+	Preview        bool   `json:"p,omitempty"`
+	ForceReview    bool   `json:"fr,omitempty"`
+	StartSco       string `json:"s,omitempty"`
+	RedirectOnExit string `json:"x,omitempty"`
+	Expires        int64  `json:"e"`
+}
+
+// SignSession returns the token of a player session.
+func (s *LaunchSigner) SignSession(c SessionClaims) string { return s.session.Sign(c) }
+
+// VerifySession checks a session token's signature and expiry at now.
+func (s *LaunchSigner) VerifySession(token string, now time.Time) (*SessionClaims, error) {
+	var c SessionClaims
+	if s.session.Open(token, &c) != nil || c.Expires == 0 || now.Unix() > c.Expires {
+		return nil, ErrBadLaunchToken
+	}
+	return &c, nil
+}
+
+// FetchClaims are what a cmi5 fetch URL grants: one record-store credential for the learner,
+// once (the nonce is consumed on use), until Expires.
+type FetchClaims struct {
+	Tenant         string          `json:"t"`
+	RegistrationID string          `json:"r,omitempty"`
+	Actor          json.RawMessage `json:"a"`
+	ActorIFI       string          `json:"i"`
+	Nonce          string          `json:"n"`
+	Expires        int64           `json:"e"`
+}
+
+// SignFetch returns the token of a cmi5 fetch URL.
+func (s *LaunchSigner) SignFetch(c FetchClaims) string { return s.fetch.Sign(c) }
+
+// VerifyFetch checks a fetch token's signature and expiry at now.
+func (s *LaunchSigner) VerifyFetch(token string, now time.Time) (*FetchClaims, error) {
+	var c FetchClaims
+	if s.fetch.Open(token, &c) != nil || c.Nonce == "" || now.Unix() > c.Expires {
 		return nil, ErrBadLaunchToken
 	}
 	return &c, nil

@@ -288,3 +288,20 @@ printf '%s\n' "$out" | awk '
     printf "|%s|%s:|%s:|%s:|%s:|%s:|\n", "------------------------", "----------------", "----------------", "----------------", "---------", "---------"
     for (i = 1; i <= n; i++) print row[i]
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Player runtime commits (issue 11): server BenchmarkPlayerCommit, 200 simulated learners
+# committing SCORM 1.2 data through HTTP on both backends and against a bare Fiber handler doing
+# the same I/O-free work (parse and validate). "paced": each learner commits every 500 ms
+# (400 commits/s; target p99 <= 20 ms); "saturated": back to back (throughput).
+cmd=(go test -run='^$' -bench='^BenchmarkPlayerCommit$' -benchtime="${PLAYER_BENCHTIME:-2000x}" ./server/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkPlayerCommit/' | awk '
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkPlayerCommit\//, "", name)
+    for (i = 2; i <= NF; i++) { if ($i == "commits/s") cps = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
+    rows[++n] = sprintf("| %-24s | %10.0f | %10.2f | %10.2f |", name, cps, p50, p99) }
+  END {
+    printf "| %-24s | %10s | %10s | %10s |\n", "player commit", "commits/s", "p50 ms", "p99 ms"
+    printf "|%s|%s:|%s:|%s:|\n", "--------------------------", "------------", "------------", "------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'

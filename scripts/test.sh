@@ -14,6 +14,8 @@ export LECTERN_TEST_MODEL_DIR
 # shellcheck disable=SC1091
 . "${LECTERN_CACHE:-$HOME/.cache/lectern}/run/env"
 
+echo "== player assets"; scripts/player-assets.sh
+echo "== chromium (player browser tests)"; scripts/install-chromium.sh
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
@@ -30,7 +32,8 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
   lrs/xapi:FuzzParseStatements content/analysis:FuzzTokens content/extract:FuzzHTML \
   content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
-  content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate; do
+  content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate \
+  course/runtime:FuzzParseCommit; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }

@@ -333,6 +333,9 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 		}
 		if v.Package != nil && v.Package.Root != nil {
 			sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return sum, nil
@@ -374,6 +377,11 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	}
 	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, courseRef(latest)); err != nil {
 		return err
+	}
+	for _, in := range reg.Instances {
+		if err := s.deps.Runtime.DeleteInstance(ctx, tenantOf(c), reg.ID, in.Key); err != nil {
+			return err
+		}
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }

@@ -73,6 +73,7 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putCourseSetting)
 
 	s.registerRegistrations(engine)
+	s.registerPlayer(engine)
 	s.registerContent()
 	s.registerLRS()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
@@ -52,6 +53,8 @@ type Deps struct {
 	// Registrations keeps registrations, their instances and progress.
 	Registrations *registration.Store
 	Launch        *course.LaunchSigner
+	// Runtime keeps the SCORM run-time data the player commits.
+	Runtime *scormrt.Store
 	// Content holds content items and versions; Index is the content search index.
 	Content *content.Store
 	Index   indexer.Index

@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/course/xsd"
 	"github.com/lectern-lms/lectern/indexer"
@@ -374,6 +375,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
+		Runtime: scormrt.NewStore(a.Records),
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,

@@ -1,0 +1,312 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lectern-lms/lectern/course/registration"
+)
+
+// Status is the runtime's view of an activity in the 2004 vocabulary: SCORM 1.2's one
+// lesson_status split into completion and success.
+type Status struct {
+	Completion string // completed, incomplete, not attempted, unknown
+	Success    string // passed, failed, unknown
+}
+
+// Status returns the activity's completion and success as the content reported them.
+// lesson_status passed and failed imply completed; browsed counts as incomplete.
+func (r *Record) Status() Status {
+	v := r.Values
+	if r.Dialect == SCORM2004 {
+		st := Status{Completion: v["cmi.completion_status"], Success: v["cmi.success_status"]}
+		if st.Completion == "" {
+			st.Completion = "unknown"
+		}
+		if st.Success == "" {
+			st.Success = "unknown"
+		}
+		return st
+	}
+	switch v["cmi.core.lesson_status"] {
+	case "passed":
+		return Status{"completed", "passed"}
+	case "failed":
+		return Status{"completed", "failed"}
+	case "completed":
+		return Status{"completed", "unknown"}
+	case "incomplete", "browsed":
+		return Status{"incomplete", "unknown"}
+	case "not attempted":
+		return Status{"not attempted", "unknown"}
+	}
+	return Status{"unknown", "unknown"}
+}
+
+// Get returns the value of one element under either dialect's name: the 2004 name, or the
+// 1.2 name when the record is SCORM 1.2 (element12 may be "").
+func (r *Record) get(element2004, element12 string) string {
+	if r.Dialect == SCORM2004 {
+		return r.Values[element2004]
+	}
+	if element12 == "" {
+		return ""
+	}
+	return r.Values[element12]
+}
+
+// ScoreScaled returns the scaled score (-1..1): cmi.score.scaled for 2004; for 1.2 the raw
+// score within min..max (0..100 when unset). ok is false when no score was reported.
+func (r *Record) ScoreScaled() (float64, bool) {
+	if r.Dialect == SCORM2004 {
+		f, err := strconv.ParseFloat(r.Values["cmi.score.scaled"], 64)
+		return f, err == nil
+	}
+	raw, err := strconv.ParseFloat(r.Values["cmi.core.score.raw"], 64)
+	if err != nil {
+		return 0, false
+	}
+	lo, hi := 0.0, 100.0
+	if f, err := strconv.ParseFloat(r.Values["cmi.core.score.min"], 64); err == nil {
+		lo = f
+	}
+	if f, err := strconv.ParseFloat(r.Values["cmi.core.score.max"], 64); err == nil {
+		hi = f
+	}
+	if hi <= lo {
+		return 0, false
+	}
+	return math.Max(0, math.Min(1, (raw-lo)/(hi-lo))), true
+}
+
+// TotalSeconds is the learner's total time in the activity as the content's API computed it
+// (total_time of the last terminating commit), in seconds.
+func (r *Record) TotalSeconds() float64 {
+	if r.Dialect == SCORM2004 {
+		return DurationSeconds(r.Values["cmi.total_time"])
+	}
+	return TimespanSeconds(r.Values["cmi.core.total_time"])
+}
+
+var durationPartsRE = regexp.MustCompile(`(\d+(?:\.\d+)?)([YMDHS])`)
+
+// DurationSeconds converts an ISO 8601 duration (SCORM 2004 timeinterval) to seconds; years
+// and months count as 365 and 30 days. Anything unparsable is 0.
+func DurationSeconds(d string) float64 {
+	if !durationRE.MatchString(d) {
+		return 0
+	}
+	date, tpart, _ := strings.Cut(strings.TrimPrefix(d, "P"), "T")
+	var s float64
+	for _, m := range durationPartsRE.FindAllStringSubmatch(date, -1) {
+		f, _ := strconv.ParseFloat(m[1], 64)
+		s += f * map[string]float64{"Y": 365 * 86400, "M": 30 * 86400, "D": 86400}[m[2]]
+	}
+	for _, m := range durationPartsRE.FindAllStringSubmatch(tpart, -1) {
+		f, _ := strconv.ParseFloat(m[1], 64)
+		s += f * map[string]float64{"H": 3600, "M": 60, "S": 1}[m[2]]
+	}
+	return s
+}
+
+// TimespanSeconds converts a SCORM 1.2 CMITimespan (HHHH:MM:SS.SS) to seconds; 0 when unparsable.
+func TimespanSeconds(t string) float64 {
+	if !timespan12RE.MatchString(t) {
+		return 0
+	}
+	p := strings.Split(t, ":")
+	h, _ := strconv.ParseFloat(p[0], 64)
+	m, _ := strconv.ParseFloat(p[1], 64)
+	s, _ := strconv.ParseFloat(p[2], 64)
+	return h*3600 + m*60 + s
+}
+
+// FormatDuration writes seconds as the engine API writes durations: HHHH:MM:SS.
+func FormatDuration(sec float64) string {
+	n := int64(sec)
+	return fmt.Sprintf("%04d:%02d:%02d", n/3600, n/60%60, n%60)
+}
+
+// Apply copies the stored data into the progress detail's runtime of the activity.
+func (r *Record) Apply(rt *registration.Runtime) {
+	st := r.Status()
+	rt.CompletionStatus, rt.SuccessStatus = st.Completion, st.Success
+	rt.Location = r.get("cmi.location", "cmi.core.lesson_location")
+	rt.SuspendData = r.Values["cmi.suspend_data"]
+	rt.ProgressMeasure = r.get("cmi.progress_measure", "")
+	rt.ScoreRaw = r.get("cmi.score.raw", "cmi.core.score.raw")
+	rt.ScoreMin = r.get("cmi.score.min", "cmi.core.score.min")
+	rt.ScoreMax = r.get("cmi.score.max", "cmi.core.score.max")
+	if f, ok := r.ScoreScaled(); ok {
+		rt.ScoreScaled = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if exit := r.get("cmi.exit", "cmi.core.exit"); exit != "" {
+		rt.Exit = exit
+	}
+	if rt.Exit == "suspend" {
+		rt.Entry = "resume"
+	}
+	rt.TotalTime = FormatDuration(r.TotalSeconds())
+	if r.Dialect == SCORM2004 {
+		if v := r.Values["cmi.learner_preference.language"]; v != "" {
+			rt.LearnerPreference.Language = v
+		}
+	} else if v := r.Values["cmi.student_preference.language"]; v != "" {
+		rt.LearnerPreference.Language = v
+	}
+	rt.RuntimeInteractions = r.interactions()
+	rt.RuntimeObjectives = r.objectives()
+}
+
+// collection groups "<prefix>.<n>.<rest>" elements by index n, in index order.
+func (r *Record) collection(prefix string) []map[string]string {
+	byIndex := map[int]map[string]string{}
+	for k, v := range r.Values {
+		rest, ok := strings.CutPrefix(k, prefix+".")
+		if !ok {
+			continue
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil {
+			continue
+		}
+		if byIndex[n] == nil {
+			byIndex[n] = map[string]string{}
+		}
+		byIndex[n][field] = v
+	}
+	keys := make([]int, 0, len(byIndex))
+	for n := range byIndex {
+		keys = append(keys, n)
+	}
+	sort.Ints(keys)
+	out := make([]map[string]string, 0, len(keys))
+	for _, n := range keys {
+		out = append(out, byIndex[n])
+	}
+	return out
+}
+
+// subList returns the values of "<name>.<n>.<field>" entries of one collection item, in order.
+func subList(item map[string]string, name, field string) []string {
+	type kv struct {
+		n int
+		v string
+	}
+	var vs []kv
+	for k, v := range item {
+		rest, ok := strings.CutPrefix(k, name+".")
+		if !ok {
+			continue
+		}
+		idx, f, _ := strings.Cut(rest, ".")
+		if n, err := strconv.Atoi(idx); err == nil && f == field {
+			vs = append(vs, kv{n, v})
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].n < vs[j].n })
+	out := make([]string, 0, len(vs))
+	for _, e := range vs {
+		out = append(out, e.v)
+	}
+	return out
+}
+
+func (r *Record) interactions() []map[string]any {
+	out := []map[string]any{}
+	for _, it := range r.collection("cmi.interactions") {
+		m := map[string]any{"id": it["id"], "type": it["type"], "weighting": it["weighting"], "result": it["result"],
+			"latency": it["latency"], "description": it["description"],
+			"objectives": subList(it, "objectives", "id"), "correctResponses": subList(it, "correct_responses", "pattern")}
+		if r.Dialect == SCORM2004 {
+			m["timestamp"], m["learnerResponse"] = it["timestamp"], it["learner_response"]
+		} else {
+			m["timestamp"], m["learnerResponse"] = it["time"], it["student_response"]
+			m["latency"] = FormatDuration(TimespanSeconds(it["latency"]))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (r *Record) objectives() []map[string]string {
+	out := []map[string]string{}
+	for _, o := range r.collection("cmi.objectives") {
+		m := map[string]string{"id": o["id"], "scoreRaw": o["score.raw"], "scoreMin": o["score.min"], "scoreMax": o["score.max"],
+			"scoreScaled": o["score.scaled"], "successStatus": o["success_status"], "completionStatus": o["completion_status"],
+			"progressMeasure": o["progress_measure"], "description": o["description"]}
+		if r.Dialect != SCORM2004 {
+			st := (&Record{Dialect: SCORM12, Values: Values{"cmi.core.lesson_status": o["status"]}}).Status()
+			m["successStatus"], m["completionStatus"] = st.Success, st.Completion
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Launch is what the LMS tells a SCO at launch.
+type Launch struct {
+	LearnerID, LearnerName string
+	Credit                 bool
+	// Review launches in review mode (forceReview): the content may show but not change.
+	Review          bool
+	LaunchData      string
+	MaxTimeAllowed  string
+	TimeLimitAction string
+	// MasteryScore is SCORM 1.2's (0-100); ScaledPassingScore SCORM 2004's (0-1); "" unset.
+	MasteryScore, ScaledPassingScore string
+	CompletionThreshold              string
+}
+
+// InitialValues is the data model the player loads into the SCORM API before the SCO
+// initialises: the LMS-owned elements of l, and what earlier sessions stored (rec may be nil),
+// with entry "resume" after a suspended exit and "ab-initio" on the first launch.
+func InitialValues(d Dialect, l Launch, rec *Record) Values {
+	v := Values{}
+	if rec != nil {
+		for k, val := range rec.Values {
+			// Per-session elements: a new session starts them afresh.
+			if strings.HasSuffix(k, ".session_time") || k == "cmi.exit" || k == "cmi.core.exit" {
+				continue
+			}
+			v[k] = val
+		}
+	}
+	credit, mode := "credit", "normal"
+	if !l.Credit {
+		credit = "no-credit"
+	}
+	if l.Review {
+		mode = "review"
+	}
+	entry := ""
+	switch {
+	case rec == nil:
+		entry = "ab-initio"
+	case rec.get("cmi.exit", "cmi.core.exit") == "suspend":
+		entry = "resume"
+	}
+	if d == SCORM2004 {
+		v["cmi.learner_id"], v["cmi.learner_name"], v["cmi.credit"], v["cmi.mode"], v["cmi.entry"] = l.LearnerID, l.LearnerName, credit, mode, entry
+		v["cmi.launch_data"], v["cmi.max_time_allowed"] = l.LaunchData, l.MaxTimeAllowed
+		if l.TimeLimitAction != "" {
+			v["cmi.time_limit_action"] = l.TimeLimitAction
+		}
+		if l.ScaledPassingScore != "" {
+			v["cmi.scaled_passing_score"] = l.ScaledPassingScore
+		}
+		if l.CompletionThreshold != "" {
+			v["cmi.completion_threshold"] = l.CompletionThreshold
+		}
+		return v
+	}
+	v["cmi.core.student_id"], v["cmi.core.student_name"], v["cmi.core.credit"], v["cmi.core.lesson_mode"], v["cmi.core.entry"] = l.LearnerID, l.LearnerName, credit, mode, entry
+	v["cmi.launch_data"], v["cmi.student_data.mastery_score"] = l.LaunchData, l.MasteryScore
+	v["cmi.student_data.max_time_allowed"], v["cmi.student_data.time_limit_action"] = l.MaxTimeAllowed, l.TimeLimitAction
+	return v
+}

@@ -1,0 +1,172 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// KindRuntime is the record kind of an activity's run-time data in one registration instance:
+// id "<registration id>/<instance key>/<activity id>", parent the registration (deleting or
+// resetting it removes the data), key the instance key (List reads one instance's records).
+const KindRuntime = "registration_runtime"
+
+// kindRegistration is registration.KindRegistration (not imported: registration builds the
+// progress detail from this package).
+const kindRegistration = "registration"
+
+// ErrStale means a commit is older than, or the same as, the one already stored.
+var ErrStale = errors.New("stale commit")
+
+// Record is the stored run-time data of one activity (SCO) in one registration instance.
+type Record struct {
+	Activity string  `json:"activity"`
+	Dialect  Dialect `json:"dialect"`
+	// Attempt and Sequence order commits: Attempt names the SCO load the player got from
+	// NewAttempt, Sequence is the API's commit counter within that load. A commit is stored
+	// only when (Attempt, Sequence) is greater than the stored pair.
+	Attempt  int64  `json:"attempt"`
+	Sequence int64  `json:"sequence"`
+	Values   Values `json:"values"`
+	// Commits counts the stored commits.
+	Commits int       `json:"commits"`
+	Updated time.Time `json:"-"`
+}
+
+// Store keeps run-time records in the record store.
+type Store struct {
+	records record.Store
+	now     func() time.Time
+}
+
+// NewStore returns a run-time store over records.
+func NewStore(records record.Store) *Store { return &Store{records: records, now: time.Now} }
+
+func recordID(regID, instanceKey, activity string) string {
+	// The instance key is a fixed-length UUID, so the id is injective whatever the ids hold.
+	return regID + "/" + instanceKey + "/" + activity
+}
+
+func decode(r *record.Record) (*Record, error) {
+	var rt Record
+	if err := json.Unmarshal(r.Data, &rt); err != nil {
+		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+	}
+	if rt.Values == nil {
+		rt.Values = Values{}
+	}
+	rt.Updated = r.Updated
+	return &rt, nil
+}
+
+// Get returns an activity's run-time record, or nil when nothing was committed yet.
+func (s *Store) Get(ctx context.Context, tenant, regID, instanceKey, activity string) (*Record, error) {
+	r, err := s.records.Get(ctx, tenant, KindRuntime, recordID(regID, instanceKey, activity))
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decode(r)
+}
+
+// List returns every run-time record of one registration instance, by activity id.
+func (s *Store) List(ctx context.Context, tenant, regID, instanceKey string) (map[string]*Record, error) {
+	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
+		Parent: &record.Ref{Kind: kindRegistration, ID: regID}})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Record, len(rs))
+	for _, r := range rs {
+		rt, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out[rt.Activity] = rt
+	}
+	return out, nil
+}
+
+// NewAttempt returns the attempt number of a new SCO load: the clock in nanoseconds, so a
+// later load orders after every earlier one of any server with a sane clock.
+func (s *Store) NewAttempt() int64 { return s.now().UnixNano() }
+
+// Commit stores c for one activity of a registration instance: the committed values are laid
+// over the stored ones (the API sends the full data model, so this only keeps elements a
+// commit left out). ErrStale when (attempt, c.Sequence) is not greater than the stored pair;
+// record.ErrNotFound when the registration is gone. A nil error means the data is durable.
+func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity string, d Dialect, attempt int64, c *Commit) (*Record, error) {
+	id := recordID(regID, instanceKey, activity)
+	apply := func(rt *Record) error {
+		if attempt < rt.Attempt || (attempt == rt.Attempt && c.Sequence <= rt.Sequence) {
+			return fmt.Errorf("%w: commit %d of attempt %d, stored %d of attempt %d", ErrStale, c.Sequence, attempt, rt.Sequence, rt.Attempt)
+		}
+		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d
+		for k, v := range c.Values {
+			rt.Values[k] = v
+		}
+		rt.Commits++
+		return nil
+	}
+	for try := 0; try < 3; try++ {
+		r, err := record.Modify(ctx, s.records, tenant, KindRuntime, id, func(r *record.Record) error {
+			rt, err := decode(r)
+			if err != nil {
+				return err
+			}
+			if err := apply(rt); err != nil {
+				return err
+			}
+			r.Data, err = json.Marshal(rt)
+			return err
+		})
+		if err == nil {
+			return decode(r)
+		}
+		if !errors.Is(err, record.ErrNotFound) {
+			return nil, err
+		}
+		rt := &Record{Activity: activity, Values: Values{}}
+		if err := apply(rt); err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(rt)
+		if err != nil {
+			return nil, err
+		}
+		nr := &record.Record{Tenant: tenant, Kind: KindRuntime, ID: id, Key: instanceKey,
+			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: data}
+		err = s.records.Create(ctx, nr)
+		if err == nil {
+			rt.Updated = nr.Updated
+			return rt, nil
+		}
+		if !errors.Is(err, record.ErrConflict) {
+			return nil, err
+		}
+		// A concurrent first commit created it: apply on top of that one.
+	}
+	return nil, fmt.Errorf("runtime %q: too many concurrent first commits", id)
+}
+
+// DeleteInstance removes the run-time records of one registration instance (after a reset).
+// Records left by a crash in between are never read: the fresh instance has a new key.
+func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey string) error {
+	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
+		Parent: &record.Ref{Kind: kindRegistration, ID: regID}})
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := s.records.Delete(ctx, tenant, KindRuntime, r.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}

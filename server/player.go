@@ -1,0 +1,837 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/server/player"
+	"github.com/lectern-lms/lectern/storage/blob"
+)
+
+// The player: launch links of registrations, the launch page, the player page, the course
+// files on the player's origin and the SCORM runtime endpoint. The CMI data model lives in
+// course/runtime and the page in server/player; this file only translates HTTP.
+
+// sessionLifetime bounds a player session (the page, its files and its commits); Rustici's
+// ApiTokenPostbackValidHours defaults to the same 24 hours.
+const sessionLifetime = 24 * time.Hour
+
+// browser registers a route of the player: pages, course files and the runtime endpoints the
+// content calls (SCORM commits, HACP, cmi5 fetch). They answer browsers and content in the
+// formats those expect (HTML pages, the files' own types, scorm-again's and HACP's answers),
+// not the API's JSON, so they are not part of /openapi.json; docs/decisions.md describes them.
+func (s *Server) browser(method, path string, h fiber.Handler, head ...bool) {
+	s.app.Add(method, path, h)
+	if len(head) > 0 && head[0] {
+		s.app.Add(fiber.MethodHead, path, h)
+	}
+}
+
+func (s *Server) registerPlayer(engine string) {
+	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/registrations/:registrationId/launchLink", Summary: "Launch link of a registration", Tag: "registrations",
+		Scope: ScopeEnginePath, Success: 200, Response: "LaunchLinkBody", Query: []Param{
+			{Name: "expiry", Type: "integer", Description: "seconds until the link expires; 0 (the default) never"},
+			{Name: "forceReview", Type: "boolean", Description: "launch in review mode: the content runs but the registration is not changed"},
+			{Name: "startSco", Type: "string", Description: "id of the activity to launch first"},
+			{Name: "redirectOnExitUrl", Type: "string", Description: "where the learner goes on exit: an absolute http(s) URL, or closer, blank or message (the default)"},
+			{Name: "singleUse", Type: "boolean", Description: "Lectern extension: the link works for one launch only; a second launch gets a 410 page"},
+			configurationParam}}, s.registrationLaunchLink)
+	s.browser(fiber.MethodGet, "/player/launch/:token", s.playerLaunch)
+	s.browser(fiber.MethodGet, "/player/session/:session", s.playerPage)
+	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
+	s.browser(fiber.MethodGet, "/player/content/:session/*", s.playerContent, true)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", s.playerActivity)
+	s.registerCMI5()
+	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
+	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
+}
+
+// validRedirect reports whether v is a redirectOnExitUrl the player can follow.
+func validRedirect(v string) bool {
+	switch v {
+	case "", "closer", "blank", "message":
+		return true
+	}
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func hasActivity(pkg *course.Package, id string) bool {
+	found := false
+	if pkg != nil && pkg.Root != nil {
+		pkg.Root.Walk(func(a *course.Activity) { found = found || a.ID == id })
+	}
+	return found
+}
+
+func (s *Server) registrationLaunchLink(c *fiber.Ctx) error {
+	reg, err := s.registration(c)
+	if err != nil {
+		return err
+	}
+	in := reg.Current()
+	v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+	if err != nil {
+		return err
+	}
+	claims := course.LaunchClaims{Tenant: tenantOf(c), CourseID: reg.CourseID, Version: in.CourseVersion, RegistrationID: reg.ID,
+		StartSco: c.Query("startSco"), RedirectOnExit: c.Query("redirectOnExitUrl")}
+	if claims.ForceReview, err = queryBool(c, "forceReview", false); err != nil {
+		return err
+	}
+	single, err := queryBool(c, "singleUse", false)
+	if err != nil {
+		return err
+	}
+	if single {
+		claims.Nonce = uuid.NewString()
+	}
+	expiry, err := queryInt(c, "expiry", 0, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	if expiry > 0 {
+		claims.Expires = time.Now().Add(time.Duration(expiry) * time.Second).Unix()
+	}
+	if !validRedirect(claims.RedirectOnExit) {
+		return badRequest("redirectOnExitUrl must be an absolute http(s) URL or one of closer, blank, message")
+	}
+	if claims.StartSco != "" && !hasActivity(v.Package, claims.StartSco) {
+		return badRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, reg.CourseID)
+	}
+	return c.JSON(LaunchLinkBody{LaunchLink: s.deps.PublicURL + "/player/launch/" + s.deps.Launch.Sign(claims)})
+}
+
+// htmlError answers a learner's browser with a page, never JSON or a stack trace.
+func htmlError(c *fiber.Ctx, status int, title, text string) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("html", "utf-8")
+	return c.Status(status).Send(player.ErrorPage(title, text))
+}
+
+func (s *Server) playerLaunch(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	token := c.Params("token")
+	claims, err := s.deps.Launch.Verify(token, time.Now())
+	if err != nil {
+		// A genuine link that verifies at the epoch has only expired.
+		if _, e := s.deps.Launch.Verify(token, time.Unix(0, 0)); e == nil {
+			return htmlError(c, fiber.StatusGone, "This launch link has expired", "Ask for a new link from the system that sent you here.")
+		}
+		return htmlError(c, fiber.StatusForbidden, "This launch link is not valid", "The link is damaged or was not issued by this server. Ask for a new link.")
+	}
+	if _, err := s.deps.Tenants.Get(ctx, claims.Tenant); err != nil {
+		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The organisation this link belongs to does not exist any more.")
+	}
+	sess := course.SessionClaims{Tenant: claims.Tenant, CourseID: claims.CourseID, Version: claims.Version, Preview: claims.Preview,
+		ForceReview: claims.ForceReview, StartSco: claims.StartSco, RedirectOnExit: claims.RedirectOnExit,
+		Expires: time.Now().Add(sessionLifetime).Unix()}
+	if !claims.Preview {
+		reg, err := s.deps.Registrations.Get(ctx, claims.Tenant, claims.RegistrationID)
+		if errors.Is(err, registration.ErrNotFound) {
+			return htmlError(c, fiber.StatusNotFound, "This registration no longer exists", "The enrolment this link was made for has been deleted.")
+		}
+		if err != nil {
+			return err
+		}
+		if claims.Nonce != "" {
+			err := s.deps.Registrations.ConsumeLaunch(ctx, claims.Tenant, reg.ID, claims.Nonce)
+			if errors.Is(err, registration.ErrLaunchUsed) {
+				return htmlError(c, fiber.StatusGone, "This launch link was already used", "Each copy of this link opens the course once. Ask for a new link.")
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if reg, err = s.restartIfDue(c, claims.Tenant, reg); err != nil {
+			return err
+		}
+		in := reg.Current()
+		if err := s.deps.Registrations.RecordAccess(ctx, claims.Tenant, reg, in, time.Now()); err != nil {
+			return err
+		}
+		sess.RegistrationID, sess.Instance, sess.InstanceKey, sess.Version = reg.ID, in.Number, in.Key, in.CourseVersion
+	}
+	if _, err := s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version); errors.Is(err, course.ErrCourseNotFound) {
+		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The course was deleted.")
+	} else if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	// A redirect, so reloading the player does not launch (and consume a single-use link) again.
+	return c.Redirect("/player/session/"+s.deps.Launch.SignSession(sess), fiber.StatusSeeOther)
+}
+
+// playerSession verifies the path's session token.
+func (s *Server) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return nil, errorf(fiber.StatusForbidden, "the player session is invalid or has expired; launch the course again")
+	}
+	return sess, nil
+}
+
+// sessionVersion is the course version a session plays.
+func (s *Server) sessionVersion(ctx context.Context, sess *course.SessionClaims) (*course.Version, error) {
+	return s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version)
+}
+
+// contentURL is where the player's iframe loads a launch URL of the package.
+func contentURL(session, launch string) string {
+	if u, err := url.Parse(launch); err == nil && u.IsAbs() {
+		return launch
+	}
+	p, q, hasQ := strings.Cut(launch, "?")
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	out := "/player/content/" + session + "/" + strings.Join(segs, "/")
+	if hasQ {
+		out += "?" + q
+	}
+	return out
+}
+
+// runtimeDialect is the CMI data model a course's runtime data is kept in: AICC's is the one
+// SCORM 1.2 inherited.
+func runtimeDialect(std course.Standard) (scormrt.Dialect, bool) {
+	if std == course.AICC {
+		return scormrt.SCORM12, true
+	}
+	return scormrt.DialectOf(std)
+}
+
+func launchable(a *course.Activity) bool {
+	return a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco" || a.ScormType == "asset")
+}
+
+func (s *Server) playerPage(c *fiber.Ctx) error {
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return htmlError(c, fiber.StatusForbidden, "This player session has ended", "Launch the course again from the system that sent you here.")
+	}
+	v, err := s.sessionVersion(c.UserContext(), sess)
+	if errors.Is(err, course.ErrCourseNotFound) {
+		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The course was deleted.")
+	}
+	if err != nil {
+		return err
+	}
+	d, ok := runtimeDialect(v.Standard)
+	xapi, cmi5 := v.Standard == course.XAPI, v.Standard == course.CMI5
+	if (!ok && !xapi && !cmi5) || v.Package == nil || v.Package.Root == nil {
+		return htmlError(c, fiber.StatusNotImplemented, "This course cannot be played yet",
+			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC, xAPI (TinCan) and cmi5 courses; this one is %s.", v.Standard))
+	}
+	if _, ok := player.RuntimeScript(); !ok {
+		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
+	}
+	token := c.Params("session")
+	cfg := player.Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
+		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview}
+	if d == scormrt.SCORM2004 {
+		cfg.Dialect = "2004"
+	}
+	aicc := v.Standard == course.AICC
+	if aicc {
+		cfg.Dialect = "aicc"
+	}
+	// HACP wants an absolute URL for the AU to post to.
+	base := s.deps.PublicURL
+	if base == "" {
+		base = c.BaseURL()
+	}
+	if cmi5 {
+		cfg.Dialect = "cmi5"
+	}
+	var tincan url.Values
+	if xapi {
+		cfg.Dialect = "xapi"
+		if tincan, err = s.tincanParams(c.UserContext(), sess, base); err != nil {
+			return err
+		}
+	}
+	var walk func(a *course.Activity, depth int)
+	walk = func(a *course.Activity, depth int) {
+		// The root (organization, course) is listed only when it is itself launchable (an
+		// xAPI course with one activity).
+		if (a != v.Package.Root && a.Visible) || launchable(a) {
+			e := player.Activity{ID: a.ID, Title: a.Title, Depth: depth}
+			if launchable(a) && cmi5 {
+				if a.CMI5 != nil && !a.CMI5.Block {
+					e.URL = "/player/cmi5/" + token + "/launch?au=" + url.QueryEscape(a.ID)
+				}
+			} else if launchable(a) {
+				e.URL = contentURL(token, a.LaunchURL)
+				if aicc {
+					sep := "?"
+					if strings.Contains(e.URL, "?") {
+						sep = "&"
+					}
+					e.URL += sep + "aicc_sid=" + url.QueryEscape(a.ID) + "&aicc_url=" + url.QueryEscape(base+"/player/hacp/"+token)
+				}
+				if xapi {
+					q := url.Values{}
+					for k, vs := range tincan {
+						q[k] = vs
+					}
+					q.Set("activity_id", xapiActivityID(v.Package, a))
+					sep := "?"
+					if strings.Contains(e.URL, "?") {
+						sep = "&"
+					}
+					e.URL += sep + q.Encode()
+				}
+			}
+			cfg.Activities = append(cfg.Activities, e)
+			depth++
+		}
+		for _, ch := range a.Children {
+			walk(ch, depth)
+		}
+	}
+	walk(v.Package.Root, 0)
+	page, err := player.Page(cfg)
+	if err != nil {
+		return err
+	}
+	// The session is in the URL: links of the content to other sites must not carry it away.
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("html", "utf-8")
+	return c.Send(page)
+}
+
+func (s *Server) playerScript(c *fiber.Ctx) error {
+	b, ok := player.RuntimeScript()
+	if !ok {
+		return notFound("the player's scripts were not built into this server (scripts/player-assets.sh)")
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	c.Type("js", "utf-8")
+	return c.Send(b)
+}
+
+// contentTypes covers the files course packages are made of, so the answer does not depend on
+// the machine's mime.types.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+	".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json",
+	".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
+	".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".ico": "image/x-icon",
+	".mp4": "video/mp4", ".webm": "video/webm", ".mp3": "audio/mpeg", ".wav": "audio/wav", ".ogg": "audio/ogg",
+	".m4a": "audio/mp4", ".vtt": "text/vtt; charset=utf-8", ".pdf": "application/pdf", ".woff": "font/woff",
+	".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf", ".swf": "application/x-shockwave-flash", ".wasm": "application/wasm",
+}
+
+func contentType(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	if t, ok := contentTypes[ext]; ok {
+		return t
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// playerFilePath decodes the file path of a content URL, refusing every way out of the course's
+// folder: encoded slashes or backslashes, dot segments, empty segments and absolute paths.
+func playerFilePath(raw string) (string, error) {
+	low := strings.ToLower(raw)
+	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(raw, "\\") {
+		return "", badRequest("file path must not contain encoded slashes or backslashes")
+	}
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", badRequest("file path is not valid URL encoding")
+	}
+	if p == "" || strings.HasPrefix(p, "/") {
+		return "", badRequest("file path must be relative to the course")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", badRequest("file path must not contain empty, '.' or '..' segments")
+		}
+	}
+	return p, nil
+}
+
+// byteRange parses a single-range Range header against size. ok false means "serve it all"
+// (no header, or one this server does not split: several ranges); satisfiable false means 416.
+func byteRange(h string, size int64) (start, end int64, ok, satisfiable bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(h), "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, 0, false, true
+	}
+	a, b, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false, true
+	}
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if a == "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, 0, true, false
+		}
+		if n > size {
+			n = size
+		}
+		return size - n, size - 1, true, size > 0
+	}
+	start, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || start < 0 {
+		return 0, 0, true, false
+	}
+	end = size - 1
+	if b != "" {
+		if end, err = strconv.ParseInt(b, 10, 64); err != nil || end < start {
+			return 0, 0, true, false
+		}
+		if end > size-1 {
+			end = size - 1
+		}
+	}
+	return start, end, true, start < size
+}
+
+func (s *Server) playerContent(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sess, err := s.playerSession(c)
+	if err != nil {
+		return err
+	}
+	p, err := playerFilePath(c.Params("*"))
+	if err != nil {
+		return err
+	}
+	v, err := s.sessionVersion(ctx, sess)
+	if err != nil {
+		return err
+	}
+	if v.FilesPrefix == "" {
+		return notFound("course '%s' has no files on this server", sess.CourseID)
+	}
+	key, err := blob.CleanKey(v.FilesPrefix + p)
+	if err != nil {
+		return badRequest("file path '%s' is not a valid file name", p)
+	}
+	info, err := s.deps.Blobs.Stat(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return notFound("file '%s' is not part of the course", p)
+	}
+	if err != nil {
+		return err
+	}
+	etag := `"` + strings.Trim(info.ETag, `"`) + `"`
+	c.Set(fiber.HeaderETag, etag)
+	c.Set(fiber.HeaderLastModified, info.ModTime.UTC().Format(time.RFC1123[:len(time.RFC1123)-3]+"GMT"))
+	// The files of a course version never change, but the session in the URL expires.
+	c.Set(fiber.HeaderCacheControl, "private, max-age=3600")
+	c.Set(fiber.HeaderAcceptRanges, "bytes")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	c.Set(fiber.HeaderContentType, contentType(p))
+	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && (inm == "*" || strings.Contains(inm, etag)) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	if ims := c.Get(fiber.HeaderIfModifiedSince); ims != "" && c.Get(fiber.HeaderIfNoneMatch) == "" {
+		if t, err := time.Parse(time.RFC1123, ims); err == nil && !info.ModTime.Truncate(time.Second).After(t) {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+	}
+	start, end, partial, satisfiable := byteRange(c.Get(fiber.HeaderRange), info.Size)
+	if ir := c.Get(fiber.HeaderIfRange); partial && ir != "" && ir != etag {
+		partial, satisfiable = false, true
+	}
+	if !satisfiable {
+		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes */%d", info.Size))
+		return errorf(fiber.StatusRequestedRangeNotSatisfiable, "range %q is outside the file's %d bytes", c.Get(fiber.HeaderRange), info.Size)
+	}
+	if c.Method() == fiber.MethodHead {
+		if partial {
+			c.Status(fiber.StatusPartialContent)
+			c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes %d-%d/%d", start, end, info.Size))
+			c.Response().Header.SetContentLength(int(end - start + 1))
+		} else {
+			c.Response().Header.SetContentLength(int(info.Size))
+		}
+		c.Response().SkipBody = true
+		return nil
+	}
+	if !partial {
+		rc, _, err := s.deps.Blobs.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		return c.SendStream(rc, int(info.Size))
+	}
+	rc, err := s.deps.Blobs.GetRange(ctx, key, start, end-start+1)
+	if err != nil {
+		return err
+	}
+	c.Status(fiber.StatusPartialContent)
+	c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes %d-%d/%d", start, end, info.Size))
+	return c.SendStream(rc, int(end-start+1))
+}
+
+// CommitAnswer is the runtime endpoint's answer, in the shape scorm-again reads: result
+// "true"/"false" and a SCORM error code; message says what was wrong.
+type CommitAnswer struct {
+	Result       string `json:"result"`
+	ErrorCode    int    `json:"errorCode"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	Message      string `json:"message,omitempty"`
+}
+
+func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
+	return c.Status(status).JSON(CommitAnswer{Result: "false", ErrorCode: code, ErrorMessage: msg, Message: msg})
+}
+
+// sessionActivity resolves the session, its course version and the query's activity, which
+// must be a launchable activity of a SCORM course.
+func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.SessionClaims, *course.Version, *course.Activity, scormrt.Dialect, error) {
+	sess, err := s.playerSession(c)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	v, err := s.sessionVersion(c.UserContext(), sess)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	d, ok := runtimeDialect(v.Standard)
+	if !ok || v.Package == nil || v.Package.Root == nil {
+		return nil, nil, nil, 0, badRequest("course '%s' is %s, which has no SCORM runtime", v.CourseID, v.Standard)
+	}
+	id := activityID
+	if id == "" {
+		id = c.Query("activity")
+	}
+	var act *course.Activity
+	v.Package.Root.Walk(func(a *course.Activity) {
+		if act == nil && a.ID == id && launchable(a) {
+			act = a
+		}
+	})
+	if act == nil {
+		return nil, nil, nil, 0, notFound("activity '%s' is not a launchable activity of course '%s'", id, v.CourseID)
+	}
+	return sess, v, act, d, nil
+}
+
+// ActivityState answers GET /player/runtime/{session}/activity.
+type ActivityState struct {
+	Attempt int64          `json:"attempt"`
+	CMI     scormrt.Values `json:"cmi"`
+}
+
+func (s *Server) playerActivity(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sess, _, act, d, err := s.sessionActivity(c, "")
+	if err != nil {
+		return err
+	}
+	values, err := s.initialValues(ctx, sess, act, d)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: values})
+}
+
+// initialValues is the data model an activity starts a session with.
+func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect) (scormrt.Values, error) {
+	l := scormrt.Launch{Credit: true, Review: sess.ForceReview, LaunchData: act.DataFromLMS, MaxTimeAllowed: act.MaxTimeAllowed,
+		TimeLimitAction: act.TimeLimitAction}
+	if act.MasteryScore != nil {
+		f := *act.MasteryScore
+		if d == scormrt.SCORM12 {
+			l.MasteryScore = strconv.FormatFloat(f, 'f', -1, 64)
+		} else {
+			l.ScaledPassingScore = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+	}
+	if act.CompletionThreshold != nil {
+		l.CompletionThreshold = strconv.FormatFloat(act.CompletionThreshold.MinProgressMeasure, 'f', -1, 64)
+	}
+	var rec *scormrt.Record
+	if !sess.Preview {
+		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+		if err != nil {
+			return nil, err
+		}
+		l.LearnerID, l.Credit = reg.Learner.ID, reg.ForCredit
+		l.LearnerName = strings.TrimSpace(reg.Learner.LastName + ", " + reg.Learner.FirstName)
+		l.LearnerName = strings.Trim(l.LearnerName, ", ")
+		if rec, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, sess.InstanceKey, act.ID); err != nil {
+			return nil, err
+		}
+	} else {
+		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
+	}
+	return scormrt.InitialValues(d, l, rec), nil
+}
+
+func (s *Server) playerCommit(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
+	}
+	_, _, act, d, err := s.sessionActivity(c, "")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return commitRefused(c, e.Status, 101, e.Message)
+		}
+		return err
+	}
+	attempt, err := strconv.ParseInt(c.Query("attempt"), 10, 64)
+	if err != nil || attempt <= 0 {
+		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "query parameter attempt must be the positive number the activity load returned")
+	}
+	// sendBeacon posts text/plain (no preflight) and XHR posts JSON: the body is read as JSON
+	// whatever the declared type.
+	commit, err := scormrt.ParseCommit(d, c.Body())
+	var rerr *scormrt.Error
+	if errors.As(err, &rerr) {
+		return commitRefused(c, fiber.StatusBadRequest, rerr.Code, rerr.Error())
+	}
+	if err != nil {
+		return err
+	}
+	if commit.Sequence == 0 {
+		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "commitSequence is required")
+	}
+	if sess.Preview || sess.ForceReview {
+		// Preview and review run without tracking: a valid commit is answered as stored, and
+		// dropped, so the content behaves as in a tracked launch.
+		return c.JSON(CommitAnswer{Result: "true"})
+	}
+	if err := s.storeRuntime(ctx, sess, act, d, attempt, commit); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return commitRefused(c, e.Status, 101, e.Message)
+		}
+		return err
+	}
+	return c.JSON(CommitAnswer{Result: "true"})
+}
+
+// storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
+// it returns says why a commit is refused: the registration is gone (404), was reset since
+// the launch (410), or the commit is stale (409).
+func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit) error {
+	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if errors.Is(err, registration.ErrNotFound) {
+		return notFound("%s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	var in *registration.Instance
+	for i := range reg.Instances {
+		if reg.Instances[i].Key == sess.InstanceKey {
+			in = &reg.Instances[i]
+		}
+	}
+	if in == nil {
+		return errorf(fiber.StatusGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
+	}
+	rec, err := s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
+	if errors.Is(err, scormrt.ErrStale) {
+		return errorf(fiber.StatusConflict, "%s", err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, rec)
+	return nil
+}
+
+// afterRuntimeCommit runs after every stored commit: the seam where the rollup of the
+// instance's progress (course/rollup) and the post-back are connected. It must not fail the
+// commit, which is already durable.
+func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, rec *scormrt.Record) {
+	_, _, _, _, _ = ctx, tenant, reg, in, rec
+}
+
+// applyRuntime fills the runtime of each activity of a progress detail from what the player
+// stored for the instance.
+func (s *Server) applyRuntime(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, root *registration.ActivityResult) error {
+	recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	var walk func(a *registration.ActivityResult)
+	walk = func(a *registration.ActivityResult) {
+		if rec := recs[a.ID]; rec != nil && a.Runtime != nil {
+			rec.Apply(a.Runtime)
+		}
+		for _, ch := range a.Children {
+			walk(ch)
+		}
+	}
+	walk(root)
+	return nil
+}
+
+// playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the
+// HACP error line, as AUs expect; session_id names the AU (the aicc_sid the player passed).
+func (s *Server) playerHACP(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Type("txt", "utf-8")
+	answer := func(code int, text, data string) error { return c.SendString(scormrt.HACPAnswer(code, text, data)) }
+	form, err := url.ParseQuery(string(c.Body()))
+	if err != nil {
+		return answer(scormrt.HACPInvalidCommand, "the request is not form-encoded", "")
+	}
+	field := func(name string) string {
+		for k, v := range form {
+			if strings.EqualFold(k, name) && len(v) > 0 {
+				return v[0]
+			}
+		}
+		return ""
+	}
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return answer(scormrt.HACPInvalidSession, "the player session is invalid or has expired", "")
+	}
+	_, v, act, _, err := s.sessionActivity(c, field("session_id"))
+	if err != nil || v.Standard != course.AICC {
+		return answer(scormrt.HACPInvalidSession, "session_id does not name an AU of this course", "")
+	}
+	switch strings.ToLower(field("command")) {
+	case "getparam":
+		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12)
+		if err != nil {
+			return err
+		}
+		return answer(scormrt.HACPOK, "Successful", scormrt.GetParamData(values))
+	case "putparam":
+		values, err := scormrt.ParsePutParam(field("aicc_data"))
+		if err != nil {
+			return answer(scormrt.HACPInvalidCommand, err.Error(), "")
+		}
+		if sess.Preview || sess.ForceReview {
+			return answer(scormrt.HACPOK, "Successful", "")
+		}
+		// HACP has no commit counter: requests are ordered by arrival, each its own attempt.
+		if values["cmi.core.session_time"] != "" {
+			rec, err := s.deps.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
+			if err != nil {
+				return err
+			}
+			total := ""
+			if rec != nil {
+				total = rec.Values["cmi.core.total_time"]
+			}
+			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
+		}
+		err = s.storeRuntime(ctx, sess, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values})
+		var e *Error
+		if errors.As(err, &e) {
+			return answer(scormrt.HACPInvalidSession, e.Message, "")
+		}
+		if err != nil {
+			return err
+		}
+		return answer(scormrt.HACPOK, "Successful", "")
+	case "exitau", "putcomments", "putinteractions", "putobjectives", "putpath", "putperformance":
+		// Accepted; Lectern keeps the core data of PutParam only.
+		return answer(scormrt.HACPOK, "Successful", "")
+	}
+	return answer(scormrt.HACPInvalidCommand, fmt.Sprintf("unknown command %q", field("command")), "")
+}
+
+// xapiActivityID is the activity IRI an xAPI activity is launched with.
+func xapiActivityID(pkg *course.Package, a *course.Activity) string {
+	if a.Extra != nil && a.Extra.XAPIActivityID != "" {
+		return a.Extra.XAPIActivityID
+	}
+	if pkg.XAPIActivityID != "" {
+		return pkg.XAPIActivityID
+	}
+	return a.ID
+}
+
+// tincanParams are the launch parameters of an xAPI (TinCan) activity: the built-in record
+// store's endpoint for the session's tenant, a launch-scoped credential acting as the learner
+// (lrs/launch, valid as long as the session), the learner as an account agent, and the
+// registration's xAPI registration id. Preview launches act as the account "preview" with no
+// registration.
+func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, base string) (url.Values, error) {
+	if s.deps.LaunchTokens == nil {
+		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
+	}
+	name, learner, regID, xreg := "Preview", "preview", "", ""
+	if !sess.Preview {
+		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+		if err != nil {
+			return nil, err
+		}
+		learner, regID, xreg = reg.Learner.ID, reg.ID, reg.XAPIRegistrationID
+		name = strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName)
+	}
+	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": learner}}
+	if name != "" {
+		actor["name"] = name
+	}
+	actorJSON, err := json.Marshal(actor)
+	if err != nil {
+		return nil, err
+	}
+	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: regID, Actor: actorJSON,
+		ActorIFI: "account:" + base + "|" + learner}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
+	if xreg != "" {
+		q.Set("registration", xreg)
+	}
+	return q, nil
+}
+
+// restartIfDue starts a new instance of reg, pinned to the course's latest version, when
+// WhenToRestartRegistration says the launch should (registration.ShouldRestart; by default:
+// the current instance is completed and a newer version exists), and returns the registration
+// as launched.
+func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Registration) (*registration.Registration, error) {
+	ctx := c.UserContext()
+	mode := registration.RestartWhenCompleteAndNewerVersion
+	if _, ok := s.deps.Settings.Catalogue().Lookup("WhenToRestartRegistration"); ok {
+		// The settings cascade reads the tenant of the request; a launch has it from its token.
+		c.Locals("tenant", tenant)
+		layers, err := s.registrationLayers(c, reg)
+		if err != nil {
+			return nil, err
+		}
+		if mode, err = s.deps.Settings.Catalogue().Resolve("WhenToRestartRegistration", layers...); err != nil {
+			return nil, err
+		}
+	}
+	latest, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, -1)
+	if err != nil {
+		return nil, err
+	}
+	in := reg.Current()
+	if !registration.ShouldRestart(mode, in, latest.Version) {
+		return reg, nil
+	}
+	return s.deps.Registrations.Restart(ctx, tenant, reg.ID, in.Number, latest.Version, courseRef(latest))
+}
