@@ -653,22 +653,15 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, a
 	if in == nil {
 		return errorf(fiber.StatusGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
 	}
-	rec, err := s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
+	_, err = s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
 	if errors.Is(err, scormrt.ErrStale) {
 		return errorf(fiber.StatusConflict, "%s", err.Error())
 	}
 	if err != nil {
 		return err
 	}
-	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, rec)
+	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in)
 	return nil
-}
-
-// afterRuntimeCommit runs after every stored commit: the seam where the rollup of the
-// instance's progress (course/rollup) and the post-back are connected. It must not fail the
-// commit, which is already durable.
-func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, rec *scormrt.Record) {
-	_, _, _, _, _ = ctx, tenant, reg, in, rec
 }
 
 // applyRuntime fills the runtime of each activity of a progress detail from what the player

@@ -327,12 +327,12 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
 	if detail {
-		v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+		v, state, res, _, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
 		if err != nil {
 			return nil, err
 		}
 		if v.Package != nil && v.Package.Root != nil {
-			sum.ActivityDetails = registration.Details(v.Package, reg.ForCredit)
+			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
 			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
 				return nil, err
 			}

@@ -79,7 +79,7 @@ func XML(rep Report, f Format) ([]byte, error) {
 	switch f {
 	case Course:
 		p := rep.Progress
-		w.text("complete", lower(p.Completion))
+		w.text("complete", completeWord(p.Completion))
 		w.text("success", lower(p.Success))
 		w.text("totaltime", strconv.FormatFloat(math.Round(p.TotalSecondsTracked), 'f', 0, 64))
 		w.text("score", scoreText(p.ScoreScaled))
@@ -138,7 +138,7 @@ func (w *writer) activity(a *registration.ActivityResult) {
 	w.start("activity", "id", a.ID)
 	w.text("title", a.Title)
 	w.text("attempts", strconv.Itoa(a.Attempts))
-	w.text("complete", lower(a.ActivityCompletion))
+	w.text("complete", completeWord(a.ActivityCompletion))
 	w.text("success", lower(a.ActivitySuccess))
 	w.text("time", a.TimeTracked)
 	w.text("score", scaledText(a.Score))
@@ -337,6 +337,16 @@ func vocabOf(v string, m map[string]string, fallback string) string {
 		return out
 	}
 	return fallback
+}
+
+// completeWord is the <complete> vocabulary of the COURSE and ACTIVITY reports:
+// complete, incomplete or unknown (course-engine-semantics.md §2.7), where the API says
+// COMPLETED.
+func completeWord(v string) string {
+	if v == "COMPLETED" {
+		return "complete"
+	}
+	return lower(v)
 }
 
 func completionVocab(v string) string {

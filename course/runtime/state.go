@@ -1,0 +1,36 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
+)
+
+// State reads the run-time records of one registration instance as the rollup's state.
+func (s *Store) State(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (rollup.State, error) {
+	recs, err := s.List(ctx, tenant, reg.ID, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	return StateOf(recs), nil
+}
+
+// StateOf turns run-time records (activity id → record) into the rollup's state. The values
+// were validated when they were committed, so every number parses; the tracked seconds are
+// the activity's total_time, the running total the LMS side of the API keeps.
+func StateOf(recs map[string]*Record) rollup.State {
+	st := make(rollup.State, len(recs))
+	for id, rec := range recs {
+		a, _ := rollup.FromCMI(rec.Values)
+		a.Updated = rec.Updated
+		a.SecondsTracked = rec.TotalSeconds()
+		exit := rec.Values["cmi.exit"]
+		if rec.Dialect != SCORM2004 {
+			exit = rec.Values["cmi.core.exit"]
+		}
+		a.Suspended = exit == "suspend"
+		st[id] = a
+	}
+	return st
+}
