@@ -36,7 +36,7 @@ func TestRollupAndPostBack(t *testing.T) {
 		e.importOK("acme", "intro", scorm12Package(t), "")
 		regs := "/engine/api/v1/acme/registrations"
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "intro", "registrationId": "reg-1",
-			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+			"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
 			"postBack": map[string]any{"url": receiver.URL + "/pb", "userName": "lms", "password": "pw", "resultsFormat": "ACTIVITY"}}), 204, "create")
 		session := e.launch(e.launchPath(regs + "/reg-1/launchLink"))
 		commit := func(activity, body string) {
