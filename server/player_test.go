@@ -637,5 +637,32 @@ func TestPlayerRestartsCompletedInstance(t *testing.T) {
 		if l := last(); l != `{"result":1}` {
 			t.Errorf("restarted again: %s", l)
 		}
+
+		// WhenToRestartRegistration decides: NEVER keeps a completed instance on an old
+		// version; WHEN_EXISTING_REG_IS_COMPLETE restarts a completed one without a new version.
+		setting := func(v string) {
+			e.expect(e.do("PUT", regs+"/reg-1/configuration/WhenToRestartRegistration", root, map[string]any{"value": v}), 204, "set "+v)
+		}
+		complete := func() {
+			if _, err := e.app.Registrations.UpdateProgress(ctx, "acme", "reg-1", -1, func(p *registration.Progress) error {
+				p.Completion = registration.Completed
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		complete()
+		e.importOK("acme", "intro", scorm12Package(t), "&mayCreateNewVersion=true")
+		setting("NEVER")
+		e.launch(e.launchPath(link))
+		if l := last(); l != `{"result":1}` {
+			t.Errorf("NEVER restarted: %s", l)
+		}
+		setting("WHEN_EXISTING_REG_IS_COMPLETE")
+		e.launch(e.launchPath(link))
+		if l := last(); l != `{"result":2}` {
+			t.Errorf("WHEN_EXISTING_REG_IS_COMPLETE did not restart a completed instance: %s", l)
+		}
+		e.expect(e.do("PUT", regs+"/reg-1/configuration/WhenToRestartRegistration", root, map[string]any{"value": "SOMETIMES"}), 400, "unknown mode")
 	})
 }

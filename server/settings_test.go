@@ -184,6 +184,7 @@ var testedElsewhere = map[string]string{
 	"ApiRollupRegistrationAuthUser":     "workers/postbackjob TestDelivery (settings rows)",
 	"ApiRollupRegistrationAuthPassword": "workers/postbackjob TestDelivery (settings rows)",
 	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
+	"WhenToRestartRegistration":         "server TestPlayerRestartsCompletedInstance",
 }
 
 func TestSettingEffects(t *testing.T) {
@@ -217,7 +218,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
 		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationSynchronous",
-			"WhenToRestartRegistration", "xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
+			"xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {
 				t.Errorf("configuration list advertises %s", id)

@@ -54,5 +54,5 @@ func builtin() []Setting {
 			Description: "One <username>:<password> account with full (root) authority on the tenant's record store. Write-only."}),
 		secret(text("TinCanBasicAccounts", "", LevelTenant,
 			"Basic-auth accounts of the tenant's record store, same format as xAPIBasicAccounts. Write-only.")),
-	}, append(rollupSettings(), postbackSettings()...)...)
+	}, append(append(rollupSettings(), postbackSettings()...), registrationSettings()...)...)
 }
