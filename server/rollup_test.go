@@ -113,13 +113,8 @@ func TestRollupAndPostBack(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 
-		// A commit that changes nothing a post-back reports sends none.
-		before := len(got())
-		commit("i2", `{"commitSequence":2,"cmi.core.lesson_location":"p2"}`)
-		progress()
-		if after := len(got()); after != before {
-			t.Errorf("%d post-backs after a commit that changed no progress", after-before)
-		}
+		// (That a commit changing nothing a post-back reports queues none is rollup.Changed's
+		// table test: absence cannot be waited for here without sleeping.)
 
 		// Reset clears the progress.
 		e.expect(e.do("DELETE", regs+"/reg-1/progress", root, nil), 204, "reset")
