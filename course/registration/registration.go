@@ -263,15 +263,69 @@ func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, cour
 	if err != nil {
 		return nil, err
 	}
+	// The xAPI registration id's lookup first: one left by a crash before the registration
+	// exists resolves to nothing, while a registration always has its lookup.
+	look, _ := json.Marshal(xapiLookup{RegistrationID: q.ID})
+	lr := &record.Record{Tenant: tenant, Kind: kindXAPILookup, ID: q.XAPIRegistrationID,
+		Parent: &record.Ref{Kind: KindRegistration, ID: q.ID}, Data: look}
+	if err := s.records.Create(ctx, lr); err != nil {
+		if errors.Is(err, record.ErrConflict) {
+			if other, err := s.ByXAPIRegistration(ctx, tenant, q.XAPIRegistrationID); err == nil {
+				if other.ID == q.ID {
+					return nil, fmt.Errorf("registration '%s' %w", q.ID, ErrExists)
+				}
+				return nil, fmt.Errorf("%w: xapiRegistrationId %s is the xAPI registration of registration '%s'", ErrInvalid, q.XAPIRegistrationID, other.ID)
+			}
+			// An orphan of a crashed create: take it over.
+			if err := s.records.Delete(ctx, tenant, kindXAPILookup, q.XAPIRegistrationID); err != nil && !errors.Is(err, record.ErrNotFound) {
+				return nil, err
+			}
+			return s.Create(ctx, tenant, q, courseVersion, course)
+		}
+		return nil, err
+	}
 	r := &record.Record{Tenant: tenant, Kind: KindRegistration, ID: q.ID, Key: q.Learner.ID,
 		Parent: &record.Ref{Kind: kindCourse, ID: q.CourseID}, Data: data}
 	if err := s.records.Create(ctx, r); err != nil {
+		_ = s.records.Delete(ctx, tenant, kindXAPILookup, q.XAPIRegistrationID)
 		if errors.Is(err, record.ErrConflict) {
 			return nil, fmt.Errorf("registration '%s' %w", q.ID, ErrExists)
 		}
 		return nil, err
 	}
 	reg.Created, reg.Updated = r.Created, r.Updated
+	return reg, nil
+}
+
+// kindXAPILookup records map an xAPI registration id to its registration (a child of it, so
+// it goes with it): statements name registrations by that id.
+const kindXAPILookup = "registration_xapi"
+
+type xapiLookup struct {
+	RegistrationID string `json:"registrationId"`
+}
+
+// ByXAPIRegistration returns the registration whose xAPI registration id is xid, or
+// ErrNotFound.
+func (s *Store) ByXAPIRegistration(ctx context.Context, tenant, xid string) (*Registration, error) {
+	r, err := s.records.Get(ctx, tenant, kindXAPILookup, strings.ToLower(xid))
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l xapiLookup
+	if err := json.Unmarshal(r.Data, &l); err != nil {
+		return nil, fmt.Errorf("decode xAPI registration %s: %w", xid, err)
+	}
+	reg, err := s.Get(ctx, tenant, l.RegistrationID)
+	if err != nil {
+		return nil, err
+	}
+	if reg.XAPIRegistrationID != strings.ToLower(xid) {
+		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+	}
 	return reg, nil
 }
 

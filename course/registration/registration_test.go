@@ -3,6 +3,7 @@ package registration_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,6 +211,50 @@ func TestRestart(t *testing.T) {
 			}
 			if _, err := s.Restart(ctx, "t1", "nope", 0, 1, course0); !errors.Is(err, registration.ErrNotFound) {
 				t.Errorf("restart of a missing registration: %v", err)
+			}
+		})
+	}
+}
+
+func TestByXAPIRegistration(t *testing.T) {
+	for _, be := range recordstores.All() {
+		t.Run(be.Name, func(t *testing.T) {
+			records := be.Open(t)
+			ctx := context.Background()
+			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			s := registration.NewStore(records, plainSealer{})
+			const xid = "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60"
+			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}, XAPIRegistrationID: xid}
+			_ = q.Check()
+			if _, err := s.Create(ctx, "t1", q, 0, course0); err != nil {
+				t.Fatal(err)
+			}
+			if reg, err := s.ByXAPIRegistration(ctx, "t1", strings.ToUpper(xid)); err != nil || reg.ID != "r1" {
+				t.Fatalf("by xAPI registration: %v %+v", err, reg)
+			}
+			if _, err := s.ByXAPIRegistration(ctx, "t2", xid); !errors.Is(err, registration.ErrNotFound) {
+				t.Errorf("another tenant's xAPI registration: %v", err)
+			}
+			// Another registration may not take the same xAPI registration id.
+			q2 := registration.CreateRequest{ID: "r2", CourseID: "c1", Learner: registration.Learner{ID: "bob"}, XAPIRegistrationID: xid}
+			_ = q2.Check()
+			if _, err := s.Create(ctx, "t1", q2, 0, course0); !errors.Is(err, registration.ErrInvalid) {
+				t.Errorf("duplicate xAPI registration id: %v", err)
+			}
+			if _, err := s.Get(ctx, "t1", "r2"); !errors.Is(err, registration.ErrNotFound) {
+				t.Errorf("refused registration stored: %v", err)
+			}
+			// Deleting the registration frees its xAPI registration id.
+			if err := s.Delete(ctx, "t1", "r1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ByXAPIRegistration(ctx, "t1", xid); !errors.Is(err, registration.ErrNotFound) {
+				t.Errorf("deleted registration still found: %v", err)
+			}
+			if _, err := s.Create(ctx, "t1", q2, 0, course0); err != nil {
+				t.Errorf("xAPI registration id after its registration was deleted: %v", err)
 			}
 		})
 	}
