@@ -581,6 +581,38 @@ func TestPlayerCMI5Launch(t *testing.T) {
 		if r := e.do("POST", "/player/cmi5/fetch/forged", noAuth, nil); !strings.Contains(string(r.Body), `"error-code":"2"`) {
 			t.Errorf("forged fetch: %s", r.Body)
 		}
+
+		// Progress comes from the registration's statements: the AU completes and passes.
+		var p struct {
+			RegistrationCompletion, RegistrationSuccess string
+			Score                                       *struct{ Scaled float64 }
+			TotalSecondsTracked                         float64
+		}
+		for _, v := range []struct{ verb, result string }{
+			{"completed", `{"completion":true,"duration":"PT2M"}`},
+			{"passed", `{"success":true,"score":{"scaled":0.9},"duration":"PT2M"}`},
+			{"terminated", `{"duration":"PT3M"}`},
+		} {
+			var res map[string]any
+			_ = json.Unmarshal([]byte(v.result), &res)
+			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + v.verb},
+				"object": map[string]any{"id": q.Get("activityId")}, "context": map[string]any{"registration": xreg}, "result": res}
+			e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, v.verb+" statement")
+		}
+		e.do("GET", regs+"/r1/progress", root, nil).json(t, &p)
+		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" || p.Score == nil || p.Score.Scaled != 90 || p.TotalSecondsTracked != 180 {
+			t.Errorf("progress from statements: %+v", p)
+		}
+		var d struct {
+			ActivityDetails struct {
+				ActivityCompletion string
+				Children           []struct{ ActivityCompletion, ActivitySuccess string }
+			}
+		}
+		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+		if len(d.ActivityDetails.Children) != 1 || d.ActivityDetails.Children[0].ActivitySuccess != "PASSED" {
+			t.Errorf("activity results from statements: %+v", d)
+		}
 	})
 }
 

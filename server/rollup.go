@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
 )
 
@@ -24,13 +26,9 @@ func (s *Server) instanceRollup(ctx context.Context, tenant string, reg *registr
 	if err != nil {
 		return nil, nil, res, nil, err
 	}
-	layers := make([]settings.Layer, 0, 3)
-	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
-		l, err := s.deps.Settings.Layer(ctx, tenant, sc)
-		if err != nil {
-			return nil, nil, res, nil, err
-		}
-		layers = append(layers, l)
+	layers, err := s.registrationLayersOf(ctx, tenant, reg)
+	if err != nil {
+		return nil, nil, res, nil, err
 	}
 	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return s.deps.Settings.Catalogue().Resolve(id, layers...) })
 	if err != nil {
@@ -39,8 +37,49 @@ func (s *Server) instanceRollup(ctx context.Context, tenant string, reg *registr
 	if v.Package == nil || v.Package.Root == nil {
 		return v, state, res, layers, nil
 	}
+	if std := v.Package.Standard; std == course.XAPI || std == course.CMI5 {
+		// Their progress comes from the statements of the registration, not from CMI data.
+		raws, err := s.registrationStatements(ctx, tenant, reg)
+		if err != nil {
+			return nil, nil, res, nil, err
+		}
+		return v, state, rollup.Statements(v.Package, rollup.VerbsOf(raws)), layers, nil
+	}
 	res = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
 	return v, state, res, layers, nil
+}
+
+// registrationStatements returns every statement of the registration's xAPI registration,
+// oldest first.
+func (s *Server) registrationStatements(ctx context.Context, tenant string, reg *registration.Registration) ([]json.RawMessage, error) {
+	var raws []json.RawMessage
+	q := statements.Query{Tenant: tenant, Registration: reg.XAPIRegistrationID, Ascending: true, Limit: statements.MaxLimit}
+	for {
+		page, err := s.deps.Statements.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range page.Statements {
+			raws = append(raws, st.Raw)
+		}
+		if page.Next == "" {
+			return raws, nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// registrationLayersOf is the cascade tenant → course → registration outside a request.
+func (s *Server) registrationLayersOf(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, error) {
+	layers := make([]settings.Layer, 0, 3)
+	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
+		l, err := s.deps.Settings.Layer(ctx, tenant, sc)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+	}
+	return layers, nil
 }
 
 // errUnchanged ends a progress update that would write what is already stored.
@@ -55,29 +94,73 @@ func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *reg
 	if err == nil && res.Completion == "" {
 		return
 	}
-	changed := false
 	if err == nil {
-		_, err = s.deps.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
-			if changed = res.Changed(*p); !changed {
-				return errUnchanged
-			}
-			res.Apply(p, time.Now())
-			return nil
-		})
-		if errors.Is(err, errUnchanged) {
-			err = nil
-		}
+		err = s.storeRollup(ctx, tenant, reg, in, res, layers)
 	}
 	if err != nil {
 		s.log.Warn("rollup after a commit failed", "tenant", tenant, "registration", reg.ID, "instance", in.Number, "error", err)
-		return
 	}
-	if !changed || !s.hasPostBack(reg, layers) {
-		return
+}
+
+// storeRollup writes a rollup into the instance's progress when it changes what a post-back
+// reports, and then queues the registration's post-back.
+func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result, layers []settings.Layer) error {
+	changed := false
+	_, err := s.deps.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
+		if changed = res.Changed(*p); !changed {
+			return errUnchanged
+		}
+		res.Apply(p, time.Now())
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	if err != nil || !s.hasPostBack(reg, layers) {
+		return err
 	}
 	if err := postbackjob.Enqueue(ctx, s.deps.Queue, postbackjob.Payload{Tenant: tenant, RegistrationID: reg.ID}); err != nil {
 		s.log.Warn("post-back not queued", "tenant", tenant, "registration", reg.ID, "error", err)
 	}
+	return nil
+}
+
+// statementProgress rolls up, from their statements, the xAPI and cmi5 registrations a stored
+// batch of statements names (context.registration = a registration's xAPI registration id).
+// The statements are stored whatever happens here; a failure is logged and the next statement
+// of the registration repairs it.
+func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*statements.Statement) {
+	done := map[string]bool{}
+	for _, st := range batch {
+		if st.Registration == "" || done[st.Registration] {
+			continue
+		}
+		done[st.Registration] = true
+		reg, err := s.deps.Registrations.ByXAPIRegistration(ctx, tenant, st.Registration)
+		if errors.Is(err, registration.ErrNotFound) {
+			continue
+		}
+		if err == nil {
+			err = s.rollupFromStatements(ctx, tenant, reg)
+		}
+		if err != nil {
+			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", st.Registration, "error", err)
+		}
+	}
+}
+
+// rollupFromStatements evaluates an xAPI or cmi5 registration's current instance from every
+// statement of its xAPI registration: cmi5 moveOn per AU, blocks and course (course/rollup).
+func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *registration.Registration) error {
+	in := reg.Current()
+	if in.Course.Standard != string(course.XAPI) && in.Course.Standard != string(course.CMI5) {
+		return nil
+	}
+	_, _, res, layers, err := s.instanceRollup(ctx, tenant, reg, in)
+	if err != nil || res.Completion == "" {
+		return err
+	}
+	return s.storeRollup(ctx, tenant, reg, in, res, layers)
 }
 
 // hasPostBack reports whether the registration's report goes anywhere: its own postBack URL,
