@@ -499,6 +499,12 @@ func TestPlayerXAPILaunch(t *testing.T) {
 		if r.Status != 200 || !strings.Contains(string(r.Body), "verbs/completed") {
 			t.Errorf("statement of the launch: %d %s", r.Status, r.Body)
 		}
+		// That statement completes the course: its progress comes from its statements.
+		var p struct{ RegistrationCompletion string }
+		e.do("GET", regs+"/r1/progress", root, nil).json(t, &p)
+		if p.RegistrationCompletion != "COMPLETED" {
+			t.Errorf("progress of a completed xAPI activity: %+v", p)
+		}
 		// The credential belongs to this tenant only.
 		e.createTenant("other", true)
 		if r := e.do("GET", lrs+"/other/statements", authFromHeader(q.Get("auth")), nil, v103...); r.Status != 401 {
