@@ -76,6 +76,7 @@ api.LMSSetValue("cmi.core.lesson_location","page-3");
 api.LMSSetValue("cmi.core.score.raw","92");
 api.LMSSetValue("cmi.core.lesson_status","passed");
 api.LMSSetValue("cmi.suspend_data","chapter=3");
+api.LMSSetValue("cmi.core.session_time","00:01:30");
 s.textContent="ready|"+init+"|"+who+"|"+api.LMSCommit("");
 document.getElementById("finish").onclick=function(){api.LMSSetValue("cmi.core.exit","suspend");s.textContent="finished|"+api.LMSFinish("")};
 </script></body></html>`
@@ -185,6 +186,16 @@ func TestPlayerInBrowser(t *testing.T) {
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "92" || rt.Location != "page-3" ||
 			rt.SuspendData != "chapter=3" || rt.ScoreScaled != "0.92" {
 			t.Errorf("SCORM 1.2 runtime after the browser session: %+v", rt)
+		}
+		// The course is taken to completion: progress is COMPLETED and PASSED with score and time.
+		var p struct {
+			RegistrationCompletion, RegistrationSuccess string
+			Score                                       *struct{ Scaled float64 }
+			TotalSecondsTracked                         float64
+		}
+		e.do("GET", regs+"/r12/progress", root, nil).json(t, &p)
+		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" || p.Score == nil || p.Score.Scaled != 92 || p.TotalSecondsTracked < 90 {
+			t.Errorf("SCORM 1.2 progress after the browser session: %+v", p)
 		}
 		// Relaunch resumes where the learner left.
 		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r12/launchLink"))); err != nil {
