@@ -42,9 +42,9 @@ func (s *Server) registerRegistrations(engine string) {
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The registration's xAPI registration id", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, s.registrationXAPIID)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress)
+		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(false))
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress/detail", Summary: "Progress with the activity tree (activityDetails)", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgressDetail)
+		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(true))
 	s.handle(Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
 		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.resetRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
@@ -341,28 +341,19 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 	return sum, nil
 }
 
-func (s *Server) registrationProgress(c *fiber.Ctx) error {
-	reg, in, err := s.registrationInstance(c)
-	if err != nil {
-		return err
+// registrationProgress answers progress, or with detail progress/detail.
+func (s *Server) registrationProgress(detail bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		reg, in, err := s.registrationInstance(c)
+		if err != nil {
+			return err
+		}
+		sum, err := s.registrationSummary(c, reg, in, detail)
+		if err != nil {
+			return err
+		}
+		return c.JSON(sum)
 	}
-	sum, err := s.registrationSummary(c, reg, in, false)
-	if err != nil {
-		return err
-	}
-	return c.JSON(sum)
-}
-
-func (s *Server) registrationProgressDetail(c *fiber.Ctx) error {
-	reg, in, err := s.registrationInstance(c)
-	if err != nil {
-		return err
-	}
-	sum, err := s.registrationSummary(c, reg, in, true)
-	if err != nil {
-		return err
-	}
-	return c.JSON(sum)
 }
 
 func (s *Server) resetRegistration(c *fiber.Ctx) error {
