@@ -88,3 +88,62 @@ func (s *Server) putTenantSetting(c *fiber.Ctx) error {
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
+
+// configScope resolves the configuration scope of a request (a course or a registration) and
+// the cascade layers above and including it; it answers 404 for a missing parent.
+type configScope func(c *fiber.Ctx) (settings.Scope, []settings.Layer, error)
+
+// getConfiguration answers the effective configuration list of a scope.
+func (s *Server) getConfiguration(scope configScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		_, layers, err := scope(c)
+		if err != nil {
+			return err
+		}
+		items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+		if err != nil {
+			return err
+		}
+		return c.JSON(configurationList(items))
+	}
+}
+
+// getSetting answers one effective setting of a scope.
+func (s *Server) getSetting(scope configScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		_, layers, err := scope(c)
+		if err != nil {
+			return err
+		}
+		sid := c.Params("settingId")
+		if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
+			return notFound("configuration setting '%s' not found", sid)
+		}
+		item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
+		if err != nil {
+			return err
+		}
+		return c.JSON(SettingBody{Value: &item.Value})
+	}
+}
+
+// putSetting sets one setting at a scope's level.
+func (s *Server) putSetting(scope configScope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		sc, _, err := scope(c)
+		if err != nil {
+			return err
+		}
+		var body SettingBody
+		if err := decodeJSON(c, &body); err != nil {
+			return err
+		}
+		if body.Value == nil {
+			return badRequest("property value is required")
+		}
+		if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), sc, c.Params("settingId"), *body.Value); err != nil {
+			return err
+		}
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+}

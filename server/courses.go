@@ -409,56 +409,13 @@ func (s *Server) checkCourse(c *fiber.Ctx) (string, error) {
 	return v.CourseID, nil
 }
 
-func (s *Server) getCourseConfiguration(c *fiber.Ctx) error {
+// courseConfig is the configuration scope of the path's course (checking the version the
+// query names).
+func (s *Server) courseConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
 	id, err := s.checkCourse(c)
 	if err != nil {
-		return err
+		return settings.Scope{}, nil, err
 	}
 	layers, err := s.courseLayers(c, id)
-	if err != nil {
-		return err
-	}
-	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
-	if err != nil {
-		return err
-	}
-	return c.JSON(configurationList(items))
-}
-
-func (s *Server) getCourseSetting(c *fiber.Ctx) error {
-	id, err := s.checkCourse(c)
-	if err != nil {
-		return err
-	}
-	sid := c.Params("settingId")
-	if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
-		return notFound("configuration setting '%s' not found", sid)
-	}
-	layers, err := s.courseLayers(c, id)
-	if err != nil {
-		return err
-	}
-	item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
-	if err != nil {
-		return err
-	}
-	return c.JSON(SettingBody{Value: &item.Value})
-}
-
-func (s *Server) putCourseSetting(c *fiber.Ctx) error {
-	id, err := s.checkCourse(c)
-	if err != nil {
-		return err
-	}
-	var body SettingBody
-	if err := decodeJSON(c, &body); err != nil {
-		return err
-	}
-	if body.Value == nil {
-		return badRequest("property value is required")
-	}
-	if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), settings.CourseScope(id), c.Params("settingId"), *body.Value); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
+	return settings.CourseScope(id), layers, err
 }

@@ -48,11 +48,11 @@ func (s *Server) registerRegistrations(engine string) {
 	s.handle(Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
 		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.resetRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, s.getRegistrationConfiguration)
+		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, s.getConfiguration(s.registrationConfig))
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration/:settingId", Summary: "One registration setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: withInstance}, s.getRegistrationSetting)
+		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: withInstance}, s.getSetting(s.registrationConfig))
 	s.handle(Route{Method: fiber.MethodPut, Path: one + "/configuration/:settingId", Summary: "Set a registration setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: withInstance}, s.putRegistrationSetting)
+		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: withInstance}, s.putSetting(s.registrationConfig))
 }
 
 func registrationSchemas() map[string]any {
@@ -390,56 +390,13 @@ func (s *Server) registrationLayers(c *fiber.Ctx, reg *registration.Registration
 	return append(layers, rl), nil
 }
 
-func (s *Server) getRegistrationConfiguration(c *fiber.Ctx) error {
+// registrationConfig is the configuration scope of the path's registration (checking the
+// instance the query names).
+func (s *Server) registrationConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
 	reg, _, err := s.registrationInstance(c)
 	if err != nil {
-		return err
+		return settings.Scope{}, nil, err
 	}
 	layers, err := s.registrationLayers(c, reg)
-	if err != nil {
-		return err
-	}
-	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
-	if err != nil {
-		return err
-	}
-	return c.JSON(configurationList(items))
-}
-
-func (s *Server) getRegistrationSetting(c *fiber.Ctx) error {
-	reg, _, err := s.registrationInstance(c)
-	if err != nil {
-		return err
-	}
-	sid := c.Params("settingId")
-	if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
-		return notFound("configuration setting '%s' not found", sid)
-	}
-	layers, err := s.registrationLayers(c, reg)
-	if err != nil {
-		return err
-	}
-	item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
-	if err != nil {
-		return err
-	}
-	return c.JSON(SettingBody{Value: &item.Value})
-}
-
-func (s *Server) putRegistrationSetting(c *fiber.Ctx) error {
-	reg, _, err := s.registrationInstance(c)
-	if err != nil {
-		return err
-	}
-	var body SettingBody
-	if err := decodeJSON(c, &body); err != nil {
-		return err
-	}
-	if body.Value == nil {
-		return badRequest("property value is required")
-	}
-	if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), settings.RegistrationScope(reg.ID), c.Params("settingId"), *body.Value); err != nil {
-		return err
-	}
-	return c.SendStatus(fiber.StatusNoContent)
+	return settings.RegistrationScope(reg.ID), layers, err
 }

@@ -66,11 +66,11 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses/:courseId/detail", Summary: "Lectern extension: a course version with its activity tree and parser warnings", Tag: "courses",
 		Scope: ScopeEnginePath, Success: 200, Response: "CourseDetail", Query: []Param{versionParam, configurationParam}}, s.courseDetail)
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses/:courseId/configuration", Summary: "Effective course configuration", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: []Param{versionParam, configurationParam}}, s.getCourseConfiguration)
+		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: []Param{versionParam, configurationParam}}, s.getConfiguration(s.courseConfig))
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses/:courseId/configuration/:settingId", Summary: "One course setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: []Param{versionParam, configurationParam}}, s.getCourseSetting)
+		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: []Param{versionParam, configurationParam}}, s.getSetting(s.courseConfig))
 	s.handle(Route{Method: fiber.MethodPut, Path: engine + "/courses/:courseId/configuration/:settingId", Summary: "Set a course setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putCourseSetting)
+		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putSetting(s.courseConfig))
 
 	s.registerRegistrations(engine)
 	s.registerPlayer(engine)
