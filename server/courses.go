@@ -365,6 +365,15 @@ func (s *Server) coursePreview(c *fiber.Ctx) error {
 	}
 	claims := course.LaunchClaims{Tenant: tenantOf(c), CourseID: v.CourseID, Version: v.Version, Preview: true,
 		StartSco: c.Query("startSco"), RedirectOnExit: c.Query("redirectOnExitUrl")}
+	if claims.RedirectOnExit == "" {
+		layers, err := s.courseLayers(c, v.CourseID)
+		if err != nil {
+			return err
+		}
+		if claims.RedirectOnExit, err = s.deps.Settings.Catalogue().Resolve("RedirectOnExitUrl", layers...); err != nil {
+			return err
+		}
+	}
 	if claims.ForceReview, err = queryBool(c, "forceReview", false); err != nil {
 		return err
 	}

@@ -111,6 +111,15 @@ func (s *Server) registrationLaunchLink(c *fiber.Ctx) error {
 	if !validRedirect(claims.RedirectOnExit) {
 		return badRequest("redirectOnExitUrl must be an absolute http(s) URL or one of closer, blank, message")
 	}
+	if claims.RedirectOnExit == "" {
+		layers, err := s.registrationLayers(c, reg)
+		if err != nil {
+			return err
+		}
+		if claims.RedirectOnExit, err = s.deps.Settings.Catalogue().Resolve("RedirectOnExitUrl", layers...); err != nil {
+			return err
+		}
+	}
 	if claims.StartSco != "" && !hasActivity(v.Package, claims.StartSco) {
 		return badRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, reg.CourseID)
 	}

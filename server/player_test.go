@@ -704,3 +704,43 @@ func TestPlayerRestartsCompletedInstance(t *testing.T) {
 		e.expect(e.do("PUT", regs+"/reg-1/configuration/WhenToRestartRegistration", root, map[string]any{"value": "SOMETIMES"}), 400, "unknown mode")
 	})
 }
+
+// TestRedirectOnExitSetting: a launch link or preview that names no redirectOnExitUrl takes
+// the RedirectOnExitUrl setting of its cascade; one that names it keeps its own.
+func TestRedirectOnExitSetting(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "intro", scorm12Package(t), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "intro", "registrationId": "reg-1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		redirect := func(endpoint string) string {
+			t.Helper()
+			page := string(e.get("/player/session/" + e.launch(e.launchPath(endpoint))).Body)
+			m := regexp.MustCompile(`"redirect":"([^"]*)"`).FindStringSubmatch(page)
+			if m == nil {
+				t.Fatalf("no redirect in the player page: %s", page)
+			}
+			return m[1]
+		}
+		link := regs + "/reg-1/launchLink"
+		if got := redirect(link); got != "" {
+			t.Errorf("default redirect %q", got)
+		}
+		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/RedirectOnExitUrl", root, map[string]any{"value": "Closer"}), 204, "tenant setting")
+		if got := redirect(link); got != "closer" {
+			t.Errorf("tenant setting: redirect %q", got)
+		}
+		if got := redirect("/engine/api/v1/acme/courses/intro/preview"); got != "closer" {
+			t.Errorf("preview with the tenant setting: redirect %q", got)
+		}
+		e.expect(e.do("PUT", regs+"/reg-1/configuration/RedirectOnExitUrl", root, map[string]any{"value": "https://lms.example/done"}), 204, "registration setting")
+		if got := redirect(link); got != "https://lms.example/done" {
+			t.Errorf("registration setting: redirect %q", got)
+		}
+		if got := redirect(link + "?redirectOnExitUrl=message"); got != "message" {
+			t.Errorf("the link's own redirect: %q", got)
+		}
+		e.expect(e.do("PUT", regs+"/reg-1/configuration/RedirectOnExitUrl", root, map[string]any{"value": "ftp://x"}), 400, "not a URL or keyword")
+	})
+}

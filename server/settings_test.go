@@ -185,6 +185,7 @@ var testedElsewhere = map[string]string{
 	"ApiRollupRegistrationAuthPassword": "workers/postbackjob TestDelivery (settings rows)",
 	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
 	"WhenToRestartRegistration":         "server TestPlayerRestartsCompletedInstance",
+	"RedirectOnExitUrl":                 "server TestRedirectOnExitSetting",
 }
 
 func TestSettingEffects(t *testing.T) {

@@ -20,7 +20,7 @@ var servedIDs = []string{
 	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
 	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
 	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
-	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration",
+	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -32,7 +32,7 @@ var removedIDs = []string{
 	"ApiRollupRegistrationDuringSession",
 	"ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds", "ApiPostbackDataModelVersion",
 	"ApiTokenPostbackValidHours", "SimpleQueueMaxTries",
-	"RedirectOnExitUrl", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
+	"RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
 	"ApiUseSignedLaunchLinks", "ConcurrentLaunchDetectionEnabled", "ForceExitConcurrentLaunches",
 	"SupplementalQueryStringParametersForAllActivities", "PromptOnPlayerClose",
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
@@ -66,7 +66,6 @@ func fixture(t *testing.T) *Catalogue {
 		boolean("PromptOnPlayerClose", "false", cascading, "d"),
 		boolean("PlayerShowFinishButton", "", cascading, "d"),
 		boolean("PlayerShowNavBar", "", cascading, "d"),
-		Setting{ID: "RedirectOnExitUrl", Type: TypeURL, Allowed: []string{"closer", "blank", "message"}, Levels: cascading, Description: "d"},
 		integer("DefaultCommCommitFrequency", "10000", 100, 3_600_000, LevelSystem, "d"),
 		Setting{ID: "AllowedTenantNameRegex", Type: TypeRegex, Levels: LevelSystem, Description: "d"},
 		text("SupplementalQueryStringParametersForAllActivities", "", cascading, "d"),
