@@ -17,6 +17,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/settings"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/server/player"
@@ -230,6 +231,24 @@ func launchable(a *course.Activity) bool {
 	return a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco" || a.ScormType == "asset")
 }
 
+// sessionSetting resolves a setting for a player session: its tenant, course and (unless a
+// preview) registration.
+func (s *Server) sessionSetting(ctx context.Context, sess *course.SessionClaims, id string) (string, error) {
+	scopes := []settings.Scope{settings.TenantScope, settings.CourseScope(sess.CourseID)}
+	if sess.RegistrationID != "" {
+		scopes = append(scopes, settings.RegistrationScope(sess.RegistrationID))
+	}
+	layers := make([]settings.Layer, 0, len(scopes))
+	for _, sc := range scopes {
+		l, err := s.deps.Settings.Layer(ctx, sess.Tenant, sc)
+		if err != nil {
+			return "", err
+		}
+		layers = append(layers, l)
+	}
+	return s.deps.Settings.Catalogue().Resolve(id, layers...)
+}
+
 func (s *Server) playerPage(c *fiber.Ctx) error {
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
@@ -252,8 +271,14 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
 	}
 	token := c.Params("session")
+	freq, err := s.sessionSetting(c.UserContext(), sess, "PlayerCommCommitFrequency")
+	if err != nil {
+		return err
+	}
+	ms, _ := strconv.Atoi(freq)
 	cfg := player.Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
-		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview}
+		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
+		CommitSeconds: float64(ms) / 1000}
 	if d == scormrt.SCORM2004 {
 		cfg.Dialect = "2004"
 	}

@@ -742,5 +742,28 @@ func TestRedirectOnExitSetting(t *testing.T) {
 			t.Errorf("the link's own redirect: %q", got)
 		}
 		e.expect(e.do("PUT", regs+"/reg-1/configuration/RedirectOnExitUrl", root, map[string]any{"value": "ftp://x"}), 400, "not a URL or keyword")
+
+		// PlayerCommCommitFrequency (ms) sets how often the page's runtime commits: 10 s by
+		// default, a course's value for its launches and previews.
+		commitSeconds := func(endpoint string) string {
+			t.Helper()
+			page := string(e.get("/player/session/" + e.launch(e.launchPath(endpoint))).Body)
+			m := regexp.MustCompile(`"commitSeconds":([0-9.]+)`).FindStringSubmatch(page)
+			if m == nil {
+				t.Fatalf("no commit interval in the player page: %s", page)
+			}
+			return m[1]
+		}
+		if got := commitSeconds(link); got != "10" {
+			t.Errorf("default commit interval %s s", got)
+		}
+		e.expect(e.do("PUT", "/engine/api/v1/acme/courses/intro/configuration/PlayerCommCommitFrequency", root, map[string]any{"value": "2500"}), 204, "course setting")
+		if got := commitSeconds(link); got != "2.5" {
+			t.Errorf("course commit interval %s s", got)
+		}
+		if got := commitSeconds("/engine/api/v1/acme/courses/intro/preview"); got != "2.5" {
+			t.Errorf("preview commit interval %s s", got)
+		}
+		e.expect(e.do("PUT", regs+"/reg-1/configuration/PlayerCommCommitFrequency", root, map[string]any{"value": "50"}), 400, "below 100 ms")
 	})
 }

@@ -186,6 +186,7 @@ var testedElsewhere = map[string]string{
 	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
 	"WhenToRestartRegistration":         "server TestPlayerRestartsCompletedInstance",
 	"RedirectOnExitUrl":                 "server TestRedirectOnExitSetting",
+	"PlayerCommCommitFrequency":         "server TestRedirectOnExitSetting (the page's commit interval)",
 }
 
 func TestSettingEffects(t *testing.T) {

@@ -17,6 +17,8 @@ func registrationSettings() []Setting {
 				"WHEN_EXISTING_REG_IS_FAILED_AND_NEWER_PACKAGE_VERSION_EXISTS",
 			}, Levels: cascading,
 			Description: "When a launch starts a new registration instance on the course's latest version instead of resuming the current one."},
+		integer("PlayerCommCommitFrequency", "10000", 100, 3_600_000, cascading,
+			"Milliseconds between the player's automatic commits of run-time data while content runs (besides the content's own commits and the exit)."),
 		{ID: "RedirectOnExitUrl", Type: TypeURL, Allowed: []string{"closer", "blank", "message"}, Levels: cascading,
 			Description: "Where the player goes when the learner exits, for launch links and previews that name no redirectOnExitUrl: an absolute URL, or closer (close the window), blank (an empty page) or message (a completion message); empty: the message."},
 	}

@@ -20,7 +20,7 @@ var servedIDs = []string{
 	"PlayerStatusRollupModeValue", "PlayerStatusRollupModeThresholdScore", "PlayerScoreRollupModeValue",
 	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
 	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
-	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl",
+	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl", "PlayerCommCommitFrequency",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -38,7 +38,7 @@ var removedIDs = []string{
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerCaptureHistoryDetailed",
 	"PlayerLaunchType", "PlayerScoLaunchType",
-	"PlayerCommCommitFrequency", "DefaultCommCommitFrequency", "PlayerCommMaxFailedSubmissions",
+	"DefaultCommCommitFrequency", "PlayerCommMaxFailedSubmissions",
 	"PlayerFinishCausesImmediateCommit", "PlayerSuspendDataMaxLength", "PlayerResetRunTimeData",
 	"PlayerLaunchCompletedRegsAsNoCredit",
 	"PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion",

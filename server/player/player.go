@@ -45,6 +45,9 @@ type Config struct {
 	// Redirect is what happens on exit: an absolute URL, or closer, blank or message.
 	Redirect string `json:"redirect"`
 	Preview  bool   `json:"preview"`
+	// CommitSeconds is how often the runtime commits while the content runs
+	// (PlayerCommCommitFrequency).
+	CommitSeconds float64 `json:"commitSeconds"`
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -120,7 +123,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
       var settings = {
         lmsCommitUrl: cfg.runtimeUrl + "/commit?activity=" + encodeURIComponent(a.id) + "&attempt=" + state.attempt,
         dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true,
-        autocommit: true, autocommitSeconds: 30, alwaysSendTotalTime: true,
+        autocommit: true, autocommitSeconds: cfg.commitSeconds || 10, alwaysSendTotalTime: true,
         xhrResponseHandler: responseHandler, logLevel: 4
       };
       if (cfg.dialect === "2004") {
