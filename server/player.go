@@ -17,8 +17,8 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
-	"github.com/lectern-lms/lectern/course/settings"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/server/player"
 	"github.com/lectern-lms/lectern/storage/blob"
