@@ -228,24 +228,27 @@ func parseSince(v string) (time.Time, error) {
 	return time.Time{}, badRequest("'%s' is either not a timestamp or seems to be not formatted according to ISO 8601", v)
 }
 
-func (s *Server) listCourses(c *fiber.Ctx) error {
-	var tok moreToken
+// listPaging reads a list request's paging: the more token (which carries since) or since,
+// and the page size the tenant's settings give with or without since.
+func (s *Server) listPaging(c *fiber.Ctx) (tok moreToken, since time.Time, limit int, err error) {
 	if m := c.Query("more"); m != "" {
-		var err error
 		if tok, err = decodeMore(m); err != nil {
-			return err
+			return tok, since, 0, err
 		}
 	} else {
 		tok.Since = c.Query("since")
 	}
-	var since time.Time
 	if tok.Since != "" {
-		var err error
 		if since, err = parseSince(tok.Since); err != nil {
-			return err
+			return tok, since, 0, err
 		}
 	}
-	limit, err := s.pageLimit(c, tok.Since != "")
+	limit, err = s.pageLimit(c, tok.Since != "")
+	return tok, since, limit, err
+}
+
+func (s *Server) listCourses(c *fiber.Ctx) error {
+	tok, since, limit, err := s.listPaging(c)
 	if err != nil {
 		return err
 	}
@@ -323,15 +326,7 @@ func (s *Server) courseTitle(c *fiber.Ctx) error {
 }
 
 func (s *Server) courseLayers(c *fiber.Ctx, courseID string) ([]settings.Layer, error) {
-	tl, err := s.deps.Settings.TenantLayer(c.UserContext(), tenantOf(c))
-	if err != nil {
-		return nil, err
-	}
-	cl, err := s.deps.Settings.Layer(c.UserContext(), tenantOf(c), settings.CourseScope(courseID))
-	if err != nil {
-		return nil, err
-	}
-	return []settings.Layer{tl, cl}, nil
+	return s.deps.Settings.Layers(c.UserContext(), tenantOf(c), settings.TenantScope, settings.CourseScope(courseID))
 }
 
 // XAPIActivityID is a course version's activity IRI: the package's own for xAPI and cmi5, a

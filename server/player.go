@@ -238,13 +238,9 @@ func (s *Server) sessionSetting(ctx context.Context, sess *course.SessionClaims,
 	if sess.RegistrationID != "" {
 		scopes = append(scopes, settings.RegistrationScope(sess.RegistrationID))
 	}
-	layers := make([]settings.Layer, 0, len(scopes))
-	for _, sc := range scopes {
-		l, err := s.deps.Settings.Layer(ctx, sess.Tenant, sc)
-		if err != nil {
-			return "", err
-		}
-		layers = append(layers, l)
+	layers, err := s.deps.Settings.Layers(ctx, sess.Tenant, scopes...)
+	if err != nil {
+		return "", err
 	}
 	return s.deps.Settings.Catalogue().Resolve(id, layers...)
 }
@@ -627,7 +623,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	if err != nil {
 		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
 	}
-	_, _, act, d, err := s.sessionActivity(c, "")
+	_, v, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -657,7 +653,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		// dropped, so the content behaves as in a tracked launch.
 		return c.JSON(CommitAnswer{Result: "true"})
 	}
-	if err := s.storeRuntime(ctx, sess, act, d, attempt, commit); err != nil {
+	if err := s.storeRuntime(ctx, sess, v, act, d, attempt, commit); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			return commitRefused(c, e.Status, 101, e.Message)
@@ -670,7 +666,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 // storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
 // it returns says why a commit is refused: the registration is gone (404), was reset since
 // the launch (410), or the commit is stale (409).
-func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit) error {
+func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit) error {
 	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		return notFound("%s", err.Error())
@@ -694,7 +690,7 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, a
 	if err != nil {
 		return err
 	}
-	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in)
+	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v)
 	return nil
 }
 
@@ -772,7 +768,7 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 			}
 			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
 		}
-		err = s.storeRuntime(ctx, sess, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values})
+		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values})
 		var e *Error
 		if errors.As(err, &e) {
 			return answer(scormrt.HACPInvalidSession, e.Message, "")
@@ -808,30 +804,49 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 	if s.deps.LaunchTokens == nil {
 		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
 	}
-	name, learner, regID, xreg := "Preview", "preview", "", ""
-	if !sess.Preview {
-		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-		if err != nil {
-			return nil, err
-		}
-		learner, regID, xreg = reg.Learner.ID, reg.ID, reg.XAPIRegistrationID
-		name = strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName)
-	}
-	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": learner}}
-	if name != "" {
-		actor["name"] = name
-	}
-	actorJSON, err := json.Marshal(actor)
+	who, err := s.sessionLearner(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
-	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: regID, Actor: actorJSON,
-		ActorIFI: "account:" + base + "|" + learner}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+	actorJSON, ifi, err := who.actor(base)
+	if err != nil {
+		return nil, err
+	}
+	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
+		ActorIFI: ifi}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
-	if xreg != "" {
-		q.Set("registration", xreg)
+	if who.xreg != "" {
+		q.Set("registration", who.xreg)
 	}
 	return q, nil
+}
+
+// launchLearner is who a player session launches xAPI or cmi5 content as: the
+// registration's learner, or "preview" with no registration.
+type launchLearner struct{ name, learner, regID, xreg string }
+
+// sessionLearner reads the learner of a session (registration.ErrNotFound when its
+// registration was deleted since).
+func (s *Server) sessionLearner(ctx context.Context, sess *course.SessionClaims) (launchLearner, error) {
+	if sess.Preview {
+		return launchLearner{name: "Preview", learner: "preview"}, nil
+	}
+	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if err != nil {
+		return launchLearner{}, err
+	}
+	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
+		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationID}, nil
+}
+
+// actor is the learner as an xAPI agent (an account on base) and its IFI.
+func (l launchLearner) actor(base string) ([]byte, string, error) {
+	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": l.learner}}
+	if l.name != "" {
+		actor["name"] = l.name
+	}
+	b, err := json.Marshal(actor)
+	return b, "account:" + base + "|" + l.learner, err
 }
 
 // restartIfDue starts a new instance of reg, pinned to the course's latest version, when
@@ -842,9 +857,7 @@ func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Reg
 	ctx := c.UserContext()
 	mode := registration.RestartWhenCompleteAndNewerVersion
 	if _, ok := s.deps.Settings.Catalogue().Lookup("WhenToRestartRegistration"); ok {
-		// The settings cascade reads the tenant of the request; a launch has it from its token.
-		c.Locals("tenant", tenant)
-		layers, err := s.registrationLayers(c, reg)
+		layers, err := s.registrationLayersOf(ctx, tenant, reg)
 		if err != nil {
 			return nil, err
 		}

@@ -67,27 +67,22 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 	if base == "" {
 		base = c.BaseURL()
 	}
-	name, learner, regID, xreg := "Preview", "preview", "", uuid.NewString()
-	if !sess.Preview {
-		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-		if errors.Is(err, registration.ErrNotFound) {
-			return htmlError(c, fiber.StatusNotFound, "This registration no longer exists", "The enrolment this link was made for has been deleted.")
-		}
-		if err != nil {
-			return err
-		}
-		learner, regID, xreg = reg.Learner.ID, reg.ID, reg.XAPIRegistrationID
-		name = strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName)
+	who, err := s.sessionLearner(ctx, sess)
+	if errors.Is(err, registration.ErrNotFound) {
+		return htmlError(c, fiber.StatusNotFound, "This registration no longer exists", "The enrolment this link was made for has been deleted.")
 	}
-	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": learner}}
-	if name != "" {
-		actor["name"] = name
-	}
-	actorJSON, err := json.Marshal(actor)
 	if err != nil {
 		return err
 	}
-	ifi := "account:" + base + "|" + learner
+	regID, xreg := who.regID, who.xreg
+	if xreg == "" {
+		// A preview has no registration; cmi5 still needs one for the session.
+		xreg = uuid.NewString()
+	}
+	actorJSON, ifi, err := who.actor(base)
+	if err != nil {
+		return err
+	}
 	mode := "Normal"
 	switch {
 	case sess.Preview:

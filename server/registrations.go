@@ -195,26 +195,11 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 }
 
 func (s *Server) listRegistrations(c *fiber.Ctx) error {
-	var tok moreToken
-	if m := c.Query("more"); m != "" {
-		var err error
-		if tok, err = decodeMore(m); err != nil {
-			return err
-		}
-	} else {
-		tok.Since = c.Query("since")
-	}
-	q := registration.ListQuery{CourseID: c.Query("courseId"), LearnerID: c.Query("learnerId"), Cursor: tok.Cursor}
-	if tok.Since != "" {
-		var err error
-		if q.Since, err = parseSince(tok.Since); err != nil {
-			return err
-		}
-	}
-	var err error
-	if q.Limit, err = s.pageLimit(c, tok.Since != ""); err != nil {
+	tok, since, limit, err := s.listPaging(c)
+	if err != nil {
 		return err
 	}
+	q := registration.ListQuery{CourseID: c.Query("courseId"), LearnerID: c.Query("learnerId"), Since: since, Cursor: tok.Cursor, Limit: limit}
 	page, err := s.deps.Registrations.List(c.UserContext(), tenantOf(c), q)
 	if errors.Is(err, record.ErrInvalid) {
 		return badRequest("'more' value is not a continuation token from this server")
@@ -377,17 +362,9 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-// registrationLayers is the cascade tenant → course → registration.
+// registrationLayers is the cascade tenant → course → registration of a request.
 func (s *Server) registrationLayers(c *fiber.Ctx, reg *registration.Registration) ([]settings.Layer, error) {
-	layers, err := s.courseLayers(c, reg.CourseID)
-	if err != nil {
-		return nil, err
-	}
-	rl, err := s.deps.Settings.Layer(c.UserContext(), tenantOf(c), settings.RegistrationScope(reg.ID))
-	if err != nil {
-		return nil, err
-	}
-	return append(layers, rl), nil
+	return s.registrationLayersOf(c.UserContext(), tenantOf(c), reg)
 }
 
 // registrationConfig is the configuration scope of the path's registration (checking the

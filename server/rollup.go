@@ -17,11 +17,16 @@ import (
 // instanceRollup computes the progress of one registration instance from the run-time data
 // the player stored for it, under the rollup settings of the registration's cascade.
 func (s *Server) instanceRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*course.Version, rollup.State, rollup.Result, []settings.Layer, error) {
-	var res rollup.Result
 	v, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
 	if err != nil {
-		return nil, nil, res, nil, err
+		return nil, nil, rollup.Result{}, nil, err
 	}
+	return s.versionRollup(ctx, tenant, reg, in, v)
+}
+
+// versionRollup is instanceRollup with the instance's course version already read.
+func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version) (*course.Version, rollup.State, rollup.Result, []settings.Layer, error) {
+	var res rollup.Result
 	state, err := s.deps.Runtime.State(ctx, tenant, reg, in)
 	if err != nil {
 		return nil, nil, res, nil, err
@@ -71,15 +76,7 @@ func (s *Server) registrationStatements(ctx context.Context, tenant string, reg 
 
 // registrationLayersOf is the cascade tenant → course → registration outside a request.
 func (s *Server) registrationLayersOf(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, error) {
-	layers := make([]settings.Layer, 0, 3)
-	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
-		l, err := s.deps.Settings.Layer(ctx, tenant, sc)
-		if err != nil {
-			return nil, err
-		}
-		layers = append(layers, l)
-	}
-	return layers, nil
+	return s.deps.Settings.Layers(ctx, tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
 }
 
 // errUnchanged ends a progress update that would write what is already stored.
@@ -89,8 +86,8 @@ var errUnchanged = errors.New("progress unchanged")
 // and, when what a post-back reports changed, queues the registration's post-back. It must
 // not fail the commit, which is already durable: a failure is logged, and the next commit
 // (or progress/detail, which computes the same rollup) repairs it.
-func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) {
-	_, _, res, layers, err := s.instanceRollup(ctx, tenant, reg, in)
+func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version) {
+	_, _, res, layers, err := s.versionRollup(ctx, tenant, reg, in, v)
 	if err == nil && res.Completion == "" {
 		return
 	}

@@ -402,11 +402,7 @@ func (s *Store) newInstance(n, courseVersion int, course CourseRef) Instance {
 // UpdateProgress applies fn to the progress of instance n (n < 0: the latest) and stores
 // it with compare-and-set, so concurrent commits never lose each other's rollup.
 func (s *Store) UpdateProgress(ctx context.Context, tenant, id string, n int, fn func(p *Progress) error) (*Registration, error) {
-	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
-		reg, err := decode(r)
-		if err != nil {
-			return err
-		}
+	return s.modify(ctx, tenant, id, func(reg *Registration) error {
 		i := len(reg.Instances) - 1
 		if n >= 0 {
 			for i = len(reg.Instances) - 1; i >= 0 && reg.Instances[i].Number != n; i-- {
@@ -415,7 +411,19 @@ func (s *Store) UpdateProgress(ctx context.Context, tenant, id string, n int, fn
 				return fmt.Errorf("registration '%s' has no instance %d: %w", id, n, ErrNotFound)
 			}
 		}
-		if err := fn(&reg.Instances[i].Progress); err != nil {
+		return fn(&reg.Instances[i].Progress)
+	})
+}
+
+// modify applies fn to the stored registration and writes it back with compare-and-set (fn
+// may run more than once under contention); ErrNotFound when it is gone.
+func (s *Store) modify(ctx context.Context, tenant, id string, fn func(reg *Registration) error) (*Registration, error) {
+	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
+		reg, err := decode(r)
+		if err != nil {
+			return err
+		}
+		if err := fn(reg); err != nil {
 			return err
 		}
 		r.Data, err = json.Marshal(reg)
@@ -435,22 +443,10 @@ func (s *Store) UpdateProgress(ctx context.Context, tenant, id string, n int, fn
 // registration itself, in one write. Run-time data of the old instances is no longer
 // reachable (instance keys are fresh) and goes with the registration.
 func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int, course CourseRef) (*Registration, error) {
-	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
-		reg, err := decode(r)
-		if err != nil {
-			return err
-		}
+	return s.modify(ctx, tenant, id, func(reg *Registration) error {
 		reg.Instances = []Instance{s.newInstance(0, courseVersion, course)}
-		r.Data, err = json.Marshal(reg)
-		return err
+		return nil
 	})
-	if errors.Is(err, record.ErrNotFound) {
-		return nil, notFound(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decode(r)
 }
 
 // The values of the WhenToRestartRegistration setting: when a launch starts a new instance on
@@ -508,23 +504,10 @@ func ShouldRestart(mode string, current Instance, latestVersion int) bool {
 // instance is no longer expected (another launch restarted it first): then it returns the
 // registration as it is. Instances before it keep their progress.
 func (s *Store) Restart(ctx context.Context, tenant, id string, expected int, courseVersion int, course CourseRef) (*Registration, error) {
-	r, err := record.Modify(ctx, s.records, tenant, KindRegistration, id, func(r *record.Record) error {
-		reg, err := decode(r)
-		if err != nil {
-			return err
+	return s.modify(ctx, tenant, id, func(reg *Registration) error {
+		if reg.Current().Number == expected {
+			reg.Instances = append(reg.Instances, s.newInstance(expected+1, courseVersion, course))
 		}
-		if cur := reg.Current().Number; cur != expected {
-			return nil
-		}
-		reg.Instances = append(reg.Instances, s.newInstance(expected+1, courseVersion, course))
-		r.Data, err = json.Marshal(reg)
-		return err
+		return nil
 	})
-	if errors.Is(err, record.ErrNotFound) {
-		return nil, notFound(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decode(r)
 }

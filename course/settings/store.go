@@ -148,6 +148,25 @@ func (s *Store) Layer(ctx context.Context, tenant string, sc Scope) (Layer, erro
 	return Layer{Level: sc.Level, Values: values}, nil
 }
 
+// Layers returns the layers of scopes, in cascade order (tenant, course, registration).
+func (s *Store) Layers(ctx context.Context, tenant string, scopes ...Scope) ([]Layer, error) {
+	out := make([]Layer, 0, len(scopes))
+	for _, sc := range scopes {
+		l, err := s.Layer(ctx, tenant, sc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// RegistrationScopes are the scopes of a registration's cascade: its tenant, its course and
+// itself.
+func RegistrationScopes(courseID, registrationID string) []Scope {
+	return []Scope{TenantScope, CourseScope(courseID), RegistrationScope(registrationID)}
+}
+
 // SetTenant validates value for id at tenant level and stores its canonical form.
 func (s *Store) SetTenant(ctx context.Context, tenant, id, value string) error {
 	return s.Set(ctx, tenant, TenantScope, id, value)

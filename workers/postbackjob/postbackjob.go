@@ -84,7 +84,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	if err != nil {
 		return err
 	}
-	target, err := h.target(ctx, p.Tenant, reg)
+	layers, err := h.Settings.Layers(ctx, p.Tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
+	if err != nil {
+		return err
+	}
+	target, err := h.target(reg, layers)
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 		return nil
 	}
 	target.JSON = p.JSON
-	rep, err := h.report(ctx, p.Tenant, reg, target.Format)
+	rep, err := h.report(ctx, p.Tenant, reg, target.Format, layers)
 	if err != nil {
 		return err
 	}
@@ -108,7 +112,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 
 // target is the registration's postBack override when it names a URL, else the
 // ApiRollupRegistration* settings of its cascade.
-func (h *Handler) target(ctx context.Context, tenant string, reg *registration.Registration) (postback.Target, error) {
+func (h *Handler) target(reg *registration.Registration, layers []settings.Layer) (postback.Target, error) {
 	if pb := reg.PostBack; pb != nil && pb.URL != "" {
 		pw, err := h.Registrations.PostBackPassword(reg)
 		if err != nil {
@@ -116,14 +120,6 @@ func (h *Handler) target(ctx context.Context, tenant string, reg *registration.R
 		}
 		return postback.Target{URL: pb.URL, AuthType: pb.AuthType, UserName: pb.UserName, Password: pw,
 			Format: postback.Format(pb.ResultsFormat), SigningKey: signingKey(pw)}, nil
-	}
-	layers := make([]settings.Layer, 0, 3)
-	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
-		l, err := h.Settings.Layer(ctx, tenant, sc)
-		if err != nil {
-			return postback.Target{}, err
-		}
-		layers = append(layers, l)
 	}
 	cat := h.Settings.Catalogue()
 	var t postback.Target
@@ -150,7 +146,7 @@ func signingKey(password string) []byte {
 	return []byte(password)
 }
 
-func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format) (postback.Report, error) {
+func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format, layers []settings.Layer) (postback.Report, error) {
 	in := reg.Current()
 	rep := postback.Report{Registration: reg, Instance: in.Number, Progress: in.Progress, Updated: reg.Updated}
 	if f == "" || f == postback.Course {
@@ -168,14 +164,6 @@ func (h *Handler) report(ctx context.Context, tenant string, reg *registration.R
 		if state, err = h.State.State(ctx, tenant, reg, in); err != nil {
 			return rep, err
 		}
-	}
-	layers := make([]settings.Layer, 0, 3)
-	for _, sc := range []settings.Scope{settings.TenantScope, settings.CourseScope(reg.CourseID), settings.RegistrationScope(reg.ID)} {
-		l, err := h.Settings.Layer(ctx, tenant, sc)
-		if err != nil {
-			return rep, err
-		}
-		layers = append(layers, l)
 	}
 	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return h.Settings.Catalogue().Resolve(id, layers...) })
 	if err != nil {
