@@ -36,6 +36,17 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   course/runtime:FuzzParseCommit; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
-  out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }
+  # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when
+  # -fuzztime ends while a worker is mid-input on a loaded machine (golang/go#75804, fixed in
+  # Go 1.27). A real finding always writes its input ("Failing input written to"); only a bare
+  # deadline is run once more.
+  if ! out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1); then
+    if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+      echo "   $pkg $fn: fuzztime deadline race (golang/go#75804), running again"
+      out=$(go test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" "./$pkg/" 2>&1) || { echo "$out"; exit 1; }
+    else
+      echo "$out"; exit 1
+    fi
+  fi
 done
 echo "all tests passed"
