@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,10 +51,7 @@ func warningsAbout(res importResult, s string) []string {
 // with the default, then the configuration API changing the setting, then the changed
 // behaviour. Every setting the catalogue serves must have a row (TestSettingEffects checks),
 // so a setting that changes nothing cannot be advertised.
-var settingEffects = []struct {
-	id     string
-	effect func(t *testing.T, e *env, tn string)
-}{
+var settingEffects = []settingEffect{
 	{"ApiResultLimitSinceNotSpecified", func(t *testing.T, e *env, tn string) {
 		for i := 0; i < 3; i++ {
 			e.importOK(tn, fmt.Sprintf("c%d", i), scorm12Package(t), "")
@@ -189,10 +187,22 @@ var testedElsewhere = map[string]string{
 	"PlayerCommCommitFrequency":         "server TestRedirectOnExitSetting (the page's commit interval)",
 }
 
+// settingEffect is one row of the settings-effect table: the setting and the HTTP-only test of
+// what it changes.
+type settingEffect struct {
+	id     string
+	effect func(t *testing.T, e *env, tn string)
+}
+
+// settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
+// feature in its own settings_<feature>_test.go, so that features add rows without touching
+// each other's tables.
+var settingEffectGroups = [][]settingEffect{settingEffects}
+
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		covered := map[string]bool{}
-		for i, tc := range settingEffects {
+		for i, tc := range slices.Concat(settingEffectGroups...) {
 			covered[tc.id] = true
 			t.Run(tc.id, func(t *testing.T) {
 				tn := fmt.Sprintf("settings%d", i)

@@ -1,5 +1,7 @@
 package settings
 
+import "slices"
+
 // tenantCourse settings may be set at tenant or course level: they shape how a course is
 // imported or exposed but have no per-learner meaning.
 const tenantCourse = LevelTenant | LevelCourse
@@ -30,7 +32,7 @@ func secret(s Setting) Setting { s.Secret = true; return s }
 // lists them with their semantics, to restore with that feature. Defaults are Engine's
 // where course-engine-semantics.md gives them.
 func builtin() []Setting {
-	return append([]Setting{
+	core := []Setting{
 		// --- Paging (reference §2.2) ---
 		integer("ApiResultLimit", "100", 1, 1000, LevelTenant,
 			"Page size of course and registration lists when since is given. Capped at 1000 to bound response size."),
@@ -54,5 +56,7 @@ func builtin() []Setting {
 			Description: "One <username>:<password> account with full (root) authority on the tenant's record store. Write-only."}),
 		secret(text("TinCanBasicAccounts", "", LevelTenant,
 			"Basic-auth accounts of the tenant's record store, same format as xAPIBasicAccounts. Write-only.")),
-	}, append(append(rollupSettings(), postbackSettings()...), registrationSettings()...)...)
+	}
+	// One group per feature, each in its own seed_<feature>.go.
+	return slices.Concat(core, rollupSettings(), postbackSettings(), registrationSettings())
 }
