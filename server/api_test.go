@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -58,11 +59,17 @@ type env struct {
 	// serverFault marks a test that breaks a backend on purpose: its 5xx answers are the
 	// expected outcome, not responses the API document must describe.
 	serverFault bool
+	// logs holds what the app logged (it is also written to the default logger).
+	logs *logCapture
 }
 
 func start(t *testing.T, cfg app.Config) *env {
 	t.Helper()
 	ctx := context.Background()
+	logs := &logCapture{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(logs.tee(slog.Default().Handler()))
+	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -94,7 +101,7 @@ func start(t *testing.T, cfg app.Config) *env {
 	})
 	u := "http://" + ln.Addr().String()
 	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
-	return &env{t: t, app: a, url: u}
+	return &env{t: t, app: a, url: u, logs: logs}
 }
 
 type resp struct {

@@ -653,7 +653,8 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		// dropped, so the content behaves as in a tracked launch.
 		return c.JSON(CommitAnswer{Result: "true"})
 	}
-	if err := s.storeRuntime(ctx, sess, v, act, d, attempt, commit); err != nil {
+	// The player's scorm-again adds terminate=true to the commit of Terminate / LMSFinish.
+	if err := s.storeRuntime(ctx, sess, v, act, d, attempt, commit, c.Query("terminate") == "true"); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			return commitRefused(c, e.Status, 101, e.Message)
@@ -665,8 +666,8 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 
 // storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
 // it returns says why a commit is refused: the registration is gone (404), was reset since
-// the launch (410), or the commit is stale (409).
-func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit) error {
+// the launch (410), or the commit is stale (409). exit marks the content's terminating commit.
+func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit, exit bool) error {
 	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		return notFound("%s", err.Error())
@@ -690,7 +691,25 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	if err != nil {
 		return err
 	}
-	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v)
+	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v, exit)
+	return nil
+}
+
+// runtimeExit is an exit without data (AICC ExitAU): the rollup runs as after a terminating
+// commit, for the post-back at exit.
+func (s *Server) runtimeExit(ctx context.Context, sess *course.SessionClaims, v *course.Version) error {
+	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if errors.Is(err, registration.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, in := range reg.Instances {
+		if in.Key == sess.InstanceKey {
+			s.afterRuntimeCommit(ctx, sess.Tenant, reg, in, v, true)
+		}
+	}
 	return nil
 }
 
@@ -768,7 +787,7 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 			}
 			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
 		}
-		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values})
+		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values}, false)
 		var e *Error
 		if errors.As(err, &e) {
 			return answer(scormrt.HACPInvalidSession, e.Message, "")
@@ -777,7 +796,14 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 			return err
 		}
 		return answer(scormrt.HACPOK, "Successful", "")
-	case "exitau", "putcomments", "putinteractions", "putobjectives", "putpath", "putperformance":
+	case "exitau":
+		if !sess.Preview && !sess.ForceReview {
+			if err := s.runtimeExit(ctx, sess, v); err != nil {
+				return err
+			}
+		}
+		return answer(scormrt.HACPOK, "Successful", "")
+	case "putcomments", "putinteractions", "putobjectives", "putpath", "putperformance":
 		// Accepted; Lectern keeps the core data of PutParam only.
 		return answer(scormrt.HACPOK, "Successful", "")
 	}

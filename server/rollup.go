@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/lectern-lms/lectern/course"
@@ -12,6 +13,7 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
+	"github.com/lectern-lms/lectern/workers/queue"
 )
 
 // instanceRollup computes the progress of one registration instance from the run-time data
@@ -79,20 +81,27 @@ func (s *Server) registrationLayersOf(ctx context.Context, tenant string, reg *r
 	return s.deps.Settings.Layers(ctx, tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
 }
 
+// The verbs that end an xAPI or cmi5 session.
+const (
+	verbTerminated = "http://adlnet.gov/expapi/verbs/terminated"
+	verbExited     = "http://adlnet.gov/expapi/verbs/exited"
+)
+
 // errUnchanged ends a progress update that would write what is already stored.
 var errUnchanged = errors.New("progress unchanged")
 
 // afterRuntimeCommit runs after every stored commit: it rolls the instance's progress up
-// and, when what a post-back reports changed, queues the registration's post-back. It must
-// not fail the commit, which is already durable: a failure is logged, and the next commit
-// (or progress/detail, which computes the same rollup) repairs it.
-func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version) {
+// and posts the registration's report when ApiRollupRegistrationDuringSession says so (see
+// storeRollup); exit marks the content's terminating commit. It must not fail the commit,
+// which is already durable: a failure is logged, and the next commit (or progress/detail,
+// which computes the same rollup) repairs it.
+func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool) {
 	_, _, res, layers, err := s.versionRollup(ctx, tenant, reg, in, v)
 	if err == nil && res.Completion == "" {
 		return
 	}
 	if err == nil {
-		err = s.storeRollup(ctx, tenant, reg, in, res, layers)
+		err = s.storeRollup(ctx, tenant, reg, in, res, layers, exit)
 	}
 	if err != nil {
 		s.log.Warn("rollup after a commit failed", "tenant", tenant, "registration", reg.ID, "instance", in.Number, "error", err)
@@ -100,8 +109,11 @@ func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *reg
 }
 
 // storeRollup writes a rollup into the instance's progress when it changes what a post-back
-// reports, and then queues the registration's post-back.
-func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result, layers []settings.Layer) error {
+// reports, and then posts the registration's report: on every such change while
+// ApiRollupRegistrationDuringSession is true; else only at exit (the content's terminating
+// commit), whether or not the exit itself changed anything, since the session's changes
+// were held back until then.
+func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result, layers []settings.Layer, exit bool) error {
 	changed := false
 	_, err := s.deps.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
 		if changed = res.Changed(*p); !changed {
@@ -110,16 +122,58 @@ func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registrati
 		res.Apply(p, time.Now())
 		return nil
 	})
-	if errors.Is(err, errUnchanged) {
-		return nil
-	}
-	if err != nil || !s.hasPostBack(reg, layers) {
+	if err != nil && !errors.Is(err, errUnchanged) {
 		return err
 	}
-	if err := postbackjob.Enqueue(ctx, s.deps.Queue, postbackjob.Payload{Tenant: tenant, RegistrationID: reg.ID}); err != nil {
-		s.log.Warn("post-back not queued", "tenant", tenant, "registration", reg.ID, "error", err)
+	if !s.hasPostBack(reg, layers) {
+		return nil
+	}
+	during, err := s.deps.Settings.Catalogue().Resolve(postbackjob.SettingDuringSession, layers...)
+	if err != nil {
+		return err
+	}
+	if (changed && during == "true") || (exit && during != "true") {
+		s.postBack(ctx, tenant, reg, layers)
 	}
 	return nil
+}
+
+// postBack sends the registration's report: the first attempt inline when
+// ApiRollupRegistrationSynchronous is true (the request that caused it answers after it, so
+// the receiver has the report before the player exits), and the remaining attempts of
+// SimpleQueueMaxTries through the queue, with its backoff. Failures are logged, never
+// returned: the change that caused the post-back is stored already.
+func (s *Server) postBack(ctx context.Context, tenant string, reg *registration.Registration, layers []settings.Layer) {
+	p := postbackjob.Payload{Tenant: tenant, RegistrationID: reg.ID}
+	cat := s.deps.Settings.Catalogue()
+	sync, err := cat.Resolve(postbackjob.SettingSynchronous, layers...)
+	var triesText string
+	if err == nil {
+		triesText, err = cat.Resolve(postbackjob.SettingMaxTries, layers...)
+	}
+	tries, cerr := strconv.Atoi(triesText)
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.log.Warn("post-back settings unreadable; post-back not sent", "tenant", tenant, "registration", reg.ID, "error", err)
+		return
+	}
+	if sync == "true" && s.deps.PostBack != nil {
+		err := s.deps.PostBack.Deliver(ctx, p)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, queue.SkipRetry) || tries <= 1 {
+			s.deps.PostBack.GiveUp(p, err)
+			return
+		}
+		s.log.Info("post-back: the inline attempt failed; the retries are queued", "tenant", tenant, "registration", reg.ID, "error", err)
+		tries--
+	}
+	if err := postbackjob.Enqueue(ctx, s.deps.Queue, p, postbackjob.Options(tries)...); err != nil {
+		s.log.Warn("post-back not queued", "tenant", tenant, "registration", reg.ID, "error", err)
+	}
 }
 
 // statementProgress rolls up, from their statements, the xAPI and cmi5 registrations a stored
@@ -127,7 +181,12 @@ func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registrati
 // The statements are stored whatever happens here; a failure is logged and the next statement
 // of the registration repairs it.
 func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*statements.Statement) {
-	done := map[string]bool{}
+	done, exits := map[string]bool{}, map[string]bool{}
+	for _, st := range batch {
+		if st.VerbID == verbTerminated || st.VerbID == verbExited {
+			exits[st.Registration] = true
+		}
+	}
 	for _, st := range batch {
 		if st.Registration == "" || done[st.Registration] {
 			continue
@@ -138,7 +197,7 @@ func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*
 			continue
 		}
 		if err == nil {
-			err = s.rollupFromStatements(ctx, tenant, reg)
+			err = s.rollupFromStatements(ctx, tenant, reg, exits[st.Registration])
 		}
 		if err != nil {
 			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", st.Registration, "error", err)
@@ -148,7 +207,9 @@ func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*
 
 // rollupFromStatements evaluates an xAPI or cmi5 registration's current instance from every
 // statement of its xAPI registration: cmi5 moveOn per AU, blocks and course (course/rollup).
-func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *registration.Registration) error {
+// exit says the statements include the end of a session (terminated or exited), the exit of
+// ApiRollupRegistrationDuringSession false.
+func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *registration.Registration, exit bool) error {
 	in := reg.Current()
 	if in.Course.Standard != string(course.XAPI) && in.Course.Standard != string(course.CMI5) {
 		return nil
@@ -157,7 +218,7 @@ func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *r
 	if err != nil || res.Completion == "" {
 		return err
 	}
-	return s.storeRollup(ctx, tenant, reg, in, res, layers)
+	return s.storeRollup(ctx, tenant, reg, in, res, layers, exit)
 }
 
 // hasPostBack reports whether the registration's report goes anywhere: its own postBack URL,

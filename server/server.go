@@ -26,6 +26,7 @@ import (
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -55,6 +56,9 @@ type Deps struct {
 	Launch        *course.LaunchSigner
 	// Runtime keeps the SCORM run-time data the player commits.
 	Runtime *scormrt.Store
+	// PostBack delivers registration reports inline (ApiRollupRegistrationSynchronous); the
+	// queue's handler of the same type delivers the queued ones. Nil queues every attempt.
+	PostBack *postbackjob.Handler
 	// Content holds content items and versions; Index is the content search index.
 	Content *content.Store
 	Index   indexer.Index

@@ -14,5 +14,15 @@ func postbackSettings() []Setting {
 			"Password sent to the post-back URL, and the key of the X-Lectern-Signature HMAC. Write-only.")),
 		{ID: "ApiRollupRegistrationFormat", Type: TypeEnum, Default: "course", Allowed: []string{"course", "activity", "full"}, Levels: cascading,
 			Description: "Detail of the posted report: course summary, activity tree, or full run-time detail."},
+		boolean("ApiRollupRegistrationDuringSession", "true", cascading,
+			"true: post the report whenever a commit changes the rollup while the learner is in the course; false: only when the content exits (its terminating commit, or AICC ExitAU)."),
+		boolean("ApiRollupRegistrationSynchronous", "true", cascading,
+			"true: the first attempt is made before the commit that caused it answers, so the receiver has the report before the player exits; retries are queued. false: every attempt is queued."),
+		integer("ApiPostbackTimeoutSeconds", "10", 1, 300, cascading,
+			"Seconds one post-back request may take before it counts as failed (and is retried)."),
+		{ID: "ApiPostbackDataModelVersion", Type: TypeEnum, Default: "v1", Allowed: []string{"v1", "v2"}, Levels: cascading,
+			Description: "v1: the registrationreport XML; v2: the JSON report (the fields of progress, plus activityDetails as progress/detail for activity and full)."},
+		integer("SimpleQueueMaxTries", "8", 1, 100, LevelTenant,
+			"Attempts a post-back gets (the inline one included) before it is given up and logged as such."),
 	}
 }

@@ -21,6 +21,8 @@ var servedIDs = []string{
 	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
 	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
 	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl", "PlayerCommCommitFrequency",
+	"ApiRollupRegistrationDuringSession", "ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds",
+	"ApiPostbackDataModelVersion", "SimpleQueueMaxTries",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -29,9 +31,7 @@ var servedIDs = []string{
 // restores each. Serving any of them again without implementing it is the defect this test
 // guards against.
 var removedIDs = []string{
-	"ApiRollupRegistrationDuringSession",
-	"ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds", "ApiPostbackDataModelVersion",
-	"ApiTokenPostbackValidHours", "SimpleQueueMaxTries",
+	"ApiTokenPostbackValidHours",
 	"RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
 	"ApiUseSignedLaunchLinks", "ConcurrentLaunchDetectionEnabled", "ForceExitConcurrentLaunches",
 	"SupplementalQueryStringParametersForAllActivities", "PromptOnPlayerClose",

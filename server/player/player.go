@@ -122,7 +122,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
       var state = JSON.parse(req.responseText);
       var settings = {
         lmsCommitUrl: cfg.runtimeUrl + "/commit?activity=" + encodeURIComponent(a.id) + "&attempt=" + state.attempt,
-        dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true,
+        dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true, terminateCommitParam: "terminate",
         autocommit: true, autocommitSeconds: cfg.commitSeconds || 10, alwaysSendTotalTime: true,
         xhrResponseHandler: responseHandler, logLevel: 4
       };

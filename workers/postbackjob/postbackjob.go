@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +38,34 @@ const (
 	SettingUser     = "ApiRollupRegistrationAuthUser"
 	SettingPassword = "ApiRollupRegistrationAuthPassword"
 	SettingFormat   = "ApiRollupRegistrationFormat"
+	// SettingDuringSession: true posts whenever the rollup changes; false only when the
+	// content exits (the server reads it when a commit is stored).
+	SettingDuringSession = "ApiRollupRegistrationDuringSession"
+	// SettingSynchronous: the first attempt is made inline, before the request that caused it
+	// answers; retries are queued (the server reads it).
+	SettingSynchronous = "ApiRollupRegistrationSynchronous"
+	// SettingTimeout bounds one delivery request, in seconds.
+	SettingTimeout = "ApiPostbackTimeoutSeconds"
+	// SettingDataModel is v1 (the registrationreport XML) or v2 (the JSON report).
+	SettingDataModel = "ApiPostbackDataModelVersion"
+	// SettingMaxTries is how many attempts a post-back gets before it is given up.
+	SettingMaxTries = "SimpleQueueMaxTries"
 )
+
+// DataModelJSON is the ApiPostbackDataModelVersion value that posts the JSON report.
+const DataModelJSON = "v2"
 
 // Payload names the registration whose report is due.
 type Payload struct {
 	Tenant         string `json:"tenant"`
 	RegistrationID string `json:"registrationId"`
-	// JSON asks for the JSON report instead of the XML one.
+	// JSON asks for the JSON report whatever ApiPostbackDataModelVersion says.
 	JSON bool `json:"json,omitempty"`
+}
+
+// Options are the queue options of a post-back that has tries attempts left: its retry budget.
+func Options(tries int) []queue.Option {
+	return []queue.Option{queue.MaxRetry(tries - 1)}
 }
 
 // StateSource reads the run-time state of a registration instance, for the ACTIVITY and
@@ -63,19 +84,36 @@ type Handler struct {
 	Logger        *slog.Logger
 }
 
-// Enqueue schedules a delivery of the registration's report.
-func Enqueue(ctx context.Context, q queue.Queue, p Payload) error {
+// Enqueue schedules a delivery of the registration's report; opts are usually Options(tries).
+func Enqueue(ctx context.Context, q queue.Queue, p Payload, opts ...queue.Option) error {
 	b, _ := json.Marshal(p)
-	_, err := q.Enqueue(ctx, queue.NewTask(TypePostback, b))
+	_, err := q.Enqueue(ctx, queue.NewTask(TypePostback, b), opts...)
 	return err
 }
 
-// ProcessTask implements queue.Handler.
+// ProcessTask implements queue.Handler. A delivery that fails for good (refused, or its last
+// try) is logged as "post-back given up" at error level, and the queue keeps the task archived.
 func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	var p Payload
 	if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" || p.RegistrationID == "" {
 		return fmt.Errorf("bad %s payload %q: %w", TypePostback, t.Payload, queue.SkipRetry)
 	}
+	err := h.Deliver(ctx, p)
+	if err != nil && (errors.Is(err, queue.SkipRetry) || queue.LastAttempt(ctx)) {
+		h.GiveUp(p, err)
+	}
+	return err
+}
+
+// GiveUp records that the post-back of p will not be tried again: the log is where an
+// operator finds it (the queue also keeps the failed task as archived).
+func (h *Handler) GiveUp(p Payload, err error) {
+	h.log().Error("post-back given up", "tenant", p.Tenant, "registration", p.RegistrationID, "error", err)
+}
+
+// Deliver sends the registration's report once, now: nil when it was delivered or there is
+// nothing to send; an error wrapping queue.SkipRetry when no retry can help.
+func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 	reg, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		// Deleted since: nothing to report, and nothing will ever be.
@@ -95,7 +133,20 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	if target.URL == "" {
 		return nil
 	}
-	target.JSON = p.JSON
+	cat := h.Settings.Catalogue()
+	model, err := cat.Resolve(SettingDataModel, layers...)
+	if err != nil {
+		return err
+	}
+	target.JSON = p.JSON || model == DataModelJSON
+	timeout, err := cat.Resolve(SettingTimeout, layers...)
+	if err != nil {
+		return err
+	}
+	secs, err := strconv.Atoi(timeout)
+	if err != nil {
+		return err
+	}
 	rep, err := h.report(ctx, p.Tenant, reg, target.Format, layers)
 	if err != nil {
 		return err
@@ -107,7 +158,9 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 	if err != nil {
 		return err
 	}
-	return h.send(ctx, reg.ID, req)
+	sctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+	defer cancel()
+	return h.send(sctx, reg.ID, req)
 }
 
 // target is the registration's postBack override when it names a URL, else the

@@ -362,8 +362,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
 	runtimeStore := scormrt.NewStore(a.Records)
-	a.Queue.Handle(postbackjob.TypePostback, &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
-		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger})
+	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
+		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger}
+	a.Queue.Handle(postbackjob.TypePostback, postBack)
 	var schemaDir fs.FS
 	if cfg.SchemaDir != "" {
 		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
@@ -376,7 +377,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
-		Runtime: runtimeStore,
+		Runtime: runtimeStore, PostBack: postBack,
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
