@@ -175,16 +175,9 @@ var testedElsewhere = map[string]string{
 	"PlayerScoreRollupModeNumberOfScoringObjects": "course/rollup TestSCORM12ScoreRollupModes (FIXED_AVERAGE rows)",
 	"PlayerScaleRawScore":                         "course/rollup TestSNSetByContentAndRawScore",
 	"PlayerCompletionStatOfFailedSuccessStat":     "course/rollup TestSCORM12CompletionOfFailed",
-	// The post-back settings act when a registration's report is delivered: a receiver on
-	// loopback gets what they say.
-	"ApiRollupRegistrationPostBackUrl":  "workers/postbackjob TestDelivery (settings rows)",
-	"ApiRollupRegistrationAuthType":     "workers/postbackjob TestDelivery (settings rows)",
-	"ApiRollupRegistrationAuthUser":     "workers/postbackjob TestDelivery (settings rows)",
-	"ApiRollupRegistrationAuthPassword": "workers/postbackjob TestDelivery (settings rows)",
-	"ApiRollupRegistrationFormat":       "workers/postbackjob TestDelivery (settings rows)",
-	"WhenToRestartRegistration":         "server TestPlayerRestartsCompletedInstance",
-	"RedirectOnExitUrl":                 "server TestRedirectOnExitSetting",
-	"PlayerCommCommitFrequency":         "server TestRedirectOnExitSetting (the page's commit interval)",
+	"WhenToRestartRegistration":                   "server TestPlayerRestartsCompletedInstance",
+	"RedirectOnExitUrl":                           "server TestRedirectOnExitSetting",
+	"PlayerCommCommitFrequency":                   "server TestRedirectOnExitSetting (the page's commit interval)",
 }
 
 // settingEffect is one row of the settings-effect table: the setting and the HTTP-only test of
@@ -197,7 +190,7 @@ type settingEffect struct {
 // settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
 // feature in its own settings_<feature>_test.go, so that features add rows without touching
 // each other's tables.
-var settingEffectGroups = [][]settingEffect{settingEffects}
+var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects}
 
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
@@ -229,7 +222,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		e.importOK("acme", "intro", scorm12Package(t), "")
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
-		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ApiRollupRegistrationSynchronous",
+		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ExpireLaunchHistoryAfterDays",
 			"xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {
