@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/lectern-lms/lectern/course/postback"
 )
 
@@ -242,4 +244,40 @@ func checkPostBackGolden(t *testing.T, path, got string, seen map[string]string)
 	if !bytes.Equal(want, []byte(got)) {
 		t.Errorf("%s differs from the report; if intended, run go test ./server -run TestPostBackReports -update and review the diff\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// TestPostBackAtExitInBrowser: with ApiRollupRegistrationDuringSession false, the player's
+// terminating commit (scorm-again adds terminate=true on LMSFinish) is what posts the report;
+// the commit during the session posts nothing.
+func TestPostBackAtExitInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		rc := newPostReceiver(t)
+		e.createTenant("acme", true)
+		e.importOK("acme", "b12", zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b12", "registrationId": "r12",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}, "postBack": postBackTo(rc.url("/exit"))}), 204, "create r12")
+		e.setConfig("acme", "/registrations/r12", "ApiRollupRegistrationDuringSession", "false")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r12/launchLink?redirectOnExitUrl=message"))); err != nil {
+			t.Fatal(err)
+		}
+		inFrame := `document.getElementById("frame").contentDocument.getElementById("status").textContent`
+		waitJS(t, ctx, inFrame, "ready|true|Lee, Ann|ab-initio||true", "SCO after LMSCommit")
+		// The commit is stored (its rollup is the progress) without a post-back.
+		eventually(t, 10*time.Second, "the commit's rollup", func() bool {
+			var p struct{ RegistrationCompletion string }
+			e.do("GET", regs+"/r12/progress", root, nil).json(t, &p)
+			return p.RegistrationCompletion == "COMPLETED"
+		})
+		if n := len(rc.at("/exit")); n != 0 {
+			t.Fatalf("%d post-backs during the session", n)
+		}
+		click(t, ctx, `document.getElementById("frame").contentDocument.getElementById("finish")`)
+		eventually(t, 10*time.Second, "the post-back at exit", func() bool { return len(rc.at("/exit")) > 0 })
+		form, _ := url.ParseQuery(string(rc.at("/exit")[0].body))
+		if !strings.Contains(form.Get("data"), "<complete>complete</complete>") {
+			t.Errorf("the report at exit: %s", form.Get("data"))
+		}
+	})
 }
