@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -262,5 +263,59 @@ func TestThroughTheQueue(t *testing.T) {
 			t.Fatalf("%d attempts reached the receiver", len(rc.requests()))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logged counts the records of one message.
+type logged struct {
+	mu  sync.Mutex
+	msg string
+	n   int
+	slog.Handler
+}
+
+func (l *logged) Handle(ctx context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.Message == l.msg {
+		l.n++
+	}
+	return nil
+}
+
+func (l *logged) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// TestGivenUp: a post-back enqueued with Options(3) to a receiver that always fails is tried
+// three times, then given up: logged once, and archived by the queue.
+func TestGivenUp(t *testing.T) {
+	be := recordstores.All()[0]
+	w := newWorld(t, be, []string{"127.0.0.1/32"})
+	lg := &logged{msg: "post-back given up", Handler: slog.NewTextHandler(io.Discard, nil)}
+	w.h.Logger = slog.New(lg)
+	rc := newReceiver(t, 1000)
+	w.register(t, "r1", &registration.PostBack{URL: rc.srv.URL})
+	q := inproc.New(be.Open(t), inproc.Config{Concurrency: 1, BaseRetryDelay: 5 * time.Millisecond})
+	q.Handle(postbackjob.TypePostback, w.h)
+	ctx := context.Background()
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Shutdown(ctx) })
+	if err := postbackjob.Enqueue(ctx, q, postbackjob.Payload{Tenant: "acme", RegistrationID: "r1"}, postbackjob.Options(3)...); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for lg.count() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not given up after %d attempts", len(rc.requests()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(rc.requests()); n != 3 || lg.count() != 1 {
+		t.Errorf("%d attempts, %d give-ups; want 3, 1", n, lg.count())
 	}
 }
