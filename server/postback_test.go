@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/lectern-lms/lectern/course/coursetest"
 	"github.com/lectern-lms/lectern/course/postback"
 )
 
@@ -277,6 +278,61 @@ func TestPostBackAtExitInBrowser(t *testing.T) {
 		eventually(t, 10*time.Second, "the post-back at exit", func() bool { return len(rc.at("/exit")) > 0 })
 		form, _ := url.ParseQuery(string(rc.at("/exit")[0].body))
 		if !strings.Contains(form.Get("data"), "<complete>complete</complete>") {
+			t.Errorf("the report at exit: %s", form.Get("data"))
+		}
+	})
+}
+
+// TestPostBackAtAICCExit: with ApiRollupRegistrationDuringSession false, an AICC AU's
+// PutParam posts nothing and its ExitAU posts the report.
+func TestPostBackAtAICCExit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rc := newPostReceiver(t)
+		e.createTenant("acme", true)
+		var files map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "aicc_single" {
+				files = f.Files
+			}
+		}
+		e.importOK("acme", "fire", zipOf(t, files), "")
+		e.setConfig("acme", "", "ApiRollupRegistrationDuringSession", "false")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}, "postBack": postBackTo(rc.url("/aicc"))}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
+		if m == nil {
+			t.Fatal("no AU URL in the player page")
+		}
+		au, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hacp := func(command, data string) {
+			t.Helper()
+			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {data}}
+			res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if !strings.HasPrefix(string(b), "error=0\r\n") {
+				t.Fatalf("%s: %s", command, b)
+			}
+		}
+		// The first attempt is inline: had PutParam posted, the receiver would have it now.
+		hacp("PutParam", "[Core]\r\nLesson_Status=p\r\nScore=90\r\nTime=00:02:00\r\n")
+		if n := len(rc.at("/aicc")); n != 0 {
+			t.Fatalf("%d post-backs before ExitAU", n)
+		}
+		hacp("ExitAU", "")
+		got := rc.at("/aicc")
+		if len(got) != 1 {
+			t.Fatalf("%d post-backs after ExitAU, want 1", len(got))
+		}
+		if form, _ := url.ParseQuery(string(got[0].body)); !strings.Contains(form.Get("data"), "<success>passed</success>") {
 			t.Errorf("the report at exit: %s", form.Get("data"))
 		}
 	})
