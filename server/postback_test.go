@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -333,6 +334,69 @@ func TestPostBackAtAICCExit(t *testing.T) {
 			t.Fatalf("%d post-backs after ExitAU, want 1", len(got))
 		}
 		if form, _ := url.ParseQuery(string(got[0].body)); !strings.Contains(form.Get("data"), "<success>passed</success>") {
+			t.Errorf("the report at exit: %s", form.Get("data"))
+		}
+	})
+}
+
+// TestPostBackAtXAPIExit: with ApiRollupRegistrationDuringSession false, an xAPI course's
+// completed statement posts nothing and its terminated statement posts the report.
+func TestPostBackAtXAPIExit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rc := newPostReceiver(t)
+		e.createTenant("acme", true)
+		var files map[string]string
+		for _, f := range coursetest.Fixtures() {
+			if f.Name == "xapi_single" {
+				files = f.Files
+			}
+		}
+		e.importOK("acme", "tc", zipOf(t, files), "")
+		e.setConfig("acme", "", "ApiRollupRegistrationDuringSession", "false")
+		regs := "/engine/api/v1/acme/registrations"
+		const xreg = "5f0c7d1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "tc", "registrationId": "r1", "xapiRegistrationId": xreg,
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}, "postBack": postBackTo(rc.url("/xapi"))}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
+		if m == nil {
+			t.Fatal("no activity URL in the player page")
+		}
+		u, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		endpoint, err := url.Parse(q.Get("endpoint"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var actor map[string]any
+		if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
+			t.Fatal(err)
+		}
+		send := func(verb string) {
+			t.Helper()
+			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb},
+				"object": map[string]any{"id": q.Get("activity_id")}, "context": map[string]any{"registration": xreg}}
+			e.expect(e.do("POST", endpoint.Path+"statements", authFromHeader(q.Get("auth")), st, v103...), 200, verb+" statement")
+		}
+		// The statements' rollup and the inline first attempt run before the POST answers.
+		send("completed")
+		var p struct{ RegistrationCompletion string }
+		e.do("GET", regs+"/r1/progress", root, nil).json(t, &p)
+		if p.RegistrationCompletion != "COMPLETED" {
+			t.Fatalf("progress after completed: %+v", p)
+		}
+		if n := len(rc.at("/xapi")); n != 0 {
+			t.Fatalf("%d post-backs before the exit", n)
+		}
+		send("terminated")
+		got := rc.at("/xapi")
+		if len(got) != 1 {
+			t.Fatalf("%d post-backs after terminated, want 1", len(got))
+		}
+		if form, _ := url.ParseQuery(string(got[0].body)); !strings.Contains(form.Get("data"), "<complete>complete</complete>") {
 			t.Errorf("the report at exit: %s", form.Get("data"))
 		}
 	})
