@@ -24,6 +24,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -99,7 +100,8 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 		return fmt.Errorf("bad %s payload %q: %w", TypePostback, t.Payload, queue.SkipRetry)
 	}
 	err := h.Deliver(ctx, p)
-	if err != nil && (errors.Is(err, queue.SkipRetry) || queue.LastAttempt(ctx)) {
+	// An outage does not use up the task's tries (the queue retries it whatever the count).
+	if err != nil && (errors.Is(err, queue.SkipRetry) || queue.LastAttempt(ctx) && !errors.Is(err, storage.ErrUnavailable)) {
 		h.GiveUp(p, err)
 	}
 	return err
