@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,11 +59,26 @@ type env struct {
 	// serverFault marks a test that breaks a backend on purpose: its 5xx answers are the
 	// expected outcome, not responses the API document must describe.
 	serverFault bool
+	// clock is the registration store's clock: the system clock plus an offset a test moves.
+	clock *testClock
 }
+
+// testClock is the system clock moved forward by a test (advance), so player sessions can be
+// measured over minutes or hours without waiting; spans between calls stay real.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// advance moves the clock forward by d.
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func start(t *testing.T, cfg app.Config) *env {
 	t.Helper()
 	ctx := context.Background()
+	clock := &testClock{}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.now
+	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -94,7 +110,7 @@ func start(t *testing.T, cfg app.Config) *env {
 	})
 	u := "http://" + ln.Addr().String()
 	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
-	return &env{t: t, app: a, url: u}
+	return &env{t: t, app: a, url: u, clock: clock}
 }
 
 type resp struct {

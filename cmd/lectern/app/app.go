@@ -107,7 +107,8 @@ type Config struct {
 	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
 	// it to measure player sessions over hours without waiting.
 	Clock func() time.Time
-	Logger         *slog.Logger
+
+	Logger *slog.Logger
 }
 
 // S3Config selects the MinIO/S3 blob store when Endpoint is set.
