@@ -93,7 +93,9 @@ type FetchClaims struct {
 	RegistrationID string          `json:"r,omitempty"`
 	Actor          json.RawMessage `json:"a"`
 	ActorIFI       string          `json:"i"`
-	Nonce          string          `json:"n"`
+	// Launch is the player session the AU runs in (SessionClaims.Launch).
+	Launch string `json:"l,omitempty"`
+	Nonce  string `json:"n"`
 	Expires        int64           `json:"e"`
 }
 

@@ -860,7 +860,7 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 		return nil, err
 	}
 	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
-		ActorIFI: ifi}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+		ActorIFI: ifi, Session: sess.Launch}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
 	if who.xreg != "" {
 		q.Set("registration", who.xreg)

@@ -197,3 +197,19 @@ func (s *Server) useMeasuredTime(ctx context.Context, tenant string, reg *regist
 	res.UseMeasuredTime(v.Package, state, t)
 	return nil
 }
+
+// statementSession counts statements stored with a launch credential as signs of life of the
+// player session the content was launched in. The statements are stored whatever happens
+// here: a session taken over by a later launch or expired only stops counting time (the
+// record store does not refuse statements, which are never overwritten), and a failure is
+// logged.
+func (s *Server) statementSession(ctx context.Context, tenant string, p *LRSPrincipal) {
+	if p == nil || p.LaunchSession == "" {
+		return
+	}
+	_, err := s.deps.Registrations.Touch(ctx, tenant, p.LaunchSession, "", registration.SignalActive)
+	if err != nil && !errors.Is(err, registration.ErrSessionSuperseded) && !errors.Is(err, registration.ErrSessionExpired) &&
+		!errors.Is(err, registration.ErrNotFound) {
+		s.log.Warn("player session not touched by a statement", "tenant", tenant, "session", p.LaunchSession, "error", err)
+	}
+}

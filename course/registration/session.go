@@ -54,6 +54,9 @@ type Session struct {
 	// sign of life named.
 	Seconds    float64            `json:"seconds"`
 	Activities map[string]float64 `json:"activities,omitempty"`
+	// Current is the activity the latest sign of life named; a sign naming none (a
+	// statement) counts there.
+	Current string `json:"current,omitempty"`
 	// Superseded is when a later launch of the registration took over; ForceExit says that
 	// launch asked for this session to be exited rather than warned.
 	Superseded   *time.Time `json:"superseded,omitempty"`
@@ -168,8 +171,8 @@ func (s *Store) modifySession(ctx context.Context, tenant, id string, fn func(*S
 	return out, err
 }
 
-// Touch records a sign of life of session id, naming the activity the learner is in, at the
-// store's clock. The silence since the previous sign counts as time in that activity, up to
+// Touch records a sign of life of session id, naming the activity the learner is in ("": the
+// one the previous sign named), at the store's clock. The silence since the previous sign counts as time in that activity, up to
 // the session's gap, unless the page was idle (hidden or left) meanwhile. A superseded
 // session is refused with ErrSessionSuperseded (the returned session says whether it is to
 // exit) and an expired one with ErrSessionExpired; neither is changed. ErrNotFound when the
@@ -183,6 +186,10 @@ func (s *Store) Touch(ctx context.Context, tenant, id, activity string, sig Sign
 		if !now.Before(sess.Expires) {
 			return ErrSessionExpired
 		}
+		if activity == "" {
+			activity = sess.Current
+		}
+		sess.Current = activity
 		if !sess.Idle {
 			d := math.Min(math.Max(now.Sub(sess.Last).Seconds(), 0), sess.GapSeconds)
 			sess.Seconds += d
