@@ -94,9 +94,9 @@ type FetchClaims struct {
 	Actor          json.RawMessage `json:"a"`
 	ActorIFI       string          `json:"i"`
 	// Launch is the player session the AU runs in (SessionClaims.Launch).
-	Launch string `json:"l,omitempty"`
-	Nonce  string `json:"n"`
-	Expires        int64           `json:"e"`
+	Launch  string `json:"l,omitempty"`
+	Nonce   string `json:"n"`
+	Expires int64  `json:"e"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.
