@@ -244,5 +244,37 @@ func TestConcurrentLaunches(t *testing.T) {
 		if loc := e.activity(second, "i1").CMI["cmi.core.lesson_location"]; loc != "second-1" {
 			t.Errorf("stored location %q, want the second window's", loc)
 		}
+
+		// AICC: the earlier window's HACP calls get the HACP error line with the message, and
+		// its PutParam stores nothing.
+		e.importOK("acme", "fire", zipOf(t, coursetest.Lookup("aicc_single").Files), "")
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r2",
+			"learner": map[string]any{"id": "ann"}}), 204, "create AICC registration")
+		hacp := func(session, command, data string) string {
+			t.Helper()
+			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {"A1"}, "AICC_Data": {data}}
+			res, err := http.Post(e.url+"/player/hacp/"+session, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			return string(b)
+		}
+		aiccLink := e.launchPath(regs + "/r2/launchLink")
+		early := e.launch(aiccLink)
+		if got := hacp(early, "PutParam", "[Core]\r\nLesson_Location=early-1\r\n"); !strings.HasPrefix(got, "error=0") {
+			t.Fatalf("PutParam of the only window: %s", got)
+		}
+		late := e.launch(aiccLink)
+		if got := hacp(early, "PutParam", "[Core]\r\nLesson_Location=early-2\r\n"); !strings.HasPrefix(got, "error=3") || !strings.Contains(got, "opened in another window") {
+			t.Errorf("PutParam of the earlier window: %s", got)
+		}
+		if got := hacp(early, "GetParam", ""); !strings.HasPrefix(got, "error=3") {
+			t.Errorf("GetParam of the earlier window: %s", got)
+		}
+		if got := hacp(late, "GetParam", ""); !strings.HasPrefix(got, "error=0") || !strings.Contains(got, "Lesson_Location=early-1") {
+			t.Errorf("GetParam of the later window: %s", got)
+		}
 	})
 }
