@@ -63,6 +63,9 @@ type SessionClaims struct {
 	// Instance and InstanceKey name the registration instance the session tracks.
 	Instance    int    `json:"i,omitempty"`
 	InstanceKey string `json:"k,omitempty"`
+	// Launch names the registration.Session the server measures this launch by (empty for
+	// previews, reviews and sessions signed before sessions were recorded).
+	Launch string `json:"l,omitempty"`
 	// Preview sessions run the content without storing anything.
 	Preview        bool   `json:"p,omitempty"`
 	ForceReview    bool   `json:"fr,omitempty"`
@@ -90,8 +93,10 @@ type FetchClaims struct {
 	RegistrationID string          `json:"r,omitempty"`
 	Actor          json.RawMessage `json:"a"`
 	ActorIFI       string          `json:"i"`
-	Nonce          string          `json:"n"`
-	Expires        int64           `json:"e"`
+	// Launch is the player session the AU runs in (SessionClaims.Launch).
+	Launch  string `json:"l,omitempty"`
+	Nonce   string `json:"n"`
+	Expires int64  `json:"e"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.

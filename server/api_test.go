@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +62,18 @@ type env struct {
 	serverFault bool
 	// logs holds what the app logged (it is also written to the default logger).
 	logs *logCapture
+	// clock is the registration store's clock: the system clock plus an offset a test moves.
+	clock *testClock
 }
+
+// testClock is the system clock moved forward by a test (advance), so player sessions can be
+// measured over minutes or hours without waiting; spans between calls stay real.
+type testClock struct{ offset atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// advance moves the clock forward by d.
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func start(t *testing.T, cfg app.Config) *env {
 	t.Helper()
@@ -69,6 +81,10 @@ func start(t *testing.T, cfg app.Config) *env {
 	logs := &logCapture{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(logs.tee(slog.Default().Handler()))
+	}
+	clock := &testClock{}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.now
 	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
@@ -101,7 +117,7 @@ func start(t *testing.T, cfg app.Config) *env {
 	})
 	u := "http://" + ln.Addr().String()
 	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
-	return &env{t: t, app: a, url: u, logs: logs}
+	return &env{t: t, app: a, url: u, logs: logs, clock: clock}
 }
 
 type resp struct {

@@ -50,6 +50,9 @@ type LRSPrincipal struct {
 	IFI string
 	// Launch is true for a launch token of content.
 	Launch bool
+	// LaunchSession is the player session a launch token was issued in: the statements it
+	// stores are signs of life of that session (time tracked).
+	LaunchSession string
 }
 
 // LRSPermissions is what a principal may do within its tenant.
@@ -190,6 +193,7 @@ func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization
 	if c.ActorIFI != "" {
 		p.IFI = c.ActorIFI
 	}
+	p.LaunchSession = c.Session
 	return p, nil
 }
 

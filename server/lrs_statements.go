@@ -209,6 +209,7 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	}
 	s.mergeActivities(ctx, tid, stmts)
 	s.hooks().Stored.StatementsStored(ctx, tid, batch)
+	s.statementSession(ctx, tid, p)
 	s.statementProgress(ctx, tid, batch)
 	return ids, nil
 }

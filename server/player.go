@@ -28,10 +28,6 @@ import (
 // files on the player's origin and the SCORM runtime endpoint. The CMI data model lives in
 // course/runtime and the page in server/player; this file only translates HTTP.
 
-// sessionLifetime bounds a player session (the page, its files and its commits); Rustici's
-// ApiTokenPostbackValidHours defaults to the same 24 hours.
-const sessionLifetime = 24 * time.Hour
-
 // browser registers a route of the player: pages, course files and the runtime endpoints the
 // content calls (SCORM commits, HACP, cmi5 fetch). They answer browsers and content in the
 // formats those expect (HTML pages, the files' own types, scorm-again's and HACP's answers),
@@ -60,6 +56,7 @@ func (s *Server) registerPlayer(engine string) {
 	s.registerCMI5()
 	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
 	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
+	s.browser(fiber.MethodPost, "/player/runtime/:session/heartbeat", s.playerHeartbeat)
 }
 
 // validRedirect reports whether v is a redirectOnExitUrl the player can follow.
@@ -149,9 +146,14 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The organisation this link belongs to does not exist any more.")
 	}
 	sess := course.SessionClaims{Tenant: claims.Tenant, CourseID: claims.CourseID, Version: claims.Version, Preview: claims.Preview,
-		ForceReview: claims.ForceReview, StartSco: claims.StartSco, RedirectOnExit: claims.RedirectOnExit,
-		Expires: time.Now().Add(sessionLifetime).Unix()}
-	if !claims.Preview {
+		ForceReview: claims.ForceReview, StartSco: claims.StartSco, RedirectOnExit: claims.RedirectOnExit}
+	// A session lives ApiTokenPostbackValidHours: the page, its files and its posts.
+	lifetime := time.Duration(0)
+	if claims.Preview {
+		if lifetime, err = s.previewLifetime(ctx, claims.Tenant, claims.CourseID); err != nil {
+			return err
+		}
+	} else {
 		reg, err := s.deps.Registrations.Get(ctx, claims.Tenant, claims.RegistrationID)
 		if errors.Is(err, registration.ErrNotFound) {
 			return htmlError(c, fiber.StatusNotFound, "This registration no longer exists", "The enrolment this link was made for has been deleted.")
@@ -176,7 +178,22 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 			return err
 		}
 		sess.RegistrationID, sess.Instance, sess.InstanceKey, sess.Version = reg.ID, in.Number, in.Key, in.CourseVersion
+		if claims.ForceReview {
+			// A review tracks nothing: no measured session, no concurrent launch.
+			layers, err := s.registrationLayersOf(ctx, claims.Tenant, reg)
+			if err != nil {
+				return err
+			}
+			h, err := s.sessionHours(layers)
+			if err != nil {
+				return err
+			}
+			lifetime = time.Duration(h) * time.Hour
+		} else if sess.Launch, lifetime, err = s.startSession(ctx, claims.Tenant, reg, in); err != nil {
+			return err
+		}
 	}
+	sess.Expires = time.Now().Add(lifetime).Unix()
 	if _, err := s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version); errors.Is(err, course.ErrCourseNotFound) {
 		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The course was deleted.")
 	} else if err != nil {
@@ -527,6 +544,9 @@ type CommitAnswer struct {
 	ErrorCode    int    `json:"errorCode"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	Message      string `json:"message,omitempty"`
+	// Reason names why a session's post was refused when the player page acts on it:
+	// concurrent-launch (warn), concurrent-launch-exit (exit) or session-expired.
+	Reason string `json:"reason,omitempty"`
 }
 
 func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
@@ -656,6 +676,10 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	// The player's scorm-again adds terminate=true to the commit of Terminate / LMSFinish.
 	if err := s.storeRuntime(ctx, sess, v, act, d, attempt, commit, c.Query("terminate") == "true"); err != nil {
 		var e *Error
+		var sr *sessionRefused
+		if errors.As(err, &sr) {
+			return sr.answer(c)
+		}
 		if errors.As(err, &e) {
 			return commitRefused(c, e.Status, 101, e.Message)
 		}
@@ -666,7 +690,9 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 
 // storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
 // it returns says why a commit is refused: the registration is gone (404), was reset since
-// the launch (410), or the commit is stale (409). exit marks the content's terminating commit.
+// the launch (410), or the commit is stale (409); a *sessionRefused when a later launch took
+// the session over or it expired (nothing is stored then). exit marks the content's
+// terminating commit.
 func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit, exit bool) error {
 	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
@@ -683,6 +709,9 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	}
 	if in == nil {
 		return errorf(fiber.StatusGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
+	}
+	if _, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive); err != nil {
+		return err
 	}
 	_, err = s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
 	if errors.Is(err, scormrt.ErrStale) {
@@ -760,7 +789,22 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 	if err != nil || v.Standard != course.AICC {
 		return answer(scormrt.HACPInvalidSession, "session_id does not name an AU of this course", "")
 	}
-	switch strings.ToLower(field("command")) {
+	cmd := strings.ToLower(field("command"))
+	if cmd != "putparam" { // PutParam's store touches the session itself
+		_, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive)
+		var sr *sessionRefused
+		if errors.As(err, &sr) {
+			return answer(scormrt.HACPInvalidSession, sr.msg, "")
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			return answer(scormrt.HACPInvalidSession, e.Message, "")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch cmd {
 	case "getparam":
 		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12)
 		if err != nil {
@@ -789,6 +833,10 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 		}
 		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values}, false)
 		var e *Error
+		var sr *sessionRefused
+		if errors.As(err, &sr) {
+			return answer(scormrt.HACPInvalidSession, sr.msg, "")
+		}
 		if errors.As(err, &e) {
 			return answer(scormrt.HACPInvalidSession, e.Message, "")
 		}
@@ -839,7 +887,7 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 		return nil, err
 	}
 	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
-		ActorIFI: ifi}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+		ActorIFI: ifi, Session: sess.Launch}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
 	if who.xreg != "" {
 		q.Set("registration", who.xreg)

@@ -118,7 +118,7 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 		}
 	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: regID, Actor: actorJSON, ActorIFI: ifi,
-		Nonce: uuid.NewString(), Expires: sess.Expires})
+		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires})
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "fetch": {base + "/player/cmi5/fetch/" + tok},
 		"registration": {xreg}, "activityId": {au.CMI5.ID}, "actor": {string(actorJSON)}}
 	target := contentURL(c.Params("session"), au.LaunchURL)
@@ -164,7 +164,8 @@ func (s *Server) cmi5Fetch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI},
+	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI,
+		Session: fc.Launch},
 		time.Until(time.Unix(fc.Expires, 0)), time.Now())
 	return c.JSON(Cmi5FetchAnswer{AuthToken: base64.StdEncoding.EncodeToString([]byte(launch.User + ":" + token))})
 }

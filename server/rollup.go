@@ -50,9 +50,13 @@ func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registra
 		if err != nil {
 			return nil, nil, res, nil, err
 		}
-		return v, state, rollup.Statements(v.Package, rollup.VerbsOf(raws)), layers, nil
+		res = rollup.Statements(v.Package, rollup.VerbsOf(raws))
+	} else {
+		res = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
 	}
-	res = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
+	if err := s.useMeasuredTime(ctx, tenant, reg, in, v, state, &res); err != nil {
+		return nil, nil, res, nil, err
+	}
 	return v, state, res, layers, nil
 }
 

@@ -228,9 +228,26 @@ type Store struct {
 	now     func() time.Time
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock makes the store read the time from now instead of the system clock: instance
+// creation dates and the measured time of player sessions follow it.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // NewStore returns a registration store over records; sealer encrypts post-back passwords.
-func NewStore(records record.Store, sealer Sealer) *Store {
-	return &Store{records: records, sealer: sealer, now: time.Now}
+func NewStore(records record.Store, sealer Sealer, opts ...Option) *Store {
+	s := &Store{records: records, sealer: sealer, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 func decode(r *record.Record) (*Registration, error) {

@@ -30,7 +30,10 @@ type Claims struct {
 	// the record store's default read rule matches.
 	Actor    json.RawMessage `json:"ac,omitempty"`
 	ActorIFI string          `json:"i,omitempty"`
-	Expires  int64           `json:"e"`
+	// Session is the player session (registration.Session) the content was launched in:
+	// its statements are signs of life of that session.
+	Session string `json:"s,omitempty"`
+	Expires int64  `json:"e"`
 }
 
 // Issuer signs and checks tokens with a key derived from the deployment's secret key.

@@ -65,11 +65,13 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
 #toc div.container{padding:.25em;color:#555}
 #frame{flex:1;border:0;height:100%}
 #done{flex:1;padding:2em}
+#warning{padding:.5em .8em;background:#fff3cd;color:#5c4400;border-bottom:1px solid #e0c36a}
 .single #toc,.single #prev,.single #next{display:none}
 </style></head>
 <body>
 <div id="bar"><h1>{{.Title}}{{if .Preview}} (preview: nothing is recorded){{end}}</h1>
 <button id="prev" type="button">Previous</button><button id="next" type="button">Next</button><button id="exit" type="button">Exit</button></div>
+<div id="warning" role="alert" hidden></div>
 <div id="main"><nav id="toc" aria-label="Contents"></nav><iframe id="frame" title="Course content"></iframe><div id="done" hidden>You have finished this course. You can close this window.</div></div>
 <script id="cfg" type="application/json">{{.JSON}}</script>
 <script src="{{.ScriptURL}}"></script>
@@ -96,7 +98,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     toc.appendChild(el);
   });
   function responseHandler(xhr) {
-    try { var r = JSON.parse(xhr.responseText); if (r && "result" in r) return { result: r.result, errorCode: r.errorCode || 0 }; } catch (e) {}
+    try { var r = JSON.parse(xhr.responseText); if (r && r.reason) sessionNotice(r); if (r && "result" in r) return { result: r.result, errorCode: r.errorCode || 0 }; } catch (e) {}
     return xhr.status >= 200 && xhr.status < 300 ? { result: "true", errorCode: 0 } : { result: "false", errorCode: 101 };
   }
   // A single-SCO course exits when its SCO finishes; in a multi-SCO course the learner goes
@@ -106,6 +108,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
   }
   function go(i) {
     if (i < 0 || i >= scos.length) return;
+    if (current >= 0) heartbeat(); // the time so far belongs to the activity being left
     var a = scos[i];
     current = i;
     Object.keys(buttons).forEach(function (id) { buttons[id].className = id === a.id ? "current" : ""; });
@@ -144,6 +147,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     if (text) d.textContent = text;
   }
   function exit() {
+    sessionLeave();
     var r = cfg.redirect || "message";
     if (r === "closer") { window.close(); showMessage(); }
     else if (r === "blank") { location.replace("about:blank"); }
@@ -159,6 +163,50 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     frame.src = "about:blank";
     setTimeout(exit, 1500);
   };
+  // The player session (docs/decisions.md, "Player sessions"): while the page is visible it
+  // beats at the commit interval, so the server measures the time in the content; hiding and
+  // leaving the page are sent as beacons. A refused post (its reason) means the course was
+  // opened in another window, or the session expired: warn, or exit when the server says so.
+  var beatTimer = null, sessionOver = false;
+  function heartbeatURL(state) {
+    var a = scos[current];
+    return cfg.runtimeUrl + "/heartbeat?activity=" + encodeURIComponent(a ? a.id : "") + (state ? "&state=" + state : "");
+  }
+  function heartbeat() {
+    if (cfg.preview || sessionOver || current < 0 || document.visibilityState === "hidden") return;
+    var req = new XMLHttpRequest();
+    req.open("POST", heartbeatURL(""));
+    req.onload = function () { try { sessionNotice(JSON.parse(req.responseText)); } catch (e) {} };
+    req.send();
+  }
+  function beacon(state) {
+    if (cfg.preview || sessionOver || current < 0 || !navigator.sendBeacon) return;
+    navigator.sendBeacon(heartbeatURL(state), "");
+  }
+  function sessionLeave() {
+    beacon("exit");
+    sessionOver = true;
+    clearInterval(beatTimer);
+  }
+  function sessionNotice(r) {
+    if (!r || !r.reason || sessionOver) return;
+    sessionOver = true;
+    clearInterval(beatTimer);
+    var text = r.message ? r.message.charAt(0).toUpperCase() + r.message.slice(1) : "";
+    if (r.reason === "concurrent-launch-exit") {
+      frame.src = "about:blank";
+      showMessage(text);
+      return;
+    }
+    var w = document.getElementById("warning");
+    w.textContent = text;
+    w.hidden = false;
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") beacon("hidden"); else heartbeat();
+  });
+  window.addEventListener("pagehide", function () { beacon("exit"); });
+  if (!cfg.preview) beatTimer = setInterval(heartbeat, (cfg.commitSeconds || 10) * 1000);
   var start = 0;
   scos.forEach(function (a, i) { if (a.id === cfg.start) start = i; });
   if (scos.length === 0) showMessage("This course has nothing to launch.");

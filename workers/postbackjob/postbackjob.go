@@ -225,6 +225,12 @@ func (h *Handler) report(ctx context.Context, tenant string, reg *registration.R
 		return rep, err
 	}
 	res := rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
+	// Time tracked is what the server measured of the player sessions, as in progress/detail.
+	tracked, err := h.Registrations.TrackedTime(ctx, tenant, reg.ID, in.Key)
+	if err != nil {
+		return rep, err
+	}
+	res.UseMeasuredTime(v.Package, state, tracked)
 	rep.Details = res.Details(v.Package, state, reg.ForCredit)
 	return rep, nil
 }

@@ -104,7 +104,11 @@ type Config struct {
 	WorkerConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
 	RetryBaseDelay time.Duration
-	Logger         *slog.Logger
+	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
+	// it to measure player sessions over hours without waiting.
+	Clock func() time.Time
+
+	Logger *slog.Logger
 }
 
 // S3Config selects the MinIO/S3 blob store when Endpoint is set.
@@ -345,7 +349,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
 	a.Courses = course.NewStore(a.Records)
-	a.Registrations = registration.NewStore(a.Records, sealer)
+	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
