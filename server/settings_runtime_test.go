@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -74,6 +77,35 @@ func (r *rtEnv) commitOK(session, activity string, attempt int64, body string) {
 	if resp, a := r.e.commit(session, activity, attempt, body); resp.Status != 200 || a.Result != "true" {
 		r.t.Fatalf("commit %s: %d %s", body, resp.Status, resp.Body)
 	}
+}
+
+// hacp launches an AICC registration and returns a function posting one HACP command for its
+// AU "A1" (the aicc_single fixture, mastery score 80) to the session's HACP endpoint.
+func (r *rtEnv) hacp(regID string) func(command, data string) string {
+	r.t.Helper()
+	s := r.e.launch(r.e.launchPath(r.api + "/registrations/" + regID + "/launchLink"))
+	return func(command, data string) string {
+		r.t.Helper()
+		form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {"A1"}, "AICC_Data": {data}}
+		res, err := http.Post(r.e.url+"/player/hacp/"+s, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+}
+
+// aiccCourse imports the aicc_single fixture as id.
+func (r *rtEnv) aiccCourse(id string) {
+	for _, f := range coursetest.Fixtures() {
+		if f.Name == "aicc_single" {
+			r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, zipOf(r.t, f.Files), "")
+			return
+		}
+	}
+	r.t.Fatal("no aicc_single fixture")
 }
 
 // progress is the registration's completion/success/score, e.g. "COMPLETED/PASSED/90".
@@ -158,6 +190,17 @@ var runtimeSettingEffects = []settingEffect{
 		if resp, a := e.commit(s, "one", st.Attempt, `{"commitSequence":1,"cmi.suspend_data":"`+long+`"}`); resp.Status != 400 || a.ErrorCode != 407 {
 			t.Errorf("SCORM 2004 over the registration's 4096: %d %s", resp.Status, resp.Body)
 		}
+		// AICC: [Core_Lesson] is the suspend data; HACP answers error 1.
+		r.aiccCourse("fire")
+		r.register("fire", "raicc")
+		hacp := r.hacp("raicc")
+		if got := hacp("PutParam", "[Core_Lesson]\r\n"+long+"\r\n"); !strings.HasPrefix(got, "error=0") {
+			t.Errorf("AICC by default: %s", got)
+		}
+		e.setSetting(r.api, "PlayerSuspendDataMaxLength", "4096")
+		if got := hacp("PutParam", "[Core_Lesson]\r\n"+long+"\r\n"); !strings.HasPrefix(got, "error=1") || !strings.Contains(got, "PlayerSuspendDataMaxLength") {
+			t.Errorf("AICC over the tenant's 4096: %s", got)
+		}
 		e.expect(e.do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", root, map[string]any{"value": "4095"}), 400, "below 4096")
 		e.expect(e.do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", root, map[string]any{"value": "64001"}), 400, "above 64000")
 	}},
@@ -232,6 +275,25 @@ var runtimeSettingEffects = []settingEffect{
 		if rt := r.runtime("r12"); rt.SuspendData != "review" {
 			t.Errorf("the no-credit session's suspend data was not kept: %+v", rt)
 		}
+		// AICC the same way, with the tenant's value: GetParam says no-credit once completed,
+		// and a PutParam of that session keeps the result.
+		r.aiccCourse("fire")
+		r.register("fire", "raicc")
+		e.setSetting(r.api, "PlayerLaunchCompletedRegsAsNoCredit", "true")
+		hacp := r.hacp("raicc")
+		if got := hacp("GetParam", ""); !strings.Contains(got, "Credit=credit\r\n") {
+			t.Errorf("AICC first launch: %s", got)
+		}
+		hacp("PutParam", "[Core]\r\nLesson_Status=p\r\nScore=90\r\n")
+		r.expectProgress("raicc", "COMPLETED/PASSED/90", "AICC first session")
+		hacp = r.hacp("raicc")
+		if got := hacp("GetParam", ""); !strings.Contains(got, "Credit=no-credit\r\n") {
+			t.Errorf("AICC relaunch of a completed registration: %s", got)
+		}
+		if got := hacp("PutParam", "[Core]\r\nLesson_Status=f\r\nScore=10\r\n[Core_Lesson]\r\nagain=1\r\n"); !strings.HasPrefix(got, "error=0") {
+			t.Errorf("AICC no-credit PutParam: %s", got)
+		}
+		r.expectProgress("raicc", "COMPLETED/PASSED/90", "AICC no-credit session")
 	}},
 	{"PlayerCommMaxFailedSubmissions", func(t *testing.T, e *env, tn string) {
 		r := newRT(t, e, tn)

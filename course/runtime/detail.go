@@ -295,7 +295,7 @@ func StartsAfresh(mode string, d Dialect, rec *Record) bool {
 	return false
 }
 
-// ResultElements are the elements that carry an activity's status and score: a no-credit
+// resultElements are the elements that carry an activity's status and score: a no-credit
 // session's commits keep the recorded ones (WithoutResults).
 var resultElements = map[string]bool{
 	"cmi.core.lesson_status": true, "cmi.core.score.raw": true, "cmi.core.score.min": true, "cmi.core.score.max": true,
