@@ -71,7 +71,10 @@ type SessionClaims struct {
 	ForceReview    bool   `json:"fr,omitempty"`
 	StartSco       string `json:"s,omitempty"`
 	RedirectOnExit string `json:"x,omitempty"`
-	Expires        int64  `json:"e"`
+	// NoCredit launches a completed SCORM 1.2 / AICC registration in no-credit
+	// (PlayerLaunchCompletedRegsAsNoCredit): its commits keep the recorded status and score.
+	NoCredit bool  `json:"nc,omitempty"`
+	Expires  int64 `json:"e"`
 }
 
 // SignSession returns the token of a player session.

@@ -192,6 +192,9 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 		} else if sess.Launch, lifetime, err = s.startSession(ctx, claims.Tenant, reg, in); err != nil {
 			return err
 		}
+		if sess.NoCredit, err = s.launchesNoCredit(ctx, claims.Tenant, reg, in); err != nil {
+			return err
+		}
 	}
 	sess.Expires = time.Now().Add(lifetime).Unix()
 	if _, err := s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version); errors.Is(err, course.ErrCourseNotFound) {
@@ -251,15 +254,27 @@ func launchable(a *course.Activity) bool {
 // sessionSetting resolves a setting for a player session: its tenant, course and (unless a
 // preview) registration.
 func (s *Server) sessionSetting(ctx context.Context, sess *course.SessionClaims, id string) (string, error) {
+	vs, err := s.sessionSettings(ctx, sess, id)
+	return vs[id], err
+}
+
+// sessionSettings resolves several settings of a session's cascade with one read of its layers.
+func (s *Server) sessionSettings(ctx context.Context, sess *course.SessionClaims, ids ...string) (map[string]string, error) {
 	scopes := []settings.Scope{settings.TenantScope, settings.CourseScope(sess.CourseID)}
 	if sess.RegistrationID != "" {
 		scopes = append(scopes, settings.RegistrationScope(sess.RegistrationID))
 	}
 	layers, err := s.deps.Settings.Layers(ctx, sess.Tenant, scopes...)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return s.deps.Settings.Catalogue().Resolve(id, layers...)
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if out[id], err = s.deps.Settings.Catalogue().Resolve(id, layers...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) playerPage(c *fiber.Ctx) error {
@@ -284,14 +299,18 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
 	}
 	token := c.Params("session")
-	freq, err := s.sessionSetting(c.UserContext(), sess, "PlayerCommCommitFrequency")
+	vs, err := s.sessionSettings(c.UserContext(), sess, "PlayerCommCommitFrequency", settingSuspendDataMax,
+		"PlayerCommMaxFailedSubmissions", "PlayerFinishCausesImmediateCommit")
 	if err != nil {
 		return err
 	}
-	ms, _ := strconv.Atoi(freq)
+	ms, _ := strconv.Atoi(vs["PlayerCommCommitFrequency"])
 	cfg := player.Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000}
+	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
+	cfg.MaxFailedSubmissions, _ = strconv.Atoi(vs["PlayerCommMaxFailedSubmissions"])
+	cfg.FinishCommit = vs["PlayerFinishCausesImmediateCommit"] != "false"
 	if d == scormrt.SCORM2004 {
 		cfg.Dialect = "2004"
 	}
@@ -596,7 +615,11 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	values, err := s.initialValues(ctx, sess, act, d)
+	reset, err := s.sessionSetting(ctx, sess, settingResetRunTimeData)
+	if err != nil {
+		return err
+	}
+	values, err := s.initialValues(ctx, sess, act, d, reset)
 	if err != nil {
 		return err
 	}
@@ -604,8 +627,9 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: values})
 }
 
-// initialValues is the data model an activity starts a session with.
-func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect) (scormrt.Values, error) {
+// initialValues is the data model an activity starts a session with: the stored data, unless
+// the launch starts a new attempt under reset (PlayerResetRunTimeData).
+func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect, reset string) (scormrt.Values, error) {
 	l := scormrt.Launch{Credit: true, Review: sess.ForceReview, LaunchData: act.DataFromLMS, MaxTimeAllowed: act.MaxTimeAllowed,
 		TimeLimitAction: act.TimeLimitAction}
 	if act.MasteryScore != nil {
@@ -625,11 +649,14 @@ func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, 
 		if err != nil {
 			return nil, err
 		}
-		l.LearnerID, l.Credit = reg.Learner.ID, reg.ForCredit
+		l.LearnerID, l.Credit = reg.Learner.ID, reg.ForCredit && !sess.NoCredit
 		l.LearnerName = strings.TrimSpace(reg.Learner.LastName + ", " + reg.Learner.FirstName)
 		l.LearnerName = strings.Trim(l.LearnerName, ", ")
 		if rec, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, sess.InstanceKey, act.ID); err != nil {
 			return nil, err
+		}
+		if scormrt.StartsAfresh(reset, d, rec) {
+			rec = nil
 		}
 	} else {
 		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
@@ -667,6 +694,12 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	}
 	if commit.Sequence == 0 {
 		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "commitSequence is required")
+	}
+	if err := s.applyRuntimeSettings(ctx, sess, d, commit); err != nil {
+		if errors.As(err, &rerr) {
+			return commitRefused(c, fiber.StatusBadRequest, rerr.Code, rerr.Error())
+		}
+		return err
 	}
 	if sess.Preview || sess.ForceReview {
 		// Preview and review run without tracking: a valid commit is answered as stored, and
@@ -742,6 +775,48 @@ func (s *Server) runtimeExit(ctx context.Context, sess *course.SessionClaims, v 
 	return nil
 }
 
+// Run-time settings the commit path reads.
+const (
+	settingSuspendDataMax   = "PlayerSuspendDataMaxLength"
+	settingResetRunTimeData = "PlayerResetRunTimeData"
+)
+
+// applyRuntimeSettings applies the session's run-time settings to a validated commit: the
+// suspend data limit (a *scormrt.Error with the dialect's code), the reset mode its load was
+// started under, and no-credit, which keeps the recorded status and score.
+func (s *Server) applyRuntimeSettings(ctx context.Context, sess *course.SessionClaims, d scormrt.Dialect, commit *scormrt.Commit) error {
+	vs, err := s.sessionSettings(ctx, sess, settingSuspendDataMax, settingResetRunTimeData)
+	if err != nil {
+		return err
+	}
+	max, _ := strconv.Atoi(vs[settingSuspendDataMax])
+	if err := (scormrt.Limits{SuspendData: max}).Check(d, commit.Values); err != nil {
+		return err
+	}
+	if commit.Reset == "" {
+		commit.Reset = vs[settingResetRunTimeData]
+	}
+	if sess.NoCredit {
+		commit.Values = commit.Values.WithoutResults()
+	}
+	return nil
+}
+
+// launchesNoCredit reports whether a launch of instance in runs in no-credit: a SCORM 1.2,
+// 1.1 or AICC course whose progress is COMPLETED, with PlayerLaunchCompletedRegsAsNoCredit.
+func (s *Server) launchesNoCredit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (bool, error) {
+	std := course.Standard(in.Course.Standard)
+	if in.Progress.Completion != registration.Completed || (std != course.SCORM11 && std != course.SCORM12 && std != course.AICC) {
+		return false, nil
+	}
+	layers, err := s.registrationLayersOf(ctx, tenant, reg)
+	if err != nil {
+		return false, err
+	}
+	v, err := s.deps.Settings.Catalogue().Resolve("PlayerLaunchCompletedRegsAsNoCredit", layers...)
+	return v == "true", err
+}
+
 // applyRuntime fills the runtime of each activity of a progress detail from what the player
 // stored for the instance.
 func (s *Server) applyRuntime(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, root *registration.ActivityResult) error {
@@ -806,7 +881,8 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 	}
 	switch cmd {
 	case "getparam":
-		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12)
+		// HACP has no load boundary in its PutParams, so AICC keeps its data (NEVER).
+		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12, scormrt.ResetNever)
 		if err != nil {
 			return err
 		}
@@ -816,6 +892,14 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 		if err != nil {
 			return answer(scormrt.HACPInvalidCommand, err.Error(), "")
 		}
+		put := &scormrt.Commit{Sequence: 1, Values: values, Reset: scormrt.ResetNever}
+		var rerr *scormrt.Error
+		if err := s.applyRuntimeSettings(ctx, sess, scormrt.SCORM12, put); errors.As(err, &rerr) {
+			return answer(scormrt.HACPInvalidCommand, rerr.Error(), "")
+		} else if err != nil {
+			return err
+		}
+		values = put.Values
 		if sess.Preview || sess.ForceReview {
 			return answer(scormrt.HACPOK, "Successful", "")
 		}
@@ -831,7 +915,8 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 			}
 			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
 		}
-		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), &scormrt.Commit{Sequence: 1, Values: values}, false)
+		put.Values = values
+		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), put, false)
 		var e *Error
 		var sr *sessionRefused
 		if errors.As(err, &sr) {

@@ -48,7 +48,8 @@ func computeSCORM12(in Input) Result {
 // scorm12Leaf splits lesson_status into completion and success (reference §2.9). With a
 // mastery score, credit and normal mode, a reported raw score decides passed/failed (SCORM
 // 1.2 RTE 3.4.2, cmi.core.lesson_status: "the LMS should change the status to passed or
-// failed"). Assets have no API: a launched asset is completed.
+// failed") — over the content's own status only with ScoreOverridesStatus. Assets have no
+// API: a launched asset is completed.
 func scorm12Leaf(a *course.Activity, st *ActivityState, in Input) *Outcome {
 	out := &Outcome{Completion: registration.Unknown, Success: registration.Unknown, Attempts: st.attempts()}
 	if st == nil {
@@ -62,7 +63,9 @@ func scorm12Leaf(a *course.Activity, st *ActivityState, in Input) *Outcome {
 	out.Score = scorm12Score(st)
 	status := lessonStatus(st.LessonStatus)
 	credit := in.ForCredit && !noCredit(st.Credit)
-	if a.MasteryScore != nil && st.ScoreRaw != nil && credit && (st.Mode == "" || norm(st.Mode) == "normal") && status != "browsed" {
+	reported := status != "" && status != "not attempted"
+	if a.MasteryScore != nil && st.ScoreRaw != nil && credit && (st.Mode == "" || norm(st.Mode) == "normal") && status != "browsed" &&
+		(in.Settings.ScoreOverridesStatus || !reported) {
 		if *st.ScoreRaw >= *a.MasteryScore {
 			status = "passed"
 		} else {
@@ -225,13 +228,31 @@ func scorm12Cluster(units []unit, s Settings) *Outcome {
 	case launched > 0:
 		out.Completion = registration.Incomplete
 	}
+	out.Success = clusterSuccess(s, met, complete, failed, passed, len(units))
+	return out
+}
+
+// clusterSuccess is a SCORM 1.2 cluster's success: FAILED if any unit failed, PASSED if all
+// passed, else UNKNOWN; with ApplyStatusToSuccess the status rollup decides instead: PASSED
+// when met, FAILED when not met although every unit is complete (nothing left to do can meet
+// it), else UNKNOWN.
+func clusterSuccess(s Settings, met bool, complete, failed, passed, units int) string {
+	if s.ApplyStatusToSuccess {
+		switch {
+		case met:
+			return registration.Passed
+		case complete == units:
+			return registration.Failed
+		}
+		return registration.Unknown
+	}
 	switch {
 	case failed > 0:
-		out.Success = registration.Failed
-	case passed == len(units):
-		out.Success = registration.Passed
+		return registration.Failed
+	case passed == units:
+		return registration.Passed
 	}
-	return out
+	return registration.Unknown
 }
 
 // lastUnit is the most recently updated launched unit (ties: the later in tree order).

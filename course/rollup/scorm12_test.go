@@ -275,7 +275,8 @@ func TestParseSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Settings{StatusRollupMode: CompleteWhenAllUnitsPassed, ThresholdScore: 75, ScoreRollupMode: FixedAverage, ScoringObjects: 5, ScaleRawScore: true, CompletionOfFailed: "incomplete"}
+	want := Settings{StatusRollupMode: CompleteWhenAllUnitsPassed, ThresholdScore: 75, ScoreRollupMode: FixedAverage, ScoringObjects: 5, ScaleRawScore: true, CompletionOfFailed: "incomplete",
+		ScoreOverridesStatus: true, EmptySetToUnknown: true}
 	if s != want {
 		t.Fatalf("got %+v, want %+v", s, want)
 	}
@@ -283,7 +284,8 @@ func TestParseSettings(t *testing.T) {
 		t.Fatalf("empty values: %+v %v", s, err)
 	}
 	for id, v := range map[string]string{SettingStatusRollupMode: "SOMETIMES", SettingThresholdScore: "101", SettingScoreRollupMode: "MAX",
-		SettingScoringObjects: "0", SettingScaleRawScore: "maybe", SettingCompletionOfFailed: "passed"} {
+		SettingScoringObjects: "0", SettingScaleRawScore: "maybe", SettingCompletionOfFailed: "passed", SettingApplyStatusToSucc: "x",
+		SettingScoreOverrides: "x", SettingSatisfiedCompletes: "x", SettingEmptySetUnknown: "x"} {
 		if _, err := ParseSettings(map[string]string{id: v}); err == nil {
 			t.Errorf("%s=%q accepted", id, v)
 		}

@@ -14,6 +14,10 @@ const (
 	SettingScoringObjects     = "PlayerScoreRollupModeNumberOfScoringObjects"
 	SettingScaleRawScore      = "PlayerScaleRawScore"
 	SettingCompletionOfFailed = "PlayerCompletionStatOfFailedSuccessStat"
+	SettingApplyStatusToSucc  = "PlayerApplyRollupStatusToSuccess"
+	SettingScoreOverrides     = "PlayerScoreOverridesStatus"
+	SettingSatisfiedCompletes = "PlayerSatisfiedCausesCompletion"
+	SettingEmptySetUnknown    = "PlayerRollupEmptySetToUnknown"
 )
 
 // Status rollup modes of PlayerStatusRollupModeValue (Rustici Engine's values).
@@ -66,20 +70,40 @@ type Settings struct {
 	// CompletionOfFailed is the completion of a SCORM 1.2 unit whose lesson_status is
 	// failed: "completed", "incomplete" or "unknown".
 	CompletionOfFailed string
+	// ApplyStatusToSuccess makes a SCORM 1.2 / AICC cluster's success follow its status
+	// rollup: PASSED when the status mode is met, FAILED when it is not although every unit
+	// is complete, else UNKNOWN (PlayerApplyRollupStatusToSuccess).
+	ApplyStatusToSuccess bool
+	// ScoreOverridesStatus lets a SCORM 1.2 / AICC unit's raw score against its mastery
+	// score decide passed/failed whatever lesson_status the content reported; false: only
+	// when the content reported none (PlayerScoreOverridesStatus).
+	ScoreOverridesStatus bool
+	// SatisfiedCausesCompletion completes a SCORM 2004 activity whose objective is
+	// satisfied (PlayerSatisfiedCausesCompletion).
+	SatisfiedCausesCompletion bool
+	// EmptySetToUnknown leaves a SCORM 2004 cluster's status and completion unknown when no
+	// child contributes to its default rollup; false: the empty set is satisfied and
+	// completed, as Engine's default rollup has it (PlayerRollupEmptySetToUnknown).
+	EmptySetToUnknown bool
 }
 
 // DefaultSettings returns the catalogue defaults: Engine's observed defaults for the two
 // rollup modes (course-engine-semantics.md §2.8), threshold 80, FIXED_AVERAGE over 1, raw
-// scores not scaled, and failed units counted as completed (§2.9's split).
+// scores not scaled, and failed units counted as completed (§2.9's split). The four tweaks
+// default to what the standards say (docs/decisions.md, "Run-time and rollup settings"):
+// the mastery score decides (SCORM 1.2 RTE 3-24), an empty contributing set fires no rule
+// (IMS SS RB.1.4), success and completion stay apart.
 func DefaultSettings() Settings {
 	return Settings{StatusRollupMode: CompleteWhenAllCompleteNotFail, ThresholdScore: 80,
-		ScoreRollupMode: AverageOfUnitsWithScores, ScoringObjects: 1, CompletionOfFailed: completionOfFailedDefault}
+		ScoreRollupMode: AverageOfUnitsWithScores, ScoringObjects: 1, CompletionOfFailed: completionOfFailedDefault,
+		ScoreOverridesStatus: true, EmptySetToUnknown: true}
 }
 
 // SettingIDs returns the ids ParseSettings reads.
 func SettingIDs() []string {
 	return []string{SettingStatusRollupMode, SettingThresholdScore, SettingScoreRollupMode, SettingScoringObjects,
-		SettingScaleRawScore, SettingCompletionOfFailed}
+		SettingScaleRawScore, SettingCompletionOfFailed, SettingApplyStatusToSucc, SettingScoreOverrides,
+		SettingSatisfiedCompletes, SettingEmptySetUnknown}
 }
 
 // ParseSettings builds Settings from effective setting values keyed by id (the catalogue's
@@ -113,12 +137,16 @@ func ParseSettings(values map[string]string) (Settings, error) {
 		}
 		s.ScoringObjects = n
 	}
-	if v := values[SettingScaleRawScore]; v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return s, fmt.Errorf("rollup: %s %q is not a boolean", SettingScaleRawScore, v)
+	for id, dst := range map[string]*bool{SettingScaleRawScore: &s.ScaleRawScore, SettingApplyStatusToSucc: &s.ApplyStatusToSuccess,
+		SettingScoreOverrides: &s.ScoreOverridesStatus, SettingSatisfiedCompletes: &s.SatisfiedCausesCompletion,
+		SettingEmptySetUnknown: &s.EmptySetToUnknown} {
+		if v := values[id]; v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return s, fmt.Errorf("rollup: %s %q is not a boolean", id, v)
+			}
+			*dst = b
 		}
-		s.ScaleRawScore = b
 	}
 	if v := values[SettingCompletionOfFailed]; v != "" {
 		if !oneOf(v, []string{"completed", "incomplete", "unknown"}) {

@@ -58,7 +58,7 @@ func computeSN(in Input) Result {
 			n.state = in.State[a.ID]
 			snLeaf(n, in)
 		} else {
-			snCluster(n)
+			snCluster(n, in.Settings)
 		}
 		r.Activities[a.ID] = n.outcome(in)
 		r.TotalSecondsTracked += nodeSecondsOwn(n)
@@ -218,9 +218,20 @@ func snLeaf(n *snNode, in Input) {
 	if !n.statusKnown && st.Terminated && dc != nil && dc.ObjectiveSetByContent != nil && !*dc.ObjectiveSetByContent {
 		n.statusKnown, n.satisfied = true, true
 	}
+	satisfiedCompletes(n, in.Settings)
 }
 
-func snCluster(n *snNode) {
+// satisfiedCompletes applies PlayerSatisfiedCausesCompletion: a satisfied activity is
+// completed, as Engine sets the attempt's completion when the objective becomes satisfied.
+func satisfiedCompletes(n *snNode, s Settings) {
+	if s.SatisfiedCausesCompletion && n.statusKnown && n.satisfied {
+		n.progressKnown, n.completed = true, true
+	}
+}
+
+// snCluster rolls a cluster up in Engine's order: measure, objective (a satisfied cluster
+// may complete, PlayerSatisfiedCausesCompletion), then progress, which may still decide.
+func snCluster(n *snNode, s Settings) {
 	for _, c := range n.children {
 		n.seconds += c.seconds
 		if c.attempts > 0 {
@@ -228,8 +239,24 @@ func snCluster(n *snNode) {
 		}
 	}
 	measureRollup(n)
-	objectiveRollup(n)
-	progressRollup(n)
+	objectiveRollup(n, s)
+	satisfiedCompletes(n, s)
+	progressRollup(n, s)
+}
+
+// emptyDefaultSet reports whether a cluster rolls the two actions up by the default rules
+// (it has no rule for either) and no child contributes to them: the empty set that
+// PlayerRollupEmptySetToUnknown decides.
+func emptyDefaultSet(n *snNode, action, opposite string) bool {
+	if len(rulesFor(n, action)) > 0 || len(rulesFor(n, opposite)) > 0 {
+		return false
+	}
+	for _, c := range n.children {
+		if contributes(n, c, action) || contributes(n, c, opposite) {
+			return false
+		}
+	}
+	return true
 }
 
 // measureRollup is RB.1.1: the weighted average of the tracked children's measures, the
@@ -258,11 +285,15 @@ func measureRollup(n *snNode) {
 // objectiveRollup is RB.1.2: by measure when the primary objective is satisfied by measure,
 // else by the rollup rules, with the default rules (all satisfied → satisfied; all status
 // known → not satisfied) for the actions the activity has no rule for.
-func objectiveRollup(n *snNode) {
+func objectiveRollup(n *snNode, s Settings) {
 	if min, ok := satisfiedByMeasure(n.a); ok {
 		if n.measureKnown {
 			n.statusKnown, n.satisfied = true, n.measure >= min
 		}
+		return
+	}
+	if !s.EmptySetToUnknown && emptyDefaultSet(n, "satisfied", "notSatisfied") {
+		n.statusKnown, n.satisfied = true, true
 		return
 	}
 	sat, notSat := rulesFor(n, "satisfied"), rulesFor(n, "notSatisfied")
@@ -283,7 +314,7 @@ func objectiveRollup(n *snNode) {
 // progressRollup is RB.1.3: by the weighted progress measure when the cluster's completion
 // threshold says completedByMeasure, else by the rules with the defaults (all completed →
 // completed; all progress known → incomplete).
-func progressRollup(n *snNode) {
+func progressRollup(n *snNode, s Settings) {
 	if ct := n.a.CompletionThreshold; ct != nil && ct.CompletedByMeasure {
 		total, counted, valid := 0.0, 0.0, false
 		for _, c := range n.children {
@@ -308,6 +339,10 @@ func progressRollup(n *snNode) {
 			n.pmKnown, n.pm = true, total/counted
 			n.progressKnown, n.completed = true, n.pm >= ct.MinProgressMeasure
 		}
+		return
+	}
+	if !s.EmptySetToUnknown && emptyDefaultSet(n, "completed", "incomplete") {
+		n.progressKnown, n.completed = true, true
 		return
 	}
 	done, inc := rulesFor(n, "completed"), rulesFor(n, "incomplete")

@@ -263,9 +263,63 @@ type Launch struct {
 	CompletionThreshold              string
 }
 
+// Modes of PlayerResetRunTimeData: when a relaunched SCO starts a new attempt with fresh
+// run-time data.
+const (
+	ResetNever                = "NEVER"
+	ResetWhenExitIsNotSuspend = "WHEN_EXIT_IS_NOT_SUSPEND"
+	// ResetOnNewSequencingAttempt resets when a new sequencing attempt on the SCO begins.
+	// Without a sequencer, that is every launch that does not resume a suspended attempt:
+	// the same as ResetWhenExitIsNotSuspend.
+	ResetOnNewSequencingAttempt = "ON_EACH_NEW_SEQUENCING_ATTEMPT"
+)
+
+// StartsAfresh reports whether a new load of an activity whose stored record is rec begins a
+// new attempt with fresh run-time data under reset mode (PlayerResetRunTimeData). An empty
+// mode is the standard's: SCORM 2004 ends an attempt on any exit but suspend (RTE 4.2.8,
+// cmi.entry), so the next launch is ab-initio; SCORM 1.2 keeps the data (NEVER).
+func StartsAfresh(mode string, d Dialect, rec *Record) bool {
+	if rec == nil {
+		return false
+	}
+	if mode == "" {
+		mode = ResetNever
+		if d == SCORM2004 {
+			mode = ResetWhenExitIsNotSuspend
+		}
+	}
+	switch mode {
+	case ResetWhenExitIsNotSuspend, ResetOnNewSequencingAttempt:
+		return rec.get("cmi.exit", "cmi.core.exit") != "suspend"
+	}
+	return false
+}
+
+// resultElements are the elements that carry an activity's status and score: a no-credit
+// session's commits keep the recorded ones (WithoutResults).
+var resultElements = map[string]bool{
+	"cmi.core.lesson_status": true, "cmi.core.score.raw": true, "cmi.core.score.min": true, "cmi.core.score.max": true,
+	"cmi.completion_status": true, "cmi.success_status": true, "cmi.progress_measure": true,
+	"cmi.score.scaled": true, "cmi.score.raw": true, "cmi.score.min": true, "cmi.score.max": true,
+}
+
+// WithoutResults returns v without the status and score elements, for a commit of a
+// no-credit session (PlayerLaunchCompletedRegsAsNoCredit): location, suspend data, time
+// and interactions are still kept, but the result the learner earned is not changed.
+func (v Values) WithoutResults() Values {
+	out := make(Values, len(v))
+	for k, val := range v {
+		if !resultElements[k] {
+			out[k] = val
+		}
+	}
+	return out
+}
+
 // InitialValues is the data model the player loads into the SCORM API before the SCO
 // initialises: the LMS-owned elements of l, and what earlier sessions stored (rec may be nil),
-// with entry "resume" after a suspended exit and "ab-initio" on the first launch.
+// with entry "resume" after a suspended exit and "ab-initio" on the first launch. A launch
+// that starts afresh (StartsAfresh) passes a nil rec.
 func InitialValues(d Dialect, l Launch, rec *Record) Values {
 	v := Values{}
 	if rec != nil {

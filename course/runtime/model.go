@@ -85,6 +85,43 @@ type Commit struct {
 	Sequence int64
 	// Values are the writable elements of the commit, validated.
 	Values Values
+	// Reset is the PlayerResetRunTimeData mode the commit's load was started under (the
+	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
+	// with the first commit of a load that started afresh.
+	Reset string
+}
+
+// Bounds of PlayerSuspendDataMaxLength: SCORM 1.2's smallest permitted maximum, which
+// conformant content never exceeds, and SCORM 2004's, which the player's runtime
+// (scorm-again) enforces in both dialects.
+const (
+	MinSuspendData = 4096
+	MaxSuspendData = 64000
+)
+
+// Limits are what the configuration allows content to store beyond the data model's types.
+type Limits struct {
+	// SuspendData is the most characters of cmi.suspend_data (PlayerSuspendDataMaxLength);
+	// 0 means MaxSuspendData.
+	SuspendData int
+}
+
+// Check refuses values that exceed the limits, with the code a too-long value gets in d
+// (SCORM 1.2: 405 incorrect data type; SCORM 2004: 407 out of range).
+func (l Limits) Check(d Dialect, v Values) error {
+	max := l.SuspendData
+	if max <= 0 {
+		max = MaxSuspendData
+	}
+	if n := utf8.RuneCountInString(v["cmi.suspend_data"]); n > max {
+		code := CodeType12
+		if d == SCORM2004 {
+			code = CodeRange2004
+		}
+		return &Error{Code: code, Element: "cmi.suspend_data",
+			Message: fmt.Sprintf("value of %d characters is longer than %d (PlayerSuspendDataMaxLength)", n, max)}
+	}
+	return nil
 }
 
 // MaxBody bounds a commit body: SCORM 2004 allows 64,000 characters of suspend data, and
@@ -235,7 +272,7 @@ var model12 = []element{
 	num("cmi.core.score.max", kDecimal, 0, 100),
 	el("cmi.core.session_time", kTimespan12),
 	el("cmi.core.total_time", kTimespan12),
-	str("cmi.suspend_data", 4096),
+	str("cmi.suspend_data", MaxSuspendData), // Limits.Check applies PlayerSuspendDataMaxLength
 	str("cmi.comments", 4096),
 	str("cmi.student_preference.language", 255),
 	num("cmi.student_preference.audio", kInteger, -1, 100),
@@ -273,7 +310,7 @@ var model2004 = []element{
 	num("cmi.score.max", kReal, -1e12, 1e12),
 	el("cmi.session_time", kDuration),
 	el("cmi.total_time", kDuration),
-	str("cmi.suspend_data", 64000),
+	str("cmi.suspend_data", MaxSuspendData),
 	str("cmi.learner_preference.language", 250),
 	num("cmi.learner_preference.audio_level", kReal, 0, 1e12),
 	num("cmi.learner_preference.delivery_speed", kReal, 0, 1e12),

@@ -23,7 +23,7 @@ func TestValidate(t *testing.T) {
 		{SCORM12, "cmi.core.exit", "suspend", true, 0},
 		{SCORM12, "cmi.core.exit", "normal", false, CodeType12},
 		{SCORM12, "cmi.suspend_data", strings.Repeat("x", 4096), true, 0},
-		{SCORM12, "cmi.suspend_data", strings.Repeat("x", 4097), false, CodeType12},
+		{SCORM12, "cmi.suspend_data", strings.Repeat("x", 64001), false, CodeType12}, // Limits.Check applies the setting below that
 		{SCORM12, "cmi.interactions.3.type", "choice", true, 0},
 		{SCORM12, "cmi.interactions.03.type", "choice", false, CodeUndefined},
 		{SCORM12, "cmi.interactions.0.time", "25:00:00", false, CodeType12},
@@ -155,4 +155,53 @@ func FuzzParseCommit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLimitsAndReset: PlayerSuspendDataMaxLength's check with each dialect's code, the
+// reset modes of PlayerResetRunTimeData, and a no-credit commit's elements.
+func TestLimitsAndReset(t *testing.T) {
+	for _, tc := range []struct {
+		d    Dialect
+		lim  Limits
+		n    int
+		code int
+	}{
+		{SCORM12, Limits{SuspendData: 4096}, 4096, 0},
+		{SCORM12, Limits{SuspendData: 4096}, 4097, CodeType12},
+		{SCORM2004, Limits{SuspendData: 5000}, 5001, CodeRange2004},
+		{SCORM12, Limits{}, 64000, 0},
+		{SCORM2004, Limits{}, 64001, CodeRange2004},
+	} {
+		err := tc.lim.Check(tc.d, Values{"cmi.suspend_data": strings.Repeat("é", tc.n)})
+		var e *Error
+		if tc.code == 0 && err != nil || tc.code != 0 && (!errors.As(err, &e) || e.Code != tc.code) {
+			t.Errorf("%s limit %d, %d characters: %v, want code %d", tc.d, tc.lim.SuspendData, tc.n, err, tc.code)
+		}
+	}
+	suspended := &Record{Dialect: SCORM2004, Values: Values{"cmi.exit": "suspend"}}
+	normal := &Record{Dialect: SCORM2004, Values: Values{"cmi.exit": "normal"}}
+	normal12 := &Record{Dialect: SCORM12, Values: Values{"cmi.core.exit": ""}}
+	for _, tc := range []struct {
+		mode string
+		d    Dialect
+		rec  *Record
+		want bool
+	}{
+		{"", SCORM2004, normal, true},
+		{"", SCORM2004, suspended, false},
+		{"", SCORM12, normal12, false},
+		{"", SCORM2004, nil, false},
+		{ResetNever, SCORM2004, normal, false},
+		{ResetWhenExitIsNotSuspend, SCORM12, normal12, true},
+		{ResetOnNewSequencingAttempt, SCORM2004, normal, true},
+		{ResetOnNewSequencingAttempt, SCORM2004, suspended, false},
+	} {
+		if got := StartsAfresh(tc.mode, tc.d, tc.rec); got != tc.want {
+			t.Errorf("StartsAfresh(%q, %s, %v) = %v", tc.mode, tc.d, tc.rec, got)
+		}
+	}
+	v := Values{"cmi.core.lesson_status": "failed", "cmi.core.score.raw": "10", "cmi.suspend_data": "p=2", "cmi.core.lesson_location": "2"}.WithoutResults()
+	if len(v) != 2 || v["cmi.suspend_data"] != "p=2" || v["cmi.core.lesson_location"] != "2" {
+		t.Errorf("no-credit commit keeps %v", v)
+	}
 }

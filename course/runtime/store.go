@@ -99,13 +99,19 @@ func (s *Store) NewAttempt() int64 { return s.now().UnixNano() }
 
 // Commit stores c for one activity of a registration instance: the committed values are laid
 // over the stored ones (the API sends the full data model, so this only keeps elements a
-// commit left out). ErrStale when (attempt, c.Sequence) is not greater than the stored pair;
+// commit left out), except that the first commit of a newer attempt replaces them when
+// c.Reset says that load started afresh (StartsAfresh). ErrStale when (attempt, c.Sequence) is not greater than the stored pair;
 // record.ErrNotFound when the registration is gone. A nil error means the data is durable.
 func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity string, d Dialect, attempt int64, c *Commit) (*Record, error) {
 	id := recordID(regID, instanceKey, activity)
 	apply := func(rt *Record) error {
 		if attempt < rt.Attempt || (attempt == rt.Attempt && c.Sequence <= rt.Sequence) {
 			return fmt.Errorf("%w: commit %d of attempt %d, stored %d of attempt %d", ErrStale, c.Sequence, attempt, rt.Sequence, rt.Attempt)
+		}
+		if attempt > rt.Attempt && rt.Attempt != 0 && StartsAfresh(c.Reset, d, rt) {
+			// The first commit of a load that started a new attempt: the earlier attempt's
+			// data is not carried over (the load got none of it either).
+			rt.Values = Values{}
 		}
 		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d
 		for k, v := range c.Values {

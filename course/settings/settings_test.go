@@ -23,6 +23,10 @@ var servedIDs = []string{
 	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl", "PlayerCommCommitFrequency",
 	"ApiRollupRegistrationDuringSession", "ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds",
 	"ApiPostbackDataModelVersion", "SimpleQueueMaxTries",
+	// run-time and rollup tweaks (seed_runtime.go):
+	"PlayerSuspendDataMaxLength", "PlayerResetRunTimeData", "PlayerLaunchCompletedRegsAsNoCredit", "PlayerCommMaxFailedSubmissions",
+	"PlayerFinishCausesImmediateCommit", "PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus",
+	"PlayerSatisfiedCausesCompletion", "PlayerRollupEmptySetToUnknown",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -38,11 +42,7 @@ var removedIDs = []string{
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerCaptureHistoryDetailed",
 	"PlayerLaunchType", "PlayerScoLaunchType",
-	"DefaultCommCommitFrequency", "PlayerCommMaxFailedSubmissions",
-	"PlayerFinishCausesImmediateCommit", "PlayerSuspendDataMaxLength", "PlayerResetRunTimeData",
-	"PlayerLaunchCompletedRegsAsNoCredit",
-	"PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion",
-	"PlayerRollupEmptySetToUnknown", "PlayerLookaheadSequencerMode",
+	"DefaultCommCommitFrequency", "PlayerLookaheadSequencerMode",
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",

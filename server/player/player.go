@@ -48,6 +48,15 @@ type Config struct {
 	// CommitSeconds is how often the runtime commits while the content runs
 	// (PlayerCommCommitFrequency).
 	CommitSeconds float64 `json:"commitSeconds"`
+	// SuspendDataMax is the most characters of cmi.suspend_data (PlayerSuspendDataMaxLength);
+	// SetValue refuses more with the dialect's error code.
+	SuspendDataMax int `json:"suspendDataMax"`
+	// MaxFailedSubmissions is how many consecutive commits may fail before the learner is
+	// told progress is not being saved (PlayerCommMaxFailedSubmissions).
+	MaxFailedSubmissions int `json:"maxFailedSubmissions"`
+	// FinishCommit commits at LMSFinish/Terminate; false: at the next scheduled commit or
+	// when the learner leaves (PlayerFinishCausesImmediateCommit).
+	FinishCommit bool `json:"finishCommit"`
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -67,12 +76,14 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
 #done{flex:1;padding:2em}
 #warning{padding:.5em .8em;background:#fff3cd;color:#5c4400;border-bottom:1px solid #e0c36a}
 .single #toc,.single #prev,.single #next{display:none}
+#unsaved{position:fixed;left:0;right:0;bottom:0;margin:0;padding:.6em 1em;background:#a4161a;color:#fff;z-index:10}
 </style></head>
 <body>
 <div id="bar"><h1>{{.Title}}{{if .Preview}} (preview: nothing is recorded){{end}}</h1>
 <button id="prev" type="button">Previous</button><button id="next" type="button">Next</button><button id="exit" type="button">Exit</button></div>
 <div id="warning" role="alert" hidden></div>
 <div id="main"><nav id="toc" aria-label="Contents"></nav><iframe id="frame" title="Course content"></iframe><div id="done" hidden>You have finished this course. You can close this window.</div></div>
+<p id="unsaved" role="alert" hidden>Your progress is not being saved: the server does not accept it. Keep this window open and check your connection, or launch the course again.</p>
 <script id="cfg" type="application/json">{{.JSON}}</script>
 <script src="{{.ScriptURL}}"></script>
 <script>
@@ -129,6 +140,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
         autocommit: true, autocommitSeconds: cfg.commitSeconds || 10, alwaysSendTotalTime: true,
         xhrResponseHandler: responseHandler, logLevel: 4
       };
+      flushFinish();
       if (cfg.dialect === "2004") {
         api = window.API_1484_11 = new window.Scorm2004API(settings);
         api.on("Terminate", finished);
@@ -136,10 +148,57 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
         api = window.API = new window.Scorm12API(settings);
         api.on("LMSFinish", finished);
       }
+      runtimeSettings(api);
       api.loadFromFlattenedJSON(state.cmi, "");
       frame.src = a.url;
     };
     req.send();
+  }
+  // Run-time settings the page applies to the SCORM API (PlayerSuspendDataMaxLength,
+  // PlayerCommMaxFailedSubmissions, PlayerFinishCausesImmediateCommit). They hook
+  // scorm-again's storeData, which LMSCommit/Commit, the automatic commits and
+  // LMSFinish/Terminate all go through, and the API's SetValue.
+  var failedCommits = 0, pendingFinish = [];
+  function runtimeSettings(api) {
+    var v2004 = cfg.dialect === "2004";
+    limitSuspendData(api, v2004 ? "SetValue" : "LMSSetValue", v2004 ? 407 : 405);
+    var store = api.storeData;
+    api.storeData = function (terminate) {
+      if (terminate && cfg.finishCommit === false) {
+        // Held until the next scheduled commit, another activity, or the page going away.
+        pendingFinish.push(function () { countCommit(store.call(api, true, "terminate")); });
+        setTimeout(flushFinish, (cfg.commitSeconds || 10) * 1000);
+        return { result: "true", errorCode: 0 };
+      }
+      var r = store.apply(api, arguments);
+      countCommit(r);
+      return r;
+    };
+  }
+  function flushFinish() {
+    var p = pendingFinish;
+    pendingFinish = [];
+    p.forEach(function (f) { f(); });
+  }
+  window.addEventListener("pagehide", flushFinish);
+  // A commit the server refused (or that never reached it) counts; after
+  // cfg.maxFailedSubmissions in a row the learner is told, until a commit succeeds.
+  function countCommit(r) {
+    var ok = r && String(r.result) === "true" && !(r.errorCode > 0);
+    failedCommits = ok ? 0 : failedCommits + 1;
+    document.getElementById("unsaved").hidden = failedCommits < (cfg.maxFailedSubmissions || 2);
+  }
+  // SetValue refuses suspend data longer than the setting allows with the dialect's code, so
+  // the content learns it at once and its commits stay valid.
+  function limitSuspendData(api, setter, code) {
+    var set = api[setter];
+    api[setter] = function (element, value) {
+      if (element === "cmi.suspend_data" && cfg.suspendDataMax > 0 && Array.from(String(value)).length > cfg.suspendDataMax) {
+        api.throwSCORMError(element, code, "suspend_data is longer than " + cfg.suspendDataMax + " characters");
+        return "false";
+      }
+      return set.apply(api, arguments);
+    };
   }
   function showMessage(text) {
     frame.hidden = true;
