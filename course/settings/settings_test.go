@@ -27,6 +27,8 @@ var servedIDs = []string{
 	"PlayerSuspendDataMaxLength", "PlayerResetRunTimeData", "PlayerLaunchCompletedRegsAsNoCredit", "PlayerCommMaxFailedSubmissions",
 	"PlayerFinishCausesImmediateCommit", "PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus",
 	"PlayerSatisfiedCausesCompletion", "PlayerRollupEmptySetToUnknown",
+	// player sessions (seed_sessions.go):
+	"ApiTokenPostbackValidHours", "ConcurrentLaunchDetectionEnabled", "ForceExitConcurrentLaunches",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -35,9 +37,8 @@ var servedIDs = []string{
 // restores each. Serving any of them again without implementing it is the defect this test
 // guards against.
 var removedIDs = []string{
-	"ApiTokenPostbackValidHours",
 	"RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
-	"ApiUseSignedLaunchLinks", "ConcurrentLaunchDetectionEnabled", "ForceExitConcurrentLaunches",
+	"ApiUseSignedLaunchLinks",
 	"SupplementalQueryStringParametersForAllActivities", "PromptOnPlayerClose",
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerCaptureHistoryDetailed",
