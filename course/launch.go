@@ -64,9 +64,12 @@ type SessionClaims struct {
 	Instance    int    `json:"i,omitempty"`
 	InstanceKey string `json:"k,omitempty"`
 	// Preview sessions run the content without storing anything.
-	Preview        bool   `json:"p,omitempty"`
-	ForceReview    bool   `json:"fr,omitempty"`
-	StartSco       string `json:"s,omitempty"`
+	Preview     bool   `json:"p,omitempty"`
+	ForceReview bool   `json:"fr,omitempty"`
+	StartSco    string `json:"s,omitempty"`
+	// Supplemental is the encoded query the player adds to every activity's URL: the launch
+	// request's parameters that SupplementalQueryStringParametersForAllActivities names.
+	Supplemental   string `json:"q,omitempty"`
 	RedirectOnExit string `json:"x,omitempty"`
 	Expires        int64  `json:"e"`
 }
