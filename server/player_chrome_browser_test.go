@@ -69,6 +69,7 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 		e.setSetting(api+"/courses/any", "PlayerScoLaunchType", "NEW_WINDOW_AFTER_CLICK")
 		e.setSetting(api+"/courses/any", "PromptOnPlayerClose", "true")
 		e.setSetting(api+"/courses/any", "RedirectOnRefreshUrl", e.url+"/healthz?after=refresh")
+		e.setSetting(api+"/courses/any", "PlayerShowProgressBar", "true")
 		status := `document.getElementById("status").textContent`
 
 		// The activity waits for the Launch click, then runs in its own window and commits
@@ -76,9 +77,12 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink?redirectOnExitUrl=message"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.getElementById("launch-panel").hidden+"|"+document.getElementById("frame").hidden`, "false|true", "Launch button instead of the frame")
+		waitJS(t, ctx, `document.getElementById("launch-panel").hidden+"|"+document.getElementById("frame").hidden+"|"+document.getElementById("progress-text").textContent`,
+			"false|true|0 of 1 completed", "Launch button instead of the frame")
 		sco := newWindow(t, ctx, chromedp.Click(chromedp.ID("launch")))
 		waitJS(t, sco, status, "ready|true|window|true", "SCO in its own window")
+		// The progress bar advances when the SCO reports completion.
+		waitJS(t, ctx, `document.getElementById("progress-text").textContent`, "1 of 1 completed", "progress bar after the SCO completed")
 
 		// Leaving the page other than by Exit asks first (the click above made the page
 		// user-activated, which browsers require for the prompt); dismissed, the player stays.
