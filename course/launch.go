@@ -67,9 +67,12 @@ type SessionClaims struct {
 	// previews, reviews and sessions signed before sessions were recorded).
 	Launch string `json:"l,omitempty"`
 	// Preview sessions run the content without storing anything.
-	Preview        bool   `json:"p,omitempty"`
-	ForceReview    bool   `json:"fr,omitempty"`
-	StartSco       string `json:"s,omitempty"`
+	Preview     bool   `json:"p,omitempty"`
+	ForceReview bool   `json:"fr,omitempty"`
+	StartSco    string `json:"s,omitempty"`
+	// Supplemental is the encoded query the player adds to every activity's URL: the launch
+	// request's parameters that SupplementalQueryStringParametersForAllActivities names.
+	Supplemental   string `json:"q,omitempty"`
 	RedirectOnExit string `json:"x,omitempty"`
 	// NoCredit launches a completed SCORM 1.2 / AICC registration in no-credit
 	// (PlayerLaunchCompletedRegsAsNoCredit): its commits keep the recorded status and score.

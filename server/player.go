@@ -147,6 +147,9 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 	}
 	sess := course.SessionClaims{Tenant: claims.Tenant, CourseID: claims.CourseID, Version: claims.Version, Preview: claims.Preview,
 		ForceReview: claims.ForceReview, StartSco: claims.StartSco, RedirectOnExit: claims.RedirectOnExit}
+	if sess.Supplemental, err = s.launchSupplemental(c, claims); err != nil {
+		return err
+	}
 	// A session lives ApiTokenPostbackValidHours: the page, its files and its posts.
 	lifetime := time.Duration(0)
 	if claims.Preview {
@@ -305,9 +308,27 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return err
 	}
 	ms, _ := strconv.Atoi(vs["PlayerCommCommitFrequency"])
+	scos := 0
+	v.Package.Root.Walk(func(a *course.Activity) {
+		if launchable(a) && (!cmi5 || (a.CMI5 != nil && !a.CMI5.Block)) {
+			scos++
+		}
+	})
+	chrome, launchType, err := s.playerChrome(c.UserContext(), sess, scos)
+	if err != nil {
+		return err
+	}
+	if launchType != "" && launchType != "FRAMESET" && c.Query("window") == "" {
+		return playerLauncher(c, v.Title, token, launchType)
+	}
+	if chrome.Progress {
+		if chrome.Completed, err = s.completedActivities(c.UserContext(), sess); err != nil {
+			return err
+		}
+	}
 	cfg := player.Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
-		CommitSeconds: float64(ms) / 1000}
+		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
 	cfg.MaxFailedSubmissions, _ = strconv.Atoi(vs["PlayerCommMaxFailedSubmissions"])
 	cfg.FinishCommit = vs["PlayerFinishCausesImmediateCommit"] != "false"
@@ -364,6 +385,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 					}
 					e.URL += sep + q.Encode()
 				}
+				e.URL = withQuery(e.URL, sess.Supplemental)
 			}
 			cfg.Activities = append(cfg.Activities, e)
 			depth++

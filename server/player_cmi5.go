@@ -127,7 +127,7 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 		sep = "&"
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.Redirect(target+sep+q.Encode(), fiber.StatusFound)
+	return c.Redirect(withQuery(target+sep+q.Encode(), sess.Supplemental), fiber.StatusFound)
 }
 
 func orDefault(v, d string) string {

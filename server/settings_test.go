@@ -190,7 +190,7 @@ type settingEffect struct {
 // settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
 // feature in its own settings_<feature>_test.go, so that features add rows without touching
 // each other's tables.
-var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects}
+var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects, chromeSettingEffects}
 
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
@@ -222,7 +222,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		e.importOK("acme", "intro", scorm12Package(t), "")
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
-		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ExpireLaunchHistoryAfterDays",
+		for _, id := range []string{"xAPIUrlPrefix", "AllowedTenantNameRegex", "ExpireLaunchHistoryAfterDays",
 			"xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {

@@ -29,6 +29,10 @@ var servedIDs = []string{
 	"PlayerSatisfiedCausesCompletion", "PlayerRollupEmptySetToUnknown",
 	// player sessions (seed_sessions.go):
 	"ApiTokenPostbackValidHours", "ConcurrentLaunchDetectionEnabled", "ForceExitConcurrentLaunches",
+	// The player's chrome and launch settings (seed_chrome.go).
+	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
+	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerLaunchType", "PlayerScoLaunchType",
+	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -37,12 +41,7 @@ var servedIDs = []string{
 // restores each. Serving any of them again without implementing it is the defect this test
 // guards against.
 var removedIDs = []string{
-	"RedirectOnRefreshUrl", "RedirectLaunchPageOnExit",
-	"ApiUseSignedLaunchLinks",
-	"SupplementalQueryStringParametersForAllActivities", "PromptOnPlayerClose",
-	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
-	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerCaptureHistoryDetailed",
-	"PlayerLaunchType", "PlayerScoLaunchType",
+	"ApiUseSignedLaunchLinks", "PlayerCaptureHistoryDetailed",
 	"DefaultCommCommitFrequency", "PlayerLookaheadSequencerMode",
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
@@ -64,12 +63,8 @@ var secretIDs = []string{"ApiRollupRegistrationAuthPassword", "TinCanBasicAccoun
 func fixture(t *testing.T) *Catalogue {
 	t.Helper()
 	defs := append(builtin(),
-		boolean("PromptOnPlayerClose", "false", cascading, "d"),
-		boolean("PlayerShowFinishButton", "", cascading, "d"),
-		boolean("PlayerShowNavBar", "", cascading, "d"),
 		integer("DefaultCommCommitFrequency", "10000", 100, 3_600_000, LevelSystem, "d"),
 		Setting{ID: "AllowedTenantNameRegex", Type: TypeRegex, Levels: LevelSystem, Description: "d"},
-		text("SupplementalQueryStringParametersForAllActivities", "", cascading, "d"),
 	)
 	c, err := New(defs...)
 	if err != nil {
@@ -139,8 +134,9 @@ func TestLookup(t *testing.T) {
 		{"xAPIEnabled", true, TypeBool, "true", cascading},
 		{"EnableExistingActivityIdParserWarnings", true, TypeBool, "true", LevelTenant},
 		{"TinCanRootAccount", true, TypeCredentials, "", LevelTenant},
-		{"PlayerShowFinishButton", false, 0, "", 0}, // not served until the player exists
-		{"apiresultlimit", false, 0, "", 0},         // ids are case-sensitive
+		{"PlayerShowFinishButton", true, TypeBool, "", cascading}, // empty: the package's value
+		{"PlayerCaptureHistoryDetailed", false, 0, "", 0},         // not served: no launch history
+		{"apiresultlimit", false, 0, "", 0},                       // ids are case-sensitive
 		{"NoSuchSetting", false, 0, "", 0},
 		{"", false, 0, "", 0},
 	}

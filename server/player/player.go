@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/json"
 	"html/template"
+	"slices"
 )
 
 //go:embed assets
@@ -57,6 +58,41 @@ type Config struct {
 	// FinishCommit commits at LMSFinish/Terminate; false: at the next scheduled commit or
 	// when the learner leaves (PlayerFinishCausesImmediateCommit).
 	FinishCommit bool `json:"finishCommit"`
+	// Chrome is what the page shows around the content and how it opens activities.
+	Chrome Chrome `json:"chrome"`
+}
+
+// Chrome is the player's controls and launch behaviour (the PlayerShow*, PlayerScoLaunchType,
+// PromptOnPlayerClose, RedirectOnRefreshUrl and RedirectLaunchPageOnExit settings). The page
+// leaves out the controls that are off, rather than hiding them.
+type Chrome struct {
+	Finish    bool `json:"finish"`
+	Close     bool `json:"close"`
+	Nav       bool `json:"nav"`
+	Progress  bool `json:"progress"`
+	Help      bool `json:"help"`
+	Title     bool `json:"title"`
+	Structure bool `json:"structure"`
+	// ScoLaunch is FRAMESET (the content runs in the page's frame) or one of the NEW_WINDOW
+	// kinds (it runs in a window of its own and finds the API through window.opener).
+	ScoLaunch string `json:"scoLaunch"`
+	// PromptOnClose asks the browser to confirm leaving the page other than by Exit.
+	PromptOnClose bool `json:"promptOnClose"`
+	// RedirectOnRefresh is where a reload of the page after exit goes (as Redirect); empty:
+	// the course starts again.
+	RedirectOnRefresh string `json:"redirectOnRefresh"`
+	// RedirectLaunchPage sends the page that opened the player's window to the exit target
+	// and closes the player's window.
+	RedirectLaunchPage bool `json:"redirectLaunchPage"`
+	// Completed lists the launchable activities already completed, for the progress bar.
+	Completed []string `json:"completed"`
+	// Total counts the launchable activities.
+	Total int `json:"total"`
+}
+
+// bar reports whether the page has a top bar at all.
+func (c Chrome) bar(preview bool) bool {
+	return c.Title || c.Progress || c.Nav || c.Close || c.Help || c.Finish || preview
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -65,24 +101,36 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <title>{{.Title}}</title>
 <style>
 html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
-#bar{display:flex;gap:.5em;align-items:center;padding:.3em .6em;background:#24324a;color:#fff;height:2.2em;box-sizing:border-box}
-#bar h1{font-size:1em;margin:0;flex:1;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
-#main{display:flex;height:calc(100% - 2.2em)}
+body{display:flex;flex-direction:column}
+#bar{display:flex;gap:.5em;align-items:center;padding:.3em .6em;background:#24324a;color:#fff;min-height:2.2em;box-sizing:border-box;flex:none}
+#bar h1{font-size:1em;margin:0;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
+#bar .fill{flex:1}
+#progress{width:10em;height:.9em;background:#56627a;border-radius:.45em;overflow:hidden}
+#progress-fill{display:block;height:100%;background:#8fd694;width:0}
+#main{display:flex;flex:1;min-height:0}
 #toc{width:16em;overflow:auto;border-right:1px solid #ccc;padding:.5em;box-sizing:border-box}
 #toc button{display:block;width:100%;text-align:left;border:0;background:none;padding:.25em;cursor:pointer}
 #toc button.current{background:#dde6f5;font-weight:bold}
 #toc div.container{padding:.25em;color:#555}
 #frame{flex:1;border:0;height:100%}
-#done{flex:1;padding:2em}
+#done,#launch-panel{flex:1;padding:2em}
+#help{width:18em;padding:.5em 1em;border-left:1px solid #ccc;overflow:auto}
 #warning{padding:.5em .8em;background:#fff3cd;color:#5c4400;border-bottom:1px solid #e0c36a}
-.single #toc,.single #prev,.single #next{display:none}
 #unsaved{position:fixed;left:0;right:0;bottom:0;margin:0;padding:.6em 1em;background:#a4161a;color:#fff;z-index:10}
 </style></head>
 <body>
-<div id="bar"><h1>{{.Title}}{{if .Preview}} (preview: nothing is recorded){{end}}</h1>
-<button id="prev" type="button">Previous</button><button id="next" type="button">Next</button><button id="exit" type="button">Exit</button></div>
+{{if .Bar}}<div id="bar">{{if .Chrome.Title}}<h1 id="title">{{.Title}}</h1>{{end}}{{if .Preview}}<span id="preview-note">(preview: nothing is recorded)</span>{{end}}<span class="fill"></span>
+{{- if .Chrome.Progress}}<span id="progress" role="progressbar" aria-label="Activities completed" aria-valuemin="0" aria-valuemax="{{.Chrome.Total}}" aria-valuenow="{{.Done}}"><span id="progress-fill"></span></span><span id="progress-text">{{.Done}} of {{.Chrome.Total}} completed</span>{{end}}
+{{- if .Chrome.Nav}}<button id="prev" type="button">Previous</button><button id="next" type="button">Next</button>{{end}}
+{{- if .Chrome.Close}}<button id="close" type="button">Close</button>{{end}}
+{{- if .Chrome.Help}}<button id="help-button" type="button" aria-controls="help" aria-expanded="false">Help</button>{{end}}
+{{- if .Chrome.Finish}}<button id="exit" type="button">Exit</button>{{end}}</div>{{end}}
 <div id="warning" role="alert" hidden></div>
-<div id="main"><nav id="toc" aria-label="Contents"></nav><iframe id="frame" title="Course content"></iframe><div id="done" hidden>You have finished this course. You can close this window.</div></div>
+<div id="main">{{if .Chrome.Structure}}<nav id="toc" aria-label="Contents"></nav>{{end}}<iframe id="frame" title="Course content"></iframe>
+<div id="launch-panel" hidden><p id="launch-text"></p><button id="launch" type="button">Launch</button></div>
+<div id="done" hidden>You have finished this course. You can close this window.</div>
+{{- if .Chrome.Help}}<aside id="help" hidden><h2>Help</h2><p>The course runs in this window{{if ne .Chrome.ScoLaunch "FRAMESET"}}, each activity in a window of its own{{end}}. Your progress is saved as you go.</p>
+<ul>{{if .Chrome.Structure}}<li>Contents: choose an activity to open it.</li>{{end}}{{if .Chrome.Nav}}<li>Previous and Next: go to the activity before or after this one.</li>{{end}}{{if .Chrome.Close}}<li>Close: close this activity without leaving the course.</li>{{end}}{{if .Chrome.Finish}}<li>Exit: save your progress and leave the course.</li>{{end}}{{if .Chrome.Progress}}<li>The bar shows how many activities you have completed.</li>{{end}}</ul></aside>{{end}}</div>
 <p id="unsaved" role="alert" hidden>Your progress is not being saved: the server does not accept it. Keep this window open and check your connection, or launch the course again.</p>
 <script id="cfg" type="application/json">{{.JSON}}</script>
 <script src="{{.ScriptURL}}"></script>
@@ -90,12 +138,17 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
 (function () {
   "use strict";
   var cfg = JSON.parse(document.getElementById("cfg").textContent);
-  var frame = document.getElementById("frame"), toc = document.getElementById("toc");
+  var chrome = cfg.chrome || {};
+  function $(id) { return document.getElementById(id); }
+  var frame = $("frame"), toc = $("toc");
   var scos = cfg.activities.filter(function (a) { return a.url; });
-  if (scos.length < 2) document.body.className = "single";
-  var current = -1, api = null, exiting = false;
+  var current = -1, api = null, exiting = false, leaving = false;
   var buttons = {};
+  // The page's state across a reload of the same tab: exited, so a reload goes where
+  // RedirectOnRefreshUrl says.
+  var exitKey = "lectern-exited:" + cfg.runtimeUrl;
   cfg.activities.forEach(function (a) {
+    if (!toc) return;
     var el;
     if (a.url) {
       el = document.createElement("button"); el.type = "button";
@@ -123,12 +176,12 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     var a = scos[i];
     current = i;
     Object.keys(buttons).forEach(function (id) { buttons[id].className = id === a.id ? "current" : ""; });
-    document.getElementById("prev").disabled = i === 0;
-    document.getElementById("next").disabled = i === scos.length - 1;
-    frame.src = "about:blank";
+    if ($("prev")) $("prev").disabled = i === 0;
+    if ($("next")) $("next").disabled = i === scos.length - 1;
+    unload();
     // AICC AUs talk HACP to the server themselves (aicc_sid and aicc_url are in their URL).
     // xAPI activities get the record store's endpoint and credential in theirs.
-    if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { frame.src = a.url; return; }
+    if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { show(a.url); return; }
     var req = new XMLHttpRequest();
     req.open("GET", cfg.runtimeUrl + "/activity?activity=" + encodeURIComponent(a.id));
     req.onload = function () {
@@ -144,13 +197,15 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
       if (cfg.dialect === "2004") {
         api = window.API_1484_11 = new window.Scorm2004API(settings);
         api.on("Terminate", finished);
+        api.on("SetValue.cmi.completion_status", function (el, v) { if (v === "completed") progressed(a.id); });
       } else {
         api = window.API = new window.Scorm12API(settings);
         api.on("LMSFinish", finished);
+        api.on("LMSSetValue.cmi.core.lesson_status", function (el, v) { if (v === "completed" || v === "passed") progressed(a.id); });
       }
       runtimeSettings(api);
       api.loadFromFlattenedJSON(state.cmi, "");
-      frame.src = a.url;
+      show(a.url);
     };
     req.send();
   }
@@ -202,24 +257,104 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
   }
   function showMessage(text) {
     frame.hidden = true;
-    var d = document.getElementById("done"); d.hidden = false;
+    $("launch-panel").hidden = true;
+    var d = $("done"); d.hidden = false;
     if (text) d.textContent = text;
   }
-  function exit() {
-    sessionLeave();
-    var r = cfg.redirect || "message";
+  // follow goes where a redirect setting says: closer, blank, message or a URL.
+  function follow(r) {
+    leaving = true;
     if (r === "closer") { window.close(); showMessage(); }
     else if (r === "blank") { location.replace("about:blank"); }
     else if (r === "message") { showMessage(); }
     else { location.assign(r); }
   }
-  document.getElementById("prev").onclick = function () { go(current - 1); };
-  document.getElementById("next").onclick = function () { go(current + 1); };
-  document.getElementById("exit").onclick = function () {
+  function exit() {
+    sessionLeave();
+    leaving = true;
+    try { sessionStorage.setItem(exitKey, "1"); } catch (e) {}
+    unload();
+    var r = cfg.redirect || "message";
+    if (chrome.redirectLaunchPage && toOpener(r)) { showMessage(); window.close(); return; }
+    follow(r);
+  }
+  // toOpener sends the page that opened the player's window (the player's launch page, or an
+  // LMS page on another origin) to the exit target; false when there is none to send.
+  function toOpener(r) {
+    var o = window.opener;
+    if (!o || o.closed) return false;
+    try { if (typeof o.lecternExit === "function") { o.lecternExit(r); return true; } } catch (e) {}
+    if (!/^https?:/.test(r)) return false;
+    try { o.location.href = r; return true; } catch (e) { return false; }
+  }
+
+  // --- Activity windows (PlayerScoLaunchType) ---
+  var scoWin = null, watcher = 0;
+  function windowed() { return chrome.scoLaunch && chrome.scoLaunch !== "FRAMESET"; }
+  function features() {
+    return /WITHOUT_BROWSER_TOOLBAR/.test(chrome.scoLaunch) ? "popup=yes,toolbar=no,location=no,menubar=no,status=no,resizable=yes,scrollbars=yes,width=1024,height=768" : "";
+  }
+  // unload ends the running activity: its page unloads, so it finishes (LMSFinish /
+  // Terminate) and commits through sendBeacon.
+  function unload() {
+    frame.src = "about:blank";
+    if (scoWin && !scoWin.closed) scoWin.close();
+    scoWin = null;
+  }
+  function show(url) {
+    if (!windowed()) { $("launch-panel").hidden = true; frame.hidden = false; frame.src = url; return; }
+    frame.hidden = true;
+    if (/AFTER_CLICK/.test(chrome.scoLaunch)) { panel(url, "Click Launch to open the activity in a new window."); return; }
+    openWindow(url);
+  }
+  function panel(url, text) {
+    $("done").hidden = true;
+    $("launch-panel").hidden = false;
+    $("launch-text").textContent = text;
+    $("launch").onclick = function () { openWindow(url); };
+  }
+  function openWindow(url) {
+    if (scoWin && !scoWin.closed) scoWin.close();
+    scoWin = window.open(url, "lectern-activity", features());
+    if (!scoWin) { panel(url, "Your browser blocked the activity's window. Click Launch to open it."); return; }
+    panel(url, "The activity is open in its own window. Click Launch to open it again.");
+    var w = scoWin;
+    clearInterval(watcher);
+    watcher = setInterval(function () { if (w.closed) { clearInterval(watcher); if (scoWin === w) scoWin = null; } }, 500);
+  }
+
+  // --- Progress bar (PlayerShowProgressBar) ---
+  var done = {};
+  (chrome.completed || []).forEach(function (id) { done[id] = true; });
+  function progressed(id) {
+    done[id] = true;
+    if (!$("progress")) return;
+    var n = scos.filter(function (a) { return done[a.id]; }).length, total = chrome.total || scos.length;
+    $("progress").setAttribute("aria-valuenow", n);
+    $("progress-fill").style.width = (total ? 100 * n / total : 0) + "%";
+    $("progress-text").textContent = n + " of " + total + " completed";
+  }
+  progressed("");
+
+  // --- Controls ---
+  if ($("prev")) $("prev").onclick = function () { go(current - 1); };
+  if ($("next")) $("next").onclick = function () { go(current + 1); };
+  if ($("close")) $("close").onclick = function () {
+    unload();
+    frame.hidden = true;
+    var a = scos[current];
+    if (a) panel(a.url, "You closed \u201c" + (a.title || a.id) + "\u201d. Click Launch to open it again" + (toc ? ", or choose another activity." : "."));
+    $("launch").onclick = function () { go(current); };
+  };
+  if ($("help-button")) $("help-button").onclick = function () {
+    var h = $("help"); h.hidden = !h.hidden;
+    this.setAttribute("aria-expanded", String(!h.hidden));
+  };
+  if ($("exit")) $("exit").onclick = function () {
     exiting = true;
     // Unloading the content makes it finish its session (LMSFinish / Terminate), which
     // commits through sendBeacon; content that never finishes still exits.
-    frame.src = "about:blank";
+    unload();
     setTimeout(exit, 1500);
   };
   // The player session (docs/decisions.md, "Player sessions"): while the page is visible it
@@ -253,7 +388,7 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
     clearInterval(beatTimer);
     var text = r.message ? r.message.charAt(0).toUpperCase() + r.message.slice(1) : "";
     if (r.reason === "concurrent-launch-exit") {
-      frame.src = "about:blank";
+      unload();
       showMessage(text);
       return;
     }
@@ -266,6 +401,15 @@ html,body{margin:0;height:100%;font-family:system-ui,sans-serif}
   });
   window.addEventListener("pagehide", function () { beacon("exit"); });
   if (!cfg.preview) beatTimer = setInterval(heartbeat, (cfg.commitSeconds || 10) * 1000);
+  if (chrome.promptOnClose) window.addEventListener("beforeunload", function (e) {
+    if (leaving) return;
+    e.preventDefault();
+    e.returnValue = "";
+  });
+
+  var refreshed = false;
+  try { refreshed = !!sessionStorage.getItem(exitKey); } catch (e) {}
+  if (refreshed && chrome.redirectOnRefresh) { follow(chrome.redirectOnRefresh); return; }
   var start = 0;
   scos.forEach(function (a, i) { if (a.id === cfg.start) start = i; });
   if (scos.length === 0) showMessage("This course has nothing to launch.");
@@ -282,10 +426,18 @@ func Page(cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
+	done := 0
+	for _, a := range cfg.Activities {
+		if a.URL != "" && slices.Contains(cfg.Chrome.Completed, a.ID) {
+			done++
+		}
+	}
 	err = pageTmpl.Execute(&buf, struct {
 		Config
 		JSON template.JS
-	}{cfg, template.JS(js)})
+		Bar  bool
+		Done int
+	}{cfg, template.JS(js), cfg.Chrome.bar(cfg.Preview), done})
 	return buf.Bytes(), err
 }
 
@@ -300,4 +452,69 @@ func ErrorPage(title, text string) []byte {
 	var buf bytes.Buffer
 	_ = errorTmpl.Execute(&buf, struct{ Title, Text string }{title, text})
 	return buf.Bytes()
+}
+
+// Launcher is the page a launch link shows when the player opens in a window of its own
+// (PlayerLaunchType other than FRAMESET).
+type Launcher struct {
+	Title string `json:"title"`
+	// URL is the player page to open.
+	URL string `json:"url"`
+	// Features are window.open's features: empty for an ordinary window (a tab, in most
+	// browsers), a popup's without toolbar and address bar otherwise.
+	Features string `json:"features"`
+	// AfterClick waits for the learner's click (browsers let a click open windows).
+	AfterClick bool `json:"afterClick"`
+}
+
+var launcherTmpl = template.Must(template.New("launcher").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em;color:#222}</style></head>
+<body><h1>{{.Title}}</h1>
+<p id="launch-text">{{if .AfterClick}}Click Launch to open the course in a new window.{{else}}The course is opening in a new window.{{end}}</p>
+<p><button id="launch" type="button">Launch</button></p>
+<script id="cfg" type="application/json">{{.JSON}}</script>
+<script>
+(function () {
+  "use strict";
+  var cfg = JSON.parse(document.getElementById("cfg").textContent);
+  var text = document.getElementById("launch-text"), button = document.getElementById("launch");
+  var player = null;
+  function open() {
+    player = window.open(cfg.url, "lectern-player", cfg.features);
+    text.textContent = player ? "The course is open in another window. Click Launch to bring it back." :
+      "Your browser blocked the course's window. Click Launch to open it.";
+  }
+  button.onclick = function () {
+    if (player && !player.closed) { player.focus(); return; }
+    open();
+  };
+  // The player calls this on exit when RedirectLaunchPageOnExit is on: this page, not the
+  // player's window, goes to the exit target.
+  window.lecternExit = function (r) {
+    button.hidden = true;
+    if (r === "blank") { location.replace("about:blank"); }
+    else if (/^https?:/.test(r)) { location.assign(r); }
+    else { if (r === "closer") window.close(); text.textContent = "You have finished this course. You can close this window."; }
+  };
+  if (!cfg.afterClick) open();
+})();
+</script>
+</body></html>
+`))
+
+// LauncherPage renders the page that opens the player in a new window.
+func LauncherPage(l Launcher) ([]byte, error) {
+	js, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = launcherTmpl.Execute(&buf, struct {
+		Launcher
+		JSON template.JS
+	}{l, template.JS(js)})
+	return buf.Bytes(), err
 }
