@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -380,7 +381,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
+		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
+		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
 	return a, nil
 }
 
