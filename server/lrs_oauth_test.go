@@ -332,6 +332,32 @@ func TestLRSOAuthScopes(t *testing.T) {
 	})
 }
 
+// TestLRSOAuthTenantDeletion: deleting a tenant deletes its OAuth clients, so a tenant
+// created again with the same id starts without them and old tokens stay refused.
+func TestLRSOAuthTenantDeletion(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("doomed", true)
+		c := e.oauthClient("doomed", map[string]any{"scopes": []string{"all"}})
+		tok := e.bearerToken(c, "")
+		r := e.do("DELETE", "/api/v1/app_management/tenants/doomed", root, nil)
+		e.expect(r, 202, "delete tenant")
+		var job struct{ ID, Status string }
+		r.json(t, &job)
+		eventually(t, 30*time.Second, "tenant delete job", func() bool {
+			e.do("GET", "/api/v1/jobs/"+job.ID, root, nil).json(t, &job)
+			return job.Status == "COMPLETED"
+		})
+		e.createTenant("doomed", true)
+		r = e.do("GET", oauthClients("doomed"), root, nil)
+		e.expect(r, 200, "list clients of the new tenant")
+		if strings.Contains(string(r.Body), c.ID) {
+			t.Fatalf("a client of the deleted tenant survived: %s", r.Body)
+		}
+		e.expect(e.do("GET", lrs+"/doomed/statements", tok, nil, v200...), 401, "token of the deleted tenant's client")
+		expectOAuthError(t, e.tokenRequest(basic(c.ID, c.Secret), url.Values{"grant_type": {"client_credentials"}}), 401, "invalid_client", "client of the deleted tenant")
+	})
+}
+
 // TestLRSOAuthSurvivesRestart: an issued token and its client outlive the process.
 func TestLRSOAuthSurvivesRestart(t *testing.T) {
 	for name, mode := range modes(t) {
