@@ -229,6 +229,18 @@ func clientBasicAuth(h string) (id, secret string, ok bool) {
 	return id, secret, err1 == nil && err2 == nil
 }
 
+// oauthScopeDescriptions documents the xAPI scopes in /openapi.json.
+var oauthScopeDescriptions = map[string]string{
+	access.ScopeStatementsWrite:    "store statements",
+	access.ScopeStatementsRead:     "read every statement of the tenant, activities and agents",
+	access.ScopeStatementsReadMine: "read the statements the client appears in (as their authority), activities and agents",
+	access.ScopeAllRead:            "read everything: statements, documents, activities, agents",
+	access.ScopeAll:                "everything",
+	access.ScopeDefine:             "let stored statements update the canonical activity definitions",
+	access.ScopeProfile:            "read and write activity and agent profiles",
+	access.ScopeState:              "read and write state documents",
+}
+
 // oauthSchemas are the OpenAPI components of OAuth client management and the token endpoint.
 func oauthSchemas() map[string]any {
 	scope := map[string]any{"type": "string", "enum": access.Scopes}

@@ -170,6 +170,10 @@ func (s *Server) OpenAPI() map[string]any {
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}
 		}
+		if r.Scope == ScopeLRS {
+			// The record store also takes the OAuth 2.0 access tokens of its token endpoint.
+			op["security"] = []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}, map[string]any{"oauth2": []any{}}}
+		}
 		paths[p][strings.ToLower(r.Method)] = op
 		if r.Head {
 			head := map[string]any{}
@@ -195,6 +199,8 @@ func (s *Server) OpenAPI() map[string]any {
 			"securitySchemes": map[string]any{
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
+				"oauth2": map[string]any{"type": "oauth2", "description": "record store only: client credentials of a client registered under /api/v1/app_management/tenants/{tenant_id}/lrs_oauth_clients",
+					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": oauthScopeDescriptions}}},
 			},
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
