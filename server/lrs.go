@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/lrs/access"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
@@ -257,6 +259,9 @@ func (s *Server) hooks() LRSHooks {
 	if h.BasicAuthority == nil {
 		h.BasicAuthority = SettingsAccounts{Settings: s.deps.Settings, HomePage: s.lrsHomePage()}
 	}
+	if h.OAuthAuthority == nil && s.deps.OAuth != nil {
+		h.OAuthAuthority = OAuthClients{Service: s.deps.OAuth, HomePage: s.lrsHomePage()}
+	}
 	if h.OAuthAuthority == nil {
 		h.OAuthAuthority = NoOAuth{}
 	}
@@ -285,14 +290,15 @@ func lrsUnauthorized(format string, args ...any) error {
 	return errorf(fiber.StatusUnauthorized, format, args...)
 }
 
-// lrsAuthenticate resolves the Authorization header, in order: the platform root (LRS root of
-// every tenant), a tenant credential (read-write account of its tenant), the addressed
-// tenant's LRS accounts (TinCanBasicAccounts…), OAuth, and a launch token.
+// lrsAuthenticate resolves the Authorization header, in order: an OAuth 2.0 access token
+// (Bearer lat_…), the platform root (LRS root of every tenant), a tenant credential
+// (read-write account of its tenant), the addressed tenant's LRS accounts
+// (TinCanBasicAccounts…), an OAuth 1.0a header (the OAuth hook), and a launch token.
 func (s *Server) lrsAuthenticate(c *fiber.Ctx) error {
 	h := c.Get(fiber.HeaderAuthorization)
 	if h == "" {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
-		return lrsUnauthorized("credentials are required (HTTP Basic)")
+		return lrsUnauthorized("credentials are required (HTTP Basic, or Bearer with an OAuth 2.0 access token)")
 	}
 	ctx := c.UserContext()
 	hooks := s.hooks()
@@ -301,9 +307,18 @@ func (s *Server) lrsAuthenticate(c *fiber.Ctx) error {
 		addressed = DefaultLRSTenant
 	}
 	var p *LRSPrincipal
-	scheme, _, _ := strings.Cut(strings.TrimSpace(h), " ")
-	switch strings.ToLower(scheme) {
-	case "basic", "bearer":
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(h), " ")
+	switch {
+	case strings.EqualFold(scheme, "bearer") && strings.HasPrefix(strings.TrimSpace(rest), oauth.TokenPrefix):
+		var err error
+		if p, err = hooks.OAuthAuthority.AuthorityFromOAuth(ctx, addressed, c.Method(), c.OriginalURL(), h); err != nil {
+			return err
+		}
+		if p == nil {
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="lectern-lrs", error="invalid_token"`)
+			return lrsUnauthorized("the OAuth access token is not valid: it expired, its client was deleted, or this server did not issue it")
+		}
+	case strings.EqualFold(scheme, "basic") || strings.EqualFold(scheme, "bearer"):
 		key, secret, ok := parseAuthorization(h)
 		if !ok {
 			break
@@ -324,17 +339,20 @@ func (s *Server) lrsAuthenticate(c *fiber.Ctx) error {
 				return err
 			}
 		}
-	case "oauth":
+	case strings.EqualFold(scheme, "oauth"):
 		var err error
 		if p, err = hooks.OAuthAuthority.AuthorityFromOAuth(ctx, addressed, c.Method(), c.OriginalURL(), h); err != nil {
 			return err
 		}
 		if p == nil {
 			// Falling through to "invalid credentials" would tell a client its OAuth keys are
-			// wrong when the store does not speak OAuth at all.
+			// wrong when the store does not speak OAuth 1.0a at all.
 			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
 			if _, none := hooks.OAuthAuthority.(NoOAuth); none {
 				return lrsUnauthorized("OAuth is not supported by this record store; authenticate with HTTP Basic (tenant credentials, an LRS account or a launch token)")
+			}
+			if _, own := hooks.OAuthAuthority.(OAuthClients); own {
+				return lrsUnauthorized("OAuth 1.0a is not supported; use OAuth 2.0 client credentials (POST %s, then Authorization: Bearer <access_token>) or HTTP Basic", OAuthTokenPath)
 			}
 			return lrsUnauthorized("OAuth credentials were not accepted")
 		}
@@ -388,11 +406,8 @@ func (s *Server) lrsScope(r Route) fiber.Handler {
 		}
 		method := lrsMethodOf(c)
 		perm := hooks.Permissions.Permissions(ctx, p)
-		if isWrite(method) && !perm.Write {
-			return errorf(fiber.StatusForbidden, "the credential '%s' may not write to the LRS", p.Name)
-		}
-		if !isWrite(method) && !perm.Read {
-			return errorf(fiber.StatusForbidden, "the credential '%s' may not read from the LRS", p.Name)
+		if err := perm.Check(lrsResourceOf(r.Path), isWrite(method)); err != nil {
+			return errorf(fiber.StatusForbidden, "the credential '%s' %s", p.Name, strings.TrimPrefix(err.Error(), access.ErrForbidden.Error()+": "))
 		}
 		if p.Tenant != "" && p.Tenant != id {
 			return errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", p.Tenant, id)
@@ -417,6 +432,25 @@ func (s *Server) lrsScope(r Route) fiber.Handler {
 		c.Locals("lrsContext", lc)
 		return c.Next()
 	}
+}
+
+// lrsResourceOf is the resource a record-store route serves, for the permissions.
+func lrsResourceOf(path string) access.Resource {
+	switch {
+	case strings.Contains(path, "/Report/"):
+		return access.Reports
+	case strings.HasSuffix(path, "/activities/state"):
+		return access.State
+	case strings.HasSuffix(path, "/activities/profile"):
+		return access.ActivityProfile
+	case strings.HasSuffix(path, "/agents/profile"):
+		return access.AgentProfile
+	case strings.HasSuffix(path, "/activities"):
+		return access.Activities
+	case strings.HasSuffix(path, "/agents"):
+		return access.Agents
+	}
+	return access.Statements
 }
 
 // lrsVersion checks X-Experience-API-Version (400 when missing or unsupported) and that the

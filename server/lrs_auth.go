@@ -1,116 +1,22 @@
 package server
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"strings"
-
-	"github.com/lectern-lms/lectern/course/settings"
-	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/lrs/access"
 )
 
-// LRSAccount is one basic-auth account of the LRS configured in a tenant's settings.
-type LRSAccount struct {
-	User, Password string
-	Level          LRSLevel
-}
+// LRSAccount is one basic-auth account of the LRS configured in a tenant's settings
+// (lrs/access.Account).
+type LRSAccount = access.Account
 
-// ParseLRSAccounts parses the value of TinCanBasicAccounts or xAPIBasicAccounts: entries
-// separated by newlines or commas, each "<username>:<password>:<level>" with level one of
-// root, readwrite, readonly or person (also read-write, read-only, rw, ro). The username
-// ends at the first colon and the level starts after the last one, so a password may hold
-// colons but no comma or newline; neither may be empty. Blank entries are skipped; a malformed
-// one is an error.
-func ParseLRSAccounts(value string) ([]LRSAccount, error) {
-	var out []LRSAccount
-	for _, entry := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		user, rest, ok := strings.Cut(entry, ":")
-		i := strings.LastIndex(rest, ":")
-		if !ok || user == "" || i <= 0 {
-			return nil, errors.New("an LRS account must read <username>:<password>:<level> with a non-empty username and password")
-		}
-		level, err := parseLRSLevel(rest[i+1:])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, LRSAccount{User: user, Password: rest[:i], Level: level})
-	}
-	return out, nil
-}
-
-func parseLRSLevel(s string) (LRSLevel, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "root":
-		return LRSRoot, nil
-	case "readwrite", "read-write", "rw", "application":
-		return LRSReadWrite, nil
-	case "readonly", "read-only", "ro":
-		return LRSReadOnly, nil
-	case "person", "user", "default":
-		return LRSPerson, nil
-	}
-	return "", errors.New("unknown LRS account level '" + s + "' (root, readwrite, readonly, person)")
-}
+// ParseLRSAccounts parses the value of TinCanBasicAccounts or xAPIBasicAccounts
+// (lrs/access.ParseAccounts).
+func ParseLRSAccounts(value string) ([]LRSAccount, error) { return access.ParseAccounts(value) }
 
 // SettingsAccounts is the default LRSBasicAuthority: the accounts of the addressed tenant's
-// settings TinCanRootAccount (level root), TinCanBasicAccounts and xAPIBasicAccounts.
-type SettingsAccounts struct {
-	Settings *settings.Store
-	// HomePage is the account homePage of the authorities it builds.
-	HomePage string
-}
-
-// AuthorityFromBasicAuth implements LRSBasicAuthority.
-func (a SettingsAccounts) AuthorityFromBasicAuth(ctx context.Context, tenantID, user, password string) (*LRSPrincipal, error) {
-	if a.Settings == nil || tenantID == "" {
-		return nil, nil
-	}
-	layer, err := a.Settings.TenantLayer(ctx, tenantID)
-	if errors.Is(err, tenant.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	cat := a.Settings.Catalogue()
-	var accounts []LRSAccount
-	if v, err := cat.Resolve("TinCanRootAccount", layer); err == nil && v != "" {
-		if u, p, ok := strings.Cut(v, ":"); ok && u != "" && p != "" {
-			accounts = append(accounts, LRSAccount{User: u, Password: p, Level: LRSRoot})
-		}
-	}
-	for _, id := range []string{"TinCanBasicAccounts", "xAPIBasicAccounts"} {
-		v, err := cat.Resolve(id, layer)
-		if err != nil || v == "" {
-			continue
-		}
-		// A malformed value locks nobody in: it only adds no accounts.
-		if list, err := ParseLRSAccounts(v); err == nil {
-			accounts = append(accounts, list...)
-		}
-	}
-	var found *LRSAccount
-	for i := range accounts {
-		// Every entry is compared so the time does not tell which one matched.
-		if equalConstantTime(user, accounts[i].User) && equalConstantTime(password, accounts[i].Password) && found == nil {
-			found = &accounts[i]
-		}
-	}
-	if found == nil {
-		return nil, nil
-	}
-	return accountPrincipal(a.HomePage, found.User, tenantID, found.Level), nil
-}
+// settings (lrs/access.SettingsAccounts).
+type SettingsAccounts = access.SettingsAccounts
 
 // accountPrincipal builds a principal whose authority is an account agent.
 func accountPrincipal(homePage, name, tenantID string, level LRSLevel) *LRSPrincipal {
-	agent, _ := json.Marshal(map[string]any{"objectType": "Agent",
-		"account": map[string]string{"homePage": homePage, "name": name}})
-	return &LRSPrincipal{Name: name, Tenant: tenantID, Level: level, Authority: agent,
-		IFI: "account:" + homePage + "|" + name}
+	return access.AccountPrincipal(homePage, name, tenantID, level)
 }

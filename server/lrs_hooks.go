@@ -1,14 +1,15 @@
 package server
 
 import (
-	"time"
-
 	"context"
-	"encoding/json"
-	"github.com/lectern-lms/lectern/lrs/launch"
+	"errors"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/lectern-lms/lectern/lrs/access"
+	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -16,55 +17,26 @@ import (
 // interface with a default implementation; Deps.LRS overrides any of them. They never see
 // Fiber: an integrator implements them with plain Go values.
 
-// LRSLevel is the permission level of an LRS principal.
-type LRSLevel string
+// LRSLevel is the permission level of an LRS principal (lrs/access.Level).
+type LRSLevel = access.Level
 
 // The permission levels. The default permissions (TinCanGetPermissions) map them to
-// LRSPermissions; see docs/decisions.md "xAPI record store".
+// LRSPermissions; see docs/decisions.md "xAPI record store" and "OAuth 2.0 for the record
+// store".
 const (
-	// LRSRoot reads and writes every statement and document of the tenant (any tenant for the
-	// platform root credentials).
-	LRSRoot LRSLevel = "root"
-	// LRSReadWrite is an application: it writes any statement (the default write rule) and reads
-	// every statement of its tenant. Tenant credentials have this level.
-	LRSReadWrite LRSLevel = "readwrite"
-	// LRSReadOnly reads every statement and document of its tenant and writes nothing.
-	LRSReadOnly LRSLevel = "readonly"
-	// LRSPerson has the spec's default permissions: it writes any statement about any actor
-	// and reads only the statements it appears in (the default read rule). Launch tokens of
-	// content have this level.
-	LRSPerson LRSLevel = "person"
+	LRSRoot      = access.Root
+	LRSReadWrite = access.ReadWrite
+	LRSReadOnly  = access.ReadOnly
+	LRSPerson    = access.Person
+	// LRSOAuth is an OAuth 2.0 client, whose access token's scopes decide.
+	LRSOAuth = access.OAuth
 )
 
-// LRSPrincipal is who an LRS request authenticated as: the asserter of the statements it
-// writes.
-type LRSPrincipal struct {
-	// Name identifies the principal in logs and messages (account name, credential key).
-	Name string
-	// Tenant is the tenant the credential belongs to; "" means any tenant (platform root).
-	Tenant string
-	Level  LRSLevel
-	// Authority is the agent recorded as the authority of the statements it writes.
-	Authority json.RawMessage
-	// IFI is the identity the default read rule matches ("account:<homePage>|<name>" form).
-	IFI string
-	// Launch is true for a launch token of content.
-	Launch bool
-	// LaunchSession is the player session a launch token was issued in: the statements it
-	// stores are signs of life of that session (time tracked).
-	LaunchSession string
-}
+// LRSPrincipal is who an LRS request authenticated as (lrs/access.Principal).
+type LRSPrincipal = access.Principal
 
-// LRSPermissions is what a principal may do within its tenant.
-type LRSPermissions struct {
-	// Write allows storing statements and changing documents.
-	Write bool
-	// Read allows reading documents, activities and agents, and the statements the principal
-	// appears in (actor, authority, group member, instructor, team, context agent…).
-	Read bool
-	// ReadAll extends Read to every statement of the tenant.
-	ReadAll bool
-}
+// LRSPermissions is what a principal may do within its tenant (lrs/access.Permissions).
+type LRSPermissions = access.Permissions
 
 // LRSContext is the request context the integration hooks build (TinCanBuildContext and
 // TinCanPostProcessContext): the tenant the request addresses and how it was addressed.
@@ -89,8 +61,10 @@ type LRSBasicAuthority interface {
 }
 
 // LRSOAuthAuthority resolves an OAuth Authorization header to a principal
-// (TinCanGetAuthorityFromOAuthCredentials). The default accepts nothing (nil, nil): OAuth is a
-// seam for integrators.
+// (TinCanGetAuthorityFromOAuthCredentials): a "Bearer lat_…" access token of the token
+// endpoint, or an "OAuth …" (1.0a) header. The default (OAuthClients) accepts the access
+// tokens it issued and no OAuth 1.0a header. It returns nil, nil for credentials it does not
+// accept.
 type LRSOAuthAuthority interface {
 	AuthorityFromOAuth(ctx context.Context, tenant, method, url, authorization string) (*LRSPrincipal, error)
 }
@@ -136,21 +110,14 @@ type LRSHooks struct {
 	Stored         StatementsStoredHook
 }
 
-// DefaultLRSPermissions maps the levels: root and readwrite read and write everything of
-// their tenant, readonly reads everything, person has the default write and read rules.
+// DefaultLRSPermissions is lrs/access.DefaultPermissions: root and readwrite read and write
+// everything of their tenant, readonly reads everything, person has the default write and
+// read rules, an OAuth client what its scopes grant.
 type DefaultLRSPermissions struct{}
 
 // Permissions implements LRSPermissionResolver.
 func (DefaultLRSPermissions) Permissions(_ context.Context, p *LRSPrincipal) LRSPermissions {
-	switch p.Level {
-	case LRSRoot, LRSReadWrite:
-		return LRSPermissions{Write: true, Read: true, ReadAll: true}
-	case LRSReadOnly:
-		return LRSPermissions{Read: true, ReadAll: true}
-	case LRSPerson:
-		return LRSPermissions{Write: true, Read: true}
-	}
-	return LRSPermissions{}
+	return access.DefaultPermissions(p)
 }
 
 // DefaultLRSContext builds a context carrying only the version.
@@ -205,8 +172,8 @@ func (RejectLaunches) AuthorizeLaunch(context.Context, string, string) (*LRSPrin
 	return nil, nil
 }
 
-// NoOAuth is the default LRSOAuthAuthority: OAuth is not supported, and a request that tries it
-// gets a 401 saying so.
+// NoOAuth is the LRSOAuthAuthority of a server without OAuth clients (Deps.OAuth nil): every
+// OAuth credential gets a 401 saying so.
 type NoOAuth struct{}
 
 // AuthorityFromOAuth implements LRSOAuthAuthority.
@@ -219,3 +186,27 @@ type NoStoredHook struct{}
 
 // StatementsStored implements StatementsStoredHook.
 func (NoStoredHook) StatementsStored(context.Context, string, []*statements.Statement) {}
+
+// OAuthClients is the default LRSOAuthAuthority: the access tokens of the OAuth 2.0 token
+// endpoint (lrs/oauth), as Bearer credentials of the client's tenant. OAuth 1.0a headers are
+// not accepted.
+type OAuthClients struct {
+	Service  *oauth.Service
+	HomePage string
+}
+
+// AuthorityFromOAuth implements LRSOAuthAuthority.
+func (o OAuthClients) AuthorityFromOAuth(ctx context.Context, _, _, _, authorization string) (*LRSPrincipal, error) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !strings.EqualFold(scheme, "bearer") {
+		return nil, nil
+	}
+	g, err := o.Service.Verify(ctx, strings.TrimSpace(tok))
+	if errors.Is(err, oauth.ErrInvalidToken) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return g.Principal(o.HomePage), nil
+}

@@ -207,7 +207,11 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	if err := s.deps.Statements.Put(ctx, tid, batch, atts); err != nil {
 		return nil, lrsError(err)
 	}
-	s.mergeActivities(ctx, tid, stmts)
+	if lrsPermissionsOf(c).Define {
+		// Without the define permission (an OAuth client lacking the scope) the statements
+		// keep their definitions but the canonical ones are left as they were.
+		s.mergeActivities(ctx, tid, stmts)
+	}
 	s.hooks().Stored.StatementsStored(ctx, tid, batch)
 	s.statementSession(ctx, tid, p)
 	s.statementProgress(ctx, tid, batch)

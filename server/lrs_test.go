@@ -346,10 +346,10 @@ func TestLRSPermissionsAndTenants(t *testing.T) {
 		e.expect(e.do("GET", lrs+"/one/statements", noAuth, nil, v200...), 401, "no credentials")
 		e.expect(e.do("GET", lrs+"/one/statements", basic("viewer", "wrong"), nil, v200...), 401, "wrong password")
 		e.expect(e.do("GET", lrs+"/two/statements", viewer, nil, v200...), 401, "account of another tenant")
-		// OAuth is not supported: the 401 says so and names what is, rather than "invalid credentials".
+		// OAuth 1.0a is not supported: the 401 says so and names what is, rather than "invalid credentials".
 		oa := e.do("GET", lrs+"/one/statements", auth{`OAuth oauth_consumer_key="k", oauth_signature="s"`}, nil, v200...)
 		e.expect(oa, 401, "OAuth")
-		if msg := string(oa.Body); !strings.Contains(msg, "OAuth is not supported") || !strings.Contains(msg, "HTTP Basic") ||
+		if msg := string(oa.Body); !strings.Contains(msg, "OAuth 1.0a is not supported") || !strings.Contains(msg, "HTTP Basic") ||
 			oa.Header.Get("WWW-Authenticate") != `Basic realm="lectern-lrs"` {
 			t.Errorf("OAuth 401 does not name the supported schemes: %s %v", msg, oa.Header)
 		}

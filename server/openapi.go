@@ -81,6 +81,9 @@ func schemas() map[string]any {
 	for k, v := range lrsSchemas() {
 		out[k] = v
 	}
+	for k, v := range oauthSchemas() {
+		out[k] = v
+	}
 	for k, v := range reportSchemas() {
 		out[k] = v
 	}
@@ -134,6 +137,12 @@ func (s *Server) OpenAPI() map[string]any {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
+		if r.ErrorSchema != "" {
+			oe := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": ref(r.ErrorSchema)}}}
+			responses["400"] = withDesc(oe, "malformed request, unsupported grant type or scope")
+			responses["401"] = withDesc(oe, "client authentication failed")
+			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
+		}
 		if d := s.limitText(r); d != "" {
 			responses["413"] = withDesc(msg, d)
 			responses["415"] = withDesc(msg, "a Content-Encoding other than gzip or deflate (an upload: any)")
@@ -147,6 +156,9 @@ func (s *Server) OpenAPI() map[string]any {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
 		}
 		if r.FormBody != "" {
+			if op["requestBody"] == nil {
+				op["requestBody"] = map[string]any{"required": true, "content": map[string]any{}}
+			}
 			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
 			content["application/x-www-form-urlencoded"] = map[string]any{"schema": ref(r.FormBody)}
 		}
@@ -157,6 +169,10 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}
+		}
+		if r.Scope == ScopeLRS {
+			// The record store also takes the OAuth 2.0 access tokens of its token endpoint.
+			op["security"] = []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}, map[string]any{"oauth2": []any{}}}
 		}
 		paths[p][strings.ToLower(r.Method)] = op
 		if r.Head {
@@ -183,6 +199,8 @@ func (s *Server) OpenAPI() map[string]any {
 			"securitySchemes": map[string]any{
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
+				"oauth2": map[string]any{"type": "oauth2", "description": "record store only: client credentials of a client registered under /api/v1/app_management/tenants/{tenant_id}/lrs_oauth_clients",
+					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": oauthScopeDescriptions}}},
 			},
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
@@ -248,6 +266,8 @@ func (s *Server) limitText(r Route) string {
 		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
 	case r.Body != "":
 		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+	case r.FormBody != "":
+		return fmt.Sprintf("form body over %d bytes", maxJSONBody)
 	}
 	return ""
 }

@@ -164,6 +164,23 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("credential", r)
 	g.record("credential-list", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list credentials"))
 
+	// Record-store OAuth clients and the token endpoint.
+	g.record("oauth-client-list-empty", ok(e.do("GET", app+"/"+ten+"/lrs_oauth_clients", root, nil), 200, "list no OAuth clients"))
+	r = ok(e.do("POST", app+"/"+ten+"/lrs_oauth_clients", root, map[string]any{"name": "Golden", "scopes": []string{"statements/write", "statements/read/mine"}}), 201, "register OAuth client")
+	clientID, clientSecret := rawID(t, r.Body, "client_id"), rawID(t, r.Body, "client_secret")
+	g.vary(clientID, "client-id")
+	g.vary(clientSecret, "client-secret")
+	g.record("oauth-client", r)
+	g.record("oauth-client-list", ok(e.do("GET", app+"/"+ten+"/lrs_oauth_clients", root, nil), 200, "list OAuth clients"))
+	r = ok(e.tokenRequest(basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}}), 200, "OAuth token")
+	g.vary(rawID(t, r.Body, "access_token"), "access-token")
+	g.record("oauth-token", r)
+	r = e.tokenRequest(basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}, "scope": {"all"}})
+	if r.Status != 400 {
+		t.Fatalf("OAuth token beyond the client's scopes: %d %s", r.Status, r.Body)
+	}
+	g.record("oauth-error", r)
+
 	// Errors share one body.
 	g.record("message", ok(e.do("GET", engine+"/courses/nope/title", root, nil), 404, "missing course"))
 

@@ -76,4 +76,5 @@ func (s *Server) registerRoutes() {
 	s.registerPlayer(engine)
 	s.registerContent()
 	s.registerLRS()
+	s.registerOAuth()
 }

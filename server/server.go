@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"log/slog"
 	"strings"
 	"time"
@@ -81,6 +82,9 @@ type Deps struct {
 	Version   string
 	// LaunchTokens signs the record-store credentials of launched content; nil rejects them.
 	LaunchTokens *launch.Issuer
+	// OAuth keeps the record store's OAuth 2.0 clients and issues their access tokens; nil
+	// leaves the token endpoint answering 503 and OAuth credentials rejected.
+	OAuth *oauth.Service
 	// XAPIDefaultVersion is the xAPI version ("1.0.3" or "2.0.0", the default) the record
 	// store reports on a request that names none.
 	XAPIDefaultVersion string
@@ -203,6 +207,9 @@ type Route struct {
 	Upload bool
 	// FormBody names the schema of an application/x-www-form-urlencoded variant of the body.
 	FormBody string
+	// ErrorSchema, when set, names the schema of the route's own 400 and 401 bodies (the
+	// OAuth token endpoint answers RFC 6749 error objects).
+	ErrorSchema string
 }
 
 // Answer is one documented success answer of a route.

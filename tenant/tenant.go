@@ -349,3 +349,6 @@ func (g *Registry) Authenticate(ctx context.Context, key, secret string) (string
 	}
 	return t.ID, nil
 }
+
+// RecordRef is the record of tenant id, the parent of records that go when the tenant goes.
+func RecordRef(id string) *record.Ref { return &record.Ref{Kind: kindTenant, ID: id} }

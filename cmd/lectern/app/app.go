@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -64,6 +65,10 @@ type Config struct {
 	Version   string
 	// RecordBodyLimit bounds xAPI record-store bodies (0: the server's default).
 	RecordBodyLimit int
+	// LRSHooks are an integrator's record-store hooks (spec/002 "Integration hooks"); zero
+	// fields keep the defaults. Set in code by an embedding program, never from the
+	// environment.
+	LRSHooks server.LRSHooks
 
 	PostgresURL string
 	RedisURL    string
@@ -385,7 +390,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launch.NewIssuer(cfg.SecretKey), Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
+		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
+		LRS:     cfg.LRSHooks,
+		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
 	return a, nil
 }
 
