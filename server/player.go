@@ -835,8 +835,19 @@ func (s *Server) sessionLearner(ctx context.Context, sess *course.SessionClaims)
 	if err != nil {
 		return launchLearner{}, err
 	}
+	// The session's instance, by its key: a reset since the launch removed it, and its
+	// statements count for nothing (the old xAPI registration id is retired).
+	xreg := ""
+	for _, in := range reg.Instances {
+		if in.Key == sess.InstanceKey {
+			xreg = reg.XAPIRegistrationOf(in)
+		}
+	}
+	if xreg == "" {
+		return launchLearner{}, fmt.Errorf("registration '%s' has no instance %d any more: %w", reg.ID, sess.Instance, registration.ErrNotFound)
+	}
 	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
-		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationID}, nil
+		learner: reg.Learner.ID, regID: reg.ID, xreg: xreg}, nil
 }
 
 // actor is the learner as an xAPI agent (an account on base) and its IFI.

@@ -271,7 +271,7 @@ func (s *Server) registrationLastInstance(c *fiber.Ctx) error {
 }
 
 func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
-	reg, _, err := s.registrationInstance(c)
+	reg, in, err := s.registrationInstance(c)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
 	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
 		return notFound("xAPI is not enabled for registration '%s' (setting xAPIEnabled)", reg.ID)
 	}
-	return c.JSON(IDBody{ID: reg.XAPIRegistrationID})
+	return c.JSON(IDBody{ID: reg.XAPIRegistrationOf(in)})
 }
 
 func optionalTime(t *time.Time) string {

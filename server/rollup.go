@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/lectern-lms/lectern/course"
@@ -43,22 +44,37 @@ func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registra
 		return v, state, res, layers, nil
 	}
 	if std := v.Package.Standard; std == course.XAPI || std == course.CMI5 {
-		// Their progress comes from the statements of the registration, not from CMI data.
-		raws, err := s.registrationStatements(ctx, tenant, reg)
+		// Their progress comes from the statements of the instance, not from CMI data.
+		f, err := s.instanceFold(ctx, tenant, reg, in)
 		if err != nil {
 			return nil, nil, res, nil, err
 		}
-		return v, state, rollup.Statements(v.Package, rollup.VerbsOf(raws)), layers, nil
+		return v, state, rollup.Statements(v.Package, rollup.VerbsOfFold(f)), layers, nil
 	}
 	res = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
 	return v, state, res, layers, nil
 }
 
-// registrationStatements returns every statement of the registration's xAPI registration,
-// oldest first.
-func (s *Server) registrationStatements(ctx context.Context, tenant string, reg *registration.Registration) ([]json.RawMessage, error) {
+// instanceFold is what the statements of an xAPI or cmi5 instance have said: the fold its
+// lookup keeps, or, when none was kept yet, the fold of its statements read now.
+func (s *Server) instanceFold(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*registration.StatementFold, error) {
+	f, err := s.deps.Registrations.XAPIFold(ctx, tenant, reg, in)
+	if err != nil || f != nil {
+		return f, err
+	}
+	raws, err := s.xapiStatements(ctx, tenant, reg.XAPIRegistrationOf(in))
+	if err != nil {
+		return nil, err
+	}
+	f = &registration.StatementFold{}
+	rollup.FoldStatements(f, raws)
+	return f, nil
+}
+
+// xapiStatements returns every statement of an xAPI registration, oldest first.
+func (s *Server) xapiStatements(ctx context.Context, tenant, xid string) ([]json.RawMessage, error) {
 	var raws []json.RawMessage
-	q := statements.Query{Tenant: tenant, Registration: reg.XAPIRegistrationID, Ascending: true, Limit: statements.MaxLimit}
+	q := statements.Query{Tenant: tenant, Registration: xid, Ascending: true, Limit: statements.MaxLimit}
 	for {
 		page, err := s.deps.Statements.Query(ctx, q)
 		if err != nil {
@@ -122,43 +138,144 @@ func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registrati
 	return nil
 }
 
-// statementProgress rolls up, from their statements, the xAPI and cmi5 registrations a stored
-// batch of statements names (context.registration = a registration's xAPI registration id).
-// The statements are stored whatever happens here; a failure is logged and the next statement
-// of the registration repairs it.
+// statementBatch is what one stored batch says to one xAPI registration id.
+type statementBatch struct {
+	raws []json.RawMessage
+	// rebuild: a statement of the registration was voided, so its fold is rebuilt from the
+	// statements that still count.
+	rebuild bool
+	// timestamp and stored are the latest statement timestamp and stored time of the batch's
+	// statements (UseStatementTimestampInRegistrationUpdates chooses which dates a
+	// completion).
+	timestamp, stored time.Time
+}
+
+// statementProgress rolls up, from their statements, the xAPI and cmi5 registration instances
+// a stored batch of statements names (context.registration = an instance's xAPI registration
+// id). Each distinct id costs one read of its lookup, which also holds what its statements
+// said so far: the batch's statements are folded into it (course/rollup.FoldStatements), so
+// a batch never re-reads the registration's history, and when the fold did not change (a
+// registration of no course, another standard, verbs the rollup ignores) nothing more is read
+// or written. The statements are stored whatever happens here; a failure is logged and the
+// next statement of the registration that changes its fold repairs it.
 func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*statements.Statement) {
-	done := map[string]bool{}
+	byXID := map[string]*statementBatch{}
+	var order []string
+	add := func(xid string) *statementBatch {
+		xid = strings.ToLower(xid)
+		b := byXID[xid]
+		if b == nil {
+			b = &statementBatch{}
+			byXID[xid] = b
+			order = append(order, xid)
+		}
+		return b
+	}
 	for _, st := range batch {
-		if st.Registration == "" || done[st.Registration] {
+		if st.Voids != "" {
+			// The voided statement no longer counts: its registration's fold is rebuilt.
+			if target, err := s.deps.Statements.Get(ctx, tenant, st.Voids); err == nil && target.Registration != "" {
+				add(target.Registration).rebuild = true
+			}
+		}
+		if st.Registration == "" {
 			continue
 		}
-		done[st.Registration] = true
-		reg, err := s.deps.Registrations.ByXAPIRegistration(ctx, tenant, st.Registration)
-		if errors.Is(err, registration.ErrNotFound) {
-			continue
+		b := add(st.Registration)
+		b.raws = append(b.raws, st.Raw)
+		if st.Timestamp.After(b.timestamp) {
+			b.timestamp = st.Timestamp
 		}
-		if err == nil {
-			err = s.rollupFromStatements(ctx, tenant, reg)
+		if st.Stored.After(b.stored) {
+			b.stored = st.Stored
 		}
-		if err != nil {
-			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", st.Registration, "error", err)
+	}
+	for _, xid := range order {
+		err := s.foldStatements(ctx, tenant, xid, byXID[xid])
+		if err != nil && !errors.Is(err, registration.ErrNotFound) {
+			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", xid, "error", err)
 		}
 	}
 }
 
-// rollupFromStatements evaluates an xAPI or cmi5 registration's current instance from every
-// statement of its xAPI registration: cmi5 moveOn per AU, blocks and course (course/rollup).
-func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *registration.Registration) error {
-	in := reg.Current()
-	if in.Course.Standard != string(course.XAPI) && in.Course.Standard != string(course.CMI5) {
-		return nil
-	}
-	_, _, res, layers, err := s.instanceRollup(ctx, tenant, reg, in)
-	if err != nil || res.Completion == "" {
+// foldStatements folds one batch's statements into the fold of the instance whose xAPI
+// registration id is xid and, when that changed it, rolls the instance up (cmi5 moveOn per
+// AU, blocks and course; course/rollup.Statements) and stores the progress.
+func (s *Server) foldStatements(ctx context.Context, tenant, xid string, b *statementBatch) error {
+	x, err := s.deps.Registrations.FoldXAPI(ctx, tenant, xid, func(x *registration.XAPIInstance) (bool, error) {
+		if x.Standard != string(course.XAPI) && x.Standard != string(course.CMI5) {
+			return false, nil
+		}
+		if x.Fold == nil || b.rebuild {
+			// Never folded (a lookup of before folds were kept) or a statement voided:
+			// the fold of every statement that counts, read after this version of the
+			// lookup, so a concurrent fold that wins the write makes this one read again.
+			raws, err := s.xapiStatements(ctx, tenant, xid)
+			if err != nil {
+				return false, err
+			}
+			x.Fold = &registration.StatementFold{}
+			rollup.FoldStatements(x.Fold, raws)
+			return true, nil
+		}
+		return rollup.FoldStatements(x.Fold, b.raws), nil
+	})
+	if err != nil || x.Fold == nil || (x.Standard != string(course.XAPI) && x.Standard != string(course.CMI5)) {
 		return err
 	}
-	return s.storeRollup(ctx, tenant, reg, in, res, layers)
+	v, err := s.deps.Courses.Version(ctx, tenant, x.CourseID, x.CourseVersion)
+	if err != nil {
+		return err
+	}
+	if v.Package == nil || v.Package.Root == nil {
+		return nil
+	}
+	res := rollup.Statements(v.Package, rollup.VerbsOfFold(x.Fold))
+	var layers []settings.Layer
+	scopes := settings.RegistrationScopes(x.CourseID, x.RegistrationID)
+	when := b.stored
+	if res.Completion == registration.Completed {
+		// The completion's date: the statement timestamp or the stored time.
+		if layers, err = s.deps.Settings.Layers(ctx, tenant, scopes...); err != nil {
+			return err
+		}
+		if use, _ := s.deps.Settings.Catalogue().Resolve(settingStatementTimestamp, layers...); use != "false" && !b.timestamp.IsZero() {
+			when = b.timestamp
+		}
+	}
+	if when.IsZero() {
+		when = time.Now()
+	}
+	reg, err := s.deps.Registrations.UpdateInstanceProgress(ctx, tenant, x.RegistrationID, x.Key, func(_ registration.Instance, p *registration.Progress) error {
+		if !res.Changed(*p) {
+			return errUnchanged
+		}
+		res.Apply(p, when)
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if layers == nil {
+		if layers, err = s.deps.Settings.Layers(ctx, tenant, scopes...); err != nil {
+			return err
+		}
+	}
+	if !s.hasPostBack(reg, layers) {
+		return nil
+	}
+	if err := postbackjob.Enqueue(ctx, s.deps.Queue, postbackjob.Payload{Tenant: tenant, RegistrationID: reg.ID}); err != nil {
+		s.log.Warn("post-back not queued", "tenant", tenant, "registration", reg.ID, "error", err)
+	}
+	return nil
 }
+
+// settingStatementTimestamp dates registration updates derived from statements by the
+// statement's timestamp (true) or by when the record store stored it (false).
+const settingStatementTimestamp = "UseStatementTimestampInRegistrationUpdates"
 
 // hasPostBack reports whether the registration's report goes anywhere: its own postBack URL,
 // or the ApiRollupRegistrationPostBackUrl of its cascade.
