@@ -205,3 +205,67 @@ func TestXAPIInstancesStartFresh(t *testing.T) {
 		}
 	})
 }
+
+// TestXAPILongSession: a long cmi5 session stored in many batches rolls up to what its
+// statements say in total (each batch is folded into the instance's fold, never re-read),
+// and voiding a statement takes it back out.
+func TestXAPILongSession(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		regs := "/engine/api/v1/acme/registrations"
+		e.importOK("acme", "c5", zipOf(t, map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""}), "")
+		const xreg = "5b1c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
+		const au = "urn:example:au:done"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "c5", "registrationId": "long", "xapiRegistrationId": xreg,
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		const batches = 120
+		for i := 0; i < batches; i++ {
+			sts := []map[string]any{
+				xapiStatement(xreg, "progressed", au, map[string]any{"duration": fmt.Sprintf("PT%dS", i)}),
+				xapiStatement(xreg, "experienced", au, nil),
+				xapiStatement(xreg, "answered", "urn:example:q:"+fmt.Sprint(i%7), map[string]any{"response": fmt.Sprint(i), "success": i%2 == 0}),
+			}
+			if i%10 == 9 {
+				sts = append(sts, xapiStatement(xreg, "terminated", au, map[string]any{"duration": "PT1M"}))
+			}
+			switch i {
+			case 40:
+				sts = append(sts, xapiStatement(xreg, "failed", au, map[string]any{"score": map[string]any{"scaled": 0.3}}))
+			case 100:
+				passed := xapiStatement(xreg, "passed", au, map[string]any{"score": map[string]any{"scaled": 0.85}})
+				passed["id"] = "9a0e1d2c-3b4a-4f5e-8d7c-6b5a4f3e2d1c"
+				sts = append(sts, passed)
+			}
+			if i > 0 && i%50 == 0 {
+				p := e.xapiProgress(t, "long", -1, false)
+				if p.RegistrationCompletion != "INCOMPLETE" || p.TotalSecondsTracked != float64(i/10*60) {
+					t.Fatalf("after %d batches: %+v", i, p)
+				}
+			}
+			e.postStatements(t, sts...)
+		}
+		e.postStatements(t, xapiStatement(xreg, "completed", au, nil))
+		want := func(what, success string, score float64) {
+			t.Helper()
+			for _, detail := range []bool{false, true} {
+				p := e.xapiProgress(t, "long", -1, detail)
+				if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != success || p.Score == nil || p.Score.Scaled != score ||
+					p.TotalSecondsTracked != batches/10*60 {
+					t.Errorf("%s (detail %v): %+v", what, detail, p)
+				}
+				if detail && (len(p.ActivityDetails.Children) != 1 || p.ActivityDetails.Children[0].ActivitySuccess != success ||
+					p.ActivityDetails.Children[0].TimeTracked != "0000:12:00") {
+					t.Errorf("%s: activity details %+v", what, p.ActivityDetails)
+				}
+			}
+		}
+		want("after the session", "PASSED", 85)
+		// Voiding the pass (a voiding statement names no registration) rebuilds the fold
+		// from the statements that still count: the earlier failure stands.
+		e.postStatements(t, map[string]any{
+			"actor":  map[string]any{"objectType": "Agent", "account": map[string]any{"homePage": "https://lms.example.com", "name": "ann"}},
+			"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"},
+			"object": map[string]any{"objectType": "StatementRef", "id": "9a0e1d2c-3b4a-4f5e-8d7c-6b5a4f3e2d1c"}})
+		want("after voiding the pass", "FAILED", 30)
+	})
+}
