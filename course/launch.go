@@ -92,6 +92,9 @@ type FetchClaims struct {
 	ActorIFI       string          `json:"i"`
 	Nonce          string          `json:"n"`
 	Expires        int64           `json:"e"`
+	// TokenLife is the lifetime in seconds of the record-store credential the fetch
+	// answers with (xAPILaunchTokenLifeInSeconds at launch); 0: until Expires.
+	TokenLife int64 `json:"l,omitempty"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.

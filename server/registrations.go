@@ -312,13 +312,16 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
 	if detail {
-		v, state, res, _, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
+		v, state, res, layers, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
 		if err != nil {
 			return nil, err
 		}
 		if v.Package != nil && v.Package.Root != nil {
 			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
 			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+				return nil, err
+			}
+			if err := s.statementInteractions(c.UserContext(), tenantOf(c), reg, in, v, layers, sum.ActivityDetails); err != nil {
 				return nil, err
 			}
 		}

@@ -90,6 +90,28 @@ func (s *Server) xapiStatements(ctx context.Context, tenant, xid string) ([]json
 	}
 }
 
+// statementInteractions adds to an xAPI or cmi5 instance's activity tree, when
+// TinCanInteractionsEnabled says so, the questions its statements answered as run-time
+// interactions of the activities they belong to (rollup.FoldInteractions).
+func (s *Server) statementInteractions(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance,
+	v *course.Version, layers []settings.Layer, tree *registration.ActivityResult) error {
+	if std := v.Package.Standard; std != course.XAPI && std != course.CMI5 {
+		return nil
+	}
+	if on, err := s.deps.Settings.Catalogue().Resolve(settingInteractions, layers...); err != nil || on != "true" {
+		return err
+	}
+	f, err := s.instanceFold(ctx, tenant, reg, in)
+	if err != nil {
+		return err
+	}
+	rollup.AddInteractions(tree, rollup.FoldInteractions(v.Package, f))
+	return nil
+}
+
+// settingInteractions turns answered statements into run-time interactions.
+const settingInteractions = "TinCanInteractionsEnabled"
+
 // registrationLayersOf is the cascade tenant → course → registration outside a request.
 func (s *Server) registrationLayersOf(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, error) {
 	return s.deps.Settings.Layers(ctx, tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)

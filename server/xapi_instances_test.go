@@ -122,9 +122,10 @@ func TestXAPIInstancesStartFresh(t *testing.T) {
 		if m := regexp.MustCompile(`registration=([0-9a-f-]{36})`).FindStringSubmatch(page); m == nil || m[1] != x1 {
 			t.Errorf("the new instance launches with registration %v, want %s", m, x1)
 		}
-		if p := e.xapiProgress(t, "r1", -1, true); p.Instance != 1 || p.RegistrationCompletion != "UNKNOWN" ||
-			p.ActivityDetails == nil || p.ActivityDetails.ActivityCompletion != "UNKNOWN" {
-			t.Errorf("new instance before any statement: %+v", p)
+		// Only the LMS's launched statement of the new instance counts: attempted, not completed.
+		if p := e.xapiProgress(t, "r1", -1, true); p.Instance != 1 || p.RegistrationCompletion != "INCOMPLETE" ||
+			p.ActivityDetails == nil || p.ActivityDetails.ActivityCompletion != "INCOMPLETE" {
+			t.Errorf("new instance before any statement of its content: %+v", p)
 		}
 		e.postStatements(t, xapiStatement(x1, "experienced", golf, nil))
 		if p := e.xapiProgress(t, "r1", -1, true); p.RegistrationCompletion != "INCOMPLETE" || p.ActivityDetails.ActivityCompletion != "INCOMPLETE" {
@@ -195,8 +196,8 @@ func TestXAPIInstancesStartFresh(t *testing.T) {
 		if c1 == c0 || c1 != e.xapiRegistrationID(t, "c1", "?instance=1") {
 			t.Fatalf("cmi5 instance 1 launches with registration %s (instance 0: %s)", c1, c0)
 		}
-		if p := e.xapiProgress(t, "c1", -1, true); p.Instance != 1 || p.RegistrationCompletion != "UNKNOWN" {
-			t.Errorf("cmi5 instance 1 before its statements: %+v", p)
+		if p := e.xapiProgress(t, "c1", -1, true); p.Instance != 1 || p.RegistrationCompletion != "INCOMPLETE" {
+			t.Errorf("cmi5 instance 1 launched, before its AU's statements: %+v", p)
 		}
 		e.postStatements(t, xapiStatement(c1, "initialized", "urn:example:au:done", nil))
 		if p := e.xapiProgress(t, "c1", -1, true); p.RegistrationCompletion != "INCOMPLETE" || len(p.ActivityDetails.Children) != 1 ||

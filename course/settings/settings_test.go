@@ -21,6 +21,9 @@ var servedIDs = []string{
 	"PlayerScoreRollupModeNumberOfScoringObjects", "PlayerScaleRawScore", "PlayerCompletionStatOfFailedSuccessStat",
 	"ApiRollupRegistrationPostBackUrl", "ApiRollupRegistrationAuthType", "ApiRollupRegistrationAuthUser",
 	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl", "PlayerCommCommitFrequency",
+	// reference §2.10, server/settings_xapireg_test.go:
+	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
+	"UseStatementTimestampInRegistrationUpdates",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -43,8 +46,7 @@ var removedIDs = []string{
 	"PlayerLaunchCompletedRegsAsNoCredit",
 	"PlayerApplyRollupStatusToSuccess", "PlayerScoreOverridesStatus", "PlayerSatisfiedCausesCompletion",
 	"PlayerRollupEmptySetToUnknown", "PlayerLookaheadSequencerMode",
-	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
-	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
+	"xAPIUrlPrefix", "xAPIValidations",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
