@@ -39,7 +39,7 @@ func (s *Server) registerRegistrations(engine string) {
 		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.deleteRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/lastInstance", Summary: "The registration's latest instance number", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "LastInstanceBody", Query: cfg}, s.registrationLastInstance)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The registration's xAPI registration id", Tag: tag,
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The xAPI registration id of a registration instance (instance 0: the registration's xapiRegistrationId)", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, s.registrationXAPIID)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(false))
