@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"time"
 
@@ -224,7 +225,11 @@ func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*
 // registration id is xid and, when that changed it, rolls the instance up (cmi5 moveOn per
 // AU, blocks and course; course/rollup.Statements) and stores the progress.
 func (s *Server) foldStatements(ctx context.Context, tenant, xid string, b *statementBatch) error {
+	// verbsChanged: what the rollup reads changed (a new answer alone changes only the
+	// interactions, which progress/detail reads when asked).
+	verbsChanged := false
 	x, err := s.deps.Registrations.FoldXAPI(ctx, tenant, xid, func(x *registration.XAPIInstance) (bool, error) {
+		verbsChanged = false
 		if x.Standard != string(course.XAPI) && x.Standard != string(course.CMI5) {
 			return false, nil
 		}
@@ -238,11 +243,17 @@ func (s *Server) foldStatements(ctx context.Context, tenant, xid string, b *stat
 			}
 			x.Fold = &registration.StatementFold{}
 			rollup.FoldStatements(x.Fold, raws)
+			verbsChanged = true
 			return true, nil
 		}
-		return rollup.FoldStatements(x.Fold, b.raws), nil
+		before := rollup.VerbsOfFold(x.Fold)
+		if !rollup.FoldStatements(x.Fold, b.raws) {
+			return false, nil
+		}
+		verbsChanged = !maps.EqualFunc(before, rollup.VerbsOfFold(x.Fold), sameVerbs)
+		return true, nil
 	})
-	if err != nil || x.Fold == nil || (x.Standard != string(course.XAPI) && x.Standard != string(course.CMI5)) {
+	if err != nil || !verbsChanged {
 		return err
 	}
 	v, err := s.deps.Courses.Version(ctx, tenant, x.CourseID, x.CourseVersion)
@@ -293,6 +304,11 @@ func (s *Server) foldStatements(ctx context.Context, tenant, xid string, b *stat
 		s.log.Warn("post-back not queued", "tenant", tenant, "registration", reg.ID, "error", err)
 	}
 	return nil
+}
+
+func sameVerbs(a, b rollup.Verbs) bool {
+	return a.Completed == b.Completed && a.Passed == b.Passed && a.Failed == b.Failed && a.Waived == b.Waived &&
+		a.Seconds == b.Seconds && (a.Scaled == nil) == (b.Scaled == nil) && (a.Scaled == nil || *a.Scaled == *b.Scaled)
 }
 
 // settingStatementTimestamp dates registration updates derived from statements by the
