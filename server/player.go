@@ -800,9 +800,9 @@ func xapiActivityID(pkg *course.Package, a *course.Activity) string {
 
 // tincanParams are the launch parameters of an xAPI (TinCan) activity: the built-in record
 // store's endpoint for the session's tenant, a launch-scoped credential acting as the learner
-// (lrs/launch, valid as long as the session), the learner as an account agent, and the
-// registration's xAPI registration id. Preview launches act as the account "preview" with no
-// registration.
+// (lrs/launch, valid for xAPILaunchTokenLifeInSeconds), the learner as an account agent, and
+// the session instance's xAPI registration id. Preview launches act as the account "preview"
+// with no registration.
 func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, base string) (url.Values, error) {
 	if s.deps.LaunchTokens == nil {
 		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
