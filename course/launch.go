@@ -103,6 +103,9 @@ type FetchClaims struct {
 	Launch  string `json:"l,omitempty"`
 	Nonce   string `json:"n"`
 	Expires int64  `json:"e"`
+	// TokenLife is the lifetime in seconds of the record-store credential the fetch
+	// answers with (xAPILaunchTokenLifeInSeconds at launch); 0: until Expires.
+	TokenLife int64 `json:"tl,omitempty"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.

@@ -305,3 +305,20 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkPlayerCommit/' | awk '
     printf "|%s|%s:|%s:|%s:|\n", "--------------------------", "------------", "------------", "------------"
     for (i = 1; i <= n; i++) print rows[i]
   }'
+
+# ---------------------------------------------------------------------------------------------
+# xAPI/cmi5 statement rollup (helper xapireg): server BenchmarkStatementRollup, one stored batch
+# of 10 statements of a cmi5 registration after a session history of 0, 2,000 and 10,000
+# statements, both backends. The rollup folds each batch into the instance's fold, so ms per
+# batch should stay flat as the history grows.
+cmd=(go test -run='^$' -bench='^BenchmarkStatementRollup$' -benchtime="${ROLLUP_BENCHTIME:-100x}" ./server/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkStatementRollup/' | awk '
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkStatementRollup\//, "", name)
+    for (i = 2; i <= NF; i++) if ($i == "ns/op") ms = $(i-1) / 1e6
+    rows[++n] = sprintf("| %-28s | %12.1f |", name, ms) }
+  END {
+    printf "| %-28s | %12s |\n", "statement batch (10)", "ms per batch"
+    printf "|%s|%s:|\n", "------------------------------", "-------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'

@@ -353,6 +353,9 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		if tincan, err = s.tincanParams(c.UserContext(), sess, base); err != nil {
 			return err
 		}
+		if err := s.xapiLaunched(c.UserContext(), sess, v, tincan); err != nil {
+			return err
+		}
 	}
 	var walk func(a *course.Activity, depth int)
 	walk = func(a *course.Activity, depth int) {
@@ -978,9 +981,9 @@ func xapiActivityID(pkg *course.Package, a *course.Activity) string {
 
 // tincanParams are the launch parameters of an xAPI (TinCan) activity: the built-in record
 // store's endpoint for the session's tenant, a launch-scoped credential acting as the learner
-// (lrs/launch, valid as long as the session), the learner as an account agent, and the
-// registration's xAPI registration id. Preview launches act as the account "preview" with no
-// registration.
+// (lrs/launch, valid for xAPILaunchTokenLifeInSeconds), the learner as an account agent, and
+// the session instance's xAPI registration id. Preview launches act as the account "preview"
+// with no registration.
 func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, base string) (url.Values, error) {
 	if s.deps.LaunchTokens == nil {
 		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
@@ -993,13 +996,66 @@ func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, b
 	if err != nil {
 		return nil, err
 	}
+	life, err := s.launchTokenLife(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
 	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
-		ActorIFI: ifi, Session: sess.Launch}, time.Until(time.Unix(sess.Expires, 0)), time.Now())
+		ActorIFI: ifi, Session: sess.Launch}, life, time.Now())
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
 	if who.xreg != "" {
 		q.Set("registration", who.xreg)
 	}
 	return q, nil
+}
+
+// launchTokenLife is how long the record-store credential handed to launched content stays
+// valid: the session's xAPILaunchTokenLifeInSeconds.
+func (s *Server) launchTokenLife(ctx context.Context, sess *course.SessionClaims) (time.Duration, error) {
+	v, err := s.sessionSetting(ctx, sess, "xAPILaunchTokenLifeInSeconds")
+	if err != nil {
+		return 0, err
+	}
+	secs, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("xAPILaunchTokenLifeInSeconds %q: %w", v, err)
+	}
+	return time.Duration(secs) * time.Second, nil
+}
+
+// xapiLaunched records, when GenerateTinCanLaunchStatements says so, the LMS's launched
+// statement of a tracked xAPI launch: the learner launched the activity the player starts
+// with (startSco, else the first launchable one) in the instance's xAPI registration, the
+// course activity as grouping.
+func (s *Server) xapiLaunched(ctx context.Context, sess *course.SessionClaims, v *course.Version, tincan url.Values) error {
+	if sess.Preview {
+		return nil
+	}
+	on, err := s.sessionSetting(ctx, sess, "GenerateTinCanLaunchStatements")
+	if err != nil || on != "true" {
+		return err
+	}
+	var start *course.Activity
+	v.Package.Root.Walk(func(a *course.Activity) {
+		if launchable(a) && (start == nil || (a.ID == sess.StartSco && start.ID != sess.StartSco)) {
+			start = a
+		}
+	})
+	if start == nil {
+		return nil
+	}
+	object := xapiActivityID(v.Package, start)
+	ctxt := map[string]any{"registration": tincan.Get("registration")}
+	if c := v.Package.XAPIActivityID; c != "" && c != object {
+		ctxt["contextActivities"] = map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": c}}}
+	}
+	return s.storeLMSStatement(ctx, sess.Tenant, map[string]any{
+		"id":     uuid.NewString(),
+		"actor":  json.RawMessage(tincan.Get("actor")),
+		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "launched"}},
+		"object": map[string]any{"objectType": "Activity", "id": object}, "context": ctxt,
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+	})
 }
 
 // launchLearner is who a player session launches xAPI or cmi5 content as: the
@@ -1016,8 +1072,19 @@ func (s *Server) sessionLearner(ctx context.Context, sess *course.SessionClaims)
 	if err != nil {
 		return launchLearner{}, err
 	}
+	// The session's instance, by its key: a reset since the launch removed it, and its
+	// statements count for nothing (the old xAPI registration id is retired).
+	xreg := ""
+	for _, in := range reg.Instances {
+		if in.Key == sess.InstanceKey {
+			xreg = reg.XAPIRegistrationOf(in)
+		}
+	}
+	if xreg == "" {
+		return launchLearner{}, fmt.Errorf("registration '%s' has no instance %d any more: %w", reg.ID, sess.Instance, registration.ErrNotFound)
+	}
 	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
-		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationID}, nil
+		learner: reg.Learner.ID, regID: reg.ID, xreg: xreg}, nil
 }
 
 // actor is the learner as an xAPI agent (an account on base) and its IFI.

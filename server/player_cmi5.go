@@ -117,8 +117,12 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	life, err := s.launchTokenLife(ctx, sess)
+	if err != nil {
+		return err
+	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: regID, Actor: actorJSON, ActorIFI: ifi,
-		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires})
+		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second)})
 	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "fetch": {base + "/player/cmi5/fetch/" + tok},
 		"registration": {xreg}, "activityId": {au.CMI5.ID}, "actor": {string(actorJSON)}}
 	target := contentURL(c.Params("session"), au.LaunchURL)
@@ -164,9 +168,13 @@ func (s *Server) cmi5Fetch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	life := time.Duration(fc.TokenLife) * time.Second
+	if life <= 0 {
+		// A fetch URL of before the setting: as long as its session.
+		life = time.Until(time.Unix(fc.Expires, 0))
+	}
 	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI,
-		Session: fc.Launch},
-		time.Until(time.Unix(fc.Expires, 0)), time.Now())
+		Session: fc.Launch}, life, time.Now())
 	return c.JSON(Cmi5FetchAnswer{AuthToken: base64.StdEncoding.EncodeToString([]byte(launch.User + ":" + token))})
 }
 
@@ -197,6 +205,13 @@ func (s *Server) cmi5Launched(ctx context.Context, tenant, base string, actor js
 			"category": []any{map[string]any{"objectType": "Activity", "id": "https://w3id.org/xapi/cmi5/context/categories/cmi5"}}}},
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 	}
+	return s.storeLMSStatement(ctx, tenant, st)
+}
+
+// storeLMSStatement records a statement the LMS itself makes (cmi5 launched, xAPI launched):
+// its authority is the account lms of the record store's home page. It rolls up like a
+// statement the content sends, so progress and progress/detail agree.
+func (s *Server) storeLMSStatement(ctx context.Context, tenant string, st map[string]any) error {
 	body, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -216,5 +231,11 @@ func (s *Server) cmi5Launched(ctx context.Context, tenant, base string, actor js
 	if f.ID == "" {
 		f.ID = stmts[0].ID()
 	}
-	return s.deps.Statements.Put(ctx, tenant, []*statements.Statement{&f}, nil)
+	batch := []*statements.Statement{&f}
+	if err := s.deps.Statements.Put(ctx, tenant, batch, nil); err != nil {
+		return err
+	}
+	// Like any statement of the registration: the launched activity counts as attempted.
+	s.statementProgress(ctx, tenant, batch)
+	return nil
 }

@@ -39,7 +39,7 @@ func (s *Server) registerRegistrations(engine string) {
 		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.deleteRegistration)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/lastInstance", Summary: "The registration's latest instance number", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "LastInstanceBody", Query: cfg}, s.registrationLastInstance)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The registration's xAPI registration id", Tag: tag,
+	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The xAPI registration id of a registration instance (instance 0: the registration's xapiRegistrationId)", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, s.registrationXAPIID)
 	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(false))
@@ -271,7 +271,7 @@ func (s *Server) registrationLastInstance(c *fiber.Ctx) error {
 }
 
 func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
-	reg, _, err := s.registrationInstance(c)
+	reg, in, err := s.registrationInstance(c)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
 	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
 		return notFound("xAPI is not enabled for registration '%s' (setting xAPIEnabled)", reg.ID)
 	}
-	return c.JSON(IDBody{ID: reg.XAPIRegistrationID})
+	return c.JSON(IDBody{ID: reg.XAPIRegistrationOf(in)})
 }
 
 func optionalTime(t *time.Time) string {
@@ -312,13 +312,16 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
 	if detail {
-		v, state, res, _, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
+		v, state, res, layers, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
 		if err != nil {
 			return nil, err
 		}
 		if v.Package != nil && v.Package.Root != nil {
 			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
 			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
+				return nil, err
+			}
+			if err := s.statementInteractions(c.UserContext(), tenantOf(c), reg, in, v, layers, sum.ActivityDetails); err != nil {
 				return nil, err
 			}
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lectern-lms/lectern/course"
@@ -45,12 +47,12 @@ func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registra
 		return v, state, res, layers, nil
 	}
 	if std := v.Package.Standard; std == course.XAPI || std == course.CMI5 {
-		// Their progress comes from the statements of the registration, not from CMI data.
-		raws, err := s.registrationStatements(ctx, tenant, reg)
+		// Their progress comes from the statements of the instance, not from CMI data.
+		f, err := s.instanceFold(ctx, tenant, reg, in)
 		if err != nil {
 			return nil, nil, res, nil, err
 		}
-		res = rollup.Statements(v.Package, rollup.VerbsOf(raws))
+		res = rollup.Statements(v.Package, rollup.VerbsOfFold(f))
 	} else {
 		res = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
 	}
@@ -60,11 +62,26 @@ func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registra
 	return v, state, res, layers, nil
 }
 
-// registrationStatements returns every statement of the registration's xAPI registration,
-// oldest first.
-func (s *Server) registrationStatements(ctx context.Context, tenant string, reg *registration.Registration) ([]json.RawMessage, error) {
+// instanceFold is what the statements of an xAPI or cmi5 instance have said: the fold its
+// lookup keeps, or, when none was kept yet, the fold of its statements read now.
+func (s *Server) instanceFold(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*registration.StatementFold, error) {
+	f, err := s.deps.Registrations.XAPIFold(ctx, tenant, reg, in)
+	if err != nil || f != nil {
+		return f, err
+	}
+	raws, err := s.xapiStatements(ctx, tenant, reg.XAPIRegistrationOf(in))
+	if err != nil {
+		return nil, err
+	}
+	f = &registration.StatementFold{}
+	rollup.FoldStatements(f, raws)
+	return f, nil
+}
+
+// xapiStatements returns every statement of an xAPI registration, oldest first.
+func (s *Server) xapiStatements(ctx context.Context, tenant, xid string) ([]json.RawMessage, error) {
 	var raws []json.RawMessage
-	q := statements.Query{Tenant: tenant, Registration: reg.XAPIRegistrationID, Ascending: true, Limit: statements.MaxLimit}
+	q := statements.Query{Tenant: tenant, Registration: xid, Ascending: true, Limit: statements.MaxLimit}
 	for {
 		page, err := s.deps.Statements.Query(ctx, q)
 		if err != nil {
@@ -79,6 +96,28 @@ func (s *Server) registrationStatements(ctx context.Context, tenant string, reg 
 		q.Cursor = page.Next
 	}
 }
+
+// statementInteractions adds to an xAPI or cmi5 instance's activity tree, when
+// TinCanInteractionsEnabled says so, the questions its statements answered as run-time
+// interactions of the activities they belong to (rollup.FoldInteractions).
+func (s *Server) statementInteractions(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance,
+	v *course.Version, layers []settings.Layer, tree *registration.ActivityResult) error {
+	if std := v.Package.Standard; std != course.XAPI && std != course.CMI5 {
+		return nil
+	}
+	if on, err := s.deps.Settings.Catalogue().Resolve(settingInteractions, layers...); err != nil || on != "true" {
+		return err
+	}
+	f, err := s.instanceFold(ctx, tenant, reg, in)
+	if err != nil {
+		return err
+	}
+	rollup.AddInteractions(tree, rollup.FoldInteractions(v.Package, f))
+	return nil
+}
+
+// settingInteractions turns answered statements into run-time interactions.
+const settingInteractions = "TinCanInteractionsEnabled"
 
 // registrationLayersOf is the cascade tenant → course → registration outside a request.
 func (s *Server) registrationLayersOf(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, error) {
@@ -129,6 +168,14 @@ func (s *Server) storeRollup(ctx context.Context, tenant string, reg *registrati
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return err
 	}
+	return s.postBackAfter(ctx, tenant, reg, layers, changed, exit)
+}
+
+// postBackAfter posts the registration's report after a rollup: on every change of what a
+// post-back reports while ApiRollupRegistrationDuringSession is true; else only at exit,
+// whether or not the exit itself changed anything, since the session's changes were held
+// back until then.
+func (s *Server) postBackAfter(ctx context.Context, tenant string, reg *registration.Registration, layers []settings.Layer, changed, exit bool) error {
 	if !s.hasPostBack(reg, layers) {
 		return nil
 	}
@@ -180,50 +227,170 @@ func (s *Server) postBack(ctx context.Context, tenant string, reg *registration.
 	}
 }
 
-// statementProgress rolls up, from their statements, the xAPI and cmi5 registrations a stored
-// batch of statements names (context.registration = a registration's xAPI registration id).
-// The statements are stored whatever happens here; a failure is logged and the next statement
-// of the registration repairs it.
+// statementBatch is what one stored batch says to one xAPI registration id.
+type statementBatch struct {
+	raws []json.RawMessage
+	// rebuild: a statement of the registration was voided, so its fold is rebuilt from the
+	// statements that still count.
+	rebuild bool
+	// timestamp and stored are the latest statement timestamp and stored time of the batch's
+	// statements (UseStatementTimestampInRegistrationUpdates chooses which dates a
+	// completion).
+	timestamp, stored time.Time
+	// exit: the batch ends a session (terminated or exited), the exit that posts the report
+	// when ApiRollupRegistrationDuringSession is false.
+	exit bool
+}
+
+// statementProgress rolls up, from their statements, the xAPI and cmi5 registration instances
+// a stored batch of statements names (context.registration = an instance's xAPI registration
+// id). Each distinct id costs one read of its lookup, which also holds what its statements
+// said so far: the batch's statements are folded into it (course/rollup.FoldStatements), so
+// a batch never re-reads the registration's history, and when the fold did not change (a
+// registration of no course, another standard, verbs the rollup ignores) nothing more is read
+// or written. The statements are stored whatever happens here; a failure is logged and the
+// next statement of the registration that changes its fold repairs it.
 func (s *Server) statementProgress(ctx context.Context, tenant string, batch []*statements.Statement) {
-	done, exits := map[string]bool{}, map[string]bool{}
-	for _, st := range batch {
-		if st.VerbID == verbTerminated || st.VerbID == verbExited {
-			exits[st.Registration] = true
+	byXID := map[string]*statementBatch{}
+	var order []string
+	add := func(xid string) *statementBatch {
+		xid = strings.ToLower(xid)
+		b := byXID[xid]
+		if b == nil {
+			b = &statementBatch{}
+			byXID[xid] = b
+			order = append(order, xid)
 		}
+		return b
 	}
 	for _, st := range batch {
-		if st.Registration == "" || done[st.Registration] {
+		if st.Voids != "" {
+			// The voided statement no longer counts: its registration's fold is rebuilt.
+			if target, err := s.deps.Statements.Get(ctx, tenant, st.Voids); err == nil && target.Registration != "" {
+				add(target.Registration).rebuild = true
+			}
+		}
+		if st.Registration == "" {
 			continue
 		}
-		done[st.Registration] = true
-		reg, err := s.deps.Registrations.ByXAPIRegistration(ctx, tenant, st.Registration)
-		if errors.Is(err, registration.ErrNotFound) {
-			continue
+		b := add(st.Registration)
+		b.raws = append(b.raws, st.Raw)
+		if st.VerbID == verbTerminated || st.VerbID == verbExited {
+			b.exit = true
 		}
-		if err == nil {
-			err = s.rollupFromStatements(ctx, tenant, reg, exits[st.Registration])
+		if st.Timestamp.After(b.timestamp) {
+			b.timestamp = st.Timestamp
 		}
-		if err != nil {
-			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", st.Registration, "error", err)
+		if st.Stored.After(b.stored) {
+			b.stored = st.Stored
+		}
+	}
+	for _, xid := range order {
+		err := s.foldStatements(ctx, tenant, xid, byXID[xid])
+		if err != nil && !errors.Is(err, registration.ErrNotFound) {
+			s.log.Warn("rollup from statements failed", "tenant", tenant, "registration", xid, "error", err)
 		}
 	}
 }
 
-// rollupFromStatements evaluates an xAPI or cmi5 registration's current instance from every
-// statement of its xAPI registration: cmi5 moveOn per AU, blocks and course (course/rollup).
-// exit says the statements include the end of a session (terminated or exited), the exit of
-// ApiRollupRegistrationDuringSession false.
-func (s *Server) rollupFromStatements(ctx context.Context, tenant string, reg *registration.Registration, exit bool) error {
-	in := reg.Current()
-	if in.Course.Standard != string(course.XAPI) && in.Course.Standard != string(course.CMI5) {
-		return nil
-	}
-	_, _, res, layers, err := s.instanceRollup(ctx, tenant, reg, in)
-	if err != nil || res.Completion == "" {
+// foldStatements folds one batch's statements into the fold of the instance whose xAPI
+// registration id is xid and, when that changed it, rolls the instance up (cmi5 moveOn per
+// AU, blocks and course; course/rollup.Statements) and stores the progress.
+func (s *Server) foldStatements(ctx context.Context, tenant, xid string, b *statementBatch) error {
+	// verbsChanged: what the rollup reads changed (a new answer alone changes only the
+	// interactions, which progress/detail reads when asked).
+	verbsChanged := false
+	x, err := s.deps.Registrations.FoldXAPI(ctx, tenant, xid, func(x *registration.XAPIInstance) (bool, error) {
+		verbsChanged = false
+		if x.Standard != string(course.XAPI) && x.Standard != string(course.CMI5) {
+			return false, nil
+		}
+		if x.Fold == nil || b.rebuild {
+			// Never folded (a lookup of before folds were kept) or a statement voided:
+			// the fold of every statement that counts, read after this version of the
+			// lookup, so a concurrent fold that wins the write makes this one read again.
+			raws, err := s.xapiStatements(ctx, tenant, xid)
+			if err != nil {
+				return false, err
+			}
+			x.Fold = &registration.StatementFold{}
+			rollup.FoldStatements(x.Fold, raws)
+			verbsChanged = true
+			return true, nil
+		}
+		before := rollup.VerbsOfFold(x.Fold)
+		if !rollup.FoldStatements(x.Fold, b.raws) {
+			return false, nil
+		}
+		verbsChanged = !maps.EqualFunc(before, rollup.VerbsOfFold(x.Fold), sameVerbs)
+		return true, nil
+	})
+	if err != nil || (!verbsChanged && !b.exit) {
 		return err
 	}
-	return s.storeRollup(ctx, tenant, reg, in, res, layers, exit)
+	v, err := s.deps.Courses.Version(ctx, tenant, x.CourseID, x.CourseVersion)
+	if err != nil {
+		return err
+	}
+	if v.Package == nil || v.Package.Root == nil {
+		return nil
+	}
+	res := rollup.Statements(v.Package, rollup.VerbsOfFold(x.Fold))
+	t, err := s.deps.Registrations.TrackedTime(ctx, tenant, x.RegistrationID, x.Key)
+	if err != nil {
+		return err
+	}
+	res.UseMeasuredTime(v.Package, nil, t)
+	var layers []settings.Layer
+	scopes := settings.RegistrationScopes(x.CourseID, x.RegistrationID)
+	when := b.stored
+	if res.Completion == registration.Completed {
+		// The completion's date: the statement timestamp or the stored time.
+		if layers, err = s.deps.Settings.Layers(ctx, tenant, scopes...); err != nil {
+			return err
+		}
+		if use, _ := s.deps.Settings.Catalogue().Resolve(settingStatementTimestamp, layers...); use != "false" && !b.timestamp.IsZero() {
+			when = b.timestamp
+		}
+	}
+	if when.IsZero() {
+		when = time.Now()
+	}
+	changed := false
+	reg, err := s.deps.Registrations.UpdateInstanceProgress(ctx, tenant, x.RegistrationID, x.Key, func(_ registration.Instance, p *registration.Progress) error {
+		if changed = res.Changed(*p); !changed {
+			return errUnchanged
+		}
+		res.Apply(p, when)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return err
+	}
+	if !changed && !b.exit {
+		return nil
+	}
+	if reg == nil {
+		if reg, err = s.deps.Registrations.Get(ctx, tenant, x.RegistrationID); err != nil {
+			return err
+		}
+	}
+	if layers == nil {
+		if layers, err = s.deps.Settings.Layers(ctx, tenant, scopes...); err != nil {
+			return err
+		}
+	}
+	return s.postBackAfter(ctx, tenant, reg, layers, changed, b.exit)
 }
+
+func sameVerbs(a, b rollup.Verbs) bool {
+	return a.Completed == b.Completed && a.Passed == b.Passed && a.Failed == b.Failed && a.Waived == b.Waived &&
+		a.Seconds == b.Seconds && (a.Scaled == nil) == (b.Scaled == nil) && (a.Scaled == nil || *a.Scaled == *b.Scaled)
+}
+
+// settingStatementTimestamp dates registration updates derived from statements by the
+// statement's timestamp (true) or by when the record store stored it (false).
+const settingStatementTimestamp = "UseStatementTimestampInRegistrationUpdates"
 
 // hasPostBack reports whether the registration's report goes anywhere: its own postBack URL,
 // or the ApiRollupRegistrationPostBackUrl of its cascade.

@@ -84,6 +84,9 @@ type Instance struct {
 	// Key names the instance's run-time data records; it is unique across resets.
 	Key           string `json:"key"`
 	CourseVersion int    `json:"courseVersion"`
+	// XAPIRegistrationID is the registration id the instance's statements carry (see
+	// XAPIRegistrationOf); empty in instances stored before instances had their own.
+	XAPIRegistrationID string `json:"xapiRegistrationId,omitempty"`
 	// Course is a snapshot of the pinned course version (versions never change once
 	// imported), so summaries need no course lookup.
 	Course   CourseRef `json:"course"`
@@ -267,8 +270,10 @@ func notFound(id string) error { return fmt.Errorf("registration '%s' %w", id, E
 // Create stores a new registration with instance 0 pinned to courseVersion (whose snapshot
 // is course). The request must have passed Check; ErrExists when the id is taken.
 func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, courseVersion int, course CourseRef) (*Registration, error) {
+	first := s.newInstance(0, courseVersion, course)
+	first.XAPIRegistrationID = q.XAPIRegistrationID
 	reg := &Registration{ID: q.ID, CourseID: q.CourseID, Learner: q.Learner, ForCredit: q.ForCredit,
-		XAPIRegistrationID: q.XAPIRegistrationID, Instances: []Instance{s.newInstance(0, courseVersion, course)}}
+		XAPIRegistrationID: q.XAPIRegistrationID, Instances: []Instance{first}}
 	if q.PostBack != nil {
 		pb := *q.PostBack
 		if pb.Password != "" {
@@ -282,10 +287,7 @@ func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, cour
 	}
 	// The xAPI registration id's lookup first: one left by a crash before the registration
 	// exists resolves to nothing, while a registration always has its lookup.
-	look, _ := json.Marshal(xapiLookup{RegistrationID: q.ID})
-	lr := &record.Record{Tenant: tenant, Kind: kindXAPILookup, ID: q.XAPIRegistrationID,
-		Parent: &record.Ref{Kind: KindRegistration, ID: q.ID}, Data: look}
-	if err := s.records.Create(ctx, lr); err != nil {
+	if err := s.createLookup(ctx, tenant, reg, first); err != nil {
 		if errors.Is(err, record.ErrConflict) {
 			if other, err := s.ByXAPIRegistration(ctx, tenant, q.XAPIRegistrationID); err == nil {
 				if other.ID == q.ID {
@@ -314,16 +316,12 @@ func (s *Store) Create(ctx context.Context, tenant string, q CreateRequest, cour
 	return reg, nil
 }
 
-// kindXAPILookup records map an xAPI registration id to its registration (a child of it, so
-// it goes with it): statements name registrations by that id.
+// kindXAPILookup records map an xAPI registration id to its registration instance (a child of
+// the registration, so it goes with it): statements name registrations by that id (xapi.go).
 const kindXAPILookup = "registration_xapi"
 
-type xapiLookup struct {
-	RegistrationID string `json:"registrationId"`
-}
-
-// ByXAPIRegistration returns the registration whose xAPI registration id is xid, or
-// ErrNotFound.
+// ByXAPIRegistration returns the registration whose xAPI registration id, or one of whose
+// instances' ids, is xid, or ErrNotFound.
 func (s *Store) ByXAPIRegistration(ctx context.Context, tenant, xid string) (*Registration, error) {
 	r, err := s.records.Get(ctx, tenant, kindXAPILookup, strings.ToLower(xid))
 	if errors.Is(err, record.ErrNotFound) {
@@ -340,10 +338,15 @@ func (s *Store) ByXAPIRegistration(ctx context.Context, tenant, xid string) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if reg.XAPIRegistrationID != strings.ToLower(xid) {
-		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+	if reg.XAPIRegistrationID == strings.ToLower(xid) {
+		return reg, nil
 	}
-	return reg, nil
+	for _, in := range reg.Instances {
+		if in.XAPIRegistrationID == strings.ToLower(xid) {
+			return reg, nil
+		}
+	}
+	return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
 }
 
 // Get returns one registration or ErrNotFound.
@@ -458,12 +461,48 @@ func (s *Store) modify(ctx context.Context, tenant, id string, fn func(reg *Regi
 // Reset wipes a registration's launch history and progress and starts it again at instance 0
 // pinned to courseVersion (the course's latest, whose snapshot is course), keeping the
 // registration itself, in one write. Run-time data of the old instances is no longer
-// reachable (instance keys are fresh) and goes with the registration.
+// reachable (instance keys are fresh) and goes with the registration. The new instance 0 has
+// a new xAPI registration id, so the statements of before the reset count for nothing.
 func (s *Store) Reset(ctx context.Context, tenant, id string, courseVersion int, course CourseRef) (*Registration, error) {
-	return s.modify(ctx, tenant, id, func(reg *Registration) error {
-		reg.Instances = []Instance{s.newInstance(0, courseVersion, course)}
+	cur, err := s.Get(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	in := s.newXAPIInstance(0, courseVersion, course)
+	if err := s.createLookup(ctx, tenant, cur, in); err != nil {
+		return nil, err
+	}
+	var old []Instance
+	reg, err := s.modify(ctx, tenant, id, func(reg *Registration) error {
+		old = reg.Instances
+		reg.Instances = []Instance{in}
 		return nil
 	})
+	if err != nil {
+		_ = s.records.Delete(ctx, tenant, kindXAPILookup, in.XAPIRegistrationID)
+		return nil, err
+	}
+	s.retireLookups(ctx, tenant, reg, old)
+	return reg, nil
+}
+
+// retireLookups drops the lookups of instances a reset removed, so their statements roll up
+// nothing; the registration's own xapiRegistrationId stays reserved (a retired lookup), so
+// no other registration takes it. Failures leave lookups whose instance key no longer
+// exists, which roll up nothing either.
+func (s *Store) retireLookups(ctx context.Context, tenant string, reg *Registration, old []Instance) {
+	for _, o := range old {
+		xid := reg.XAPIRegistrationOf(o)
+		if xid != reg.XAPIRegistrationID {
+			_ = s.records.Delete(ctx, tenant, kindXAPILookup, xid)
+			continue
+		}
+		_, _ = record.Modify(ctx, s.records, tenant, kindXAPILookup, xid, func(r *record.Record) error {
+			var err error
+			r.Data, err = json.Marshal(xapiLookup{RegistrationID: reg.ID, Retired: true})
+			return err
+		})
+	}
 }
 
 // The values of the WhenToRestartRegistration setting: when a launch starts a new instance on
@@ -519,12 +558,30 @@ func ShouldRestart(mode string, current Instance, latestVersion int) bool {
 
 // Restart starts instance n+1 of a registration pinned to courseVersion, unless the current
 // instance is no longer expected (another launch restarted it first): then it returns the
-// registration as it is. Instances before it keep their progress.
+// registration as it is. Instances before it keep their progress. The new instance has an
+// xAPI registration id of its own.
 func (s *Store) Restart(ctx context.Context, tenant, id string, expected int, courseVersion int, course CourseRef) (*Registration, error) {
-	return s.modify(ctx, tenant, id, func(reg *Registration) error {
-		if reg.Current().Number == expected {
-			reg.Instances = append(reg.Instances, s.newInstance(expected+1, courseVersion, course))
+	cur, err := s.Get(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Current().Number != expected {
+		return cur, nil
+	}
+	in := s.newXAPIInstance(expected+1, courseVersion, course)
+	if err := s.createLookup(ctx, tenant, cur, in); err != nil {
+		return nil, err
+	}
+	added := false
+	reg, err := s.modify(ctx, tenant, id, func(reg *Registration) error {
+		added = reg.Current().Number == expected
+		if added {
+			reg.Instances = append(reg.Instances, in)
 		}
 		return nil
 	})
+	if !added {
+		_ = s.records.Delete(ctx, tenant, kindXAPILookup, in.XAPIRegistrationID)
+	}
+	return reg, err
 }

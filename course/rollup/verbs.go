@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strconv"
+
+	"github.com/lectern-lms/lectern/course/registration"
 )
 
 // The verbs a cmi5 or xAPI rollup reads (cmi5 §9.3; ADL's verb IRIs).
@@ -22,69 +24,9 @@ const (
 // seconds are the sum of the terminated statements' durations (one per session, cmi5 §9.3.8),
 // or, without any, the longest duration reported.
 func VerbsOf(raws []json.RawMessage) map[string]Verbs {
-	type stmt struct {
-		Verb   struct{ ID string } `json:"verb"`
-		Object struct {
-			ID         string `json:"id"`
-			ObjectType string `json:"objectType"`
-		} `json:"object"`
-		Result *struct {
-			Duration string `json:"duration"`
-			Score    *struct {
-				Scaled *float64 `json:"scaled"`
-			} `json:"score"`
-		} `json:"result"`
-	}
-	out := map[string]Verbs{}
-	terminated := map[string]float64{}
-	longest := map[string]float64{}
-	for _, raw := range raws {
-		var s stmt
-		if json.Unmarshal(raw, &s) != nil || s.Object.ID == "" || (s.Object.ObjectType != "" && s.Object.ObjectType != "Activity") {
-			continue
-		}
-		id := s.Object.ID
-		v := out[id]
-		var scaled *float64
-		var secs float64
-		if s.Result != nil {
-			secs = DurationOfISO(s.Result.Duration)
-			if s.Result.Score != nil {
-				scaled = s.Result.Score.Scaled
-			}
-		}
-		switch s.Verb.ID {
-		case VerbCompleted:
-			v.Completed = true
-		case VerbPassed:
-			v.Passed, v.Failed = true, false
-		case VerbFailed:
-			if !v.Passed {
-				v.Failed = true
-			}
-		case VerbWaived:
-			v.Waived = true
-		case VerbTerminated:
-			terminated[id] += secs
-		}
-		if scaled != nil && (s.Verb.ID == VerbCompleted || s.Verb.ID == VerbPassed || s.Verb.ID == VerbFailed) {
-			sc := *scaled
-			v.Scaled = &sc
-		}
-		if secs > longest[id] {
-			longest[id] = secs
-		}
-		out[id] = v
-	}
-	for id, v := range out {
-		if t, ok := terminated[id]; ok {
-			v.Seconds = t
-		} else {
-			v.Seconds = longest[id]
-		}
-		out[id] = v
-	}
-	return out
+	var f registration.StatementFold
+	FoldStatements(&f, raws)
+	return VerbsOfFold(&f)
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

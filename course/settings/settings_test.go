@@ -33,6 +33,9 @@ var servedIDs = []string{
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerLaunchType", "PlayerScoLaunchType",
 	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
+	// reference §2.10, server/settings_xapireg_test.go:
+	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
+	"UseStatementTimestampInRegistrationUpdates",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -43,8 +46,7 @@ var servedIDs = []string{
 var removedIDs = []string{
 	"ApiUseSignedLaunchLinks", "PlayerCaptureHistoryDetailed",
 	"DefaultCommCommitFrequency", "PlayerLookaheadSequencerMode",
-	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
-	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
+	"xAPIUrlPrefix", "xAPIValidations",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",

@@ -214,6 +214,23 @@ func (h *Handler) report(ctx context.Context, tenant string, reg *registration.R
 	if err != nil {
 		return rep, err
 	}
+	if std := v.Package.Standard; std == course.XAPI || std == course.CMI5 {
+		// Their activities come from what the instance's statements said (the fold the
+		// record store's rollup keeps), with the answered questions as interactions when
+		// TinCanInteractionsEnabled says so.
+		f, err := h.Registrations.XAPIFold(ctx, tenant, reg, in)
+		if err != nil {
+			return rep, err
+		}
+		if f == nil {
+			f = &registration.StatementFold{}
+		}
+		rep.Details = rollup.Statements(v.Package, rollup.VerbsOfFold(f)).Details(v.Package, nil, reg.ForCredit)
+		if on, _ := h.Settings.Catalogue().Resolve("TinCanInteractionsEnabled", layers...); on == "true" {
+			rollup.AddInteractions(rep.Details, rollup.FoldInteractions(v.Package, f))
+		}
+		return rep, nil
+	}
 	var state rollup.State
 	if h.State != nil {
 		if state, err = h.State.State(ctx, tenant, reg, in); err != nil {

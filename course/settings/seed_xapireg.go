@@ -1,0 +1,17 @@
+package settings
+
+// xapiregSettings govern xAPI (TinCan) and cmi5 launches and what the record store's
+// statements do to registrations (server/player.go, server/rollup.go; effect rows in
+// server/settings_xapireg_test.go). Defaults and semantics: Engine's (reference §2.10).
+func xapiregSettings() []Setting {
+	return []Setting{
+		boolean("TinCanInteractionsEnabled", "true", cascading,
+			"Turn answered statements (verb answered, or a cmi.interaction activity with a result) of xAPI and cmi5 registrations into run-time interactions of the activity they belong to, in progress/detail and FULL post-backs."),
+		boolean("GenerateTinCanLaunchStatements", "true", cascading,
+			"Record a launched statement (the learner, the started activity, the registration's xAPI registration id) in the tenant's record store when the player launches xAPI (TinCan) content."),
+		integer("xAPILaunchTokenLifeInSeconds", "28800", 60, 604800, cascading,
+			"Seconds the record-store credential handed to launched xAPI content (the auth launch parameter) and to cmi5 AUs (the fetch URL's auth-token) stays valid."),
+		boolean("UseStatementTimestampInRegistrationUpdates", "true", cascading,
+			"Date registration updates derived from statements (the completion date of an xAPI or cmi5 registration) by the statement's timestamp; false: by the time the record store stored it."),
+	}
+}

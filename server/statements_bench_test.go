@@ -1,0 +1,88 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/lectern-lms/lectern/course/coursetest"
+)
+
+// statementBenchPost posts statements to the bench tenant's record store as root.
+func statementBenchPost(b *testing.B, base string, sts []map[string]any) {
+	body, _ := json.Marshal(sts)
+	req, _ := http.NewRequest("POST", base+"/lrs/TCAPI/bench/statements", bytes.NewReader(body))
+	req.SetBasicAuth(rootUser, rootPass)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Experience-API-Version", "1.0.3")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		b.Fatalf("statements: %d %s", res.StatusCode, out)
+	}
+}
+
+// BenchmarkStatementRollup measures one stored batch of 10 statements of a cmi5 registration
+// (progress durations that grow, so every batch changes what the rollup reads) after a
+// session history of 0, 2,000 and 10,000 statements: the rollup folds each batch into the
+// instance's fold, so the cost per batch should not grow with the history.
+func BenchmarkStatementRollup(b *testing.B) {
+	for _, mode := range []string{"embedded", "distributed"} {
+		for _, history := range []int{0, 2000, 10000} {
+			b.Run(fmt.Sprintf("%s/history=%d", mode, history), func(b *testing.B) {
+				base := commitBenchServer(b, mode)
+				commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
+				pkg, err := coursetest.Zip(map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""})
+				if err != nil {
+					b.Fatal(err)
+				}
+				form, ct := multipartFile("course.zip", pkg)
+				var job struct{ Result string }
+				commitBenchJSON(b, commitBenchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
+				for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+					var st struct{ Status string }
+					commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
+					if st.Status == "COMPLETE" {
+						break
+					}
+					if st.Status != "RUNNING" || time.Now().After(deadline) {
+						b.Fatalf("import: %s", st.Status)
+					}
+				}
+				const xreg = "3e1c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
+				commitBenchCall(b, "POST", base+"/engine/api/v1/bench/registrations", "application/json",
+					[]byte(`{"courseId":"c","registrationId":"r","xapiRegistrationId":"`+xreg+`","learner":{"id":"ann"}}`), 204)
+				seconds := 0
+				batch := func(n int) []map[string]any {
+					sts := make([]map[string]any, n)
+					for i := range sts {
+						seconds++
+						sts[i] = xapiStatement(xreg, "progressed", "urn:example:au:done", map[string]any{"duration": fmt.Sprintf("PT%dS", seconds)})
+					}
+					return sts
+				}
+				for h := 0; h < history; h += 100 {
+					statementBenchPost(b, base, batch(100))
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					statementBenchPost(b, base, batch(10))
+				}
+				b.StopTimer()
+				var p struct{ RegistrationCompletion string }
+				commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/registrations/r/progress", "", nil, 200), &p)
+				if p.RegistrationCompletion != "INCOMPLETE" {
+					b.Fatalf("progress after the session: %+v", p)
+				}
+			})
+		}
+	}
+}
