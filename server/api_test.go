@@ -68,9 +68,22 @@ type env struct {
 
 // testClock is the system clock moved forward by a test (advance), so player sessions can be
 // measured over minutes or hours without waiting; spans between calls stay real.
-type testClock struct{ offset atomic.Int64 }
+type testClock struct {
+	offset atomic.Int64
+	// frozen, when not 0, is the Unix nanosecond the clock stopped at (freeze): only advance
+	// moves it, so measured spans are exactly what the test advanced.
+	frozen atomic.Int64
+}
 
-func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) now() time.Time {
+	if f := c.frozen.Load(); f != 0 {
+		return time.Unix(0, f+c.offset.Load())
+	}
+	return time.Now().Add(time.Duration(c.offset.Load()))
+}
+
+// freeze stops the clock where it is; advance still moves it.
+func (c *testClock) freeze() { c.frozen.Store(time.Now().UnixNano()) }
 
 // advance moves the clock forward by d.
 func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }

@@ -107,12 +107,18 @@ func (rc *postReceiver) at(path string) []postReceived {
 
 // takeCourse launches a registration of the two-SCO SCORM 1.2 course and commits both SCOs
 // through the runtime endpoint: SCO 1 passed with 85, then SCO 2 passed with 70 in a
-// terminating commit (the one the player's Terminate / LMSFinish sends).
+// terminating commit (the one the player's Terminate / LMSFinish sends). The learner spends
+// 20 s in each SCO by the test's frozen clock, so the time the server measures is exact.
 func (e *env) takeCourse(tn, regID string) {
 	e.t.Helper()
+	e.clock.freeze()
 	session := e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
+	e.activity(session, "i1")
+	e.clock.advance(20 * time.Second)
 	e.runtimeCommit(session, "i1", false, `{"commitSequence":1,"cmi.core.lesson_status":"incomplete","cmi.core.score.raw":"85","cmi.core.score.min":"0",
 		"cmi.core.score.max":"100","cmi.core.total_time":"0000:01:30","cmi.core.exit":""}`)
+	e.activity(session, "i2")
+	e.clock.advance(20 * time.Second)
 	e.runtimeCommit(session, "i2", true, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"70","cmi.core.total_time":"0000:02:00"}`)
 }
 
