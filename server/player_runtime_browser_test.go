@@ -46,7 +46,8 @@ func TestPlayerRuntimeSettingsInBrowser(t *testing.T) {
 			navigate(e.url + e.launchPath(regs+"/"+id+"/launchLink?redirectOnExitUrl=message"))
 			waitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "ready|true|Lee, Ann|ab-initio||true", id+": SCO ready")
 			click(t, ctx, frame+`.document.getElementById("finish")`)
-			waitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "finished|true", id+": LMSFinish")
+			// LMSFinish of a single SCO exits the player, which unloads the content's frame:
+			// the exit message is what the learner sees (the finish commit is checked on the server).
 			waitJS(t, ctx, `document.getElementById("done").hidden`, "false", id+": exit message")
 		}
 
