@@ -187,7 +187,9 @@ func (r Result) Apply(p *registration.Progress, now time.Time) {
 	p.Completion, p.Success = r.Completion, r.Success
 	p.ScoreScaled = r.Score
 	p.CompletionAmount = r.CompletionAmount
-	p.TotalSecondsTracked = r.TotalSecondsTracked
+	// Measured time only grows within an instance: a rollup computed before a heartbeat raised
+	// it (registration.Store.SetTrackedSeconds) must not write the older total back.
+	p.TotalSecondsTracked = max(p.TotalSecondsTracked, r.TotalSecondsTracked)
 	if r.Completion == registration.Completed && p.CompletedAt == nil {
 		t := now.UTC()
 		p.CompletedAt = &t
@@ -195,10 +197,10 @@ func (r Result) Apply(p *registration.Progress, now time.Time) {
 }
 
 // Changed reports whether the rollup differs from a stored progress in what a postback
-// reports (completion, success, score, completion amount, tracked seconds).
+// reports (completion, success, score, completion amount, more tracked seconds).
 func (r Result) Changed(p registration.Progress) bool {
 	return r.Completion != p.Completion || r.Success != p.Success || !sameFloat(r.Score, p.ScoreScaled) ||
-		!sameFloat(r.CompletionAmount, p.CompletionAmount) || r.TotalSecondsTracked != p.TotalSecondsTracked
+		!sameFloat(r.CompletionAmount, p.CompletionAmount) || r.TotalSecondsTracked > p.TotalSecondsTracked
 }
 
 func sameFloat(a, b *float64) bool {
