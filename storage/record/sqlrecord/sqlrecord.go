@@ -54,6 +54,12 @@ func WithOutage(backend string, down func(error) bool) Option {
 	return func(s *Store) { s.backend, s.down = backend, down }
 }
 
+// WithClock makes the store stamp records with now instead of the wall clock (tests use it to
+// give many records the same instant).
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
+
 // dbErr translates a driver error at the edge: an outage becomes a *storage.UnavailableError.
 func (s *Store) dbErr(err error) error {
 	if s.down != nil && err != nil && s.down(err) {
@@ -321,18 +327,34 @@ func (s *Store) List(ctx context.Context, q record.Query) (*record.Page, error) 
 		where = append(where, "rkey = ?")
 		args = append(args, q.Key)
 	}
+	// One lower bound on updated, the later of Since and the cursor: it is what both planners
+	// seek the index to. With the cursor only as "updated > ? OR (updated = ? AND id > ?)"
+	// PostgreSQL filtered every index entry before it (a page half-way through a million
+	// registrations read 500,000 entries, 216 ms, measured), and with two lower bounds SQLite
+	// seeks to the first one (Since) and scans from there (34 ms).
+	lower, bounded := int64(0), false
 	if !q.Since.IsZero() {
 		// Inclusive: a record stamped at exactly Since is part of the result.
-		where = append(where, "updated >= ?")
-		args = append(args, micros(q.Since.Truncate(time.Microsecond)))
+		lower, bounded = micros(q.Since.Truncate(time.Microsecond)), true
 	}
+	var c *cursor
 	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor)
-		if err != nil {
+		var err error
+		if c, err = decodeCursor(q.Cursor); err != nil {
 			return nil, err
 		}
-		where = append(where, "(updated > ? OR (updated = ? AND id > ?))")
-		args = append(args, c.U, c.U, c.I)
+		if !bounded || c.U > lower {
+			lower, bounded = c.U, true
+		}
+	}
+	if bounded {
+		where = append(where, "updated >= ?")
+		args = append(args, lower)
+	}
+	if c != nil {
+		// Past the cursor in (updated, id) order; rows before c.U are already excluded above.
+		where = append(where, "(updated > ? OR id > ?)")
+		args = append(args, c.U, c.I)
 	}
 	args = append(args, limit+1)
 	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT `+columns+` FROM records WHERE `+
