@@ -86,7 +86,7 @@ func (s *Server) registrationLaunchLink(c *fiber.Ctx) error {
 		return err
 	}
 	in := reg.Current()
-	v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+	v, err := s.deps.Courses.PinnedVersion(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion, in.Course.Updated)
 	if err != nil {
 		return err
 	}
@@ -196,9 +196,11 @@ func (s *Server) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
 	return sess, nil
 }
 
-// sessionVersion is the course version a session plays.
+// sessionVersion is the course version a session plays, from the course store's cache of
+// decoded versions (every commit, activity load and content file needs it; the launch that
+// signed the session checked that the course exists).
 func (s *Server) sessionVersion(ctx context.Context, sess *course.SessionClaims) (*course.Version, error) {
-	return s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version)
+	return s.deps.Courses.PinnedVersion(ctx, sess.Tenant, sess.CourseID, sess.Version, time.Time{})
 }
 
 // contentURL is where the player's iframe loads a launch URL of the package.
