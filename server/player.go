@@ -696,26 +696,6 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	return nil
 }
 
-// applyRuntime fills the runtime of each activity of a progress detail from what the player
-// stored for the instance.
-func (s *Server) applyRuntime(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, root *registration.ActivityResult) error {
-	recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
-	if err != nil || len(recs) == 0 {
-		return err
-	}
-	var walk func(a *registration.ActivityResult)
-	walk = func(a *registration.ActivityResult) {
-		if rec := recs[a.ID]; rec != nil && a.Runtime != nil {
-			rec.Apply(a.Runtime)
-		}
-		for _, ch := range a.Children {
-			walk(ch)
-		}
-	}
-	walk(root)
-	return nil
-}
-
 // playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the
 // HACP error line, as AUs expect; session_id names the AU (the aicc_sid the player passed).
 func (s *Server) playerHACP(c *fiber.Ctx) error {

@@ -315,10 +315,9 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 			return nil, err
 		}
 		if v.Package != nil && v.Package.Root != nil {
+			// Details maps the stored CMI data to each activity's runtime (the one mapping, shared
+			// with the FULL post-back report).
 			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
-			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return sum, nil
