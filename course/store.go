@@ -82,10 +82,15 @@ type courseData struct {
 func versionID(courseID string, v int) string { return fmt.Sprintf("%010d:%s", v, courseID) }
 
 // Store keeps courses, their versions and import jobs in the record store.
-type Store struct{ records record.Store }
+type Store struct {
+	records record.Store
+	cache   *versionCache
+}
 
 // NewStore returns a course store over records.
-func NewStore(records record.Store) *Store { return &Store{records: records} }
+func NewStore(records record.Store) *Store {
+	return &Store{records: records, cache: newVersionCache(versionCacheBytes)}
+}
 
 func decodeVersion(r *record.Record) (*Version, error) {
 	var v Version
@@ -124,20 +129,27 @@ func sortVersions(vs []*Version) {
 // Version returns one version; v < 0 means the latest.
 func (s *Store) Version(ctx context.Context, tenant, courseID string, v int) (*Version, error) {
 	if v >= 0 {
-		r, err := s.records.Get(ctx, tenant, KindVersion, versionID(courseID, v))
-		if errors.Is(err, record.ErrNotFound) {
-			return nil, fmt.Errorf("course '%s' version %d %w", courseID, v, ErrCourseNotFound)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return decodeVersion(r)
+		got, _, err := s.readVersion(ctx, tenant, courseID, v)
+		return got, err
 	}
 	vs, err := s.Versions(ctx, tenant, courseID)
 	if err != nil {
 		return nil, err
 	}
 	return vs[len(vs)-1], nil
+}
+
+// readVersion reads and decodes version v (>= 0) and returns the size of its stored form.
+func (s *Store) readVersion(ctx context.Context, tenant, courseID string, v int) (*Version, int, error) {
+	r, err := s.records.Get(ctx, tenant, KindVersion, versionID(courseID, v))
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, 0, fmt.Errorf("course '%s' version %d %w", courseID, v, ErrCourseNotFound)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	got, err := decodeVersion(r)
+	return got, len(r.Data), err
 }
 
 // VersionByJob finds the version an import job created, if it got that far.
@@ -253,6 +265,8 @@ func (s *Store) DeleteCourse(ctx context.Context, tenant, courseID string) ([]*V
 		return nil, err
 	}
 	err = s.records.Delete(ctx, tenant, KindCourse, courseID)
+	// After the delete: a read that started before it is not cached (see versionCache.epoch).
+	s.cache.forgetCourse(tenant, courseID)
 	if errors.Is(err, record.ErrNotFound) {
 		return nil, fmt.Errorf("course '%s' %w", courseID, ErrCourseNotFound)
 	}

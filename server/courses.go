@@ -202,6 +202,8 @@ func (s *Server) pageLimit(c *fiber.Ctx, sinceGiven bool) (int, error) {
 type moreToken struct {
 	Cursor string `json:"c"`
 	Since  string `json:"s,omitempty"`
+	// Filters holds the list's other filters by query parameter name (courseId, learnerId).
+	Filters map[string]string `json:"f,omitempty"`
 }
 
 func encodeMore(t moreToken) string {
@@ -228,15 +230,35 @@ func parseSince(v string) (time.Time, error) {
 	return time.Time{}, badRequest("'%s' is either not a timestamp or seems to be not formatted according to ISO 8601", v)
 }
 
-// listPaging reads a list request's paging: the more token (which carries since) or since,
-// and the page size the tenant's settings give with or without since.
-func (s *Server) listPaging(c *fiber.Ctx) (tok moreToken, since time.Time, limit int, err error) {
+// listPaging reads a list request's paging and filters: the more token, which carries since
+// and the named filters of the request that issued it, or else the query's since and
+// filters; and the page size the tenant's settings give with or without since. A filter the
+// request gives beside more must equal the token's: more continues one list, it does not
+// change it.
+func (s *Server) listPaging(c *fiber.Ctx, filters ...string) (tok moreToken, since time.Time, limit int, err error) {
 	if m := c.Query("more"); m != "" {
 		if tok, err = decodeMore(m); err != nil {
 			return tok, since, 0, err
 		}
+		for _, name := range append([]string{"since"}, filters...) {
+			want := tok.Filters[name]
+			if name == "since" {
+				want = tok.Since
+			}
+			if got := c.Query(name); got != "" && got != want {
+				return tok, since, 0, badRequest("'%s' is '%s' but the 'more' value continues a list with %s '%s'; send 'more' alone", name, got, name, want)
+			}
+		}
 	} else {
 		tok.Since = c.Query("since")
+		for _, name := range filters {
+			if v := c.Query(name); v != "" {
+				if tok.Filters == nil {
+					tok.Filters = map[string]string{}
+				}
+				tok.Filters[name] = v
+			}
+		}
 	}
 	if tok.Since != "" {
 		if since, err = parseSince(tok.Since); err != nil {
@@ -245,6 +267,15 @@ func (s *Server) listPaging(c *fiber.Ctx) (tok moreToken, since time.Time, limit
 	}
 	limit, err = s.pageLimit(c, tok.Since != "")
 	return tok, since, limit, err
+}
+
+// next is the more value of the page after this one, or "" on the last page.
+func (t moreToken) next(cursor string) string {
+	if cursor == "" {
+		return ""
+	}
+	t.Cursor = cursor
+	return encodeMore(t)
 }
 
 func (s *Server) listCourses(c *fiber.Ctx) error {
@@ -263,9 +294,7 @@ func (s *Server) listCourses(c *fiber.Ctx) error {
 	for _, v := range page.Versions {
 		out.Courses = append(out.Courses, summary(v))
 	}
-	if page.Next != "" {
-		out.More = encodeMore(moreToken{Cursor: page.Next, Since: tok.Since})
-	}
+	out.More = tok.next(page.Next)
 	return c.JSON(out)
 }
 

@@ -83,7 +83,7 @@ func (s *Server) registrationLaunchLink(c *fiber.Ctx) error {
 		return err
 	}
 	in := reg.Current()
-	v, err := s.deps.Courses.Version(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion)
+	v, err := s.deps.Courses.PinnedVersion(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion, in.Course.Updated)
 	if err != nil {
 		return err
 	}
@@ -219,9 +219,11 @@ func (s *Server) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
 	return sess, nil
 }
 
-// sessionVersion is the course version a session plays.
+// sessionVersion is the course version a session plays, from the course store's cache of
+// decoded versions (every commit, activity load and content file needs it; the launch that
+// signed the session checked that the course exists).
 func (s *Server) sessionVersion(ctx context.Context, sess *course.SessionClaims) (*course.Version, error) {
-	return s.deps.Courses.Version(ctx, sess.Tenant, sess.CourseID, sess.Version)
+	return s.deps.Courses.PinnedVersion(ctx, sess.Tenant, sess.CourseID, sess.Version, time.Time{})
 }
 
 // contentURL is where the player's iframe loads a launch URL of the package.
@@ -840,26 +842,6 @@ func (s *Server) launchesNoCredit(ctx context.Context, tenant string, reg *regis
 	}
 	v, err := s.deps.Settings.Catalogue().Resolve("PlayerLaunchCompletedRegsAsNoCredit", layers...)
 	return v == "true", err
-}
-
-// applyRuntime fills the runtime of each activity of a progress detail from what the player
-// stored for the instance.
-func (s *Server) applyRuntime(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, root *registration.ActivityResult) error {
-	recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
-	if err != nil || len(recs) == 0 {
-		return err
-	}
-	var walk func(a *registration.ActivityResult)
-	walk = func(a *registration.ActivityResult) {
-		if rec := recs[a.ID]; rec != nil && a.Runtime != nil {
-			rec.Apply(a.Runtime)
-		}
-		for _, ch := range a.Children {
-			walk(ch)
-		}
-	}
-	walk(root)
-	return nil
 }
 
 // playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the

@@ -80,6 +80,8 @@ func runCommitLoad(b *testing.B, learners []*commitLearner, pace time.Duration) 
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	// The server's Shutdown waits for every open connection: close the keep-alive ones.
+	client.CloseIdleConnections()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(pct(0.50), "p50-ms")
@@ -127,7 +129,8 @@ func commitBenchServer(b *testing.B, mode string) string {
 	}
 	go func() { _ = a.Server.App().Listener(ln) }()
 	b.Cleanup(func() {
-		_ = a.Server.App().Shutdown()
+		// Bounded: a client connection left open must not hang the benchmark (it did, once).
+		_ = a.Server.App().ShutdownWithTimeout(10 * time.Second)
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_ = a.Queue.Shutdown(sctx)

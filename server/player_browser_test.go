@@ -183,7 +183,7 @@ func TestPlayerInBrowser(t *testing.T) {
 		// The exit commit goes by sendBeacon, which the page does not wait for.
 		eventually(t, 10*time.Second, "the exit commit", func() bool {
 			e.do("GET", regs+"/r12/progress/detail", root, nil).json(t, &detail)
-			return detail.ActivityDetails.Children[0].Runtime.Exit == "suspend"
+			return detail.ActivityDetails.Children[0].Runtime.Exit == "Suspend"
 		})
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "92" || rt.Location != "page-3" ||
 			rt.SuspendData != "chapter=3" || rt.ScoreScaled != "0.92" {
@@ -239,7 +239,9 @@ func TestPlayerInBrowser(t *testing.T) {
 		}
 		waitJS(t, ctx, inFrame, "ready|Lee, Ann|error=0|error=0", "AICC AU")
 		e.do("GET", regs+"/raicc/progress/detail", root, nil).json(t, &detail)
-		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "77" {
+		// The AU says passed with 77; the LMS's mastery decision (score 77 under the course's
+		// mastery score) is what the run-time view shows, as in the FULL post-back.
+		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "failed" || rt.ScoreRaw != "77" {
 			t.Errorf("AICC runtime after the browser session: %+v", rt)
 		}
 

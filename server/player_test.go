@@ -318,7 +318,7 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 		e.do("GET", regs+"/reg-1/progress/detail", root, nil).json(t, &detail)
 		rt := detail.ActivityDetails.Children[0].Runtime
 		if rt.CompletionStatus != "completed" || rt.SuccessStatus != "passed" || rt.ScoreRaw != "85" || rt.ScoreScaled != "0.85" ||
-			rt.Location != "page-1" || rt.SuspendData != "s=1" || rt.TotalTime != "0000:01:30" || rt.Exit != "suspend" ||
+			rt.Location != "page-1" || rt.SuspendData != "s=1" || rt.TotalTime != "0000:01:30" || rt.Exit != "Suspend" ||
 			len(rt.RuntimeInteractions) != 1 || rt.RuntimeInteractions[0].ID != "q1" || rt.RuntimeInteractions[0].LearnerResponse != "a" {
 			t.Errorf("runtime in progress/detail: %+v", rt)
 		}
@@ -438,7 +438,7 @@ func TestPlayerAICC(t *testing.T) {
 		}
 		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &detail)
 		if rt := detail.ActivityDetails.Children[0].Runtime; rt.SuccessStatus != "passed" || rt.ScoreRaw != "90" || rt.Location != "end" ||
-			rt.SuspendData != "done=1" || rt.TotalTime != "0000:03:00" || rt.Exit != "suspend" {
+			rt.SuspendData != "done=1" || rt.TotalTime != "0000:03:00" || rt.Exit != "Suspend" {
 			t.Errorf("AICC runtime: %+v", rt)
 		}
 		if got := hacp("GetParam", ""); !strings.Contains(got, "Lesson_Status=passed, resume\r\n") || !strings.Contains(got, "[Core_Lesson]\r\ndone=1\r\n") {

@@ -32,7 +32,7 @@ func (s *Server) registerRegistrations(engine string) {
 			{Name: "courseId", Type: "string", Description: "only registrations of this course"},
 			{Name: "learnerId", Type: "string", Description: "only registrations of this learner"},
 			{Name: "since", Type: "string", Description: "ISO 8601 timestamp: only registrations updated at or after it"},
-			{Name: "more", Type: "string", Description: "continuation token from the previous page"}, configurationParam}}, s.listRegistrations)
+			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries courseId, learnerId and since (a different value beside it is a 400)"}, configurationParam}}, s.listRegistrations)
 	s.handle(Route{Method: fiber.MethodGet, Path: one, Summary: "Whether a registration exists", Tag: tag,
 		Scope: ScopeEnginePath, Success: 200, Response: "ExistsBody", Query: cfg}, s.registrationExists)
 	s.handle(Route{Method: fiber.MethodDelete, Path: one, Summary: "Delete a registration with all its instances", Tag: tag,
@@ -195,11 +195,11 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 }
 
 func (s *Server) listRegistrations(c *fiber.Ctx) error {
-	tok, since, limit, err := s.listPaging(c)
+	tok, since, limit, err := s.listPaging(c, "courseId", "learnerId")
 	if err != nil {
 		return err
 	}
-	q := registration.ListQuery{CourseID: c.Query("courseId"), LearnerID: c.Query("learnerId"), Since: since, Cursor: tok.Cursor, Limit: limit}
+	q := registration.ListQuery{CourseID: tok.Filters["courseId"], LearnerID: tok.Filters["learnerId"], Since: since, Cursor: tok.Cursor, Limit: limit}
 	page, err := s.deps.Registrations.List(c.UserContext(), tenantOf(c), q)
 	if errors.Is(err, record.ErrInvalid) {
 		return badRequest("'more' value is not a continuation token from this server")
@@ -215,9 +215,7 @@ func (s *Server) listRegistrations(c *fiber.Ctx) error {
 		}
 		out.Registrations = append(out.Registrations, *sum)
 	}
-	if page.Next != "" {
-		out.More = encodeMore(moreToken{Cursor: page.Next, Since: tok.Since})
-	}
+	out.More = tok.next(page.Next)
 	return c.JSON(out)
 }
 
@@ -317,10 +315,9 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 			return nil, err
 		}
 		if v.Package != nil && v.Package.Root != nil {
+			// Details maps the stored CMI data to each activity's runtime (the one mapping, shared
+			// with the FULL post-back report).
 			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
-			if err := s.applyRuntime(c.UserContext(), tenantOf(c), reg, in, sum.ActivityDetails); err != nil {
-				return nil, err
-			}
 			if err := s.statementInteractions(c.UserContext(), tenantOf(c), reg, in, v, layers, sum.ActivityDetails); err != nil {
 				return nil, err
 			}

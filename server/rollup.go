@@ -21,7 +21,7 @@ import (
 // instanceRollup computes the progress of one registration instance from the run-time data
 // the player stored for it, under the rollup settings of the registration's cascade.
 func (s *Server) instanceRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*course.Version, rollup.State, rollup.Result, []settings.Layer, error) {
-	v, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
+	v, err := s.deps.Courses.PinnedVersion(ctx, tenant, reg.CourseID, in.CourseVersion, in.Course.Updated)
 	if err != nil {
 		return nil, nil, rollup.Result{}, nil, err
 	}

@@ -51,7 +51,7 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/courses", Summary: "Course versions, one entry per version", Tag: "courses",
 		Scope: ScopeEnginePath, Success: 200, Response: "CourseList",
 		Query: []Param{{Name: "since", Type: "string", Description: "ISO 8601, inclusive; UTC without a zone"},
-			{Name: "more", Type: "string", Description: "continuation token from the previous page"}, configurationParam}}, s.listCourses)
+			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries since (a different since beside it is a 400)"}, configurationParam}}, s.listCourses)
 	versionParam := Param{Name: "version", Type: "integer", Description: "course version, -1 (default) for the latest"}
 	s.handle(Route{Method: fiber.MethodDelete, Path: engine + "/courses/:courseId", Summary: "Delete a course with its versions, registrations and files", Tag: "courses",
 		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.deleteCourse)

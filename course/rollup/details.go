@@ -85,6 +85,9 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 	setIf(&rt.Mode, vocab(st.Mode, map[string]string{"normal": "Normal", "browse": "Browse", "review": "Review", "": ""}, ""))
 	rt.Location, rt.SuspendData = st.Location, st.SuspendData
 	rt.ProgressMeasure, rt.ScoreScaled = num(st.ProgressMeasure), num(st.ScoreScaled)
+	if scorm12 && st.ScoreScaled == nil {
+		rt.ScoreScaled = num(scaled12(st))
+	}
 	rt.ScoreRaw, rt.ScoreMin, rt.ScoreMax = num(st.ScoreRaw), num(st.ScoreMin), num(st.ScoreMax)
 	setIf(&rt.TotalTime, st.TotalTime)
 	rt.TimeTracked = Duration(st.SecondsTracked)
@@ -120,6 +123,25 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 		}
 		rt.RuntimeObjectives = append(rt.RuntimeObjectives, ro)
 	}
+}
+
+// scaled12 is a SCORM 1.2 score on the 0..1 scale: the raw score within min..max (0..100
+// when unset), nil without a raw score or with max <= min.
+func scaled12(st *ActivityState) *float64 {
+	if st.ScoreRaw == nil {
+		return nil
+	}
+	lo, hi := 0.0, 100.0
+	if st.ScoreMin != nil {
+		lo = *st.ScoreMin
+	}
+	if st.ScoreMax != nil {
+		hi = *st.ScoreMax
+	}
+	if hi <= lo {
+		return nil
+	}
+	return ptr(math.Max(0, math.Min(1, (*st.ScoreRaw-lo)/(hi-lo))))
 }
 
 // vocab maps a data-model value to the spelling progress/detail uses (Engine's: entry

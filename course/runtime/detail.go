@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/lectern-lms/lectern/course/registration"
 )
 
 // Status is the runtime's view of an activity in the 2004 vocabulary: SCORM 1.2's one
@@ -129,124 +126,6 @@ func TimespanSeconds(t string) float64 {
 func FormatDuration(sec float64) string {
 	n := int64(sec)
 	return fmt.Sprintf("%04d:%02d:%02d", n/3600, n/60%60, n%60)
-}
-
-// Apply copies the stored data into the progress detail's runtime of the activity.
-func (r *Record) Apply(rt *registration.Runtime) {
-	st := r.Status()
-	rt.CompletionStatus, rt.SuccessStatus = st.Completion, st.Success
-	rt.Location = r.get("cmi.location", "cmi.core.lesson_location")
-	rt.SuspendData = r.Values["cmi.suspend_data"]
-	rt.ProgressMeasure = r.get("cmi.progress_measure", "")
-	rt.ScoreRaw = r.get("cmi.score.raw", "cmi.core.score.raw")
-	rt.ScoreMin = r.get("cmi.score.min", "cmi.core.score.min")
-	rt.ScoreMax = r.get("cmi.score.max", "cmi.core.score.max")
-	if f, ok := r.ScoreScaled(); ok {
-		rt.ScoreScaled = strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	if exit := r.get("cmi.exit", "cmi.core.exit"); exit != "" {
-		rt.Exit = exit
-	}
-	if rt.Exit == "suspend" {
-		rt.Entry = "resume"
-	}
-	rt.TotalTime = FormatDuration(r.TotalSeconds())
-	if r.Dialect == SCORM2004 {
-		if v := r.Values["cmi.learner_preference.language"]; v != "" {
-			rt.LearnerPreference.Language = v
-		}
-	} else if v := r.Values["cmi.student_preference.language"]; v != "" {
-		rt.LearnerPreference.Language = v
-	}
-	rt.RuntimeInteractions = r.interactions()
-	rt.RuntimeObjectives = r.objectives()
-}
-
-// collection groups "<prefix>.<n>.<rest>" elements by index n, in index order.
-func (r *Record) collection(prefix string) []map[string]string {
-	byIndex := map[int]map[string]string{}
-	for k, v := range r.Values {
-		rest, ok := strings.CutPrefix(k, prefix+".")
-		if !ok {
-			continue
-		}
-		idx, field, ok := strings.Cut(rest, ".")
-		n, err := strconv.Atoi(idx)
-		if !ok || err != nil {
-			continue
-		}
-		if byIndex[n] == nil {
-			byIndex[n] = map[string]string{}
-		}
-		byIndex[n][field] = v
-	}
-	keys := make([]int, 0, len(byIndex))
-	for n := range byIndex {
-		keys = append(keys, n)
-	}
-	sort.Ints(keys)
-	out := make([]map[string]string, 0, len(keys))
-	for _, n := range keys {
-		out = append(out, byIndex[n])
-	}
-	return out
-}
-
-// subList returns the values of "<name>.<n>.<field>" entries of one collection item, in order.
-func subList(item map[string]string, name, field string) []string {
-	type kv struct {
-		n int
-		v string
-	}
-	var vs []kv
-	for k, v := range item {
-		rest, ok := strings.CutPrefix(k, name+".")
-		if !ok {
-			continue
-		}
-		idx, f, _ := strings.Cut(rest, ".")
-		if n, err := strconv.Atoi(idx); err == nil && f == field {
-			vs = append(vs, kv{n, v})
-		}
-	}
-	sort.Slice(vs, func(i, j int) bool { return vs[i].n < vs[j].n })
-	out := make([]string, 0, len(vs))
-	for _, e := range vs {
-		out = append(out, e.v)
-	}
-	return out
-}
-
-func (r *Record) interactions() []map[string]any {
-	out := []map[string]any{}
-	for _, it := range r.collection("cmi.interactions") {
-		m := map[string]any{"id": it["id"], "type": it["type"], "weighting": it["weighting"], "result": it["result"],
-			"latency": it["latency"], "description": it["description"],
-			"objectives": subList(it, "objectives", "id"), "correctResponses": subList(it, "correct_responses", "pattern")}
-		if r.Dialect == SCORM2004 {
-			m["timestamp"], m["learnerResponse"] = it["timestamp"], it["learner_response"]
-		} else {
-			m["timestamp"], m["learnerResponse"] = it["time"], it["student_response"]
-			m["latency"] = FormatDuration(TimespanSeconds(it["latency"]))
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (r *Record) objectives() []map[string]string {
-	out := []map[string]string{}
-	for _, o := range r.collection("cmi.objectives") {
-		m := map[string]string{"id": o["id"], "scoreRaw": o["score.raw"], "scoreMin": o["score.min"], "scoreMax": o["score.max"],
-			"scoreScaled": o["score.scaled"], "successStatus": o["success_status"], "completionStatus": o["completion_status"],
-			"progressMeasure": o["progress_measure"], "description": o["description"]}
-		if r.Dialect != SCORM2004 {
-			st := (&Record{Dialect: SCORM12, Values: Values{"cmi.core.lesson_status": o["status"]}}).Status()
-			m["successStatus"], m["completionStatus"] = st.Success, st.Completion
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // Launch is what the LMS tells a SCO at launch.

@@ -28,6 +28,9 @@ func Open(path string) (*Store, error) {
 	}
 	// One writer at a time is SQLite's model; more open connections only add lock waits.
 	db.SetMaxOpenConns(4)
+	// Keep them all open: database/sql's default of 2 idle connections would close and reopen
+	// the others under load, each reopen paying the pragmas and a cold page cache.
+	db.SetMaxIdleConns(4)
 	s, err := sqlrecord.New(context.Background(), db, sqlrecord.SQLite)
 	if err != nil {
 		db.Close()
