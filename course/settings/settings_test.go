@@ -33,6 +33,8 @@ var servedIDs = []string{
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerLaunchType", "PlayerScoLaunchType",
 	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
+	// SCORM to xAPI conversion (seed_convert.go).
+	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -47,7 +49,6 @@ var removedIDs = []string{
 	"xAPIUrlPrefix", "xAPIValidations", "UseStatementTimestampInRegistrationUpdates",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
-	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
 	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
 	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 	"GENERATION__SKILL_TAXONOMY",
