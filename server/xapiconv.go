@@ -217,7 +217,10 @@ func (s *Server) convertTenant(ctx context.Context, tenant string) error {
 func (s *Server) convertRegistration(ctx context.Context, tenant string, reg *registration.Registration) error {
 	var layers []settings.Layer
 	for _, in := range reg.Instances {
-		if _, ok := scormrt.DialectOf(course.Standard(in.Course.Standard)); !ok {
+		// AICC stores CMI run-time data too (HACP, in the SCORM 1.2 model), and the realtime
+		// path converts it: so does the job.
+		std := course.Standard(in.Course.Standard)
+		if _, ok := scormrt.DialectOf(std); !ok && std != course.AICC {
 			continue
 		}
 		recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
