@@ -166,6 +166,14 @@ func TestScormToXAPIRealtime(t *testing.T) {
 		if sts[6].Context.ContextActivities.Grouping[1].ID == sts[0].Context.ContextActivities.Grouping[1].ID {
 			t.Error("the second load has the first load's attempt activity")
 		}
+		// The setting cascades: a course that switches it off gets no statements.
+		r.e.expect(r.e.do("PUT", r.api+"/courses/c04/configuration/ConvertTinCanFromScormRealtime", root, map[string]any{"value": "false"}), 204, "course off")
+		r.register("c04", "quiet")
+		s, st = r.launch("quiet", "one")
+		r.commitEnd(s, "one", st.Attempt, `{"commitSequence":1,"cmi.completion_status":"completed"}`)
+		if n := len(r.statementsOf("quiet")); n != 0 {
+			t.Fatalf("%d statements for a course with the conversion off", n)
+		}
 	})
 }
 
