@@ -1,6 +1,7 @@
 // Package xapiconv turns the SCORM run-time data of one SCO load into xAPI statements shaped
 // by ADL's xAPI SCORM Profile (https://w3id.org/xapi/scorm): initialized, resumed, responded
-// (interactions), scored, completed, passed, failed, suspended and terminated, with the SCO as
+// (interactions), completed / passed / failed of objectives, scored, completed, passed, failed,
+// suspended and terminated, with the SCO as
 // object, the course and the attempt as grouping activities and the profile as category.
 //
 // Statement ids are UUIDv5 of the xAPI registration, the SCO's IRI, the player's attempt
@@ -42,6 +43,7 @@ const (
 	TypeLesson      = "http://adlnet.gov/expapi/activities/lesson"
 	TypeAttempt     = "http://adlnet.gov/expapi/activities/attempt"
 	TypeInteraction = "http://adlnet.gov/expapi/activities/cmi.interaction"
+	TypeObjective   = "http://adlnet.gov/expapi/activities/objective"
 )
 
 // namespace is the UUIDv5 namespace of converted statement ids; it never changes, or a rerun
@@ -91,6 +93,7 @@ func Convert(in Input) []Statement {
 		out = append(out, c.statement("resumed", VerbResumed, "resumed", c.scoObject(), nil, nil))
 	}
 	out = append(out, c.interactions()...)
+	out = append(out, c.objectives()...)
 	score := c.score()
 	if score != nil {
 		key := "scored/" + v[c.el("cmi.score.scaled", "")] + "/" + v[c.el("cmi.score.raw", "cmi.core.score.raw")]
@@ -214,6 +217,11 @@ func (c converter) statement(event, verb, display string, object, result map[str
 // score is the load's result.score, nil without a raw or scaled score. SCORM 1.2 has no
 // scaled score: it is raw/max (max 100 when not given), the SCORM 1.2 convention.
 func (c converter) score() map[string]any {
+	return c.scoreAt(c.el("cmi.score.", "cmi.core.score."))
+}
+
+// scoreAt is score of the elements under prefix (a SCO's or an objective's score).
+func (c converter) scoreAt(prefix string) map[string]any {
 	v := c.in.Values
 	num := func(name string) (float64, bool) {
 		if name == "" || v[name] == "" {
@@ -222,10 +230,10 @@ func (c converter) score() map[string]any {
 		f, err := strconv.ParseFloat(v[name], 64)
 		return f, err == nil
 	}
-	raw, hasRaw := num(c.el("cmi.score.raw", "cmi.core.score.raw"))
-	scaled, hasScaled := num(c.el("cmi.score.scaled", ""))
-	min, hasMin := num(c.el("cmi.score.min", "cmi.core.score.min"))
-	max, hasMax := num(c.el("cmi.score.max", "cmi.core.score.max"))
+	raw, hasRaw := num(prefix + "raw")
+	scaled, hasScaled := num(c.el(prefix+"scaled", ""))
+	min, hasMin := num(prefix + "min")
+	max, hasMax := num(prefix + "max")
 	if !hasRaw && !hasScaled {
 		return nil
 	}
@@ -262,16 +270,7 @@ var interactionIndex = regexp.MustCompile(`^cmi\.interactions\.(\d+)\.id$`)
 // rewrite an interaction) is a new statement, and an unchanged one is the same.
 func (c converter) interactions() []Statement {
 	v := c.in.Values
-	var idx []int
-	for k := range v {
-		if m := interactionIndex.FindStringSubmatch(k); m != nil {
-			n, err := strconv.Atoi(m[1])
-			if err == nil {
-				idx = append(idx, n)
-			}
-		}
-	}
-	slices.Sort(idx)
+	idx := indexes(v, interactionIndex)
 	respName := c.el("learner_response", "student_response")
 	var out []Statement
 	for _, n := range idx {
@@ -305,6 +304,70 @@ func (c converter) interactions() []Statement {
 		parent := []any{map[string]any{"objectType": "Activity", "id": c.sco}}
 		key := "responded/" + strconv.Itoa(n) + "/" + id + "/" + resp + "/" + v[p+"result"]
 		out = append(out, c.statement(key, VerbResponded, "responded", obj, res, parent))
+	}
+	return out
+}
+
+var objectiveIndex = regexp.MustCompile(`^cmi\.objectives\.(\d+)\.id$`)
+
+// indexes are the n of the elements name matches, in order.
+func indexes(v runtime.Values, name *regexp.Regexp) []int {
+	var idx []int
+	for k := range v {
+		if m := name.FindStringSubmatch(k); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				idx = append(idx, n)
+			}
+		}
+	}
+	slices.Sort(idx)
+	return idx
+}
+
+// objectives are the completed, passed and failed statements of the SCO's objectives (object
+// <SCO IRI>/objectives/<id>, the profile's local objective, parent the SCO), with the
+// objective's score.
+func (c converter) objectives() []Statement {
+	v := c.in.Values
+	var out []Statement
+	for _, n := range indexes(v, objectiveIndex) {
+		p := fmt.Sprintf("cmi.objectives.%d.", n)
+		id := v[p+"id"]
+		if id == "" {
+			continue
+		}
+		var completion, success string
+		if c.in.Dialect == runtime.SCORM12 {
+			switch st := v[p+"status"]; st {
+			case "completed":
+				completion = st
+			case "passed", "failed":
+				success = st
+			}
+		} else {
+			completion, success = v[p+"completion_status"], v[p+"success_status"]
+		}
+		def := map[string]any{"type": TypeObjective}
+		if d := v[p+"description"]; d != "" {
+			def["description"] = map[string]string{"en-US": d}
+		}
+		obj := map[string]any{"objectType": "Activity", "id": c.sco + "/objectives/" + url.PathEscape(id), "definition": def}
+		parent := []any{map[string]any{"objectType": "Activity", "id": c.sco}}
+		score := c.scoreAt(p + "score.")
+		if completion == "completed" {
+			out = append(out, c.statement("objective/"+id+"/completed", VerbCompleted, "completed", obj, map[string]any{"completion": true}, parent))
+		}
+		if success == "passed" || success == "failed" {
+			res := map[string]any{"success": success == "passed"}
+			if score != nil {
+				res["score"] = score
+			}
+			verb := VerbPassed
+			if success == "failed" {
+				verb = VerbFailed
+			}
+			out = append(out, c.statement("objective/"+id+"/"+success, verb, success, obj, res, parent))
+		}
 	}
 	return out
 }

@@ -29,7 +29,8 @@ func TestConvertGolden(t *testing.T) {
 			in := base(runtime.SCORM12, runtime.Values{"cmi.core.lesson_status": "passed", "cmi.core.score.raw": "85",
 				"cmi.core.score.min": "0", "cmi.core.score.max": "100", "cmi.core.session_time": "0000:12:30.5", "cmi.core.exit": "",
 				"cmi.interactions.0.id": "q1", "cmi.interactions.0.type": "choice", "cmi.interactions.0.student_response": "b",
-				"cmi.interactions.0.result": "correct", "cmi.interactions.0.correct_responses.0.pattern": "b"})
+				"cmi.interactions.0.result": "correct", "cmi.interactions.0.correct_responses.0.pattern": "b",
+				"cmi.objectives.0.id": "obj 1", "cmi.objectives.0.status": "failed", "cmi.objectives.0.score.raw": "30"})
 			in.Terminated = true
 			return in
 		},
@@ -43,7 +44,9 @@ func TestConvertGolden(t *testing.T) {
 				"cmi.interactions.1.id": "q2", "cmi.interactions.1.type": "numeric", "cmi.interactions.1.learner_response": "7",
 				"cmi.interactions.1.result": "incorrect", "cmi.interactions.1.description": "Par of hole 2",
 				"cmi.interactions.0.id": "q1", "cmi.interactions.0.type": "true-false", "cmi.interactions.0.learner_response": "true",
-				"cmi.interactions.0.result": "correct", "cmi.interactions.0.latency": "PT3S"})
+				"cmi.interactions.0.result": "correct", "cmi.interactions.0.latency": "PT3S",
+				"cmi.objectives.0.id": "putting", "cmi.objectives.0.success_status": "passed", "cmi.objectives.0.completion_status": "completed",
+				"cmi.objectives.0.score.scaled": "1", "cmi.objectives.1.id": "driving", "cmi.objectives.1.success_status": "unknown"})
 			in.Terminated = true
 			return in
 		},
