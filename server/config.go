@@ -86,6 +86,13 @@ func (s *Server) putTenantSetting(c *fiber.Ctx) error {
 	if err := s.deps.Settings.SetTenant(c.UserContext(), tenantOf(c), c.Params("settingId"), *body.Value); err != nil {
 		return err
 	}
+	if c.Params("settingId") == settingConvertHistorical && *body.Value == "true" {
+		// Switching the historical conversion on converts what is stored (docs/decisions.md,
+		// "SCORM to xAPI conversion"); setting it again runs it again, which adds nothing twice.
+		if err := s.enqueueHistorical(c.UserContext(), tenantOf(c)); err != nil {
+			return err
+		}
+	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 

@@ -773,7 +773,15 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	if _, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive); err != nil {
 		return err
 	}
-	_, err = s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
+	layers, convert := s.convertsRealtime(ctx, sess.Tenant, reg)
+	var before *scormrt.Record
+	if convert {
+		// What the commit replaces tells a resumed load from a new one.
+		if before, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, in.Key, act.ID); err != nil {
+			return err
+		}
+	}
+	rec, err := s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
 	if errors.Is(err, scormrt.ErrStale) {
 		return errorf(fiber.StatusConflict, "%s", err.Error())
 	}
@@ -781,6 +789,9 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 		return err
 	}
 	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v, exit)
+	if convert {
+		s.convertCommit(ctx, sess.Tenant, reg, *in, v, act, before, rec, exit, layers)
+	}
 	return nil
 }
 

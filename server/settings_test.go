@@ -190,7 +190,7 @@ type settingEffect struct {
 // settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
 // feature in its own settings_<feature>_test.go, so that features add rows without touching
 // each other's tables.
-var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects, chromeSettingEffects, xapiregSettingEffects}
+var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects, chromeSettingEffects, xapiregSettingEffects, convertSettingEffects}
 
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {

@@ -36,6 +36,8 @@ var servedIDs = []string{
 	// reference §2.10, server/settings_xapireg_test.go:
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"UseStatementTimestampInRegistrationUpdates",
+	// SCORM to xAPI conversion (seed_convert.go).
+	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -49,7 +51,6 @@ var removedIDs = []string{
 	"xAPIUrlPrefix", "xAPIValidations",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
-	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
 	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
 	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 	"GENERATION__SKILL_TAXONOMY",

@@ -393,6 +393,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
 		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
+	a.Queue.Handle(server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }
 

@@ -1,0 +1,262 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/course/xapiconv"
+	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/storage/statements"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// The settings of SCORM to xAPI conversion (docs/decisions.md, "SCORM to xAPI conversion").
+const (
+	settingConvertRealtime   = "ConvertTinCanFromScormRealtime"
+	settingConvertHistorical = "ConvertTinCanFromScormHistorical"
+	settingSystemHomePage    = "SystemHomepageUrl"
+)
+
+// TypeConvertHistorical is the task type of the historical conversion of one tenant's SCORM
+// registrations; its payload is ConvertPayload.
+const TypeConvertHistorical = "xapiconv:historical"
+
+// ConvertPayload names the tenant a historical conversion runs for.
+type ConvertPayload struct {
+	Tenant string `json:"tenant"`
+}
+
+// convertLoad is one SCO load to convert, with what the run-time record does not say.
+type convertLoad struct {
+	reg                 *registration.Registration
+	in                  registration.Instance
+	v                   *course.Version
+	act                 *course.Activity
+	rec                 *scormrt.Record
+	resumed, terminated bool
+	at                  time.Time
+}
+
+// convertHomePage is the account homePage of converted statements' actors: SystemHomepageUrl,
+// else the server's public URL (the homePage xAPI launches give the same learner when the
+// public URL is configured).
+func (s *Server) convertHomePage(layers []settings.Layer) string {
+	if hp, err := s.deps.Settings.Catalogue().Resolve(settingSystemHomePage, layers...); err == nil && hp != "" {
+		return hp
+	}
+	if base := strings.TrimRight(s.deps.PublicURL, "/"); base != "" {
+		return base
+	}
+	return "https://lectern.invalid"
+}
+
+// convertStatements converts one load (course/xapiconv) and writes the statements.
+func (s *Server) convertStatements(ctx context.Context, tenant string, l convertLoad, layers []settings.Layer) error {
+	in := xapiconv.Input{Dialect: l.rec.Dialect, Values: l.rec.Values, Attempt: l.rec.Attempt,
+		HomePage: s.convertHomePage(layers), LearnerID: l.reg.Learner.ID,
+		LearnerName:  strings.TrimSpace(l.reg.Learner.FirstName + " " + l.reg.Learner.LastName),
+		Registration: l.reg.XAPIRegistrationOf(l.in), CourseIRI: XAPIActivityID(tenant, l.v), SCOID: l.rec.Activity,
+		Resumed: l.resumed, Terminated: l.terminated, Timestamp: l.at}
+	if l.v.Package != nil {
+		in.CourseTitle = l.v.Package.Title
+	}
+	if l.act != nil {
+		in.SCOTitle = l.act.Title
+	}
+	return s.writeConverted(ctx, tenant, xapiconv.Convert(in))
+}
+
+// writeConverted stores statements the server writes itself (not a client), with the LMS as
+// authority, skipping ids already stored: that makes conversion idempotent whatever the
+// timestamps of a rerun. It is the one place converted statements enter the record store.
+func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapiconv.Statement) error {
+	authority, err := json.Marshal(map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": s.lrsHomePage(), "name": "lms"}})
+	if err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		var batch []*statements.Statement
+		var parsed []*xapi.Statement
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		for _, st := range sts {
+			_, err := s.deps.Statements.Get(ctx, tenant, st.ID())
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, statements.ErrNotFound) {
+				return err
+			}
+			body, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			ps, _, err := xapi.ParseStatements(body, xapi.V103)
+			if err != nil {
+				return fmt.Errorf("converted statement %s: %w", st.ID(), err)
+			}
+			ps[0].Complete(authority, now, xapi.V103)
+			f := ps[0].Fields()
+			f.Tenant, f.Raw, f.Stored = tenant, json.RawMessage(ps[0].JSON()), now
+			if f.ID == "" {
+				f.ID = ps[0].ID()
+			}
+			batch = append(batch, &f)
+			parsed = append(parsed, ps[0])
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		err := s.deps.Statements.Put(ctx, tenant, batch, nil)
+		if errors.Is(err, statements.ErrConflict) && try < 2 {
+			// Another writer (the realtime path and the job) stored one of the ids meanwhile.
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.mergeActivities(ctx, tenant, parsed)
+		s.hooks().Stored.StatementsStored(ctx, tenant, batch)
+		return nil
+	}
+}
+
+// convertsRealtime reports whether ConvertTinCanFromScormRealtime is on for reg.
+func (s *Server) convertsRealtime(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, bool) {
+	if _, ok := s.deps.Settings.Catalogue().Lookup(settingConvertRealtime); !ok {
+		return nil, false
+	}
+	layers, err := s.registrationLayersOf(ctx, tenant, reg)
+	if err != nil {
+		s.log.Warn("conversion settings unreadable", "tenant", tenant, "registration", reg.ID, "error", err)
+		return nil, false
+	}
+	on, err := s.deps.Settings.Catalogue().Resolve(settingConvertRealtime, layers...)
+	return layers, err == nil && on == "true"
+}
+
+// convertCommit converts a stored commit in real time. before is the activity's record as it
+// was before the commit (nil for the first): a newer load that follows a suspended one is a
+// resumption. Failures are logged; the commit is durable already, and the historical job or
+// the next commit of the load writes what is missing.
+func (s *Server) convertCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, act *course.Activity,
+	before, after *scormrt.Record, exit bool, layers []settings.Layer) {
+	resumed := before != nil && before.Attempt != after.Attempt && before.Values[suspendExit(before.Dialect)] == "suspend"
+	l := convertLoad{reg: reg, in: in, v: v, act: act, rec: after, resumed: resumed, terminated: exit, at: time.Now()}
+	if err := s.convertStatements(ctx, tenant, l, layers); err != nil {
+		s.log.Warn("SCORM to xAPI conversion failed", "tenant", tenant, "registration", reg.ID, "activity", act.ID, "error", err)
+	}
+}
+
+func suspendExit(d scormrt.Dialect) string {
+	if d == scormrt.SCORM12 {
+		return "cmi.core.exit"
+	}
+	return "cmi.exit"
+}
+
+// enqueueHistorical queues the historical conversion of a tenant (when
+// ConvertTinCanFromScormHistorical is switched on).
+func (s *Server) enqueueHistorical(ctx context.Context, tenant string) error {
+	if s.deps.Queue == nil {
+		return errors.New("this server has no job queue")
+	}
+	b, _ := json.Marshal(ConvertPayload{Tenant: tenant})
+	_, err := s.deps.Queue.Enqueue(ctx, queue.NewTask(TypeConvertHistorical, b))
+	return err
+}
+
+// ConvertHistorical is the handler of TypeConvertHistorical: it converts the stored run-time
+// data of every SCORM registration instance of the tenant, each SCO's latest load taken as
+// ended (terminated) at the record's last update. It does nothing when
+// ConvertTinCanFromScormHistorical is off by the time it runs. Statement ids are
+// deterministic and stored ids are skipped, so a redelivered task, a rerun, or a load the
+// realtime path converted already adds nothing twice.
+func (s *Server) ConvertHistorical() queue.Handler {
+	return queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
+		var p ConvertPayload
+		if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" {
+			return fmt.Errorf("bad %s payload %q: %w", TypeConvertHistorical, t.Payload, queue.SkipRetry)
+		}
+		return s.convertTenant(ctx, p.Tenant)
+	})
+}
+
+func (s *Server) convertTenant(ctx context.Context, tenant string) error {
+	tl, err := s.deps.Settings.TenantLayer(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if on, err := s.deps.Settings.Catalogue().Resolve(settingConvertHistorical, tl); err != nil || on != "true" {
+		return err
+	}
+	q := registration.ListQuery{Limit: 100}
+	for {
+		page, err := s.deps.Registrations.List(ctx, tenant, q)
+		if err != nil {
+			return err
+		}
+		for _, reg := range page.Registrations {
+			if err := s.convertRegistration(ctx, tenant, reg); err != nil {
+				return fmt.Errorf("registration %s: %w", reg.ID, err)
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+func (s *Server) convertRegistration(ctx context.Context, tenant string, reg *registration.Registration) error {
+	var layers []settings.Layer
+	for _, in := range reg.Instances {
+		// AICC stores CMI run-time data too (HACP, in the SCORM 1.2 model), and the realtime
+		// path converts it: so does the job.
+		std := course.Standard(in.Course.Standard)
+		if _, ok := scormrt.DialectOf(std); !ok && std != course.AICC {
+			continue
+		}
+		recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		v, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
+		if errors.Is(err, course.ErrCourseNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if layers == nil {
+			if layers, err = s.registrationLayersOf(ctx, tenant, reg); err != nil {
+				return err
+			}
+		}
+		for _, rec := range recs {
+			var act *course.Activity
+			if v.Package != nil {
+				for _, a := range v.Package.Launchable() {
+					if a.ID == rec.Activity {
+						act = a
+					}
+				}
+			}
+			l := convertLoad{reg: reg, in: in, v: v, act: act, rec: rec, terminated: true, at: rec.Updated}
+			if err := s.convertStatements(ctx, tenant, l, layers); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
