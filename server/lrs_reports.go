@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -121,13 +122,17 @@ func reportRequest(c *fiber.Ctx, names ...string) (report.Request, error) {
 	return r, err
 }
 
-// reportError maps the use case's sentinels to HTTP answers.
+// reportError maps the use case's sentinels to HTTP answers; the message is what the use
+// case says after the sentinel's own text.
 func reportError(err error) error {
+	detail := func(sentinel error) string {
+		return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
+	}
 	switch {
 	case errors.Is(err, report.ErrNotFound):
-		return notFound("%s", err.Error())
+		return notFound("%s", detail(report.ErrNotFound))
 	case errors.Is(err, report.ErrInvalid):
-		return badRequest("%s", err.Error())
+		return badRequest("%s", detail(report.ErrInvalid))
 	case errors.Is(err, report.ErrForbidden):
 		return errorf(fiber.StatusForbidden, "more: the continuation belongs to another principal")
 	}

@@ -221,6 +221,22 @@ type Request struct {
 // Service answers the three reports from a backend's aggregation port.
 type Service struct {
 	Store statements.Reports
+	// ResultsLimit and ListLimit override ResultsPageSize and ListPageSize when positive.
+	ResultsLimit, ListLimit int
+}
+
+func (s Service) resultsLimit() int {
+	if s.ResultsLimit > 0 {
+		return s.ResultsLimit
+	}
+	return ResultsPageSize
+}
+
+func (s Service) listLimit() int {
+	if s.ListLimit > 0 {
+		return s.ListLimit
+	}
+	return ListPageSize
 }
 
 // token is what a continuation carries: the filters and the store's cursor. The tenant is
@@ -262,7 +278,8 @@ func more(q statements.ReportQuery, next string) string {
 
 func storeErr(err error) error {
 	if errors.Is(err, statements.ErrInvalid) {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		// The filters are checked before; what the store refuses is the continuation.
+		return fmt.Errorf("%w: more: %w", ErrInvalid, err)
 	}
 	return err
 }
@@ -294,7 +311,7 @@ func (s Service) Results(ctx context.Context, r Request) (*ResultsPage, error) {
 	if r.More == "" && r.Agent == "" && r.Activity == "" {
 		return nil, fmt.Errorf("%w: agent or activity: at least one of the parameters is required", ErrInvalid)
 	}
-	q, err := r.query(ResultsPageSize)
+	q, err := r.query(s.resultsLimit())
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +336,7 @@ type ActivitiesPage struct {
 // or of all, by id, each with its canonical definition's name when the LRS has one.
 func (s Service) Activities(ctx context.Context, r Request) (*ActivitiesPage, error) {
 	r.Activity = ""
-	q, err := r.query(ListPageSize)
+	q, err := r.query(s.listLimit())
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +365,7 @@ type ActorsPage struct {
 // IFI, each as its latest statement gives it. ErrNotFound when a first page is empty.
 func (s Service) Actors(ctx context.Context, r Request) (*ActorsPage, error) {
 	r.Agent = ""
-	q, err := r.query(ListPageSize)
+	q, err := r.query(s.listLimit())
 	if err != nil {
 		return nil, err
 	}

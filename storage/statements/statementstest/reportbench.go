@@ -79,6 +79,9 @@ func FillReports(ctx context.Context, s statements.Store, n int) error {
 func BenchReports(b *testing.B, s statements.Reports) {
 	learner := func(r *rand.Rand) string { return fmt.Sprintf("mbox:mailto:learner%d@example.com", r.IntN(1000)) }
 	activity := func(r *rand.Rand) string { return fmt.Sprintf("http://example.com/activity/%d", r.IntN(500)) }
+	// Statement n has a result unless n%5 == 0, and learner n%1000 and activity n%500 do
+	// what n does: the filters of the results shapes pick among those with results.
+	withResults := func(r *rand.Rand, m int) int { k := r.IntN(m / 5 * 4); return k/4*5 + k%4 + 1 }
 	type call func(ctx context.Context, r *rand.Rand) (int, error)
 	results := func(q func(r *rand.Rand) statements.ReportQuery) call {
 		return func(ctx context.Context, r *rand.Rand) (int, error) {
@@ -118,10 +121,15 @@ func BenchReports(b *testing.B, s statements.Reports) {
 		name string
 		run  call
 	}{
-		{"results-agent", results(q(func(r *rand.Rand, q *statements.ReportQuery) { q.Agent = learner(r) }))},
-		{"results-activity", results(q(func(r *rand.Rand, q *statements.ReportQuery) { q.Activity = activity(r) }))},
+		{"results-agent", results(q(func(r *rand.Rand, q *statements.ReportQuery) {
+			q.Agent = fmt.Sprintf("mbox:mailto:learner%d@example.com", withResults(r, 1000))
+		}))},
+		{"results-activity", results(q(func(r *rand.Rand, q *statements.ReportQuery) {
+			q.Activity = fmt.Sprintf("http://example.com/activity/%d", withResults(r, 500))
+		}))},
 		{"results-agent+activity", results(q(func(r *rand.Rand, q *statements.ReportQuery) {
-			q.Agent, q.Activity = learner(r), activity(r)
+			l := withResults(r, 1000)
+			q.Agent, q.Activity = fmt.Sprintf("mbox:mailto:learner%d@example.com", l), fmt.Sprintf("http://example.com/activity/%d", l%500)
 		}))},
 		{"activities-all", activities(q(func(r *rand.Rand, q *statements.ReportQuery) { q.Limit = statements.MaxLimit }))},
 		{"activities-agent", activities(q(func(r *rand.Rand, q *statements.ReportQuery) {
