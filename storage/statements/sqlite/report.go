@@ -147,38 +147,8 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 	if err := decodeReportCursor("results", q, &after); err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	var args []any
-	var checks []string
-	if q.Agent != "" {
-		checks = append(checks, "a:"+q.Agent)
-	}
-	if q.Activity != "" {
-		checks = append(checks, "o:"+q.Activity)
-	}
-	if q.Viewer != "" {
-		checks = append(checks, "A:"+q.Viewer)
-	}
-	if len(checks) == 0 {
-		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
-		args = append(args, q.Tenant)
-	} else {
-		b.WriteString(`SELECT ` + stmtColumns + ` FROM terms t CROSS JOIN statements s ON s.stored = t.stored
-			WHERE t.tenant = ? AND t.term = ?`)
-		args = append(args, q.Tenant, checks[0])
-		for _, term := range checks[1:] {
-			b.WriteString(` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = s.stored)`)
-			args = append(args, q.Tenant, term)
-		}
-	}
-	b.WriteString(` AND s.voided = 0 AND s.result = 1 AND s.activity <> ''`)
-	if after != 0 {
-		b.WriteString(` AND s.stored < ?`)
-		args = append(args, after)
-	}
-	b.WriteString(` ORDER BY s.stored DESC LIMIT ?`)
-	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, b.String(), args...)
+	query, args := resultsSQL(q, after, limit)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("report results: %w", err)
 	}
@@ -201,21 +171,66 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 	return page, nil
 }
 
+// resultsSQL is the query of one results page (limit+1 rows) after the stored instant after.
+func resultsSQL(q statements.ReportQuery, after int64, limit int) (string, []any) {
+	var b strings.Builder
+	var args []any
+	var checks []string
+	// key is the column the walk is ordered by: the driving term's stored, so SQLite walks
+	// that key backwards and stops after limit+1 rows instead of sorting every match.
+	key := "s.stored"
+	if q.Agent != "" {
+		checks = append(checks, "a:"+q.Agent)
+	}
+	if q.Activity != "" {
+		checks = append(checks, "o:"+q.Activity)
+	}
+	if q.Viewer != "" {
+		checks = append(checks, "A:"+q.Viewer)
+	}
+	if len(checks) == 0 {
+		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
+		args = append(args, q.Tenant)
+	} else {
+		key = "t.stored"
+		b.WriteString(`SELECT ` + stmtColumns + ` FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+			WHERE t.tenant = ? AND t.term = ?`)
+		args = append(args, q.Tenant, checks[0])
+		for _, term := range checks[1:] {
+			b.WriteString(` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = s.stored)`)
+			args = append(args, q.Tenant, term)
+		}
+	}
+	b.WriteString(` AND s.voided = 0 AND s.result = 1 AND s.activity <> ''`)
+	if after != 0 {
+		b.WriteString(` AND ` + key + ` < ?`)
+		args = append(args, after)
+	}
+	b.WriteString(` ORDER BY ` + key + ` DESC LIMIT ?`)
+	args = append(args, limit+1)
+	return b.String(), args
+}
+
+// looseScanSQL walks the distinct terms in (?2, ?3) of tenant ?1, at most ?4 rows (the last
+// one NULL when the range ends): each step is one seek past the previous term; for each term
+// the most recently stored non-voided statement's lists (NULL when all are voided).
+const looseScanSQL = `WITH RECURSIVE k(term) AS (
+		SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > ?2 AND term < ?3 ORDER BY term LIMIT 1)
+		UNION ALL
+		SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > k.term AND term < ?3 ORDER BY term LIMIT 1)
+			FROM k WHERE k.term IS NOT NULL
+		LIMIT ?4)
+	SELECT k.term, (SELECT s.lists FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+			WHERE t.tenant = ?1 AND t.term = k.term AND s.voided = 0 ORDER BY t.stored DESC LIMIT 1)
+		FROM k WHERE k.term IS NOT NULL`
+
 // looseScan returns the distinct terms in (lo, hi) of q's tenant carried by a non-voided
 // statement, in order, at most limit of them, each with the lists of its most recently
 // stored such statement; more is true when terms follow the last one returned. Terms only
 // carried by voided statements are skipped (they still count towards the scan's limit, so a
 // page can be short; the cursor continues after the last term scanned, returned as last).
 func (s *Store) looseScan(ctx context.Context, tenant, lo, hi string, limit int) (keys []string, ls [][]byte, last string, more bool, err error) {
-	rows, err := s.db.QueryContext(ctx, `WITH RECURSIVE k(term) AS (
-			SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > ?2 AND term < ?3 ORDER BY term LIMIT 1)
-			UNION ALL
-			SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > k.term AND term < ?3 ORDER BY term LIMIT 1)
-				FROM k WHERE k.term IS NOT NULL
-			LIMIT ?4)
-		SELECT k.term, (SELECT s.lists FROM terms t CROSS JOIN statements s ON s.stored = t.stored
-				WHERE t.tenant = ?1 AND t.term = k.term AND s.voided = 0 ORDER BY t.stored DESC LIMIT 1)
-			FROM k WHERE k.term IS NOT NULL`, tenant, lo, hi, limit+2)
+	rows, err := s.db.QueryContext(ctx, looseScanSQL, tenant, lo, hi, limit+2)
 	if err != nil {
 		return nil, nil, "", false, err
 	}
@@ -264,20 +279,8 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 			page.Next = encodeReportCursor("activities", q, strings.TrimPrefix(last, "o:"))
 		}
 	} else {
-		drive, check := "a:"+q.Agent, "A:"+q.Viewer
-		if q.Agent == "" {
-			drive, check = check, ""
-		} else if q.Viewer == "" {
-			check = ""
-		}
-		query := `SELECT s.activity FROM terms t CROSS JOIN statements s ON s.stored = t.stored
-			WHERE t.tenant = ? AND t.term = ? AND s.voided = 0 AND s.activity > ?`
-		args := []any{q.Tenant, drive, after}
-		if check != "" {
-			query += ` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = s.stored)`
-			args = append(args, q.Tenant, check)
-		}
-		rows, err := s.db.QueryContext(ctx, query+` GROUP BY s.activity ORDER BY s.activity LIMIT ?`, append(args, limit+1)...)
+		query, args := agentActivitiesSQL(q, after, limit)
+		rows, err := s.db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("report activities: %w", err)
 		}
@@ -307,6 +310,25 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 		page.Items[i] = statements.ReportActivity{ID: id, Canonical: canon[id]}
 	}
 	return page, nil
+}
+
+// agentActivitiesSQL is the query of a page of the activities of an agent's (or the viewer's)
+// statements after the activity id after: a walk of that agent's key, grouped.
+func agentActivitiesSQL(q statements.ReportQuery, after string, limit int) (string, []any) {
+	drive, check := "a:"+q.Agent, "A:"+q.Viewer
+	if q.Agent == "" {
+		drive, check = check, ""
+	} else if q.Viewer == "" {
+		check = ""
+	}
+	query := `SELECT s.activity FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+		WHERE t.tenant = ? AND t.term = ? AND s.voided = 0 AND s.activity > ?`
+	args := []any{q.Tenant, drive, after}
+	if check != "" {
+		query += ` AND EXISTS (SELECT 1 FROM terms u WHERE u.tenant = ? AND u.term = ? AND u.stored = s.stored)`
+		args = append(args, q.Tenant, check)
+	}
+	return query + ` GROUP BY s.activity ORDER BY s.activity LIMIT ?`, append(args, limit+1)
 }
 
 // canonical reads the canonical definitions of ids in one query.
@@ -368,16 +390,8 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 	}
 	// The viewer's statements, grouped by report actor; the bare columns of a max() aggregate
 	// come from the row holding the maximum, the most recently stored statement.
-	query := `SELECT json_extract(j.value, '$.i') AS ifi, json_extract(j.value, '$.a'), max(t.stored)
-		FROM terms t CROSS JOIN statements s ON s.stored = t.stored, json_each(CAST(s.lists AS TEXT), '$.p') j
-		WHERE t.tenant = ? AND t.term = ? AND s.voided = 0 AND s.activity <> ''`
-	args := []any{q.Tenant, "A:" + q.Viewer}
-	if q.Activity != "" {
-		query += ` AND s.activity = ?`
-		args = append(args, q.Activity)
-	}
-	query += ` AND ifi > ? GROUP BY ifi ORDER BY ifi LIMIT ?`
-	rows, err := s.db.QueryContext(ctx, query, append(args, after, limit+1)...)
+	query, args := viewerActorsSQL(q, after, limit)
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("report actors: %w", err)
 	}
@@ -400,6 +414,21 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 		page.Next = encodeReportCursor("actors", q, page.Items[limit-1].IFI)
 	}
 	return page, nil
+}
+
+// viewerActorsSQL is the query of a page of the report actors of the viewer's statements
+// (of q.Activity's, when set) after the IFI after: a walk of the viewer's key, grouped.
+func viewerActorsSQL(q statements.ReportQuery, after string, limit int) (string, []any) {
+	query := `SELECT json_extract(j.value, '$.i') AS ifi, json_extract(j.value, '$.a'), max(t.stored)
+		FROM terms t CROSS JOIN statements s ON s.stored = t.stored, json_each(CAST(s.lists AS TEXT), '$.p') j
+		WHERE t.tenant = ? AND t.term = ? AND s.voided = 0 AND s.activity <> ''`
+	args := []any{q.Tenant, "A:" + q.Viewer}
+	if q.Activity != "" {
+		query += ` AND s.activity = ?`
+		args = append(args, q.Activity)
+	}
+	query += ` AND ifi > ? GROUP BY ifi ORDER BY ifi LIMIT ?`
+	return query, append(args, after, limit+1)
 }
 
 // actorIn finds ifi's report actor in a statement's lists.
