@@ -212,25 +212,35 @@ func resultsSQL(q statements.ReportQuery, after int64, limit int) (string, []any
 }
 
 // looseScanSQL walks the distinct terms in (?2, ?3) of tenant ?1, at most ?4 rows (the last
-// one NULL when the range ends): each step is one seek past the previous term; for each term
-// the most recently stored non-voided statement's lists (NULL when all are voided).
-const looseScanSQL = `WITH RECURSIVE k(term) AS (
+// one NULL when the range ends): each step is one seek past the previous term; for each term,
+// value of the most recently stored non-voided statement s carrying it (NULL when all are
+// voided).
+func looseScanSQL(value string) string {
+	return `WITH RECURSIVE k(term) AS (
 		SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > ?2 AND term < ?3 ORDER BY term LIMIT 1)
 		UNION ALL
 		SELECT (SELECT term FROM terms WHERE tenant = ?1 AND term > k.term AND term < ?3 ORDER BY term LIMIT 1)
 			FROM k WHERE k.term IS NOT NULL
 		LIMIT ?4)
-	SELECT k.term, (SELECT s.lists FROM terms t CROSS JOIN statements s ON s.stored = t.stored
+	SELECT k.term, (SELECT ` + value + ` FROM terms t CROSS JOIN statements s ON s.stored = t.stored
 			WHERE t.tenant = ?1 AND t.term = k.term AND s.voided = 0 ORDER BY t.stored DESC LIMIT 1)
 		FROM k WHERE k.term IS NOT NULL`
+}
 
-// looseScan returns the distinct terms in (lo, hi) of q's tenant carried by a non-voided
-// statement, in order, at most limit of them, each with the lists of its most recently
-// stored such statement; more is true when terms follow the last one returned. Terms only
+// The values of the loose scans: activities only ask whether a statement is left; actors read
+// the report actors (lists.p) of the latest one.
+const (
+	scanExists = `'1'`
+	scanActors = `json_extract(CAST(s.lists AS TEXT), '$.p')`
+)
+
+// looseScan returns the distinct terms in (lo, hi) of tenant carried by a non-voided
+// statement, in order, at most limit of them, each with value (looseScanSQL) of its most
+// recently stored such statement; more is true when terms follow the last one returned. Terms only
 // carried by voided statements are skipped (they still count towards the scan's limit, so a
 // page can be short; the cursor continues after the last term scanned, returned as last).
-func (s *Store) looseScan(ctx context.Context, tenant, lo, hi string, limit int) (keys []string, ls [][]byte, last string, more bool, err error) {
-	rows, err := s.db.QueryContext(ctx, looseScanSQL, tenant, lo, hi, limit+2)
+func (s *Store) looseScan(ctx context.Context, value, tenant, lo, hi string, limit int) (keys []string, ls [][]byte, last string, more bool, err error) {
+	rows, err := s.db.QueryContext(ctx, looseScanSQL(value), tenant, lo, hi, limit+2)
 	if err != nil {
 		return nil, nil, "", false, err
 	}
@@ -268,7 +278,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 	page := &statements.ReportPage[statements.ReportActivity]{}
 	var ids []string
 	if q.Agent == "" && q.Viewer == "" {
-		keys, _, last, more, err := s.looseScan(ctx, q.Tenant, "o:"+after, "o;", limit)
+		keys, _, last, more, err := s.looseScan(ctx, scanExists, q.Tenant, "o:"+after, "o;", limit)
 		if err != nil {
 			return nil, fmt.Errorf("report activities: %w", err)
 		}
@@ -371,7 +381,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 		if q.Activity != "" {
 			prefix, hi = "P:"+q.Activity+pairSep, "P:"+q.Activity+"!"
 		}
-		keys, ls, last, more, err := s.looseScan(ctx, q.Tenant, prefix+after, hi, limit)
+		keys, ls, last, more, err := s.looseScan(ctx, scanActors, q.Tenant, prefix+after, hi, limit)
 		if err != nil {
 			return nil, fmt.Errorf("report actors: %w", err)
 		}
@@ -431,13 +441,13 @@ func viewerActorsSQL(q statements.ReportQuery, after string, limit int) (string,
 	return query, append(args, after, limit+1)
 }
 
-// actorIn finds ifi's report actor in a statement's lists.
-func actorIn(l []byte, ifi string) (statements.ReportActor, error) {
-	var ls lists
-	if err := json.Unmarshal(l, &ls); err != nil {
+// actorIn finds ifi's report actor in a statement's report actors (lists.p).
+func actorIn(p []byte, ifi string) (statements.ReportActor, error) {
+	var actors []statements.ReportActor
+	if err := json.Unmarshal(p, &actors); err != nil {
 		return statements.ReportActor{}, fmt.Errorf("report actors: corrupt lists: %w", err)
 	}
-	for _, a := range ls.ReportActors {
+	for _, a := range actors {
 		if a.IFI == ifi {
 			return a, nil
 		}
