@@ -247,5 +247,28 @@ func TestLRSReports(t *testing.T) {
 		if len(res.Results) != 3 {
 			t.Errorf("read-only account's results on a1: %d", len(res.Results))
 		}
+
+		// activities and actors come in pages of 1000 linked by more, under the tenant path.
+		var wide []any
+		for i := 0; i < 1001; i++ {
+			wide = append(wide, map[string]any{"actor": map[string]any{"mbox": fmt.Sprintf("mailto:w%04d@example.com", i)},
+				"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/experienced"}, "object": map[string]any{"id": fmt.Sprintf("http://example.com/w/%04d", i)}})
+		}
+		e.expect(e.do("POST", lrs+"/beta/statements", root, wide, v200...), 200, "post 1001")
+		for _, name := range []string{"activities", "actors"} {
+			var page struct {
+				Results []map[string]any `json:"results"`
+				More    string           `json:"more"`
+			}
+			get(lrs+"/beta/Report/"+name, root, 200, &page)
+			if len(page.Results) != 1000 || !strings.HasPrefix(page.More, lrs+"/beta/Report/"+name+"?more=") {
+				t.Fatalf("%s first page: %d, more %q", name, len(page.Results), page.More)
+			}
+			first := fmt.Sprint(page.Results[0])
+			get(page.More, root, 200, &page)
+			if len(page.Results) != 1 || page.More != "" || fmt.Sprint(page.Results[0]) == first {
+				t.Errorf("%s second page: %v, more %q", name, page.Results, page.More)
+			}
+		}
 	})
 }
