@@ -50,59 +50,75 @@ func migrateReports(db *sql.DB, derive statements.DeriveReport) error {
 	if _, err := tx.Exec(`ALTER TABLE statements ADD COLUMN result INTEGER NOT NULL DEFAULT 0`); err != nil {
 		return err
 	}
-	var n int
-	if err := tx.QueryRow(`SELECT count(*) FROM statements WHERE activity <> ''`).Scan(&n); err != nil {
+	var any bool
+	if err := tx.QueryRow(`SELECT EXISTS (SELECT 1 FROM statements WHERE activity <> '')`).Scan(&any); err != nil {
 		return err
 	}
-	if n > 0 && derive == nil {
+	if any && derive == nil {
 		return errors.New("statements stored before the report fields need sqlite.WithReportFields to migrate")
 	}
-	rows, err := tx.Query(`SELECT stored, tenant, raw, activity, lists FROM statements WHERE activity <> ''`)
-	if err != nil {
-		return err
-	}
+	// In keyset batches, so memory stays bounded whatever the number of statements.
 	type row struct {
 		stored           int64
 		tenant, activity string
 		raw, lists       []byte
 	}
-	var all []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.stored, &r.tenant, &r.raw, &r.activity, &r.lists); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, r := range all {
-		result, actors, err := derive(r.raw)
+	for last := int64(-1 << 63); ; {
+		rows, err := tx.Query(`SELECT stored, tenant, raw, activity, lists FROM statements
+			WHERE stored > ? AND activity <> '' ORDER BY stored LIMIT 1000`, last)
 		if err != nil {
-			return fmt.Errorf("statement stored at %d: %w", r.stored, err)
-		}
-		var ls lists
-		if err := json.Unmarshal(r.lists, &ls); err != nil {
-			return fmt.Errorf("statement stored at %d: corrupt lists: %w", r.stored, err)
-		}
-		ls.ReportActors = actors
-		l, _ := json.Marshal(ls)
-		if _, err := tx.Exec(`UPDATE statements SET result = ?, lists = ? WHERE stored = ?`, result, l, r.stored); err != nil {
 			return err
 		}
-		st := &statements.Statement{Activity: r.activity, ReportActors: actors}
-		for _, term := range terms(st) {
-			if strings.HasPrefix(term, "p:") || strings.HasPrefix(term, "P:") {
-				if _, err := tx.Exec(`INSERT OR IGNORE INTO terms (tenant, term, stored) VALUES (?, ?, ?)`, r.tenant, term, r.stored); err != nil {
-					return err
-				}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.stored, &r.tenant, &r.raw, &r.activity, &r.lists); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		last = batch[len(batch)-1].stored
+		for _, r := range batch {
+			if err := migrateReportRow(tx, derive, r.stored, r.tenant, r.activity, r.raw, r.lists); err != nil {
+				return err
 			}
 		}
 	}
 	return tx.Commit()
+}
+
+// migrateReportRow fills the report fields of the statement stored at stored.
+func migrateReportRow(tx *sql.Tx, derive statements.DeriveReport, stored int64, tenant, activity string, raw, l []byte) error {
+	result, actors, err := derive(raw)
+	if err != nil {
+		return fmt.Errorf("statement stored at %d: %w", stored, err)
+	}
+	var ls lists
+	if err := json.Unmarshal(l, &ls); err != nil {
+		return fmt.Errorf("statement stored at %d: corrupt lists: %w", stored, err)
+	}
+	ls.ReportActors = actors
+	b, _ := json.Marshal(ls)
+	if _, err := tx.Exec(`UPDATE statements SET result = ?, lists = ? WHERE stored = ?`, result, b, stored); err != nil {
+		return err
+	}
+	st := &statements.Statement{Activity: activity, ReportActors: actors}
+	for _, term := range terms(st) {
+		if strings.HasPrefix(term, "p:") || strings.HasPrefix(term, "P:") {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO terms (tenant, term, stored) VALUES (?, ?, ?)`, tenant, term, stored); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // reportCursor continues a report after K (a stored instant for results, the last key for

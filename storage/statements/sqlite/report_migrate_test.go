@@ -46,7 +46,8 @@ func TestMigrateReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, "t", xapiStatements(t, 3), nil); err != nil {
+	// More than one batch of the migration's keyset walk.
+	if err := s.Put(ctx, "t", xapiStatements(t, 1203), nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -74,11 +75,11 @@ func TestMigrateReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	actors, err := s.ReportActors(ctx, statements.ReportQuery{Tenant: "t", Activity: "http://example.com/a"})
-	if err != nil || len(actors.Items) != 3 || actors.Items[2].IFI != "mbox:mailto:l2@example.com" {
+	actors, err := s.ReportActors(ctx, statements.ReportQuery{Tenant: "t", Activity: "http://example.com/a", Limit: 3})
+	if err != nil || len(actors.Items) != 3 || actors.Items[2].IFI != "mbox:mailto:l1001@example.com" || actors.Next == "" {
 		t.Fatalf("actors after migration: %v %+v", err, actors)
 	}
-	results, err := s.ReportResults(ctx, statements.ReportQuery{Tenant: "t", Agent: "mbox:mailto:l1@example.com"})
+	results, err := s.ReportResults(ctx, statements.ReportQuery{Tenant: "t", Agent: "mbox:mailto:l1202@example.com"})
 	if err != nil || len(results.Items) != 1 || !results.Items[0].Result {
 		t.Fatalf("results after migration: %v %+v", err, results)
 	}
