@@ -31,7 +31,9 @@ type ReportQuery struct {
 	Cursor string
 }
 
-// ReportPage is one page of a report; Next is "" on the last one.
+// ReportPage is one page of a report; Next is "" on the last one. A page may hold fewer items
+// than the limit, even none, and still have a Next (a backend may skip keys whose statements
+// are all voided within its bound of work per page).
 type ReportPage[T any] struct {
 	Items []T
 	Next  string
@@ -60,10 +62,8 @@ type Reports interface {
 	ReportActors(ctx context.Context, q ReportQuery) (*ReportPage[ReportActor], error)
 }
 
-// Default and largest report page sizes.
-const (
-	DefaultReportLimit = 100
-)
+// DefaultReportLimit is the page size of a ReportQuery without Limit; MaxLimit caps it.
+const DefaultReportLimit = 100
 
 // ReportLimit is q.Limit with the default applied and the cap enforced.
 func ReportLimit(q ReportQuery) int {
