@@ -35,7 +35,8 @@ const (
 	// search) and one status document per content version, told apart by the keyword "kind".
 	Content = "content"
 	// Statements is the index of xAPI statements: the fields the xAPI statement queries filter
-	// on, plus the raw statement (stored, not indexed).
+	// on and the report extension aggregates on, plus the raw statement (stored, not indexed).
+	// Version 2 added result, report_actor_ifis and report_actors (the reports).
 	Statements = "statements"
 	// XAPIDocuments is the index of the xAPI document resources (state, activity profile,
 	// agent profile): the key fields, an ETag, the update time and the body (binary, not
@@ -79,7 +80,7 @@ type Index struct {
 // indexes lists every definition; each has a file <Name>.json (checked by the tests).
 var indexes = []Index{
 	{Name: Content, Version: 3},
-	{Name: Statements, Version: 1},
+	{Name: Statements, Version: 2},
 	{Name: XAPIDocuments, Version: 1},
 	{Name: XAPIActivities, Version: 1},
 	{Name: XAPIAttachments, Version: 1},

@@ -179,7 +179,7 @@ func TestVersioned(t *testing.T) {
 	if got, want := Versioned(Content), fmt.Sprintf("content_v%d", contentVersion(t)); got != want {
 		t.Errorf("Versioned(Content) = %q", got)
 	}
-	if got := Versioned(Statements); got != "statements_v1" {
+	if got := Versioned(Statements); got != "statements_v2" {
 		t.Errorf("Versioned(Statements) = %q", got)
 	}
 	defer func() {

@@ -322,3 +322,32 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkStatementRollup/' | awk '
     printf "|%s|%s:|\n", "------------------------------", "-------------"
     for (i = 1; i <= n; i++) print rows[i]
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Report extensions (issue 12, item 4): one page per operation of Report/results, /activities
+# and /actors as the port (statements.Reports) answers it, over LECTERN_BENCH_REPORT_STATEMENTS
+# (default 1,000,000) statements of statementstest.FakeReport, SQLite and Elasticsearch side by
+# side (p50/p99 ms). The stores are seeded once and reused: SQLite into
+# $HOME/.cache/lectern/bench/statements-reports-sqlite-<n>.db, Elasticsearch into the indices
+# lectern_bench_reports_<n>_* of the local cluster (seeding 1M takes minutes on two cores).
+cmd=(go test -run='^$' -bench='^BenchmarkReports$' -benchtime="${REPORT_BENCHTIME:-200x}" -timeout=120m
+  ./storage/statements/sqlite/ ./storage/statements/elastic/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk -v n="${LECTERN_BENCH_REPORT_STATEMENTS:-1000000}" '
+  $1 == "pkg:" { be = ($2 ~ /\/elastic$/) ? "es" : ($2 ~ /\/sqlite$/) ? "sqlite" : "" }
+  $1 ~ /^BenchmarkReports\// && be != "" {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkReports\//, "", name)
+    if (!(name in seen)) { seen[name] = 1; shapes[++ns] = name }
+    for (i = 2; i <= NF; i++) if ($i == "p50-µs" || $i == "p99-µs") v[name, be, $i] = $(i - 1)
+  }
+  function ms(name, be, unit) { return ((name, be, unit) in v) ? sprintf("%.2f", v[name, be, unit] / 1000) : "-" }
+  END {
+    if (ns == 0) { print "no BenchmarkReports results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-32s | %10s | %10s | %10s | %10s |\n", "report page (" n " statements)", "SQLite p50", "SQLite p99", "ES p50", "ES p99"
+    printf "|%s|%s:|%s:|%s:|%s:|\n", "----------------------------------", "------------", "------------", "------------", "------------"
+    for (k = 1; k <= ns; k++) {
+      s = shapes[k]
+      printf "| %-32s | %10s | %10s | %10s | %10s |\n", s, ms(s, "sqlite", "p50-µs"), ms(s, "sqlite", "p99-µs"), ms(s, "es", "p50-µs"), ms(s, "es", "p99-µs")
+    }
+  }'

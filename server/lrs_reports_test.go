@@ -182,6 +182,32 @@ func TestLRSReports(t *testing.T) {
 		}
 		get(base+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, 404, nil)
 
+		// An actor is shown as its latest statement names it; an anonymous group stands for its
+		// identified members; a voided statement counts nowhere.
+		a4 := "http://example.com/quiz/4"
+		renamed := accountActor("ann")
+		renamed["name"] = "Ann Smith"
+		group := map[string]any{"objectType": "Group", "member": []any{map[string]any{"mbox": "mailto:dora@example.com", "name": "Dora"}}}
+		voidMe := scored(group, a4, map[string]any{"success": true})
+		voidMe["id"] = "5e7a9a40-0000-4000-8000-00000000000a"
+		e.expect(e.do("POST", base+"/statements", root, []any{scored(renamed, a4, map[string]any{"completion": true}), voidMe}, v200...), 200, "post a4")
+		get(base+"/Report/actors?activity="+url.QueryEscape(a4), root, 200, &list)
+		if len(list.Results) != 2 || list.Results[0]["name"] != "Ann Smith" || list.Results[1]["mbox"] != "mailto:dora@example.com" || list.Results[1]["name"] != "Dora" {
+			t.Errorf("actors of a4: %v", list.Results)
+		}
+		void := map[string]any{"actor": map[string]any{"mbox": "mailto:x@example.com"},
+			"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"}, "object": map[string]any{"objectType": "StatementRef", "id": voidMe["id"]}}
+		e.expect(e.do("POST", base+"/statements", root, void, v200...), 200, "void")
+		get(base+"/Report/actors?activity="+url.QueryEscape(a4), root, 200, &list)
+		if len(list.Results) != 1 || list.Results[0]["name"] != "Ann Smith" {
+			t.Errorf("actors of a4 after voiding dora's statement: %v", list.Results)
+		}
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:dora@example.com"}`), root, 404, nil)
+		get(base+"/Report/results?activity="+url.QueryEscape(a4), root, 200, &res)
+		if len(res.Results) != 1 || res.Results[0].Actor["name"] != "Ann Smith" {
+			t.Errorf("results of a4 after voiding: %+v", res.Results)
+		}
+
 		// Tenants: the credential's tenant without a segment, isolation, CORS.
 		key, secret := e.credential("acme")
 		get(lrs+"/Report/actors?activity="+url.QueryEscape(a1), bearer(key, secret), 200, &list)
@@ -220,6 +246,29 @@ func TestLRSReports(t *testing.T) {
 		get(base+"/Report/results?activity="+url.QueryEscape(a1), viewer, 200, &res)
 		if len(res.Results) != 3 {
 			t.Errorf("read-only account's results on a1: %d", len(res.Results))
+		}
+
+		// activities and actors come in pages of 1000 linked by more, under the tenant path.
+		var wide []any
+		for i := 0; i < 1001; i++ {
+			wide = append(wide, map[string]any{"actor": map[string]any{"mbox": fmt.Sprintf("mailto:w%04d@example.com", i)},
+				"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/experienced"}, "object": map[string]any{"id": fmt.Sprintf("http://example.com/w/%04d", i)}})
+		}
+		e.expect(e.do("POST", lrs+"/beta/statements", root, wide, v200...), 200, "post 1001")
+		for _, name := range []string{"activities", "actors"} {
+			var page struct {
+				Results []map[string]any `json:"results"`
+				More    string           `json:"more"`
+			}
+			get(lrs+"/beta/Report/"+name, root, 200, &page)
+			if len(page.Results) != 1000 || !strings.HasPrefix(page.More, lrs+"/beta/Report/"+name+"?more=") {
+				t.Fatalf("%s first page: %d, more %q", name, len(page.Results), page.More)
+			}
+			first := fmt.Sprint(page.Results[0])
+			get(page.More, root, 200, &page)
+			if len(page.Results) != 1 || page.More != "" || fmt.Sprint(page.Results[0]) == first {
+				t.Errorf("%s second page: %v, more %q", name, page.Results, page.More)
+			}
 		}
 	})
 }

@@ -123,7 +123,7 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 		eventually(t, 10*time.Second, "the finish commit from the activity's window", func() bool {
 			e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &detail)
 			rt := detail.ActivityDetails.Children[0].Runtime
-			return rt.Location == "window" && rt.Exit == "suspend"
+			return rt.Location == "window" && rt.Exit == "Suspend"
 		})
 		select {
 		case d := <-dialogs:

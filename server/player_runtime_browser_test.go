@@ -53,17 +53,17 @@ func TestPlayerRuntimeSettingsInBrowser(t *testing.T) {
 
 		// By default LMSFinish commits at once (the exit flag arrives while the page stays).
 		finish("now")
-		eventually(t, 10*time.Second, "the finish commit", func() bool { return exitOf("now") == "suspend" })
+		eventually(t, 10*time.Second, "the finish commit", func() bool { return exitOf("now") == "Suspend" })
 
 		// With PlayerFinishCausesImmediateCommit false the finish commit waits: it is not there
 		// while the page stays, and arrives when the page goes away.
 		e.setSetting(regs+"/later", "PlayerFinishCausesImmediateCommit", "false")
 		finish("later")
-		if got := exitOf("later"); got == "suspend" {
+		if got := exitOf("later"); got == "Suspend" {
 			t.Errorf("the finish commit was sent at LMSFinish")
 		}
 		navigate("about:blank")
-		eventually(t, 10*time.Second, "the held finish commit after leaving the page", func() bool { return exitOf("later") == "suspend" })
+		eventually(t, 10*time.Second, "the held finish commit after leaving the page", func() bool { return exitOf("later") == "Suspend" })
 
 		// PlayerSuspendDataMaxLength 4096 and PlayerCommMaxFailedSubmissions 3 (registration level).
 		e.setSetting(regs+"/lost", "PlayerSuspendDataMaxLength", "4096")

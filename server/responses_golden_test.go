@@ -271,6 +271,12 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("xapi-report-results", ok(e.do("GET", lrsBase+"/Report/results?activity="+act, root, nil, v103...), 200, "report results"))
 	g.record("xapi-report-activities", ok(e.do("GET", lrsBase+"/Report/activities", root, nil, v103...), 200, "report activities"))
 	g.record("xapi-report-actors", ok(e.do("GET", lrsBase+"/Report/actors", root, nil, v103...), 200, "report actors"))
+	g.record("xapi-report-results-agent", ok(e.do("GET", lrsBase+"/Report/results?agent="+agent, root, nil, v103...), 200, "report results of an agent"))
+	g.record("xapi-report-activities-agent", ok(e.do("GET", lrsBase+"/Report/activities?agent="+agent, root, nil, v103...), 200, "report activities of an agent"))
+	g.record("xapi-report-actors-activity", ok(e.do("GET", lrsBase+"/Report/actors?activity="+act, root, nil, v103...), 200, "report actors of an activity"))
+	g.record("xapi-report-results-not-found", ok(e.do("GET", lrsBase+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), root, nil, v103...), 404, "report results: nothing matches"))
+	g.record("xapi-report-actors-not-found", ok(e.do("GET", lrsBase+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, nil, v103...), 404, "report actors: nothing matches"))
+	g.record("xapi-report-bad-more", ok(e.do("GET", lrsBase+"/Report/actors?more=garbage", root, nil, v103...), 400, "report actors: bad continuation"))
 
 	// Deleting the tenant answers its job.
 	r = ok(e.do("DELETE", app+"/"+ten, root, nil), 202, "delete tenant")

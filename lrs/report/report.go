@@ -1,8 +1,8 @@
-// Package report builds the report extension of the xAPI record store (spec/002 "Report
-// result entry", GET {lrs}/TCAPI/Report/results, /activities and /actors) from stored
-// statements. It is pure: the HTTP layer pages statements out of a statements.Store (Query
-// filters by agent and activity already) and hands each page here; nothing in this package
-// talks to a backend.
+// Package report is the use case of the record store's report extension (spec/002 "Report
+// result entry", GET {lrs}/TCAPI/Report/results, /activities and /actors): Service asks the
+// backend's aggregation port (statements.Reports) for a page, applies the read rule, the
+// not-found answers and the continuation tokens of `more`, and shapes the entries. The HTTP
+// layer only parses parameters and writes the answer.
 //
 // Only statements whose object is an Activity count: a report is about activities, and the
 // object of the others (an agent, a statement reference, a sub-statement) has no
@@ -11,11 +11,13 @@
 package report
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
-	"sort"
+	"errors"
+	"fmt"
 	"time"
 
-	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -91,13 +93,12 @@ type rawResult struct {
 }
 
 type rawActor struct {
-	ObjectType  string            `json:"objectType"`
-	Name        string            `json:"name"`
-	Mbox        string            `json:"mbox"`
-	MboxSHA1Sum string            `json:"mbox_sha1sum"`
-	OpenID      string            `json:"openid"`
-	Account     *Account          `json:"account"`
-	Member      []json.RawMessage `json:"member"`
+	ObjectType  string   `json:"objectType"`
+	Name        string   `json:"name"`
+	Mbox        string   `json:"mbox"`
+	MboxSHA1Sum string   `json:"mbox_sha1sum"`
+	OpenID      string   `json:"openid"`
+	Account     *Account `json:"account"`
 }
 
 type rawActivity struct {
@@ -148,23 +149,6 @@ func (r rawActor) actor() Actor {
 	return Actor{ObjectType: r.ObjectType, Name: r.Name, Mbox: r.Mbox, MboxSHA1Sum: r.MboxSHA1Sum, OpenID: r.OpenID, Account: r.Account}
 }
 
-// ifi is the identity actors are deduplicated by ("" for an anonymous group).
-func (a Actor) ifi() string {
-	m := map[string]any{}
-	switch {
-	case a.Mbox != "":
-		m["mbox"] = a.Mbox
-	case a.MboxSHA1Sum != "":
-		m["mbox_sha1sum"] = a.MboxSHA1Sum
-	case a.OpenID != "":
-		m["openid"] = a.OpenID
-	case a.Account != nil:
-		m["account"] = map[string]any{"homePage": a.Account.HomePage, "name": a.Account.Name}
-	}
-	id, _ := xapi.IFI(m)
-	return id
-}
-
 // Results turns a page of statements into report entries, in the page's order. Statements
 // without a result object, or whose object is not an Activity, give no entry.
 func Results(page []*statements.Statement) []Result {
@@ -196,99 +180,209 @@ func Results(page []*statements.Statement) []Result {
 	return out
 }
 
-// Activities collects the distinct activities that are the object of the statements added
-// (context activities, the children of a course, are not included). The first definition
-// seen of an activity is kept; the HTTP layer replaces it with the canonical one.
-type Activities struct {
-	byID map[string]Activity
+// Sentinel errors of Service; the HTTP layer maps them to 404, 400 and 403.
+var (
+	// ErrNotFound: nothing matches (results and actors; the activities report answers an
+	// empty list).
+	ErrNotFound = errors.New("report: nothing matches")
+	// ErrInvalid: a missing filter or a continuation token this LRS did not issue.
+	ErrInvalid = errors.New("report: invalid request")
+	// ErrForbidden: a continuation token issued to another principal.
+	ErrForbidden = errors.New("report: continuation of another principal")
+)
+
+// Page sizes: a results page is as long as a statements page; activities and actors are
+// short rows.
+const (
+	ResultsPageSize = 100
+	ListPageSize    = 1000
+)
+
+// maxEmptyRounds bounds the store pages one request reads past pages that came back empty
+// (a loose index scan skips terms whose statements are all voided, and may return an empty
+// page with a continuation).
+const maxEmptyRounds = 20
+
+// Request is one report call.
+type Request struct {
+	Tenant string
+	// Agent (an IFI) filters results and activities.
+	Agent string
+	// Activity filters results and actors.
+	Activity string
+	// Viewer is the IFI of a principal that may only read the statements it appears in; ""
+	// for a principal that may read every statement.
+	Viewer string
+	// More is the continuation token of a previous answer; it carries the filters, so Agent
+	// and Activity are ignored with it.
+	More string
 }
 
-// Add adds a page of statements.
-func (a *Activities) Add(page []*statements.Statement) {
-	if a.byID == nil {
-		a.byID = map[string]Activity{}
+// Service answers the three reports from a backend's aggregation port.
+type Service struct {
+	Store statements.Reports
+	// ResultsLimit and ListLimit override ResultsPageSize and ListPageSize when positive.
+	ResultsLimit, ListLimit int
+}
+
+func (s Service) resultsLimit() int {
+	if s.ResultsLimit > 0 {
+		return s.ResultsLimit
 	}
-	for _, st := range page {
-		r, ok := parse(st)
+	return ResultsPageSize
+}
+
+func (s Service) listLimit() int {
+	if s.ListLimit > 0 {
+		return s.ListLimit
+	}
+	return ListPageSize
+}
+
+// token is what a continuation carries: the filters and the store's cursor. The tenant is
+// not in it: the store's cursor is bound to the tenant that issued it.
+type token struct {
+	Agent    string `json:"a,omitempty"`
+	Activity string `json:"c,omitempty"`
+	Viewer   string `json:"v,omitempty"`
+	Cursor   string `json:"k"`
+}
+
+// query turns r into the store's query, decoding r.More when set.
+func (r Request) query(limit int) (statements.ReportQuery, error) {
+	q := statements.ReportQuery{Tenant: r.Tenant, Agent: r.Agent, Activity: r.Activity, Viewer: r.Viewer, Limit: limit}
+	if r.More == "" {
+		return q, nil
+	}
+	var t token
+	b, err := base64.RawURLEncoding.DecodeString(r.More)
+	if err != nil || json.Unmarshal(b, &t) != nil || t.Cursor == "" {
+		return q, fmt.Errorf("%w: more: not a continuation token of this LRS", ErrInvalid)
+	}
+	// A principal restricted to its own statements continues only its own walks; one that
+	// reads everything may continue any (it sees a subset of what it may read).
+	if r.Viewer != "" && t.Viewer != r.Viewer {
+		return q, ErrForbidden
+	}
+	q.Agent, q.Activity, q.Viewer, q.Cursor = t.Agent, t.Activity, t.Viewer, t.Cursor
+	return q, nil
+}
+
+func more(q statements.ReportQuery, next string) string {
+	if next == "" {
+		return ""
+	}
+	b, _ := json.Marshal(token{Agent: q.Agent, Activity: q.Activity, Viewer: q.Viewer, Cursor: next})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func storeErr(err error) error {
+	if errors.Is(err, statements.ErrInvalid) {
+		// The filters are checked before; what the store refuses is the continuation.
+		return fmt.Errorf("%w: more: %w", ErrInvalid, err)
+	}
+	return err
+}
+
+// walk reads pages of q until one has items or the walk ends (see maxEmptyRounds).
+func walk[T any](ctx context.Context, q statements.ReportQuery, read func(context.Context, statements.ReportQuery) (*statements.ReportPage[T], error)) (*statements.ReportPage[T], error) {
+	for round := 0; ; round++ {
+		page, err := read(ctx, q)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		if len(page.Items) > 0 || page.Next == "" || round == maxEmptyRounds {
+			return page, nil
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// ResultsPage is the answer of Results.
+type ResultsPage struct {
+	Results []Result
+	// More is the continuation token, "" on the last page.
+	More string
+}
+
+// Results is Report/results: the entries of the statements with a result object of an
+// agent, an activity or both, newest stored first. ErrNotFound when a first page is empty.
+func (s Service) Results(ctx context.Context, r Request) (*ResultsPage, error) {
+	if r.More == "" && r.Agent == "" && r.Activity == "" {
+		return nil, fmt.Errorf("%w: agent or activity: at least one of the parameters is required", ErrInvalid)
+	}
+	q, err := r.query(s.resultsLimit())
+	if err != nil {
+		return nil, err
+	}
+	page, err := walk(ctx, q, s.Store.ReportResults)
+	if err != nil {
+		return nil, err
+	}
+	out := &ResultsPage{Results: Results(page.Items), More: more(q, page.Next)}
+	if len(out.Results) == 0 && out.More == "" && r.More == "" {
+		return nil, fmt.Errorf("%w: no statement with a result matches the agent and activity", ErrNotFound)
+	}
+	return out, nil
+}
+
+// ActivitiesPage is the answer of Activities.
+type ActivitiesPage struct {
+	Results []Activity
+	More    string
+}
+
+// Activities is Report/activities: the distinct object activities of an agent's statements,
+// or of all, by id, each with its canonical definition's name when the LRS has one.
+func (s Service) Activities(ctx context.Context, r Request) (*ActivitiesPage, error) {
+	r.Activity = ""
+	q, err := r.query(s.listLimit())
+	if err != nil {
+		return nil, err
+	}
+	page, err := walk(ctx, q, s.Store.ReportActivities)
+	if err != nil {
+		return nil, err
+	}
+	out := &ActivitiesPage{Results: make([]Activity, 0, len(page.Items)), More: more(q, page.Next)}
+	for _, a := range page.Items {
+		act, ok := ActivityOf(a.Canonical)
 		if !ok {
-			continue
+			act = Activity{ObjectType: "Activity", ID: a.ID}
 		}
-		act, ok := ActivityOf(r.Object)
+		out.Results = append(out.Results, act)
+	}
+	return out, nil
+}
+
+// ActorsPage is the answer of Actors.
+type ActorsPage struct {
+	Results []Actor
+	More    string
+}
+
+// Actors is Report/actors: the distinct actors of an activity's statements, or of all, by
+// IFI, each as its latest statement gives it. ErrNotFound when a first page is empty.
+func (s Service) Actors(ctx context.Context, r Request) (*ActorsPage, error) {
+	r.Agent = ""
+	q, err := r.query(s.listLimit())
+	if err != nil {
+		return nil, err
+	}
+	page, err := walk(ctx, q, s.Store.ReportActors)
+	if err != nil {
+		return nil, err
+	}
+	out := &ActorsPage{Results: make([]Actor, 0, len(page.Items)), More: more(q, page.Next)}
+	for _, a := range page.Items {
+		ra, ok := actorOf(a.Agent)
 		if !ok {
-			continue
+			return nil, fmt.Errorf("report: actor %s: unreadable agent", a.IFI)
 		}
-		if _, seen := a.byID[act.ID]; !seen {
-			a.byID[act.ID] = act
-		}
+		out.Results = append(out.Results, ra.actor())
 	}
-}
-
-// List returns the activities sorted by id (an empty slice, never nil).
-func (a *Activities) List() []Activity {
-	out := make([]Activity, 0, len(a.byID))
-	for _, act := range a.byID {
-		out = append(out, act)
+	if len(out.Results) == 0 && out.More == "" && r.More == "" {
+		return nil, fmt.Errorf("%w: no statement about an activity matches", ErrNotFound)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// Actors collects the distinct actors of the statements added whose object is an Activity.
-// An identified group is one actor; an anonymous group stands for its identified members.
-type Actors struct {
-	byIFI map[string]Actor
-}
-
-// Add adds a page of statements.
-func (a *Actors) Add(page []*statements.Statement) {
-	if a.byIFI == nil {
-		a.byIFI = map[string]Actor{}
-	}
-	for _, st := range page {
-		r, ok := parse(st)
-		if !ok {
-			continue
-		}
-		if _, ok := ActivityOf(r.Object); !ok {
-			continue
-		}
-		ra, ok := actorOf(r.Actor)
-		if !ok {
-			continue
-		}
-		a.add(ra.actor())
-		if ra.actor().ifi() == "" {
-			for _, m := range ra.Member {
-				if rm, ok := actorOf(m); ok {
-					a.add(rm.actor())
-				}
-			}
-		}
-	}
-}
-
-func (a *Actors) add(act Actor) {
-	id := act.ifi()
-	if id == "" {
-		return
-	}
-	if old, seen := a.byIFI[id]; seen && old.Name != "" {
-		return
-	}
-	a.byIFI[id] = act
-}
-
-// List returns the actors sorted by their inverse functional identifier (an empty slice,
-// never nil).
-func (a *Actors) List() []Actor {
-	ids := make([]string, 0, len(a.byIFI))
-	for id := range a.byIFI {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	out := make([]Actor, len(ids))
-	for i, id := range ids {
-		out[i] = a.byIFI[id]
-	}
-	return out
+	return out, nil
 }

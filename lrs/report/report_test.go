@@ -64,22 +64,6 @@ func TestReports(t *testing.T) {
 		t.Errorf("absent result properties must be left out: %s", b)
 	}
 
-	var acts report.Activities
-	acts.Add(page)
-	acts.Add(page[:1])
-	al := acts.List()
-	if len(al) != 2 || al[0].ID != "http://x/a1" || al[1].ID != "http://x/a2" {
-		t.Errorf("activities: %+v", al)
-	}
-	var actors report.Actors
-	actors.Add(page)
-	if l := actors.List(); len(l) != 3 || l[0].Account == nil || l[1].Mbox != "mailto:bob@example.com" || l[2].Mbox != "mailto:dan@example.com" {
-		t.Errorf("actors: %+v", l)
-	}
-	var empty report.Activities
-	if b, _ := json.Marshal(empty.List()); string(b) != "[]" {
-		t.Errorf("empty list: %s", b)
-	}
 	if _, ok := report.ActivityOf(json.RawMessage(`{"objectType":"StatementRef","id":"x"}`)); ok {
 		t.Error("a StatementRef is not an activity")
 	}

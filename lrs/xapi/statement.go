@@ -356,6 +356,7 @@ func (s *Statement) Fields() statements.Statement {
 	if ctx, _ := s.m["context"].(map[string]any); ctx != nil {
 		f.Registration, _ = ctx["registration"].(string)
 	}
+	f.Result, f.ReportActors = reportFields(s.m)
 	for _, a := range s.Attachments() {
 		if !slices.Contains(f.AttachmentHashes, a.SHA2) {
 			f.AttachmentHashes = append(f.AttachmentHashes, a.SHA2)

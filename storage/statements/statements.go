@@ -65,6 +65,11 @@ type Statement struct {
 	Registration      string
 	// AttachmentHashes are the sha2 values of the statement's attachments.
 	AttachmentHashes []string
+	// Result is true when the statement has a result object (the results report).
+	Result bool
+	// ReportActors are the agents the actors report lists for this statement when its object
+	// is an Activity (none otherwise): the actor, or an anonymous group's identified members.
+	ReportActors []ReportActor
 }
 
 // TargetID is st's Target, or Voids when Target is empty.
@@ -209,4 +214,5 @@ type Backend interface {
 	Store
 	Documents
 	Activities
+	Reports
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
+	"github.com/lectern-lms/lectern/lrs/xapi"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -328,13 +329,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	case a.Elastic != nil:
 		// A refresh per write: content that posts a statement and reads it back (and every xAPI
 		// client expecting read-your-writes) would otherwise wait up to a second per request.
-		st, err := stelastic.New(ctx, a.Elastic, stelastic.RefreshImmediately())
+		st, err := stelastic.New(ctx, a.Elastic, stelastic.RefreshImmediately(), stelastic.WithReportFields(xapi.ReportFields))
 		if err != nil {
 			return nil, err
 		}
 		a.Statements = st
 	default:
-		st, err := stsqlite.Open(filepath.Join(cfg.DataDir, "lrs.db"))
+		st, err := stsqlite.Open(filepath.Join(cfg.DataDir, "lrs.db"), stsqlite.WithReportFields(xapi.ReportFields))
 		if err != nil {
 			return nil, err
 		}

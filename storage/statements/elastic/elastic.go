@@ -51,6 +51,8 @@ type Store struct {
 	stmts, docs, acts, atts string
 	// refresh is the refresh policy of writes that searches must see: "wait_for" or "true".
 	refresh string
+	// derive fills the report fields of statements migrated from an older index version.
+	derive statements.DeriveReport
 
 	mu sync.Mutex
 	// last is the latest stored instant assigned (unix microseconds), the clock that keeps
@@ -82,6 +84,9 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
 	}
 	// Start the stored clock above everything stored, so a restart (or a clock that went
 	// back) never stamps a statement before one already stored.

@@ -37,6 +37,11 @@ type stmtDoc struct {
 	// the rule that a query also returns statements targeting a matching one.
 	Target           string   `json:"target,omitempty"`
 	AttachmentHashes []string `json:"attachment_hashes,omitempty"`
+	// Result, ReportActorIFIs and ReportActors are what the reports filter and aggregate on
+	// (statements.Statement.Result and ReportActors); report_actors is stored, not indexed.
+	Result          bool                     `json:"result,omitempty"`
+	ReportActorIFIs []string                 `json:"report_actor_ifis,omitempty"`
+	ReportActors    []statements.ReportActor `json:"report_actors,omitempty"`
 	// Statement is the raw statement as a JSON string, not as an object: the field is mapped
 	// enabled:false (never parsed, whatever JSON value it holds), and a string survives the
 	// re-serialization of _source that a partial update (voiding) does byte for byte, where an
@@ -60,8 +65,19 @@ func toDoc(st *statements.Statement, voided bool) *stmtDoc {
 		Voids:             st.Voids,
 		Target:            st.TargetID(),
 		AttachmentHashes:  st.AttachmentHashes,
+		Result:            st.Result,
+		ReportActorIFIs:   reportIFIs(st.ReportActors),
+		ReportActors:      st.ReportActors,
 		Statement:         string(st.Raw),
 	}
+}
+
+func reportIFIs(actors []statements.ReportActor) []string {
+	var out []string
+	for _, a := range actors {
+		out = append(out, a.IFI)
+	}
+	return out
 }
 
 // statement is the statement d stores.
@@ -80,6 +96,7 @@ func (d *stmtDoc) statement() (*statements.Statement, error) {
 		Agents: d.Agents, RelatedAgents: d.RelatedAgents, Activity: d.Activity,
 		RelatedActivities: d.RelatedActivities, Registration: d.Registration,
 		AttachmentHashes: d.AttachmentHashes,
+		Result:           d.Result, ReportActors: d.ReportActors,
 	}, nil
 }
 

@@ -5,7 +5,7 @@
 // course-engine writes):
 //
 //	statements(stored INTEGER PRIMARY KEY, tenant, id, raw, hash, timestamp, voided, voids,
-//	           verb, activity, registration, lists, target)   UNIQUE(tenant, id)
+//	           verb, activity, registration, lists, target, result)   UNIQUE(tenant, id)
 //	terms(tenant, term, stored)                        PRIMARY KEY, WITHOUT ROWID
 //	attachments(tenant, sha2, content_type, data)      PRIMARY KEY(tenant, sha2)
 //	documents(tenant, kind, activity_id, agent, registration, doc_id,
@@ -16,8 +16,9 @@
 // so it is at once the xAPI stored order, the keyset cursor and the join key of terms.
 // terms is the join table of every filterable value, one row per (statement, value), the
 // value prefixed by its role ("a:" agent, "A:" related agent, "o:" object activity,
-// "O:" related activity, "v:" verb, "r:" registration); a query walks the (tenant, term,
-// stored) key of its most selective filter in stored order and checks the others by key.
+// "O:" related activity, "v:" verb, "r:" registration, "p:" report actor, "P:" object
+// activity and report actor, see report.go); a query walks the (tenant, term, stored) key of
+// its most selective filter in stored order and checks the others by key.
 //
 // target is the statement a StatementRef object points at (statements.Statement.TargetID);
 // filtered queries add the statements whose target chain reaches a match (the StatementRef
@@ -55,6 +56,20 @@ type Store struct {
 	now func() time.Time
 }
 
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	derive statements.DeriveReport
+}
+
+// WithReportFields gives Open the function that derives the report fields of statements
+// stored before the store kept them (see migrateReports). Open fails on such a database
+// without it.
+func WithReportFields(f statements.DeriveReport) Option {
+	return func(o *options) { o.derive = f }
+}
+
 var _ statements.Backend = (*Store)(nil)
 
 var schema = []string{
@@ -72,6 +87,7 @@ var schema = []string{
 		registration TEXT NOT NULL DEFAULT '',
 		lists BLOB NOT NULL DEFAULT '{}',
 		target TEXT NOT NULL DEFAULT '',
+		result INTEGER NOT NULL DEFAULT 0,
 		UNIQUE (tenant, id))`,
 	// Unfiltered queries walk this in stored order.
 	`CREATE INDEX IF NOT EXISTS statements_by_tenant ON statements (tenant, stored)`,
@@ -108,7 +124,11 @@ var schema = []string{
 }
 
 // Open opens (creating when absent) the statement database file at path.
-func Open(path string) (*Store, error) {
+func Open(path string, opts ...Option) (*Store, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	q := url.Values{}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)"} {
 		q.Add("_pragma", p)
@@ -130,6 +150,10 @@ func Open(path string) (*Store, error) {
 		}
 	}
 	if err := migrateTarget(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
+	}
+	if err := migrateReports(db, o.derive); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
 	}
@@ -186,6 +210,8 @@ type lists struct {
 	RelatedAgents     []string `json:"ra,omitempty"`
 	RelatedActivities []string `json:"ro,omitempty"`
 	AttachmentHashes  []string `json:"h,omitempty"`
+	// ReportActors are the statement's report actors, read back by the actors report.
+	ReportActors []statements.ReportActor `json:"p,omitempty"`
 }
 
 // terms returns the filter values of st, deduplicated. The broad sets include the narrow
@@ -207,6 +233,12 @@ func terms(st *statements.Statement) []string {
 	add("O:", st.RelatedActivities...)
 	add("v:", st.VerbID)
 	add("r:", st.Registration)
+	for _, a := range st.ReportActors {
+		add("p:", a.IFI)
+		if st.Activity != "" {
+			add("P:", st.Activity+pairSep+a.IFI)
+		}
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -273,8 +305,8 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 	}
 	defer check.Close()
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO statements
-		(stored, tenant, id, raw, hash, timestamp, voided, voids, verb, activity, registration, lists, target)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		(stored, tenant, id, raw, hash, timestamp, voided, voids, verb, activity, registration, lists, target, result)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fail(err)
 	}
@@ -318,9 +350,9 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		if !st.Timestamp.IsZero() {
 			ts = micros(st.Timestamp)
 		}
-		l, _ := json.Marshal(lists{st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes})
+		l, _ := json.Marshal(lists{st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes, st.ReportActors})
 		if _, err := ins.ExecContext(ctx, stored, tenant, st.ID, []byte(w.raw), st.Hash, ts, w.voided,
-			st.Voids, st.VerbID, st.Activity, st.Registration, l, st.TargetID()); err != nil {
+			st.Voids, st.VerbID, st.Activity, st.Registration, l, st.TargetID(), st.Result); err != nil {
 			return fail(err)
 		}
 		for _, term := range terms(st) {
@@ -361,7 +393,7 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voided, s.voids, s.verb, s.activity, s.registration, s.lists, s.target`
+const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voided, s.voids, s.verb, s.activity, s.registration, s.lists, s.target, s.result`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -371,7 +403,7 @@ func scanStatement(row scanner) (*statements.Statement, error) {
 	var ts sql.NullInt64
 	var raw, l []byte
 	if err := row.Scan(&stored, &st.Tenant, &st.ID, &raw, &st.Hash, &ts, &st.Voided, &st.Voids,
-		&st.VerbID, &st.Activity, &st.Registration, &l, &st.Target); err != nil {
+		&st.VerbID, &st.Activity, &st.Registration, &l, &st.Target, &st.Result); err != nil {
 		return nil, err
 	}
 	st.Stored = fromMicros(stored)
@@ -384,6 +416,7 @@ func scanStatement(row scanner) (*statements.Statement, error) {
 		return nil, fmt.Errorf("statement %s: corrupt lists: %w", st.ID, err)
 	}
 	st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes = ls.Agents, ls.RelatedAgents, ls.RelatedActivities, ls.AttachmentHashes
+	st.ReportActors = ls.ReportActors
 	return &st, nil
 }
 

@@ -79,6 +79,9 @@ func Run(t *testing.T, open func(t *testing.T) statements.Backend, opts ...Optio
 		{"Activities", testActivities},
 		{"Attachments", testAttachments},
 		{"PurgeTenant", testPurge},
+		{"ReportResults", testReportResults},
+		{"ReportActivities", testReportActivities},
+		{"ReportActors", testReportActors},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
