@@ -81,6 +81,9 @@ func schemas() map[string]any {
 	for k, v := range lrsSchemas() {
 		out[k] = v
 	}
+	for k, v := range forwardSchemas() {
+		out[k] = v
+	}
 	for k, v := range reportSchemas() {
 		out[k] = v
 	}

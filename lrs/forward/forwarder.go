@@ -1,0 +1,271 @@
+package forward
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lectern-lms/lectern/storage/statements"
+)
+
+// Config is the forwarding behaviour of one tenant (the TinCanStatementForward* settings).
+type Config struct {
+	// Sleep is how long a pair that had nothing (or less than a batch) to forward waits before
+	// its source is polled again; it is also the first backoff after a failure.
+	Sleep time.Duration
+	// MaxBackoff caps the exponentially growing wait after consecutive failures.
+	MaxBackoff time.Duration
+	// Batch is the number of statements per POST.
+	Batch int
+	// Timeout bounds each request to the destination.
+	Timeout time.Duration
+}
+
+// Doer sends HTTP requests: the outbound client, so destinations pass the SSRF policy.
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Forwarder copies the statements of every enabled pair to its destination.
+type Forwarder struct {
+	Pairs      *Manager
+	Statements statements.Store
+	// Tenants lists the tenants whose pairs are forwarded.
+	Tenants func(ctx context.Context) ([]string, error)
+	// Config returns a tenant's forwarding settings.
+	Config func(ctx context.Context, tenant string) (Config, error)
+	Client Doer
+	Logger *slog.Logger
+	// Settle keeps the forwarder this far behind the store's clock: statements stored in the
+	// last Settle are left for a later poll. A store whose writes become visible out of stored
+	// order (Elasticsearch: a Put stamps stored before its documents are searchable) needs it,
+	// or a walk could pass a statement that appears later below its position. Zero for a store
+	// that commits in stored order (SQLite).
+	Settle time.Duration
+	// Now is the clock (time.Now when nil); tests move it to walk a backoff.
+	Now func() time.Time
+	// Tick is how often the pairs are scanned for due work (default 200ms).
+	Tick time.Duration
+
+	mu   sync.Mutex
+	idle map[string]time.Time // pair key → not polled before
+}
+
+// Backoff is the wait after the n-th consecutive failure: sleep doubled n-1 times, capped.
+func Backoff(n int, sleep, ceiling time.Duration) time.Duration {
+	d := max(sleep, time.Millisecond)
+	for i := 1; i < n && d < ceiling; i++ {
+		d *= 2
+	}
+	return min(d, ceiling)
+}
+
+// Run forwards until ctx ends.
+func (f *Forwarder) Run(ctx context.Context) {
+	tick := f.Tick
+	if tick <= 0 {
+		tick = 200 * time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		if err := f.Pass(ctx); err != nil && ctx.Err() == nil {
+			f.log().Warn("statement forwarding pass failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (f *Forwarder) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+func (f *Forwarder) log() *slog.Logger {
+	if f.Logger == nil {
+		return slog.Default()
+	}
+	return f.Logger
+}
+
+// Pass runs every due pair of every tenant once (a pair with a full batch keeps going
+// until it has caught up or fails).
+func (f *Forwarder) Pass(ctx context.Context) error {
+	tenants, err := f.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, tenant := range tenants {
+		pairs, err := f.Pairs.List(ctx, tenant)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(pairs) == 0 {
+			continue
+		}
+		var cfg Config
+		for _, p := range pairs {
+			if !p.Enabled || ctx.Err() != nil {
+				continue
+			}
+			key := tenant + "\x00" + p.ID
+			now := f.now()
+			f.mu.Lock()
+			wait := f.idle[key]
+			f.mu.Unlock()
+			if now.Before(wait) || now.Before(p.Status.NextAttempt) {
+				continue
+			}
+			if cfg.Batch == 0 {
+				if cfg, err = f.Config(ctx, tenant); err != nil {
+					errs = append(errs, err)
+					break
+				}
+			}
+			for {
+				full, err := f.Step(ctx, p, cfg)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if !full || ctx.Err() != nil {
+					break
+				}
+			}
+			f.mu.Lock()
+			if f.idle == nil {
+				f.idle = map[string]time.Time{}
+			}
+			f.idle[key] = f.now().Add(cfg.Sleep)
+			f.mu.Unlock()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Step forwards one batch of p (its password in clear, as Manager returns it) and reports
+// whether the batch was full (more may be waiting). A destination failure is recorded in
+// the pair's status with its backoff and is not returned as an error.
+func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (full bool, err error) {
+	st, rec, err := f.Pairs.cursor(ctx, p.Tenant, p.ID)
+	if err != nil {
+		return false, err
+	}
+	if f.now().Before(st.NextAttempt) {
+		return false, nil
+	}
+	q, err := ParseSource(p.SourceQuery)
+	if err != nil {
+		return false, err
+	}
+	q.Tenant, q.Since, q.Ascending, q.Limit = p.Tenant, st.Position, true, max(cfg.Batch, 1)
+	if f.Settle > 0 {
+		q.Until = time.Now().Add(-f.Settle) // the store's clock, not the test's
+		if !q.Until.After(q.Since) {
+			return false, nil
+		}
+	}
+	page, err := f.Statements.Query(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	if len(page.Statements) == 0 {
+		return false, nil
+	}
+	st.LastAttempt = f.now()
+	if derr := f.deliver(ctx, p, cfg, page.Statements); derr != nil {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		st.Failures++
+		st.LastError = derr.Error()
+		st.NextAttempt = st.LastAttempt.Add(Backoff(st.Failures, cfg.Sleep, cfg.MaxBackoff))
+		f.log().Warn("statement forwarding failed", "tenant", p.Tenant, "pair", p.ID,
+			"failures", st.Failures, "next_attempt", st.NextAttempt, "error", derr)
+		_, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
+		return false, err
+	}
+	st.Position = page.Statements[len(page.Statements)-1].Stored
+	st.Forwarded += int64(len(page.Statements))
+	st.Failures, st.LastError, st.NextAttempt = 0, "", time.Time{}
+	moved, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
+	if err != nil || !moved {
+		return false, err
+	}
+	return len(page.Statements) == q.Limit, nil
+}
+
+// deliver POSTs batch to the destination. A 409 for a batch (the destination holds one of
+// the ids with other content, so it stored none of them) is retried statement by
+// statement; a 409 for a single statement counts as delivered: the destination already
+// holds a statement with that id and keeps it, which is all xAPI lets it do.
+func (f *Forwarder) deliver(ctx context.Context, p *Pair, cfg Config, batch []*statements.Statement) error {
+	status, err := f.post(ctx, p, cfg, batch)
+	if err != nil {
+		return err
+	}
+	switch {
+	case status/100 == 2:
+		return nil
+	case status == http.StatusConflict && len(batch) > 1:
+		for _, st := range batch {
+			if err := f.deliver(ctx, p, cfg, []*statements.Statement{st}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case status == http.StatusConflict:
+		f.log().Warn("statement forwarding: the destination holds another statement with this id; kept as delivered",
+			"tenant", p.Tenant, "pair", p.ID, "statement", batch[0].ID)
+		return nil
+	default:
+		return fmt.Errorf("destination answered %d", status)
+	}
+}
+
+func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*statements.Statement) (int, error) {
+	var body bytes.Buffer
+	body.WriteByte('[')
+	for i, st := range batch {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.Write(st.Raw)
+	}
+	body.WriteByte(']')
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.DestinationURL, "/")+"/statements", &body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Experience-API-Version", "1.0.3")
+	if p.Username != "" || p.Password != "" {
+		req.SetBasicAuth(p.Username, p.Password)
+	}
+	resp, err := f.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, nil
+}
