@@ -166,6 +166,8 @@ var settingEffects = []settingEffect{
 
 // testedElsewhere names served settings whose effect test lives with the feature.
 var testedElsewhere = map[string]string{
+	// The cap applies after hours of doubled waits; the forwarder with a moved clock shows it.
+	"TinCanStatementForwardMaxBackoffHours": "lrs/forward TestBackoffIsCappedByMaxBackoff",
 	"ValidateManifestsUsingXsd": "the XSD validation tests of issue 10 (manifest validation)",
 	// The rollup settings act through course/rollup (rollup.ParseSettings), which the runtime
 	// commit path runs; each mode and value has its table test there.
@@ -190,7 +192,7 @@ type settingEffect struct {
 // settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
 // feature in its own settings_<feature>_test.go, so that features add rows without touching
 // each other's tables.
-var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects}
+var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, forwardSettingEffects}
 
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
@@ -223,7 +225,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
 		for _, id := range []string{"PlayerShowFinishButton", "PromptOnPlayerClose", "ExpireLaunchHistoryAfterDays",
-			"xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
+			"xAPIValidations", "xAPIUrlPrefix", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {
 				t.Errorf("configuration list advertises %s", id)

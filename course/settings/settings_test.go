@@ -23,6 +23,8 @@ var servedIDs = []string{
 	"ApiRollupRegistrationAuthPassword", "ApiRollupRegistrationFormat", "WhenToRestartRegistration", "RedirectOnExitUrl", "PlayerCommCommitFrequency",
 	"ApiRollupRegistrationDuringSession", "ApiRollupRegistrationSynchronous", "ApiPostbackTimeoutSeconds",
 	"ApiPostbackDataModelVersion", "SimpleQueueMaxTries",
+	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
+	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -48,8 +50,6 @@ var removedIDs = []string{
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
-	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
-	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 	"GENERATION__SKILL_TAXONOMY",
 }
 

@@ -126,9 +126,9 @@ func (f *Forwarder) Pass(ctx context.Context) error {
 			key := tenant + "\x00" + p.ID
 			now := f.now()
 			f.mu.Lock()
-			wait := f.idle[key]
+			notBefore := f.idle[key]
 			f.mu.Unlock()
-			if now.Before(wait) || now.Before(p.Status.NextAttempt) {
+			if now.Before(notBefore) || now.Before(p.Status.NextAttempt) {
 				continue
 			}
 			if cfg.Batch == 0 {
@@ -137,12 +137,17 @@ func (f *Forwarder) Pass(ctx context.Context) error {
 					break
 				}
 			}
+			wait := cfg.Sleep
 			for {
-				full, err := f.Step(ctx, p, cfg)
+				out, err := f.Step(ctx, p, cfg)
 				if err != nil {
 					errs = append(errs, err)
 				}
-				if !full || ctx.Err() != nil {
+				if out == HeldBack {
+					// Statements wait only for the settle window, not a whole sleep.
+					wait = min(wait, f.Settle)
+				}
+				if out != More || ctx.Err() != nil {
 					break
 				}
 			}
@@ -150,46 +155,71 @@ func (f *Forwarder) Pass(ctx context.Context) error {
 			if f.idle == nil {
 				f.idle = map[string]time.Time{}
 			}
-			f.idle[key] = f.now().Add(cfg.Sleep)
+			f.idle[key] = f.now().Add(wait)
 			f.mu.Unlock()
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Step forwards one batch of p (its password in clear, as Manager returns it) and reports
-// whether the batch was full (more may be waiting). A destination failure is recorded in
-// the pair's status with its backoff and is not returned as an error.
-func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (full bool, err error) {
+// Outcome is what one Step left behind.
+type Outcome int
+
+// Step outcomes.
+const (
+	// Done: the pair caught up, failed (and backs off) or is not due.
+	Done Outcome = iota
+	// More: the batch was full; more statements may be waiting.
+	More
+	// HeldBack: statements newer than the settle window wait for it to pass.
+	HeldBack
+)
+
+// Step forwards one batch of p (its password in clear, as Manager returns it). A
+// destination failure is recorded in the pair's status with its backoff and is not
+// returned as an error.
+func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, error) {
 	st, rec, err := f.Pairs.cursor(ctx, p.Tenant, p.ID)
 	if err != nil {
-		return false, err
+		return Done, err
 	}
 	if f.now().Before(st.NextAttempt) {
-		return false, nil
+		return Done, nil
 	}
 	q, err := ParseSource(p.SourceQuery)
 	if err != nil {
-		return false, err
+		return Done, err
 	}
 	q.Tenant, q.Since, q.Ascending, q.Limit = p.Tenant, st.Position, true, max(cfg.Batch, 1)
+	held := false
+	page := &statements.Page{}
 	if f.Settle > 0 {
 		q.Until = time.Now().Add(-f.Settle) // the store's clock, not the test's
-		if !q.Until.After(q.Since) {
-			return false, nil
+	}
+	if q.Until.IsZero() || q.Until.After(q.Since) {
+		if page, err = f.Statements.Query(ctx, q); err != nil {
+			return Done, err
 		}
 	}
-	page, err := f.Statements.Query(ctx, q)
-	if err != nil {
-		return false, err
+	if len(page.Statements) < q.Limit && !q.Until.IsZero() {
+		// Is anything stored after the window's edge? Then come back when it has settled
+		// rather than after a whole sleep.
+		newer := q
+		newer.Since, newer.Until, newer.Limit = maxTime(q.Until, q.Since), time.Time{}, 1
+		if len(page.Statements) > 0 {
+			newer.Since = maxTime(newer.Since, page.Statements[len(page.Statements)-1].Stored)
+		}
+		if np, err := f.Statements.Query(ctx, newer); err == nil && len(np.Statements) > 0 {
+			held = true
+		}
 	}
 	if len(page.Statements) == 0 {
-		return false, nil
+		return outcome(false, held), nil
 	}
 	st.LastAttempt = f.now()
 	if derr := f.deliver(ctx, p, cfg, page.Statements); derr != nil {
 		if ctx.Err() != nil {
-			return false, nil
+			return Done, nil
 		}
 		st.Failures++
 		st.LastError = derr.Error()
@@ -197,16 +227,33 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (full bool, e
 		f.log().Warn("statement forwarding failed", "tenant", p.Tenant, "pair", p.ID,
 			"failures", st.Failures, "next_attempt", st.NextAttempt, "error", derr)
 		_, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
-		return false, err
+		return Done, err
 	}
 	st.Position = page.Statements[len(page.Statements)-1].Stored
 	st.Forwarded += int64(len(page.Statements))
 	st.Failures, st.LastError, st.NextAttempt = 0, "", time.Time{}
 	moved, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
 	if err != nil || !moved {
-		return false, err
+		return Done, err
 	}
-	return len(page.Statements) == q.Limit, nil
+	return outcome(len(page.Statements) == q.Limit, held), nil
+}
+
+func outcome(full, held bool) Outcome {
+	switch {
+	case full:
+		return More
+	case held:
+		return HeldBack
+	}
+	return Done
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // deliver POSTs batch to the destination. A 409 for a batch (the destination holds one of
