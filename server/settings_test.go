@@ -168,7 +168,7 @@ var settingEffects = []settingEffect{
 var testedElsewhere = map[string]string{
 	// The cap applies after hours of doubled waits; the forwarder with a moved clock shows it.
 	"TinCanStatementForwardMaxBackoffHours": "lrs/forward TestBackoffIsCappedByMaxBackoff",
-	"ValidateManifestsUsingXsd": "the XSD validation tests of issue 10 (manifest validation)",
+	"ValidateManifestsUsingXsd":             "the XSD validation tests of issue 10 (manifest validation)",
 	// The rollup settings act through course/rollup (rollup.ParseSettings), which the runtime
 	// commit path runs; each mode and value has its table test there.
 	"PlayerStatusRollupModeValue":                 "course/rollup TestSCORM12StatusRollupModes, TestSCORM12StatusProvidedByCourseFollowsLastUpdatedSCO",
