@@ -166,9 +166,7 @@ var settingEffects = []settingEffect{
 
 // testedElsewhere names served settings whose effect test lives with the feature.
 var testedElsewhere = map[string]string{
-	// The cap applies after hours of doubled waits; the forwarder with a moved clock shows it.
-	"TinCanStatementForwardMaxBackoffHours": "lrs/forward TestBackoffIsCappedByMaxBackoff",
-	"ValidateManifestsUsingXsd":             "the XSD validation tests of issue 10 (manifest validation)",
+	"ValidateManifestsUsingXsd": "the XSD validation tests of issue 10 (manifest validation)",
 	// The rollup settings act through course/rollup (rollup.ParseSettings), which the runtime
 	// commit path runs; each mode and value has its table test there.
 	"PlayerStatusRollupModeValue":                 "course/rollup TestSCORM12StatusRollupModes, TestSCORM12StatusProvidedByCourseFollowsLastUpdatedSCO",
@@ -180,6 +178,9 @@ var testedElsewhere = map[string]string{
 	"WhenToRestartRegistration":                   "server TestPlayerRestartsCompletedInstance",
 	"RedirectOnExitUrl":                           "server TestRedirectOnExitSetting",
 	"PlayerCommCommitFrequency":                   "server TestRedirectOnExitSetting (the page's commit interval)",
+
+	// The cap applies after hours of doubled waits; the forwarder with a moved clock shows it.
+	"TinCanStatementForwardMaxBackoffHours": "lrs/forward TestBackoffIsCappedByMaxBackoff",
 }
 
 // settingEffect is one row of the settings-effect table: the setting and the HTTP-only test of
