@@ -226,6 +226,12 @@ func (m *Manager) Create(ctx context.Context, p *Pair) error {
 		return err
 	}
 	p.Created, p.Updated = r.Created, r.Updated
+	// A forwarder that was writing the first position of a deleted pair of the same id can
+	// have left it behind (the store does not check that a parent exists): a new pair
+	// starts at the beginning.
+	if err := m.Records.Delete(ctx, p.Tenant, KindCursor, p.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
+		return err
+	}
 	return nil
 }
 
