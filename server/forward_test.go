@@ -174,6 +174,16 @@ func TestStatementForwarding(t *testing.T) {
 
 		// Statements before the pair exists are forwarded too; the filter keeps the "completed" ones.
 		want := e.postStatements("fwd", "completed", 4)
+		// A voided statement is forwarded in its place, and its voiding statement after it (a
+		// voider matches the filter its target meets: the StatementRef rule).
+		voider := map[string]any{"actor": map[string]any{"mbox": "mailto:admin@example.com"},
+			"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"},
+			"object": map[string]any{"objectType": "StatementRef", "id": want[1]}}
+		r := e.do("POST", lrs+"/fwd/statements", root, voider, v103...)
+		e.expect(r, 200, "void a statement")
+		var vids []string
+		r.json(t, &vids)
+		want = append(want, vids...)
 		e.postStatements("fwd", "attempted", 3)
 		e.postStatements("fwdother", "completed", 2) // another tenant's store is not the source
 		p := e.createPair("fwd", map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
@@ -229,7 +239,7 @@ func TestStatementForwarding(t *testing.T) {
 		// Update: a new destination (the password is kept when omitted) continues after the
 		// position; the first destination gets nothing more.
 		rc2 := newXAPIReceiver(t, "dest-user", "dest-pass")
-		r := e.do("PUT", pairsPath("fwd")+"/"+p.ID, root, map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
+		r = e.do("PUT", pairsPath("fwd")+"/"+p.ID, root, map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
 			"destination_url": rc2.endpoint(), "destination_credentials": map[string]any{"username": "dest-user"}})
 		e.expect(r, 200, "update pair")
 		later := e.postStatements("fwd", "completed", 2)

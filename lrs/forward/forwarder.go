@@ -190,7 +190,8 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 	if err != nil {
 		return Done, err
 	}
-	q.Tenant, q.Since, q.Ascending, q.Limit = p.Tenant, st.Position, true, max(cfg.Batch, 1)
+	// Voided statements too: the destination gets each statement and its voider, and voids it.
+	q.Tenant, q.Since, q.Ascending, q.IncludeVoided, q.Limit = p.Tenant, st.Position, true, true, max(cfg.Batch, 1)
 	held := false
 	page := &statements.Page{}
 	if f.Settle > 0 {
