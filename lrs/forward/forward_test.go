@@ -226,3 +226,41 @@ func TestPositionSurvivesRestart(t *testing.T) {
 		t.Fatalf("password read back: %v %v", got, err)
 	}
 }
+
+// TestLeaseKeepsOneSender: a second forwarder leaves a pair alone while the first one's
+// lease runs, and takes it over (from the position, without a repeat) once it has expired.
+func TestLeaseKeepsOneSender(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t)
+	ids := fx.put(t, 4)
+	p := &forward.Pair{Tenant: "t1", DestinationURL: fx.url, Enabled: true}
+	if err := fx.pairs.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	cfg := forward.Config{Sleep: time.Second, MaxBackoff: time.Hour, Batch: 2, Timeout: 5 * time.Second}
+	a, b := fx.forwarder(), fx.forwarder()
+	a.ID, b.ID = "a", "b"
+	if out, err := a.Step(ctx, p, cfg); err != nil || out != forward.More {
+		t.Fatalf("a: %v %v", out, err)
+	}
+	if out, err := b.Step(ctx, p, cfg); err != nil || out != forward.Done {
+		t.Fatalf("b while a holds the lease: %v %v", out, err)
+	}
+	if posts, _, _ := fx.rc.state(); posts != 1 {
+		t.Fatalf("%d posts; b sent while a held the lease", posts)
+	}
+	got, _ := fx.pairs.Get(ctx, "t1", p.ID)
+	fx.now = got.Status.LeaseUntil.Add(time.Millisecond)
+	if _, err := b.Step(ctx, p, cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, gotIDs, seen := fx.rc.state()
+	if fmt.Sprint(gotIDs) != fmt.Sprint(ids) || len(seen) != 4 {
+		t.Fatalf("after the takeover the receiver holds %v, want %v", gotIDs, ids)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s sent %d times", id, n)
+		}
+	}
+}

@@ -49,6 +49,10 @@ type Forwarder struct {
 	// or a walk could pass a statement that appears later below its position. Zero for a store
 	// that commits in stored order (SQLite).
 	Settle time.Duration
+	// ID names this forwarder in the pairs' leases: a random id per process when several
+	// processes forward (distributed), a fixed one when only one can (embedded), so that a
+	// restarted process takes its pairs back at once instead of waiting out its own lease.
+	ID string
 	// Now is the clock (time.Now when nil); tests move it to walk a backoff.
 	Now func() time.Time
 	// Tick is how often the pairs are scanned for due work (default 200ms).
@@ -183,8 +187,21 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 	if err != nil {
 		return Done, err
 	}
-	if f.now().Before(st.NextAttempt) {
+	now := f.now()
+	if now.Before(st.NextAttempt) {
 		return Done, nil
+	}
+	// The lease: a pair another live forwarder holds is left to it. It lasts a request's
+	// timeout and then some, and is renewed with every position write.
+	lease := cfg.Timeout + 5*time.Second
+	if st.Owner != f.ID && now.Before(st.LeaseUntil) {
+		return Done, nil
+	}
+	if st.Owner != f.ID || st.LeaseUntil.Sub(now) < lease/2 {
+		st.Owner, st.LeaseUntil = f.ID, now.Add(lease)
+		if rec, err = f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st); err != nil || rec == nil {
+			return Done, err
+		}
 	}
 	q, err := ParseSource(p.SourceQuery)
 	if err != nil {
@@ -233,8 +250,9 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 	st.Position = page.Statements[len(page.Statements)-1].Stored
 	st.Forwarded += int64(len(page.Statements))
 	st.Failures, st.LastError, st.NextAttempt = 0, "", time.Time{}
+	st.LeaseUntil = f.now().Add(lease)
 	moved, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
-	if err != nil || !moved {
+	if err != nil || moved == nil {
 		return Done, err
 	}
 	return outcome(len(page.Statements) == q.Limit, held), nil

@@ -85,6 +85,10 @@ type Status struct {
 	NextAttempt time.Time `json:"next_attempt"`
 	// LastError describes the last failure ("" after a success).
 	LastError string `json:"last_error"`
+	// Owner is the forwarder that holds the pair until LeaseUntil: with several worker
+	// processes one sends a pair's batches at a time (internal; not shown by the API).
+	Owner      string    `json:"owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
 }
 
 type pairData struct {
@@ -344,26 +348,33 @@ func (m *Manager) cursor(ctx context.Context, tenant, id string) (Status, *recor
 }
 
 // saveCursor writes s with compare-and-set on rev (the record read with it, nil when there
-// was none). It returns false when another forwarder moved the position first (or the pair
-// was deleted): the caller drops its result and reads the position again.
-func (m *Manager) saveCursor(ctx context.Context, tenant, id string, prev *record.Record, s Status) (bool, error) {
+// was none) and returns the record written. It returns nil when another forwarder moved the
+// position first (or the pair was deleted): the caller drops its result and reads the
+// position again.
+func (m *Manager) saveCursor(ctx context.Context, tenant, id string, prev *record.Record, s Status) (*record.Record, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if prev == nil {
-		err = m.Records.Create(ctx, &record.Record{Tenant: tenant, Kind: KindCursor, ID: id,
-			Parent: &record.Ref{Kind: KindPair, ID: id}, Data: b})
+		r := &record.Record{Tenant: tenant, Kind: KindCursor, ID: id, Parent: &record.Ref{Kind: KindPair, ID: id}, Data: b}
+		err = m.Records.Create(ctx, r)
 		if errors.Is(err, record.ErrConflict) || errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
-			return false, nil
+			return nil, nil
 		}
-		return err == nil, err
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	r := *prev
 	r.Data = b
 	err = m.Records.Update(ctx, &r)
 	if errors.Is(err, record.ErrStale) || errors.Is(err, record.ErrNotFound) {
-		return false, nil
+		return nil, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

@@ -6,6 +6,8 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/lectern-lms/lectern/lrs/forward"
@@ -387,6 +389,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.Elastic != nil {
 		a.Forwarder.Settle = elasticForwardSettle
 	}
+	// The lease owner: one process owns the embedded data directory's forwarding, so a
+	// restart resumes at once; distributed workers are told apart.
+	a.Forwarder.ID = "embedded"
+	if cfg.RedisURL != "" {
+		host, _ := os.Hostname()
+		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
+	}
 	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
@@ -466,6 +475,13 @@ func (a *App) openContentIndex(ctx context.Context) error {
 // before its documents are searchable, so the newest statements can appear out of stored
 // order (see statements/elastic Put). Two seconds is far above a refreshed bulk write.
 const elasticForwardSettle = 2 * time.Second
+
+// randomID is 8 random bytes in hex.
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // forwardTenants lists the enabled tenants, whose forwarding pairs run.
 func (a *App) forwardTenants(ctx context.Context) ([]string, error) {
