@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -209,6 +210,13 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 	}
 	// Voided statements too: the destination gets each statement and its voider, and voids it.
 	q.Tenant, q.Since, q.Ascending, q.IncludeVoided, q.Limit = p.Tenant, st.Position, true, true, max(cfg.Batch, 1)
+	if !st.Position.IsZero() {
+		// Since is exclusive; stored is unique per process but several processes writing one
+		// Elasticsearch index can stamp the same instant. Start at the position itself and
+		// drop the statements already forwarded there.
+		q.Since = st.Position.Add(-time.Microsecond)
+		q.Limit = min(q.Limit+len(st.AtPosition), statements.MaxLimit)
+	}
 	held := false
 	page := &statements.Page{}
 	if f.Settle > 0 {
@@ -231,11 +239,26 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 			held = true
 		}
 	}
-	if len(page.Statements) == 0 {
+	full := len(page.Statements) == q.Limit
+	batch := page.Statements[:0:0]
+	for _, x := range page.Statements {
+		if !(x.Stored.Equal(st.Position) && slices.Contains(st.AtPosition, x.ID)) {
+			batch = append(batch, x)
+		}
+	}
+	if n := max(cfg.Batch, 1); len(batch) > n {
+		batch, full = batch[:n], true
+	}
+	if len(batch) == 0 {
+		if full {
+			// A whole page of statements already sent at one instant cannot happen (a batch
+			// holds them all); do not spin on it.
+			return Done, fmt.Errorf("forwarding pair %s: a page of %d statements at one stored instant", p.ID, len(page.Statements))
+		}
 		return outcome(false, held), nil
 	}
 	st.LastAttempt = f.now()
-	if derr := f.deliver(ctx, p, cfg, page.Statements); derr != nil {
+	if derr := f.deliver(ctx, p, cfg, batch); derr != nil {
 		if ctx.Err() != nil {
 			return Done, nil
 		}
@@ -247,15 +270,24 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 		_, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
 		return Done, err
 	}
-	st.Position = page.Statements[len(page.Statements)-1].Stored
-	st.Forwarded += int64(len(page.Statements))
+	last := batch[len(batch)-1].Stored
+	if !last.Equal(st.Position) {
+		st.AtPosition = nil
+	}
+	for _, x := range batch {
+		if x.Stored.Equal(last) {
+			st.AtPosition = append(st.AtPosition, x.ID)
+		}
+	}
+	st.Position = last
+	st.Forwarded += int64(len(batch))
 	st.Failures, st.LastError, st.NextAttempt = 0, "", time.Time{}
 	st.LeaseUntil = f.now().Add(lease)
 	moved, err := f.Pairs.saveCursor(ctx, p.Tenant, p.ID, rec, st)
 	if err != nil || moved == nil {
 		return Done, err
 	}
-	return outcome(len(page.Statements) == q.Limit, held), nil
+	return outcome(full, held), nil
 }
 
 func outcome(full, held bool) Outcome {

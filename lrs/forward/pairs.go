@@ -75,6 +75,8 @@ type Status struct {
 	// Position is the stored time of the last statement the destination acknowledged; the
 	// next batch starts after it. Zero: nothing forwarded yet.
 	Position time.Time `json:"position"`
+	// AtPosition are the ids forwarded whose stored time is Position (internal).
+	AtPosition []string `json:"at_position,omitempty"`
 	// Forwarded counts statements acknowledged by the destination.
 	Forwarded int64 `json:"forwarded"`
 	// Failures counts consecutive failed batches (0 after a success).
