@@ -320,3 +320,53 @@ func TestStatementForwardingValidation(t *testing.T) {
 		})
 	})
 }
+
+// TestStatementForwardingToLectern forwards to a real record store: another tenant of this
+// Lectern, over loopback. Statements written as 1.0.3 and 2.0.0, a voided one and its voider
+// all arrive once, under their ids; the destination's GET shows what the source's does.
+func TestStatementForwardingToLectern(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("fwdsrc", true)
+		e.createTenant("fwdsink", true)
+		e.setTenant("fwdsrc", "TinCanStatementForwardSleepTime", "50")
+		ids := e.postStatements("fwdsrc", "completed", 3)
+		r := e.do("POST", lrs+"/fwdsrc/statements", root, statement("bob@example.com", "attempted", "http://example.com/fwd/v2"), v200...)
+		e.expect(r, 200, "post a 2.0.0 statement")
+		var more []string
+		r.json(t, &more)
+		ids = append(ids, more...)
+		r = e.do("POST", lrs+"/fwdsrc/statements", root, map[string]any{"actor": map[string]any{"mbox": "mailto:admin@example.com"},
+			"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"},
+			"object": map[string]any{"objectType": "StatementRef", "id": ids[0]}}, v103...)
+		e.expect(r, 200, "void")
+		r.json(t, &more)
+		ids = append(ids, more...)
+
+		p := e.createPair("fwdsrc", map[string]any{"destination_url": e.url + lrs + "/fwdsink",
+			"destination_credentials": map[string]any{"username": rootUser, "password": rootPass}})
+		var last pairView
+		eventually(t, 20*time.Second, "every statement at the destination", func() bool {
+			last = e.pair("fwdsrc", p.ID)
+			if last.Status.LastError != "" {
+				t.Logf("status: %+v", last.Status)
+			}
+			return last.Status.Forwarded == int64(len(ids))
+		})
+		if st := e.pair("fwdsrc", p.ID).Status; st.Failures != 0 {
+			t.Fatalf("status: %+v", st)
+		}
+		src := e.query(lrs+"/fwdsrc/statements?ascending=true", root, v103)
+		sink := e.query(lrs+"/fwdsink/statements?ascending=true", root, v103)
+		idsOf := func(res statementResult) string {
+			var out []string
+			for _, st := range res.Statements {
+				out = append(out, st["id"].(string))
+			}
+			return strings.Join(out, ",")
+		}
+		if idsOf(sink) != idsOf(src) || len(sink.Statements) != len(ids)-1 {
+			t.Fatalf("destination shows %s, source %s", idsOf(sink), idsOf(src))
+		}
+		e.expect(e.do("GET", lrs+"/fwdsink/statements?voidedStatementId="+ids[0], root, nil, v103...), 200, "voided statement at the destination")
+	})
+}

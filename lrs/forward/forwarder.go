@@ -3,6 +3,7 @@ package forward
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,7 +313,7 @@ func maxTime(a, b time.Time) time.Time {
 // statement; a 409 for a single statement counts as delivered: the destination already
 // holds a statement with that id and keeps it, which is all xAPI lets it do.
 func (f *Forwarder) deliver(ctx context.Context, p *Pair, cfg Config, batch []*statements.Statement) error {
-	status, err := f.post(ctx, p, cfg, batch)
+	status, answer, err := f.post(ctx, p, cfg, batch)
 	if err != nil {
 		return err
 	}
@@ -331,11 +332,16 @@ func (f *Forwarder) deliver(ctx context.Context, p *Pair, cfg Config, batch []*s
 			"tenant", p.Tenant, "pair", p.ID, "statement", batch[0].ID)
 		return nil
 	default:
+		if answer != "" {
+			return fmt.Errorf("destination answered %d: %s", status, answer)
+		}
 		return fmt.Errorf("destination answered %d", status)
 	}
 }
 
-func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*statements.Statement) (int, error) {
+// post sends batch and returns the status and, for an error status, the start of the answer
+// (the destination's reason, for the pair's last_error).
+func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*statements.Statement) (int, string, error) {
 	var body bytes.Buffer
 	body.WriteByte('[')
 	for i, st := range batch {
@@ -352,18 +358,38 @@ func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*stat
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.DestinationURL, "/")+"/statements", &body)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Experience-API-Version", "1.0.3")
+	req.Header.Set("X-Experience-API-Version", batchVersion(batch))
 	if p.Username != "" || p.Password != "" {
 		req.SetBasicAuth(p.Username, p.Password)
 	}
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
+	var answer string
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		answer = strings.ToValidUTF8(strings.TrimSpace(string(b)), "?")
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, nil
+	return resp.StatusCode, answer, nil
+}
+
+// batchVersion is the X-Experience-API-Version a batch is sent with: 2.0.0 when a statement
+// was stored as 2.0 (a 1.0.3 request may not carry it), else 1.0.3, which every xAPI 1.0
+// and 2.0 record store accepts.
+func batchVersion(batch []*statements.Statement) string {
+	for _, st := range batch {
+		var v struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal(st.Raw, &v) == nil && strings.HasPrefix(v.Version, "2.") {
+			return "2.0.0"
+		}
+	}
+	return "1.0.3"
 }
