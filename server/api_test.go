@@ -114,7 +114,13 @@ func start(t *testing.T, cfg app.Config) *env {
 		t.Fatal(err)
 	}
 	go func() { _ = a.Server.App().Listener(ln) }()
+	// The forwarding role, as `lectern worker` runs it.
+	fctx, stopForwarder := context.WithCancel(ctx)
+	forwarderDone := make(chan struct{})
+	go func() { defer close(forwarderDone); a.Forwarder.Run(fctx) }()
 	t.Cleanup(func() {
+		stopForwarder()
+		<-forwarderDone
 		_ = a.Server.App().Shutdown()
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()

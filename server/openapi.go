@@ -84,6 +84,9 @@ func schemas() map[string]any {
 	for k, v := range oauthSchemas() {
 		out[k] = v
 	}
+	for k, v := range forwardSchemas() {
+		out[k] = v
+	}
 	for k, v := range reportSchemas() {
 		out[k] = v
 	}

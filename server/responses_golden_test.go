@@ -278,6 +278,16 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("xapi-report-actors-not-found", ok(e.do("GET", lrsBase+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, nil, v103...), 404, "report actors: nothing matches"))
 	g.record("xapi-report-bad-more", ok(e.do("GET", lrsBase+"/Report/actors?more=garbage", root, nil, v103...), 400, "report actors: bad continuation"))
 
+	// Statement forwarding pairs (disabled, so the status stays empty).
+	fwd := app + "/" + ten + "/forwarding_pairs"
+	g.record("forward-pair-list-empty", ok(e.do("GET", fwd, root, nil), 200, "list no pairs"))
+	g.record("forward-pair", ok(e.do("POST", fwd, root, map[string]any{"id": "golden-pair", "enabled": false,
+		"source_query": "verb=http://adlnet.gov/expapi/verbs/completed", "destination_url": "https://lrs.example.com/xapi",
+		"destination_credentials": map[string]any{"username": "fwd", "password": "fwd-secret"}}), 201, "create pair"))
+	g.record("forward-pair-update", ok(e.do("PUT", fwd+"/golden-pair", root, map[string]any{"enabled": false,
+		"destination_url": "https://lrs.example.com/xapi2", "destination_credentials": map[string]any{"username": "fwd2"}}), 200, "update pair"))
+	g.record("forward-pair-list", ok(e.do("GET", fwd, root, nil), 200, "list pairs"))
+
 	// Deleting the tenant answers its job.
 	r = ok(e.do("DELETE", app+"/"+ten, root, nil), 202, "delete tenant")
 	g.vary(rawID(t, r.Body, "id"), "deletion-job")

@@ -30,6 +30,7 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeRootTenant, Success: 200, Response: "CredentialList"}, s.listCredentials)
 	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id/credentials/:key", Summary: "Revoke a credential", Tag: "tenants",
 		Scope: ScopeRootTenant, Success: 204}, s.deleteCredential)
+	s.registerForwarding(tenants)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/jobs/:job_id", Summary: "Status of a job", Tag: "jobs",
 		Scope: ScopeHeader, Success: 200, Response: "Job"}, s.getJob)
 

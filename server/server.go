@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
 	"log/slog"
@@ -69,6 +70,8 @@ type Deps struct {
 	NoEmbedder string
 	// Statements is the xAPI record store's backend (statements, documents, activities).
 	Statements statements.Backend
+	// Forward keeps the statement forwarding pairs (the forwarder itself runs in the worker).
+	Forward *forward.Manager
 	// LRS overrides the record store's extension points; zero fields use the defaults.
 	LRS    LRSHooks
 	Root   RootCredentials

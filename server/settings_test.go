@@ -178,6 +178,9 @@ var testedElsewhere = map[string]string{
 	"WhenToRestartRegistration":                   "server TestPlayerRestartsCompletedInstance",
 	"RedirectOnExitUrl":                           "server TestRedirectOnExitSetting",
 	"PlayerCommCommitFrequency":                   "server TestRedirectOnExitSetting (the page's commit interval)",
+
+	// The cap applies after hours of doubled waits; the forwarder with a moved clock shows it.
+	"TinCanStatementForwardMaxBackoffHours": "lrs/forward TestBackoffIsCappedByMaxBackoff",
 }
 
 // settingEffect is one row of the settings-effect table: the setting and the HTTP-only test of
@@ -190,7 +193,7 @@ type settingEffect struct {
 // settingEffectGroups are the rows of every feature: settingEffects here, and one slice per
 // feature in its own settings_<feature>_test.go, so that features add rows without touching
 // each other's tables.
-var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects, chromeSettingEffects, xapiregSettingEffects, convertSettingEffects}
+var settingEffectGroups = [][]settingEffect{settingEffects, postbackSettingEffects, sessionsSettingEffects, runtimeSettingEffects, chromeSettingEffects, xapiregSettingEffects, convertSettingEffects, forwardSettingEffects}
 
 func TestSettingEffects(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
@@ -223,7 +226,7 @@ func TestUnservedSettingsAreRejected(t *testing.T) {
 		r := e.do("GET", "/engine/api/v1/acme/configuration", root, nil)
 		e.expect(r, 200, "list")
 		for _, id := range []string{"xAPIUrlPrefix", "AllowedTenantNameRegex", "ExpireLaunchHistoryAfterDays",
-			"xAPIValidations", "TinCanStatementForwardSleepTime", "GENERATION__SKILL_TAXONOMY",
+			"xAPIValidations", "ShouldExpireLaunchHistory", "GENERATION__SKILL_TAXONOMY",
 			"AllowedTenantNames", "NoSuchSetting"} {
 			if strings.Contains(string(r.Body), `"`+id+`"`) {
 				t.Errorf("configuration list advertises %s", id)

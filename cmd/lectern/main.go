@@ -44,7 +44,7 @@ const usage = `usage: lectern [serve|worker|indexer|all]
        lectern import PATH_OR_URL --tenant T --course ID [--new-version]
 
   serve    HTTP APIs only (enqueues jobs, runs none)
-  worker   job handlers only (course and content imports, tenant deletions)
+  worker   job handlers only (course and content imports, tenant deletions) and statement forwarding
   indexer  search indexing only (chunking, embeddings, index writes)
   all      everything in one process (default)
   import   upload a course package to a running server and print its activity tree
@@ -106,6 +106,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("start %s: %w", c.name, err)
 		}
 		started = append(started, c.q)
+	}
+	if role == "worker" || role == "all" {
+		// The forwarding role: one loop per worker process. Several workers may run it; the
+		// position's compare-and-set keeps them from moving it backwards, and the
+		// destination's id check absorbs a batch two of them sent.
+		go a.Forwarder.Run(ctx)
 	}
 	if role == "serve" || role == "all" {
 		go func() { errc <- a.Server.App().Listen(cfg.Addr) }()

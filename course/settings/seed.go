@@ -58,5 +58,5 @@ func builtin() []Setting {
 			"Basic-auth accounts of the tenant's record store, same format as xAPIBasicAccounts. Write-only.")),
 	}
 	// One group per feature, each in its own seed_<feature>.go.
-	return slices.Concat(core, rollupSettings(), postbackSettings(), registrationSettings(), sessionsSettings(), runtimeSettings(), chromeSettings(), xapiregSettings(), convertSettings())
+	return slices.Concat(core, rollupSettings(), postbackSettings(), registrationSettings(), sessionsSettings(), runtimeSettings(), chromeSettings(), xapiregSettings(), convertSettings(), forwardSettings())
 }

@@ -38,6 +38,9 @@ var servedIDs = []string{
 	"UseStatementTimestampInRegistrationUpdates",
 	// SCORM to xAPI conversion (seed_convert.go).
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
+	// statement forwarding (seed_forward.go):
+	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
+	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 }
 
 // removedIDs are the settings taken out of the catalogue because nothing in Lectern acts on
@@ -51,8 +54,6 @@ var removedIDs = []string{
 	"xAPIUrlPrefix", "xAPIValidations",
 	"ExpireLaunchHistoryAfterDays", "ShouldExpireLaunchHistory",
 	"AllowedTenantNames", "AllowedTenantNameRegex",
-	"TinCanStatementForwardSleepTime", "TinCanStatementForwardMaxBackoffHours",
-	"TinCanStatementForwardStmtBatchSize", "TinCanStatementForwardWebTimeout",
 	"GENERATION__SKILL_TAXONOMY",
 }
 

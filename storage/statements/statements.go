@@ -99,7 +99,10 @@ type Query struct {
 	RelatedAgents     bool
 	Since, Until      time.Time // zero: unbounded; Since exclusive, Until inclusive (xAPI)
 	Ascending         bool
-	Limit             int // 0: backend default (100); capped at MaxLimit
+	// IncludeVoided returns voided statements too (GET /statements never does; statement
+	// forwarding copies a store's every statement, the voided ones with their voiders).
+	IncludeVoided bool
+	Limit         int // 0: backend default (100); capped at MaxLimit
 	// Cursor continues a previous Query (opaque; only valid with the same filters).
 	Cursor string
 }
@@ -108,7 +111,7 @@ type Query struct {
 const MaxLimit = 1000
 
 // Page is one page of a statement query, ordered by Stored (descending unless Ascending).
-// Voided statements are never returned by Query.
+// Voided statements are returned only with IncludeVoided.
 type Page struct {
 	Statements []*Statement
 	Next       string
@@ -136,8 +139,8 @@ type Store interface {
 	Put(ctx context.Context, tenant string, batch []*Statement, attachments []*Attachment) error
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
-	// Query returns a page of non-voided statements matching q, StatementRef rule included
-	// (see Query).
+	// Query returns a page of statements matching q (non-voided ones unless IncludeVoided),
+	// StatementRef rule included (see Query).
 	Query(ctx context.Context, q Query) (*Page, error)
 	// Attachments returns stored attachment contents by sha2 (missing ones are left out).
 	Attachments(ctx context.Context, tenant string, sha2 []string) ([]*Attachment, error)

@@ -6,16 +6,21 @@ package app
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -171,8 +176,11 @@ type App struct {
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
 	Outbound   *outbound.Client
-	Server     *server.Server
-	closers    []func() error
+	// Forwarder copies statements to the destinations of the forwarding pairs; the worker
+	// role runs it (Forwarder.Run).
+	Forwarder *forward.Forwarder
+	Server    *server.Server
+	closers   []func() error
 }
 
 // Validate rejects half-given or contradictory settings before anything is opened.
@@ -385,7 +393,20 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
 		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
-	a.Server = server.New(server.Deps{Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+	pairs := &forward.Manager{Records: a.Records, Sealer: sealer}
+	a.Forwarder = &forward.Forwarder{Pairs: pairs, Statements: a.Statements, Client: a.Outbound, Logger: cfg.Logger,
+		Tenants: a.forwardTenants, Config: a.forwardConfig}
+	if a.Elastic != nil {
+		a.Forwarder.Settle = elasticForwardSettle
+	}
+	// The lease owner: one process owns the embedded data directory's forwarding, so a
+	// restart resumes at once; distributed workers are told apart.
+	a.Forwarder.ID = "embedded"
+	if cfg.RedisURL != "" {
+		host, _ := os.Hostname()
+		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
+	}
+	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
@@ -461,6 +482,68 @@ func (a *App) openContentIndex(ctx context.Context) error {
 	}
 	a.closers = append(a.closers, a.Index.Close)
 	return nil
+}
+
+// elasticForwardSettle keeps the forwarder behind Elasticsearch's clock: a Put stamps stored
+// before its documents are searchable, so the newest statements can appear out of stored
+// order (see statements/elastic Put). Two seconds is far above a refreshed bulk write.
+const elasticForwardSettle = 2 * time.Second
+
+// randomID is 8 random bytes in hex.
+func randomID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// forwardTenants lists the enabled tenants, whose forwarding pairs run.
+func (a *App) forwardTenants(ctx context.Context) ([]string, error) {
+	ts, err := a.Tenants.List(ctx, 0, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if t.Enabled {
+			out = append(out, t.ID)
+		}
+	}
+	return out, nil
+}
+
+// forwardConfig reads a tenant's TinCanStatementForward* settings.
+func (a *App) forwardConfig(ctx context.Context, tenant string) (forward.Config, error) {
+	layer, err := a.Settings.TenantLayer(ctx, tenant)
+	if err != nil {
+		return forward.Config{}, err
+	}
+	cat := a.Settings.Catalogue()
+	get := func(id string) (int, error) {
+		v, err := cat.Resolve(id, layer)
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(v)
+	}
+	var c forward.Config
+	var errs []error
+	for _, f := range []struct {
+		id  string
+		set func(int)
+	}{
+		{"TinCanStatementForwardSleepTime", func(n int) { c.Sleep = time.Duration(n) * time.Millisecond }},
+		{"TinCanStatementForwardMaxBackoffHours", func(n int) { c.MaxBackoff = time.Duration(n) * time.Hour }},
+		{"TinCanStatementForwardStmtBatchSize", func(n int) { c.Batch = n }},
+		{"TinCanStatementForwardWebTimeout", func(n int) { c.Timeout = time.Duration(n) * time.Millisecond }},
+	} {
+		n, err := get(f.id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.id, err))
+			continue
+		}
+		f.set(n)
+	}
+	return c, errors.Join(errs...)
 }
 
 // defaultEmbeddingDims is the dimension of the default model (all-MiniLM-L6-v2).

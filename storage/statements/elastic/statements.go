@@ -140,12 +140,12 @@ type cursor struct {
 func fingerprint(q statements.Query) string {
 	b, _ := json.Marshal([]any{q.Tenant, q.Agent, q.Verb, q.Activity, q.Registration,
 		q.RelatedActivities, q.RelatedAgents, q.Since.UnixNano(), q.Since.IsZero(),
-		q.Until.UnixNano(), q.Until.IsZero(), q.Ascending})
+		q.Until.UnixNano(), q.Until.IsZero(), q.Ascending, q.IncludeVoided})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
-// Query returns a page of q's non-voided statements ordered by (stored, id), a total order,
+// Query returns a page of q's statements (non-voided unless IncludeVoided) ordered by (stored, id), a total order,
 // continuing with search_after from q.Cursor.
 func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page, error) {
 	if err := validTenant(q.Tenant); err != nil {
@@ -158,7 +158,10 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 	limit = min(limit, statements.MaxLimit)
 	fp := fingerprint(q)
 
-	filter := []any{term("tenant_id", q.Tenant), term("voided", false)}
+	filter := []any{term("tenant_id", q.Tenant)}
+	if !q.IncludeVoided {
+		filter = append(filter, term("voided", false))
+	}
 	if direct := matchFilters(q); len(direct) > 0 {
 		refs, err := s.refMatches(ctx, q, direct)
 		if err != nil {

@@ -442,7 +442,8 @@ type cursor struct {
 func fingerprint(q statements.Query) string {
 	h := sha256.New()
 	for _, v := range []string{q.Tenant, q.Agent, q.Verb, q.Activity, q.Registration,
-		strconv.FormatBool(q.RelatedActivities), strconv.FormatBool(q.RelatedAgents), strconv.FormatBool(q.Ascending)} {
+		strconv.FormatBool(q.RelatedActivities), strconv.FormatBool(q.RelatedAgents), strconv.FormatBool(q.Ascending),
+		strconv.FormatBool(q.IncludeVoided)} {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(v)))
 		h.Write(n[:])
@@ -510,7 +511,9 @@ func buildQuery(q statements.Query, after int64, limit int) (string, []any) {
 	}
 	// window appends the voided, since, until and cursor conditions on key.
 	window := func(key string) {
-		b.WriteString(` AND s.voided = 0`)
+		if !q.IncludeVoided {
+			b.WriteString(` AND s.voided = 0`)
+		}
 		if !q.Since.IsZero() {
 			b.WriteString(` AND ` + key + ` > ?`)
 			args = append(args, boundMicros(q.Since))

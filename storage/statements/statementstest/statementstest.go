@@ -483,6 +483,13 @@ func testVoiding(t *testing.T, b statements.Backend) {
 	if got := ids(queryAll(t, b, statements.Query{Tenant: "t1", Agent: ann})); got != "voider" {
 		t.Fatalf("filtered query with a voided statement: %s", got)
 	}
+	// IncludeVoided (statement forwarding) returns the voided statement in its stored place.
+	if got := ids(queryAll(t, b, statements.Query{Tenant: "t1", IncludeVoided: true, Ascending: true})); got != "target,keep,voider" {
+		t.Fatalf("query including voided statements: %s", got)
+	}
+	if got := ids(queryAll(t, b, statements.Query{Tenant: "t1", Agent: ann, IncludeVoided: true})); got != "voider,target" {
+		t.Fatalf("filtered query including voided statements: %s", got)
+	}
 	// Re-putting the voided statement is an idempotent no-op and keeps it voided.
 	put(t, b, "t1", st("target", "ht"))
 	if !get(t, b, "t1", "target").Voided {
