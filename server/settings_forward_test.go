@@ -14,7 +14,7 @@ import (
 // under the new value.
 var forwardSettingEffects = []settingEffect{
 	{"TinCanStatementForwardStmtBatchSize", func(t *testing.T, e *env, tn string) {
-		ids := e.postStatements(tn, "completed", 5)
+		ids := e.postVerbStatements(tn, "completed", 5)
 		batchesOf := func(name string) []int {
 			rc := newXAPIReceiver(t, "u", "p")
 			e.createPair(tn, map[string]any{"id": name, "destination_url": rc.endpoint(),
@@ -33,7 +33,7 @@ var forwardSettingEffects = []settingEffect{
 	}},
 	{"TinCanStatementForwardSleepTime", func(t *testing.T, e *env, tn string) {
 		// The first wait after a failure is the sleep time: next_attempt - last_attempt.
-		e.postStatements(tn, "completed", 1)
+		e.postVerbStatements(tn, "completed", 1)
 		firstWait := func(name string) time.Duration {
 			rc := newXAPIReceiver(t, "u", "p")
 			rc.set(http.StatusServiceUnavailable, 0)
@@ -56,7 +56,7 @@ var forwardSettingEffects = []settingEffect{
 	}},
 	{"TinCanStatementForwardWebTimeout", func(t *testing.T, e *env, tn string) {
 		// A destination answering after 1.5 s: in time by default (30 s), late at 300 ms.
-		e.postStatements(tn, "completed", 1)
+		e.postVerbStatements(tn, "completed", 1)
 		run := func(name string) pairView {
 			rc := newXAPIReceiver(t, "u", "p")
 			rc.set(0, 1500*time.Millisecond)
