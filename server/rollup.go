@@ -136,8 +136,9 @@ var errUnchanged = errors.New("progress unchanged")
 // afterRuntimeCommit runs after every stored commit: it rolls the instance's progress up
 // and posts the registration's report when ApiRollupRegistrationDuringSession says so (see
 // storeRollup); exit marks the content's terminating commit. It must not fail the commit,
-// which is already durable: a failure is logged, and the next commit (or progress/detail,
-// which computes the same rollup) repairs it.
+// which is already durable: a failure is logged, and the next commit repairs it
+// (progress/detail's activity tree computes the same rollup meanwhile). Progress is written
+// after the commit's run-time data, so it may lag behind what progress/detail shows.
 func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool) {
 	_, _, res, layers, err := s.versionRollup(ctx, tenant, reg, in, v)
 	if err == nil && res.Completion == "" {

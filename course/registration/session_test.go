@@ -3,6 +3,8 @@ package registration_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,6 +114,71 @@ func TestSessions(t *testing.T) {
 			}
 			if _, err := s.Touch(ctx, "t1", "no-such-session", "sco1", registration.SignalActive); !errors.Is(err, registration.ErrNotFound) {
 				t.Errorf("unknown session: %v", err)
+			}
+		})
+	}
+}
+
+// TestConcurrentTouches: signs of life of one session arriving at once (the terminating
+// commit, the exit beacon, a heartbeat) count the silence before them once, whichever wins,
+// on every record store backend, while the tracked time is read meanwhile.
+func TestConcurrentTouches(t *testing.T) {
+	for _, be := range recordstores.All() {
+		t.Run(be.Name, func(t *testing.T) {
+			records := be.Fresh(t)()
+			ctx := context.Background()
+			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			var offset atomic.Int64
+			start := time.Unix(1_700_000_000, 0).UTC()
+			s := registration.NewStore(records, plainSealer{}, registration.WithClock(func() time.Time { return start.Add(time.Duration(offset.Load())) }))
+			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}}
+			if err := q.Check(); err != nil {
+				t.Fatal(err)
+			}
+			reg, err := s.Create(ctx, "t1", q, 0, course0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := reg.Current()
+			sess, _, err := s.StartSession(ctx, "t1", reg, in, registration.SessionOptions{Lifetime: time.Hour, Gap: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for round := 1; round <= 5; round++ {
+				offset.Add(int64(25 * time.Second))
+				var wg sync.WaitGroup
+				errs := make(chan error, 16)
+				for i := range 12 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						sig := []registration.Signal{registration.SignalActive, registration.SignalActive, registration.SignalExit}[i%3]
+						if i%4 == 3 {
+							_, err := s.TrackedTime(ctx, "t1", reg.ID, in.Key)
+							errs <- err
+							return
+						}
+						_, err := s.Touch(ctx, "t1", sess.ID, "sco1", sig)
+						errs <- err
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Leave the page active again for the next round's silence to count.
+				if _, err := s.Touch(ctx, "t1", sess.ID, "sco1", registration.SignalActive); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.TrackedTime(ctx, "t1", reg.ID, in.Key)
+				if err != nil || got.Seconds != float64(25*round) {
+					t.Fatalf("round %d: tracked %+v, %v; want %d s", round, got, err, 25*round)
+				}
 			}
 		})
 	}
