@@ -176,7 +176,7 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	for _, st := range stmts {
 		st.Complete(p.Authority, now, v)
 		f := st.Fields()
-		f.Tenant, f.Raw, f.Stored = tid, json.RawMessage(st.JSON()), now
+		f.Tenant, f.Stored = tid, now
 		if f.ID == "" {
 			f.ID = st.ID()
 		}
@@ -228,22 +228,38 @@ func lrsBadRequest(err error) error {
 }
 
 // mergeActivities keeps the canonical definition of every activity the statements define.
+// The batch's definitions are merged in memory first (statement order), so each activity is
+// read and written once per batch, and not written at all when the merge changes nothing.
 // Failures are logged: the statements are stored already.
 func (s *Server) mergeActivities(ctx context.Context, tid string, stmts []*xapi.Statement) {
+	batch := map[string]json.RawMessage{}
+	var order []string
 	for _, st := range stmts {
 		for id, act := range st.Activities() {
-			old, err := s.deps.Statements.GetActivity(ctx, tid, id)
-			if err != nil && !errors.Is(err, statements.ErrNotFound) {
-				s.log.Warn("lrs: read activity", "tenant", tid, "activity", id, "error", err)
+			if old, ok := batch[id]; ok {
+				batch[id] = xapi.MergeActivity(old, act)
 				continue
 			}
-			merged := act
-			if old != nil {
-				merged = xapi.MergeActivity(old, act)
+			batch[id] = act
+			order = append(order, id)
+		}
+	}
+	for _, id := range order {
+		act := batch[id]
+		old, err := s.deps.Statements.GetActivity(ctx, tid, id)
+		if err != nil && !errors.Is(err, statements.ErrNotFound) {
+			s.log.Warn("lrs: read activity", "tenant", tid, "activity", id, "error", err)
+			continue
+		}
+		merged := act
+		if old != nil {
+			merged = xapi.MergeActivity(old, act)
+			if bytes.Equal(merged, old) {
+				continue
 			}
-			if err := s.deps.Statements.PutActivity(ctx, tid, id, merged); err != nil {
-				s.log.Warn("lrs: store activity", "tenant", tid, "activity", id, "error", err)
-			}
+		}
+		if err := s.deps.Statements.PutActivity(ctx, tid, id, merged); err != nil {
+			s.log.Warn("lrs: store activity", "tenant", tid, "activity", id, "error", err)
 		}
 	}
 }

@@ -248,7 +248,7 @@ func (s *Statement) Fields() statements.Statement {
 	f := statements.Statement{
 		ID:     s.ID(),
 		Raw:    raw,
-		Hash:   ContentHash(raw),
+		Hash:   hashTree(s.m),
 		Voids:  s.VoidTarget(),
 		Target: s.RefTarget(),
 	}
