@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -53,6 +54,24 @@ const DefaultLimit = 100
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+
+	// Group commit: concurrent Puts queue in pending; one of them (the leader) writes every
+	// queued batch in one transaction, each under its own savepoint, so N clients pay one
+	// fsync instead of N and one batch's conflict fails only that batch.
+	mu      sync.Mutex
+	pending []*putReq
+	leading bool
+}
+
+// putReq is one Put waiting for its group's commit.
+type putReq struct {
+	ctx         context.Context
+	tenant      string
+	batch       []*statements.Statement
+	attachments []*statements.Attachment
+	written     []written
+	err         error
+	done        chan struct{}
 }
 
 var _ statements.Backend = (*Store)(nil)
@@ -225,30 +244,93 @@ func validStatement(tenant string, st *statements.Statement) error {
 	return nil
 }
 
-// Put implements statements.Store.
+// Put implements statements.Store. It returns once the transaction holding the batch has
+// committed (synchronous=FULL: the WAL is fsynced), so a batch that answered success
+// survives a crash of the process or of the machine.
 func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) error {
 	for _, st := range batch {
 		if err := validStatement(tenant, st); err != nil {
 			return err
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("put statements: %w", err)
+	req := &putReq{ctx: ctx, tenant: tenant, batch: batch, attachments: attachments, done: make(chan struct{})}
+	s.mu.Lock()
+	s.pending = append(s.pending, req)
+	lead := !s.leading
+	s.leading = true
+	s.mu.Unlock()
+	if lead {
+		s.lead(ctx)
 	}
-	defer tx.Rollback()
-	written, err := s.putTx(ctx, tx, tenant, batch, attachments)
-	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("put statements: commit: %w", err)
+	<-req.done
+	if req.err != nil {
+		return req.err
 	}
 	// Written back only after commit, so a failed batch leaves the caller's values untouched.
-	for _, w := range written {
+	for _, w := range req.written {
 		w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = tenant, w.stored, w.raw, w.voided
 	}
 	return nil
+}
+
+// lead commits queued groups until the queue is empty, then gives up the lead.
+func (s *Store) lead(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		group := s.pending
+		s.pending = nil
+		if len(group) == 0 {
+			s.leading = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.commitGroup(context.WithoutCancel(ctx), group)
+	}
+}
+
+// commitGroup writes the group's batches in one transaction and reports to each.
+func (s *Store) commitGroup(ctx context.Context, group []*putReq) {
+	finish := func(err error) {
+		for _, r := range group {
+			if r.err == nil && err != nil {
+				r.err, r.written = err, nil
+			}
+			close(r.done)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		finish(fmt.Errorf("put statements: %w", err))
+		return
+	}
+	defer tx.Rollback()
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
+			finish(fmt.Errorf("put statements: %w", err))
+			return
+		}
+		r.written, r.err = s.putTx(r.ctx, tx, r.tenant, r.batch, r.attachments)
+		if r.err != nil {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO batch`); err != nil {
+				finish(fmt.Errorf("put statements: %w", err))
+				return
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE batch`); err != nil {
+			finish(fmt.Errorf("put statements: %w", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		finish(fmt.Errorf("put statements: commit: %w", err))
+		return
+	}
+	finish(nil)
 }
 
 type written struct {
