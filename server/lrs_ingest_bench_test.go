@@ -101,43 +101,53 @@ func postBatches(b *testing.B, url, user, pass string, batches [][]byte, n int) 
 	return float64(n) / time.Since(t0).Seconds()
 }
 
+// BenchmarkIngest runs the workload INGEST_BENCH_ROUNDS times (default 2) against each
+// target in turn (Learning Locker when LECTERN_BENCH_LL_URL names its xAPI endpoint, Lectern
+// embedded, Lectern distributed), so every target sees the same machine load, and reports
+// each target's mean statements/s and Lectern's ratio to Learning Locker. Each round posts
+// fresh statement ids: the same statement again would be a no-op.
 func BenchmarkIngest(b *testing.B) {
 	n := ingestCount()
-	backends := []struct {
-		name string
-		cfg  func(b *testing.B) app.Config
-	}{
-		{"embedded", benchConfig},
-		{"distributed", func(b *testing.B) app.Config {
-			c := benchConfig(b)
-			c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
-			c.RedisURL = testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL"))
-			c.S3 = app.S3Config{Endpoint: testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
-				AccessKey: testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
-				Bucket: randomName("benchingest-")}
-			c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName("benchingest_") + "_"}
-			return c
-		}},
+	rounds := 2
+	if v, err := strconv.Atoi(os.Getenv("INGEST_BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
 	}
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			cfg := be.cfg(b)
-			base, stop := benchServer(b, cfg)
-			defer stop()
-			var rates []float64
-			for b.Loop() {
-				// Fresh ids per round: the same statement again would be a no-op.
-				b.StopTimer()
-				batches := ingestBatchesFrom(len(rates)*n, n)
-				b.StartTimer()
-				rates = append(rates, postBatches(b, base+"/lrs/TCAPI/statements", rootUser, rootPass, batches, n))
+	type target struct{ name, url, user, pass string }
+	var targets []target
+	if ll := os.Getenv("LECTERN_BENCH_LL_URL"); ll != "" {
+		targets = append(targets, target{"ll", ll + "/statements", "bench", "bench"})
+	}
+	emb, stopEmb := benchServer(b, benchConfig(b))
+	defer stopEmb()
+	targets = append(targets, target{"embedded", emb + "/lrs/TCAPI/statements", rootUser, rootPass})
+	if os.Getenv("INGEST_BENCH_EMBEDDED_ONLY") == "" {
+		c := benchConfig(b)
+		c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
+		c.RedisURL = testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL"))
+		c.S3 = app.S3Config{Endpoint: testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
+			AccessKey: testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
+			Bucket: randomName("benchingest-")}
+		c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName("benchingest_") + "_"}
+		dist, stopDist := benchServer(b, c)
+		defer stopDist()
+		targets = append(targets, target{"distributed", dist + "/lrs/TCAPI/statements", rootUser, rootPass})
+	}
+	sum := map[string]float64{}
+	for b.Loop() {
+		for r := range rounds {
+			batches := ingestBatchesFrom(r*n, n)
+			for _, t := range targets {
+				rate := postBatches(b, t.url, t.user, t.pass, batches, n)
+				b.Logf("round %d %s: %.0f statements/s", r+1, t.name, rate)
+				sum[t.name] += rate
 			}
-			var sum float64
-			for _, r := range rates {
-				sum += r
-			}
-			b.ReportMetric(sum/float64(len(rates)), "statements/s")
-		})
+		}
+	}
+	for _, t := range targets {
+		b.ReportMetric(sum[t.name]/float64(rounds*b.N), t.name+"-stmts/s")
+		if ll := sum["ll"]; ll > 0 && t.name != "ll" {
+			b.ReportMetric(sum[t.name]/ll, t.name+"/ll")
+		}
 	}
 }
 
