@@ -115,3 +115,30 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarshal checks appendTree against encoding/json (HTML escaping off) on every tree
+// the parser accepts, and on the parsed strings taken as raw Go strings (invalid UTF-8 too).
+func FuzzMarshal(f *testing.F) {
+	f.Add(stmtJSON())
+	f.Add([]byte(`{"a":["\u2028\u2029<>&\u0001\b\f\n\r\t\"\\",1.50,-0,1e3,true,null,{}],"b":[]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		check := func(x any) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(x); err != nil {
+				return
+			}
+			want := bytes.TrimRight(buf.Bytes(), "\n")
+			got, ok := appendTree(nil, x)
+			if !ok || !bytes.Equal(got, want) {
+				t.Fatalf("appendTree(%#v) = %s (%v), encoding/json %s", x, got, ok, want)
+			}
+		}
+		check(string(body))
+		if x, err := parseJSON(body); err == nil {
+			check(x)
+			check(comparable(x))
+		}
+	})
+}

@@ -165,6 +165,9 @@ func (s *Statement) Complete(authority json.RawMessage, stored time.Time, v Vers
 
 // marshal encodes without HTML escaping: the stored statement should read as sent.
 func marshal(x any) []byte {
+	if b, ok := appendTree(nil, x); ok {
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
