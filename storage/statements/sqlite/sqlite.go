@@ -361,11 +361,9 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		return fail(err)
 	}
 	defer ins.Close()
-	insTerm, err := tx.PrepareContext(ctx, `INSERT INTO terms (tenant, term, stored) VALUES (?, ?, ?)`)
-	if err != nil {
-		return fail(err)
-	}
-	defer insTerm.Close()
+	// The batch's filter terms, written with multi-row INSERTs after the statements: one
+	// statement execution per termChunk rows instead of one per term.
+	var termRows []any
 
 	inBatch := map[string]string{} // id → hash of the batch's statements so far
 	var out []written
@@ -406,11 +404,12 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 			return fail(err)
 		}
 		for _, term := range terms(st) {
-			if _, err := insTerm.ExecContext(ctx, tenant, term, stored); err != nil {
-				return fail(err)
-			}
+			termRows = append(termRows, tenant, term, stored)
 		}
 		out = append(out, w)
+	}
+	if err := insertTerms(ctx, tx, termRows); err != nil {
+		return fail(err)
 	}
 	// After all inserts, so a target anywhere in the batch is found too (voidedBefore only
 	// sees statements stored earlier); a voiding statement (voids <> '') is never voided.
@@ -434,6 +433,22 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		}
 	}
 	return out, nil
+}
+
+// termChunk rows per INSERT keep the bound parameters (3 a row) far below SQLite's limit.
+const termChunk = 300
+
+// insertTerms inserts rows (tenant, term, stored triples) in multi-row INSERTs.
+func insertTerms(ctx context.Context, tx *sql.Tx, rows []any) error {
+	for len(rows) > 0 {
+		n := min(len(rows)/3, termChunk)
+		q := `INSERT INTO terms (tenant, term, stored) VALUES (?, ?, ?)` + strings.Repeat(`, (?, ?, ?)`, n-1)
+		if _, err := tx.ExecContext(ctx, q, rows[:n*3]...); err != nil {
+			return err
+		}
+		rows = rows[n*3:]
+	}
+	return nil
 }
 
 func nonNil(b []byte) []byte {
