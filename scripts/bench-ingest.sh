@@ -36,8 +36,9 @@ for n in $SIZES; do
 	port=$(free_port)
 	# In-memory models and storage, the test auth repo (any Basic credentials) and no events
 	# repo: the service's own statement path, nothing else on the machine.
-	EXPRESS_PORT=$port MODELS_REPO=memory STORAGE_REPO=memory AUTH_REPO=test EVENTS_REPO=test \
-		WINSTON_CONSOLE_LEVEL=error node "$LL_DIR/node_modules/xapi-statements/dist/server.js" >"$CACHE/ll/server.log" 2>&1 &
+	# Run from the cache: the service writes access logs under ./storage of its working directory.
+	(cd "$LL_DIR" && exec env EXPRESS_PORT=$port MODELS_REPO=memory STORAGE_REPO=memory AUTH_REPO=test EVENTS_REPO=test \
+		WINSTON_CONSOLE_LEVEL=error node "$LL_DIR/node_modules/xapi-statements/dist/server.js" >"$LL_DIR/server.log" 2>&1) &
 	ll_pid=$!
 	for _ in $(seq 100); do
 		curl -fs "http://127.0.0.1:$port/xAPI/about" >/dev/null 2>&1 && break
