@@ -2,11 +2,9 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"mime"
 	"net/url"
 	"sort"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/lrs/ingest"
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -29,13 +28,7 @@ type StatementResult struct {
 var statementQueryParams = []string{"statementId", "voidedStatementId", "agent", "verb", "activity", "registration",
 	"related_activities", "related_agents", "since", "until", "limit", "format", "attachments", "ascending", "more"}
 
-func mediaType(ct string) string {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt, _, _ = strings.Cut(ct, ";")
-	}
-	return strings.ToLower(strings.TrimSpace(mt))
-}
+func mediaType(ct string) string { return ingest.MediaType(ct) }
 
 func (s *Server) consistentThrough(c *fiber.Ctx) {
 	c.Set(hdrConsistentThrough, time.Now().UTC().Format(time.RFC3339Nano))
@@ -74,178 +67,24 @@ func (s *Server) postStatements(c *fiber.Ctx) error {
 	return c.JSON(ids)
 }
 
-// storeStatements validates the request body (JSON or multipart/mixed with attachments),
-// completes the statements and stores them as one batch.
+// storeStatements runs the statement-write use case (lrs/ingest) on the request, then the
+// hooks that follow a write.
 func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
-	v := xapiVersionOf(c)
 	p := lrsPrincipalOf(c)
 	tid := tenantOf(c)
 	ctx := c.UserContext()
-	body := bytes.Clone(c.Body())
-	ct := c.Get(fiber.HeaderContentType)
-	var parts map[string]xapi.Part
-	switch mediaType(ct) {
-	case "multipart/mixed":
-		js, ps, err := xapi.ParseMultipart(ct, body)
-		if err != nil {
-			return nil, lrsBadRequest(err)
-		}
-		body, parts = js, ps
-	case "application/json", "":
-	default:
-		// Lenient: the body must parse as statements anyway.
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, badRequest("statement: the request body is empty")
-	}
-	stmts, isArray, err := xapi.ParseStatements(body, v)
+	res, err := ingest.New(s.deps.Statements, s.log).Write(ctx, ingest.Request{
+		Tenant: tid, Version: xapiVersionOf(c), Authority: p.Authority,
+		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
+		Define: lrsPermissionsOf(c).Define,
+	})
 	if err != nil {
-		return nil, lrsBadRequest(err)
-	}
-	if putID != "" {
-		if isArray || len(stmts) != 1 {
-			return nil, badRequest("statement: PUT takes exactly one statement object, not an array")
-		}
-		if got := stmts[0].ID(); got != "" && !strings.EqualFold(got, putID) {
-			return nil, badRequest("statement.id: %q differs from the statementId parameter %q", got, putID)
-		}
-		stmts[0].SetID(putID)
-	}
-	if len(stmts) == 0 {
-		return nil, badRequest("statements: the array is empty")
-	}
-	// XAPI-00127: statements with attachments come as application/json (fileUrl only) or
-	// multipart/mixed, never as another type the lenient path above lets through.
-	if mt := mediaType(ct); mt != "application/json" && mt != "multipart/mixed" {
-		for i, st := range stmts {
-			if len(st.Attachments()) > 0 {
-				return nil, badRequest("statements[%d].attachments: a request with attachments must have Content-Type application/json or multipart/mixed, not %q", i, mt)
-			}
-		}
-	}
-	seen := map[string]bool{}
-	for i, st := range stmts {
-		if id := strings.ToLower(st.ID()); id != "" {
-			if seen[id] {
-				return nil, badRequest("statements[%d].id: %s appears twice in the batch", i, id)
-			}
-			seen[id] = true
-		}
-	}
-
-	// Attachments: every declared attachment without fileUrl needs its part; every part must
-	// be declared; signatures must verify.
-	used := map[string]bool{}
-	data := map[string][]byte{}
-	for sha, part := range parts {
-		data[sha] = part.Data
-	}
-	var atts []*statements.Attachment
-	for i, st := range stmts {
-		for _, a := range st.Attachments() {
-			part, ok := parts[a.SHA2]
-			if !ok {
-				if a.FileURL == "" || a.Signature {
-					return nil, badRequest("statement[%d].attachments: no multipart part carries the attachment with sha2 %s", i, a.SHA2)
-				}
-				continue
-			}
-			if !used[a.SHA2] {
-				ctype := part.ContentType
-				if ctype == "" {
-					ctype = a.ContentType
-				}
-				atts = append(atts, &statements.Attachment{SHA2: a.SHA2, ContentType: ctype, Data: part.Data})
-			}
-			used[a.SHA2] = true
-		}
-		if err := st.VerifySignature(data); err != nil {
-			return nil, lrsBadRequest(err)
-		}
-	}
-	for sha := range parts {
-		if !used[sha] {
-			return nil, badRequest("attachments: the multipart part with hash %s is not declared by any statement", sha)
-		}
-	}
-
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	batch := make([]*statements.Statement, 0, len(stmts))
-	ids := make([]string, 0, len(stmts))
-	voids := map[string]string{}
-	for _, st := range stmts {
-		st.Complete(p.Authority, now, v)
-		f := st.Fields()
-		f.Tenant, f.Raw, f.Stored = tid, json.RawMessage(st.JSON()), now
-		if f.ID == "" {
-			f.ID = st.ID()
-		}
-		if t := st.VoidTarget(); t != "" {
-			f.Voids = strings.ToLower(t)
-			voids[f.ID] = f.Voids
-		}
-		batch = append(batch, &f)
-		ids = append(ids, f.ID)
-	}
-	// A voiding statement that targets another voiding statement is stored but voids nothing.
-	for _, f := range batch {
-		if f.Voids == "" {
-			continue
-		}
-		if _, inBatch := voids[f.Voids]; inBatch {
-			f.Voids = ""
-			continue
-		}
-		target, err := s.deps.Statements.Get(ctx, tid, f.Voids)
-		switch {
-		case err == nil && target.Voids != "":
-			f.Voids = ""
-		case err != nil && !errors.Is(err, statements.ErrNotFound):
-			return nil, err
-		}
-	}
-	if err := s.deps.Statements.Put(ctx, tid, batch, atts); err != nil {
 		return nil, lrsError(err)
 	}
-	if lrsPermissionsOf(c).Define {
-		// Without the define permission (an OAuth client lacking the scope) the statements
-		// keep their definitions but the canonical ones are left as they were.
-		s.mergeActivities(ctx, tid, stmts)
-	}
-	s.hooks().Stored.StatementsStored(ctx, tid, batch)
+	s.hooks().Stored.StatementsStored(ctx, tid, res.Batch)
 	s.statementSession(ctx, tid, p)
-	s.statementProgress(ctx, tid, batch)
-	return ids, nil
-}
-
-// lrsBadRequest turns a validation error into a 400 naming the property.
-func lrsBadRequest(err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return badRequest("%s", err.Error())
-}
-
-// mergeActivities keeps the canonical definition of every activity the statements define.
-// Failures are logged: the statements are stored already.
-func (s *Server) mergeActivities(ctx context.Context, tid string, stmts []*xapi.Statement) {
-	for _, st := range stmts {
-		for id, act := range st.Activities() {
-			old, err := s.deps.Statements.GetActivity(ctx, tid, id)
-			if err != nil && !errors.Is(err, statements.ErrNotFound) {
-				s.log.Warn("lrs: read activity", "tenant", tid, "activity", id, "error", err)
-				continue
-			}
-			merged := act
-			if old != nil {
-				merged = xapi.MergeActivity(old, act)
-			}
-			if err := s.deps.Statements.PutActivity(ctx, tid, id, merged); err != nil {
-				s.log.Warn("lrs: store activity", "tenant", tid, "activity", id, "error", err)
-			}
-		}
-	}
+	s.statementProgress(ctx, tid, res.Batch)
+	return res.IDs, nil
 }
 
 // statementsMore is what a `more` link carries: the original filters and the cursor.

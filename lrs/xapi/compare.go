@@ -20,13 +20,17 @@ import (
 // order never matters. Invalid JSON hashes its bytes.
 func ContentHash(raw []byte) string {
 	x, err := decode(raw)
-	var b []byte
 	if err != nil {
-		b = raw
-	} else {
-		b = marshal(comparable(x))
+		sum := sha256.Sum256(raw)
+		return hex.EncodeToString(sum[:])
 	}
-	sum := sha256.Sum256(b)
+	return hashTree(x)
+}
+
+// hashTree is ContentHash of an already decoded statement; comparable copies what it
+// changes, so the tree is left as it was.
+func hashTree(x any) string {
+	sum := sha256.Sum256(marshal(comparable(x)))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -23,76 +22,13 @@ type Statement struct {
 }
 
 // decode parses JSON strictly enough for xAPI: valid UTF-8, exactly one value, numbers kept
-// as json.Number and no duplicate object keys (which would make the statement ambiguous).
+// as json.Number and no duplicate object keys (which would make the statement ambiguous),
+// all in one pass (parseJSON).
 func decode(body []byte) (any, error) {
 	if !utf8.Valid(body) {
 		return nil, &Error{Msg: "body is not valid UTF-8"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		return nil, &Error{Msg: "malformed JSON: " + err.Error()}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &Error{Msg: "malformed JSON: trailing data after the value"}
-	}
-	if err := checkDuplicateKeys(body); err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-// checkDuplicateKeys walks the token stream and fails on an object key given twice.
-func checkDuplicateKeys(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	type frame struct {
-		obj    bool
-		keys   map[string]bool
-		expKey bool
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return &Error{Msg: "malformed JSON: " + err.Error()}
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.expKey {
-			if k, ok := tok.(string); ok {
-				if top.keys[k] {
-					return &Error{Msg: "duplicate property " + k}
-				}
-				top.keys[k] = true
-				top.expKey = false
-				continue
-			}
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, &frame{obj: true, keys: map[string]bool{}, expKey: true})
-				continue
-			case '[':
-				stack = append(stack, &frame{})
-				continue
-			default:
-				stack = stack[:len(stack)-1]
-			}
-		}
-		// a value just ended: the enclosing object expects a key next
-		if len(stack) > 0 && stack[len(stack)-1].obj {
-			stack[len(stack)-1].expKey = true
-		}
-	}
+	return parseJSON(body)
 }
 
 // ParseStatements validates a PUT/POST body (one statement object, or for POST an array of
@@ -229,6 +165,9 @@ func (s *Statement) Complete(authority json.RawMessage, stored time.Time, v Vers
 
 // marshal encodes without HTML escaping: the stored statement should read as sent.
 func marshal(x any) []byte {
+	if b, ok := appendTree(nil, x); ok {
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -312,7 +251,7 @@ func (s *Statement) Fields() statements.Statement {
 	f := statements.Statement{
 		ID:     s.ID(),
 		Raw:    raw,
-		Hash:   ContentHash(raw),
+		Hash:   hashTree(s.m),
 		Voids:  s.VoidTarget(),
 		Target: s.RefTarget(),
 	}

@@ -41,6 +41,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -54,6 +55,24 @@ const DefaultLimit = 100
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+
+	// Group commit: concurrent Puts queue in pending; one of them (the leader) writes every
+	// queued batch in one transaction, each under its own savepoint, so N clients pay one
+	// fsync instead of N and one batch's conflict fails only that batch.
+	mu      sync.Mutex
+	pending []*putReq
+	leading bool
+}
+
+// putReq is one Put waiting for its group's commit.
+type putReq struct {
+	ctx         context.Context
+	tenant      string
+	batch       []*statements.Statement
+	attachments []*statements.Attachment
+	written     []written
+	err         error
+	done        chan struct{}
 }
 
 // Option configures Open.
@@ -257,30 +276,93 @@ func validStatement(tenant string, st *statements.Statement) error {
 	return nil
 }
 
-// Put implements statements.Store.
+// Put implements statements.Store. It returns once the transaction holding the batch has
+// committed (synchronous=FULL: the WAL is fsynced), so a batch that answered success
+// survives a crash of the process or of the machine.
 func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) error {
 	for _, st := range batch {
 		if err := validStatement(tenant, st); err != nil {
 			return err
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("put statements: %w", err)
+	req := &putReq{ctx: ctx, tenant: tenant, batch: batch, attachments: attachments, done: make(chan struct{})}
+	s.mu.Lock()
+	s.pending = append(s.pending, req)
+	lead := !s.leading
+	s.leading = true
+	s.mu.Unlock()
+	if lead {
+		s.lead(ctx)
 	}
-	defer tx.Rollback()
-	written, err := s.putTx(ctx, tx, tenant, batch, attachments)
-	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("put statements: commit: %w", err)
+	<-req.done
+	if req.err != nil {
+		return req.err
 	}
 	// Written back only after commit, so a failed batch leaves the caller's values untouched.
-	for _, w := range written {
+	for _, w := range req.written {
 		w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = tenant, w.stored, w.raw, w.voided
 	}
 	return nil
+}
+
+// lead commits queued groups until the queue is empty, then gives up the lead.
+func (s *Store) lead(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		group := s.pending
+		s.pending = nil
+		if len(group) == 0 {
+			s.leading = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.commitGroup(context.WithoutCancel(ctx), group)
+	}
+}
+
+// commitGroup writes the group's batches in one transaction and reports to each.
+func (s *Store) commitGroup(ctx context.Context, group []*putReq) {
+	finish := func(err error) {
+		for _, r := range group {
+			if r.err == nil && err != nil {
+				r.err, r.written = err, nil
+			}
+			close(r.done)
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		finish(fmt.Errorf("put statements: %w", err))
+		return
+	}
+	defer tx.Rollback()
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
+			finish(fmt.Errorf("put statements: %w", err))
+			return
+		}
+		r.written, r.err = s.putTx(r.ctx, tx, r.tenant, r.batch, r.attachments)
+		if r.err != nil {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO batch`); err != nil {
+				finish(fmt.Errorf("put statements: %w", err))
+				return
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `RELEASE batch`); err != nil {
+			finish(fmt.Errorf("put statements: %w", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		finish(fmt.Errorf("put statements: commit: %w", err))
+		return
+	}
+	finish(nil)
 }
 
 type written struct {
@@ -311,11 +393,9 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		return fail(err)
 	}
 	defer ins.Close()
-	insTerm, err := tx.PrepareContext(ctx, `INSERT INTO terms (tenant, term, stored) VALUES (?, ?, ?)`)
-	if err != nil {
-		return fail(err)
-	}
-	defer insTerm.Close()
+	// The batch's filter terms, written with multi-row INSERTs after the statements: one
+	// statement execution per termChunk rows instead of one per term.
+	var termRows []any
 
 	inBatch := map[string]string{} // id → hash of the batch's statements so far
 	var out []written
@@ -356,11 +436,12 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 			return fail(err)
 		}
 		for _, term := range terms(st) {
-			if _, err := insTerm.ExecContext(ctx, tenant, term, stored); err != nil {
-				return fail(err)
-			}
+			termRows = append(termRows, tenant, term, stored)
 		}
 		out = append(out, w)
+	}
+	if err := insertTerms(ctx, tx, termRows); err != nil {
+		return fail(err)
 	}
 	// After all inserts, so a target anywhere in the batch is found too (voidedBefore only
 	// sees statements stored earlier); a voiding statement (voids <> '') is never voided.
@@ -384,6 +465,22 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 		}
 	}
 	return out, nil
+}
+
+// termChunk rows per INSERT keep the bound parameters (3 a row) far below SQLite's limit.
+const termChunk = 300
+
+// insertTerms inserts rows (tenant, term, stored triples) in multi-row INSERTs.
+func insertTerms(ctx context.Context, tx *sql.Tx, rows []any) error {
+	for len(rows) > 0 {
+		n := min(len(rows)/3, termChunk)
+		q := `INSERT INTO terms (tenant, term, stored) VALUES (?, ?, ?)` + strings.Repeat(`, (?, ?, ?)`, n-1)
+		if _, err := tx.ExecContext(ctx, q, rows[:n*3]...); err != nil {
+			return err
+		}
+		rows = rows[n*3:]
+	}
+	return nil
 }
 
 func nonNil(b []byte) []byte {

@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -84,4 +86,47 @@ func benchStore(b *testing.B) *sqlite.Store {
 // shape (statementstest.BenchQuery).
 func BenchmarkQuery(b *testing.B) {
 	statementstest.BenchQuery(b, benchStore(b), time.Now())
+}
+
+// TestGroupCommit: concurrent Puts share transactions, yet each batch stands alone — a
+// conflicting batch fails with ErrConflict and stores nothing, the others are all stored.
+func TestGroupCommit(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "statements.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	mk := func(id, hash string) *statements.Statement {
+		return &statements.Statement{ID: id, Hash: hash, Raw: []byte(`{"id":"` + id + `"}`)}
+	}
+	if err := s.Put(ctx, "t", []*statements.Statement{mk("taken", "h1")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const writers = 16
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := []*statements.Statement{mk(fmt.Sprintf("w%02d-a", w), "h"), mk(fmt.Sprintf("w%02d-b", w), "h")}
+			if w == 7 {
+				batch = append(batch, mk("taken", "other"))
+			}
+			errs[w] = s.Put(ctx, "t", batch, nil)
+		}()
+	}
+	wg.Wait()
+	for w, err := range errs {
+		_, getErr := s.Get(ctx, "t", fmt.Sprintf("w%02d-a", w))
+		switch {
+		case w == 7 && !errors.Is(err, statements.ErrConflict):
+			t.Errorf("conflicting batch: err %v, want ErrConflict", err)
+		case w == 7 && !errors.Is(getErr, statements.ErrNotFound):
+			t.Errorf("conflicting batch: its other statements were stored (%v)", getErr)
+		case w != 7 && (err != nil || getErr != nil):
+			t.Errorf("batch %d: put %v, get %v", w, err, getErr)
+		}
+	}
 }

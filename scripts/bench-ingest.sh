@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench-ingest.sh — xAPI ingest side by side with Learning Locker (issue 12, item 1).
+# Installs xapi-statements 5.0.1 (Learning Locker's statement service, pinned by
+# scripts/bench-ll/package-lock.json) into $HOME/.cache/lectern/ll with `npm ci`, runs it
+# in-memory on a loopback port, then runs server.BenchmarkIngest: the same statements
+# (context, result, extensions) POSTed in batches of 100 by 4 clients, to Learning Locker,
+# Lectern embedded (SQLite) and Lectern distributed (Elasticsearch statements, PostgreSQL
+# records) in turn, INGEST_ROUNDS rounds (default 2) per size, for INGEST_SIZES (default
+# "10000 100000") statements. Prints statements/s per target and Lectern's ratio to LL.
+# Learning Locker is started once per size, so each size starts from an empty store.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${LECTERN_CACHE:-$HOME/.cache/lectern}
+LL_DIR=$CACHE/ll
+SIZES=${INGEST_SIZES:-10000 100000}
+ROUNDS=${INGEST_ROUNDS:-2}
+# shellcheck disable=SC1090
+. "$CACHE/run/env"
+
+command -v npm >/dev/null || { echo "bench-ingest: npm is required (apt-get install npm)" >&2; exit 1; }
+mkdir -p "$LL_DIR"
+if ! cmp -s "$REPO/scripts/bench-ll/package-lock.json" "$LL_DIR/package-lock.json" || [ ! -d "$LL_DIR/node_modules/xapi-statements" ]; then
+	cp "$REPO/scripts/bench-ll/package.json" "$REPO/scripts/bench-ll/package-lock.json" "$LL_DIR/"
+	(cd "$LL_DIR" && npm ci --cache "$CACHE/npm" --no-audit --no-fund --loglevel=error)
+fi
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+ll_pid=""
+stop_ll() { if [ -n "$ll_pid" ]; then kill "$ll_pid" 2>/dev/null || true; wait "$ll_pid" 2>/dev/null || true; ll_pid=""; fi; }
+trap stop_ll EXIT
+
+cd "$REPO"
+for n in $SIZES; do
+	port=$(free_port)
+	# In-memory models and storage, the test auth repo (any Basic credentials) and no events
+	# repo: the service's own statement path, nothing else on the machine.
+	# Run from the cache: the service writes access logs under ./storage of its working directory.
+	(cd "$LL_DIR" && exec env EXPRESS_PORT=$port MODELS_REPO=memory STORAGE_REPO=memory AUTH_REPO=test EVENTS_REPO=test \
+		WINSTON_CONSOLE_LEVEL=error node "$LL_DIR/node_modules/xapi-statements/dist/server.js" >"$LL_DIR/server.log" 2>&1) &
+	ll_pid=$!
+	for _ in $(seq 100); do
+		curl -fs "http://127.0.0.1:$port/xAPI/about" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	cmd=(go test -run='^$' -bench='^BenchmarkIngest$' -benchtime=1x -timeout=60m ./server/)
+	echo "+ INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS ${cmd[*]}" >&2
+	out=$(CI=true LECTERN_BENCH_LL_URL="http://127.0.0.1:$port/xAPI" INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS \
+		"${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)
+	stop_ll
+	printf '%s\n' "$out" | awk -v n="$n" '
+		$1 ~ /^BenchmarkIngest/ {
+			for (i = 2; i <= NF; i++) v[$i] = $(i - 1)
+			printf "\n| ingest, %7d statements, batches of 100, 4 clients | statements/s | × Learning Locker |\n", n
+			printf "|---|---:|---:|\n"
+			printf "| Learning Locker xapi-statements 5.0.1 (memory) | %.0f | 1.00 |\n", v["ll-stmts/s"]
+			printf "| Lectern embedded (SQLite) | %.0f | %.2f |\n", v["embedded-stmts/s"], v["embedded/ll"]
+			printf "| Lectern distributed (Elasticsearch + PostgreSQL) | %.0f | %.2f |\n", v["distributed-stmts/s"], v["distributed/ll"]
+		}'
+done
