@@ -311,7 +311,7 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkPlayerCommit/' | awk '
   }'
 
 # ---------------------------------------------------------------------------------------------
-# xAPI/cmi5 statement rollup (helper xapireg): server BenchmarkStatementRollup, one stored batch
+# xAPI/cmi5 statement rollup: server BenchmarkStatementRollup, one stored batch
 # of 10 statements of a cmi5 registration after a session history of 0, 2,000 and 10,000
 # statements, both backends. The rollup folds each batch into the instance's fold, so ms per
 # batch should stay flat as the history grows.
