@@ -598,3 +598,39 @@ func TestActivitiesAndPurge(t *testing.T) {
 		}
 	}
 }
+
+// TestRefEdgesUncapped stores 10,001 targeting statements, the oldest of which is the only
+// one whose target meets the filter: it must still be found, so the StatementRef rule has no
+// 10,000-edge cap (the old bound, the index's max_result_window).
+func TestRefEdgesUncapped(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := ctxT(t)
+	const edges = 10001
+	target := stmt("t1", uuid(1), base, `1`)
+	target.VerbID = "http://adlnet.gov/expapi/verbs/completed"
+	other := stmt("t1", uuid(2), base, `2`)
+	old := stmt("t1", uuid(3), base.Add(time.Second), `3`)
+	old.Target = target.ID
+	if err := s.Put(ctx, "t1", []*statements.Statement{target, other, old}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for start := 0; start < edges-1; start += 2000 {
+		var batch []*statements.Statement
+		for i := start; i < min(start+2000, edges-1); i++ {
+			r := stmt("t1", uuid(10+i), base.Add(time.Minute+time.Duration(i)*time.Millisecond), `4`)
+			r.Target = other.ID
+			batch = append(batch, r)
+		}
+		if err := s.Put(ctx, "t1", batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Query(ctx, statements.Query{Tenant: "t1", Verb: target.VerbID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(p), []string{old.ID, target.ID}; !slices.Equal(got, want) {
+		t.Fatalf("verb query: got %v, want %v", got, want)
+	}
+}

@@ -258,27 +258,25 @@ func matchFilters(q statements.Query) []any {
 	return filter
 }
 
-// MaxRefEdges bounds the targeting statements (StatementRef objects, voiding statements
-// included) one filtered Query considers for the StatementRef rule of statements.Query: the
-// most recently stored MaxRefEdges of the tenant. A statement matching only through an older
-// targeting statement is missed; below the bound the rule holds exactly.
-const MaxRefEdges = 10000
-
 // refMatches returns the ids of q's tenant's statements that meet the filters direct through
-// the StatementRef rule: it reads the tenant's targeting statements (id → target, at most
-// MaxRefEdges), asks which targets meet direct (voided or not), and follows the targeting
-// edges backwards from those, recursively (cycles included). Time bounds are left to the
-// caller's query, which applies them to the returned statements.
+// the StatementRef rule: it reads every targeting statement of the tenant (id → target),
+// paging with search_after in pages of pageSize so that no edge count bounds the rule (the
+// former cap of 10,000 edges, the index's max_result_window, is gone), asks which targets
+// meet direct (voided or not), and follows the targeting edges backwards from those,
+// recursively (cycles included). Time bounds are left to the caller's query, which applies
+// them to the returned statements. Edges are sorted stored desc, id desc; a statement stored
+// while the pages are read sorts before the cursor and is missed, as it would be by a search
+// that started earlier.
 func (s *Store) refMatches(ctx context.Context, q statements.Query, direct []any) ([]string, error) {
 	targeting := map[string][]string{} // target → ids of the statements targeting it
 	var after []any
-	for n := 0; n < MaxRefEdges; {
+	for {
 		body := map[string]any{
 			"query": map[string]any{"bool": map[string]any{"filter": []any{
 				term("tenant_id", q.Tenant), map[string]any{"exists": map[string]any{"field": "target"}},
 			}}},
 			"sort":             []any{map[string]any{"stored": "desc"}, map[string]any{"id": "desc"}},
-			"size":             min(pageSize, MaxRefEdges-n),
+			"size":             pageSize,
 			"_source":          []string{"id", "target", "stored"},
 			"track_total_hits": false,
 		}
@@ -305,7 +303,6 @@ func (s *Store) refMatches(ctx context.Context, q statements.Query, direct []any
 			}
 			after = []any{t.UnixNano(), d.ID}
 		}
-		n += len(hits)
 		if len(hits) < pageSize {
 			break
 		}
