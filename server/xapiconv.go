@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lectern-lms/lectern/lrs/ingest"
 	"strings"
 	"time"
 
@@ -82,10 +83,9 @@ func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapico
 	if err != nil {
 		return err
 	}
+	w := ingest.New(s.deps.Statements, s.log)
 	for try := 0; ; try++ {
-		var batch []*statements.Statement
-		var parsed []*xapi.Statement
-		now := time.Now().UTC().Truncate(time.Millisecond)
+		var fresh []xapiconv.Statement
 		for _, st := range sts {
 			_, err := s.deps.Statements.Get(ctx, tenant, st.ID())
 			if err == nil {
@@ -94,36 +94,26 @@ func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapico
 			if !errors.Is(err, statements.ErrNotFound) {
 				return err
 			}
-			body, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			ps, _, err := xapi.ParseStatements(body, xapi.V103)
-			if err != nil {
-				return fmt.Errorf("converted statement %s: %w", st.ID(), err)
-			}
-			ps[0].Complete(authority, now, xapi.V103)
-			f := ps[0].Fields()
-			f.Tenant, f.Raw, f.Stored = tenant, json.RawMessage(ps[0].JSON()), now
-			if f.ID == "" {
-				f.ID = ps[0].ID()
-			}
-			batch = append(batch, &f)
-			parsed = append(parsed, ps[0])
+			fresh = append(fresh, st)
 		}
-		if len(batch) == 0 {
+		if len(fresh) == 0 {
 			return nil
 		}
-		err := s.deps.Statements.Put(ctx, tenant, batch, nil)
+		body, err := json.Marshal(fresh)
+		if err != nil {
+			return err
+		}
+		// The statement-write use case every client write goes through (lrs/ingest).
+		res, err := w.Write(ctx, ingest.Request{Tenant: tenant, Version: xapi.V103, Authority: authority,
+			ContentType: "application/json", Body: body, Define: true})
 		if errors.Is(err, statements.ErrConflict) && try < 2 {
 			// Another writer (the realtime path and the job) stored one of the ids meanwhile.
 			continue
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("converted statements: %w", err)
 		}
-		s.mergeActivities(ctx, tenant, parsed)
-		s.hooks().Stored.StatementsStored(ctx, tenant, batch)
+		s.hooks().Stored.StatementsStored(ctx, tenant, res.Batch)
 		return nil
 	}
 }
