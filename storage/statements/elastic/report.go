@@ -3,9 +3,6 @@ package elastic
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -19,40 +16,6 @@ import (
 // activity_id and report_actor_ifis) paged with their after key, so a page costs one request
 // whatever the number of statements, and nothing but the page's keys (and, for actors, each
 // key's latest statement's report_actors through top_hits) leaves the cluster.
-
-// reportCursor continues a report: K is the last sort values (results) or the composite
-// after key's value (activities, actors); F fingerprints the method and filters.
-type reportCursor struct {
-	K json.RawMessage `json:"k"`
-	F string          `json:"f"`
-}
-
-func reportFingerprint(method string, q statements.ReportQuery) string {
-	b, _ := json.Marshal([]string{method, q.Tenant, q.Agent, q.Activity, q.Viewer})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
-func encodeReportCursor(method string, q statements.ReportQuery, key any) string {
-	k, _ := json.Marshal(key)
-	b, _ := json.Marshal(reportCursor{K: k, F: reportFingerprint(method, q)})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeReportCursor(method string, q statements.ReportQuery, key any) error {
-	if q.Cursor == "" {
-		return nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-	var c reportCursor
-	if err != nil || json.Unmarshal(b, &c) != nil || json.Unmarshal(c.K, key) != nil {
-		return fmt.Errorf("statements/elastic: malformed report cursor: %w", statements.ErrInvalid)
-	}
-	if c.F != reportFingerprint(method, q) {
-		return fmt.Errorf("statements/elastic: cursor of another report: %w", statements.ErrInvalid)
-	}
-	return nil
-}
 
 // reportFilter is the filter every report applies: the tenant, non-voided statements about
 // an Activity, and q's agent, activity and viewer.
@@ -81,7 +44,7 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 		S int64  `json:"s"`
 		I string `json:"i"`
 	}
-	if err := decodeReportCursor("results", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("results", q, &after); err != nil {
 		return nil, err
 	}
 	body := map[string]any{
@@ -101,7 +64,7 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 	for i, h := range hits {
 		if i == limit {
 			last := page.Items[limit-1]
-			page.Next = encodeReportCursor("results", q, map[string]any{"s": last.Stored.UnixNano(), "i": last.ID})
+			page.Next = statements.EncodeReportCursor("results", q, map[string]any{"s": last.Stored.UnixNano(), "i": last.ID})
 			break
 		}
 		var d stmtDoc
@@ -174,7 +137,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 	}
 	limit := statements.ReportLimit(q)
 	var after string
-	if err := decodeReportCursor("activities", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("activities", q, &after); err != nil {
 		return nil, err
 	}
 	buckets, err := s.composite(ctx, "report activities", q, "activity_id", after, limit, nil)
@@ -184,7 +147,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 	page := &statements.ReportPage[statements.ReportActivity]{}
 	if len(buckets) > limit {
 		buckets = buckets[:limit]
-		page.Next = encodeReportCursor("activities", q, buckets[limit-1].Key["k"])
+		page.Next = statements.EncodeReportCursor("activities", q, buckets[limit-1].Key["k"])
 	}
 	ids := make([]string, len(buckets))
 	docIDs := make([]string, len(buckets))
@@ -222,7 +185,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 	}
 	limit := statements.ReportLimit(q)
 	var after string
-	if err := decodeReportCursor("actors", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("actors", q, &after); err != nil {
 		return nil, err
 	}
 	latest := map[string]any{"latest": map[string]any{"top_hits": map[string]any{
@@ -235,7 +198,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 	page := &statements.ReportPage[statements.ReportActor]{}
 	if len(buckets) > limit {
 		buckets = buckets[:limit]
-		page.Next = encodeReportCursor("actors", q, buckets[limit-1].Key["k"])
+		page.Next = statements.EncodeReportCursor("actors", q, buckets[limit-1].Key["k"])
 	}
 	for _, bk := range buckets {
 		ifi := bk.Key["k"]

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,46 +119,11 @@ func migrateReportRow(tx *sql.Tx, derive statements.DeriveReport, stored int64, 
 	return nil
 }
 
-// reportCursor continues a report after K (a stored instant for results, the last key for
-// activities and actors); F fingerprints the method and filters.
-type reportCursor struct {
-	K json.RawMessage `json:"k"`
-	F string          `json:"f"`
-}
-
-func reportFingerprint(method string, q statements.ReportQuery) string {
-	b, _ := json.Marshal([]string{method, q.Tenant, q.Agent, q.Activity, q.Viewer})
-	sum := sha256.Sum256(b)
-	return base64.RawURLEncoding.EncodeToString(sum[:9])
-}
-
-func encodeReportCursor(method string, q statements.ReportQuery, key any) string {
-	k, _ := json.Marshal(key)
-	b, _ := json.Marshal(reportCursor{K: k, F: reportFingerprint(method, q)})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// decodeReportCursor stores q.Cursor's key into key; it leaves key alone without a cursor.
-func decodeReportCursor(method string, q statements.ReportQuery, key any) error {
-	if q.Cursor == "" {
-		return nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-	var c reportCursor
-	if err != nil || json.Unmarshal(b, &c) != nil || json.Unmarshal(c.K, key) != nil {
-		return fmt.Errorf("%w: malformed report cursor", statements.ErrInvalid)
-	}
-	if c.F != reportFingerprint(method, q) {
-		return fmt.Errorf("%w: cursor belongs to another report", statements.ErrInvalid)
-	}
-	return nil
-}
-
 // ReportResults implements statements.Reports.
 func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*statements.ReportPage[*statements.Statement], error) {
 	limit := statements.ReportLimit(q)
 	var after int64
-	if err := decodeReportCursor("results", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("results", q, &after); err != nil {
 		return nil, err
 	}
 	query, args := resultsSQL(q, after, limit)
@@ -182,7 +145,7 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 	}
 	if len(page.Items) > limit {
 		page.Items = page.Items[:limit]
-		page.Next = encodeReportCursor("results", q, micros(page.Items[limit-1].Stored))
+		page.Next = statements.EncodeReportCursor("results", q, micros(page.Items[limit-1].Stored))
 	}
 	return page, nil
 }
@@ -288,7 +251,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 	}
 	limit := statements.ReportLimit(q)
 	var after string
-	if err := decodeReportCursor("activities", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("activities", q, &after); err != nil {
 		return nil, err
 	}
 	page := &statements.ReportPage[statements.ReportActivity]{}
@@ -302,7 +265,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 			ids = append(ids, strings.TrimPrefix(k, "o:"))
 		}
 		if more {
-			page.Next = encodeReportCursor("activities", q, strings.TrimPrefix(last, "o:"))
+			page.Next = statements.EncodeReportCursor("activities", q, strings.TrimPrefix(last, "o:"))
 		}
 	} else {
 		query, args := agentActivitiesSQL(q, after, limit)
@@ -324,7 +287,7 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 		}
 		if len(ids) > limit {
 			ids = ids[:limit]
-			page.Next = encodeReportCursor("activities", q, ids[limit-1])
+			page.Next = statements.EncodeReportCursor("activities", q, ids[limit-1])
 		}
 	}
 	canon, err := s.canonical(ctx, q.Tenant, ids)
@@ -388,7 +351,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 	}
 	limit := statements.ReportLimit(q)
 	var after string
-	if err := decodeReportCursor("actors", q, &after); err != nil {
+	if err := statements.DecodeReportCursor("actors", q, &after); err != nil {
 		return nil, err
 	}
 	page := &statements.ReportPage[statements.ReportActor]{}
@@ -410,7 +373,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 			page.Items = append(page.Items, a)
 		}
 		if more {
-			page.Next = encodeReportCursor("actors", q, strings.TrimPrefix(last, prefix))
+			page.Next = statements.EncodeReportCursor("actors", q, strings.TrimPrefix(last, prefix))
 		}
 		return page, nil
 	}
@@ -437,7 +400,7 @@ func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*st
 	}
 	if len(page.Items) > limit {
 		page.Items = page.Items[:limit]
-		page.Next = encodeReportCursor("actors", q, page.Items[limit-1].IFI)
+		page.Next = statements.EncodeReportCursor("actors", q, page.Items[limit-1].IFI)
 	}
 	return page, nil
 }
