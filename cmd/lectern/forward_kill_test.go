@@ -32,20 +32,8 @@ func startForwardingBinary(t *testing.T, bin, dataDir, addr string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return cmd
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lectern did not answer /healthz within 30s: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitHealthy(t, addr)
+	return cmd
 }
 
 // killReceiver stores every statement id once, counts ids it receives again, and on its

@@ -53,13 +53,20 @@ func startBinary(t *testing.T, bin, dataDir, addr string) *proc {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	p := &proc{cmd: cmd, stdout: bufio.NewScanner(out), addr: addr}
+	waitHealthy(t, addr)
+	return p
+}
+
+// waitHealthy polls a started lectern's /healthz until it answers 200, for 30 s at most.
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
-				return p
+				return
 			}
 		}
 		if time.Now().After(deadline) {
