@@ -176,24 +176,7 @@ func commitBenchJSON(b *testing.B, res *http.Response, v any) {
 // commitLearners prepares n registrations of one SCORM 1.2 course, each launched, with the
 // commit URL of its first SCO.
 func setupCommitLearners(b *testing.B, base string, n int) []*commitLearner {
-	commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
-	pkg, err := coursetest.Zip(map[string]string{"imsmanifest.xml": scorm12Manifest, "one/index.html": "<html>one</html>", "two/index.html": "<html>two</html>"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	form, ct := multipartFile("course.zip", pkg)
-	var job struct{ Result string }
-	commitBenchJSON(b, commitBenchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		var st struct{ Status string }
-		commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
-		if st.Status == "COMPLETE" {
-			break
-		}
-		if st.Status != "RUNNING" || time.Now().After(deadline) {
-			b.Fatalf("import: %s", st.Status)
-		}
-	}
+	benchTenantCourse(b, base, map[string]string{"imsmanifest.xml": scorm12Manifest, "one/index.html": "<html>one</html>", "two/index.html": "<html>two</html>"})
 	learners := make([]*commitLearner, n)
 	regs := base + "/engine/api/v1/bench/registrations"
 	for i := range learners {
@@ -246,4 +229,28 @@ func BenchmarkPlayerCommit(b *testing.B) {
 		b.Run("paced", func(b *testing.B) { runCommitLoad(b, learners, commitPace) })
 		b.Run("saturated", func(b *testing.B) { runCommitLoad(b, learners, 0) })
 	})
+}
+
+// benchTenantCourse creates tenant bench and imports the package of files as its course c,
+// waiting (a minute at most) for the import to complete.
+func benchTenantCourse(b *testing.B, base string, files map[string]string) {
+	b.Helper()
+	commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
+	pkg, err := coursetest.Zip(files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	form, ct := multipartFile("course.zip", pkg)
+	var job struct{ Result string }
+	commitBenchJSON(b, commitBenchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		var st struct{ Status string }
+		commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
+		if st.Status == "COMPLETE" {
+			return
+		}
+		if st.Status != "RUNNING" || time.Now().After(deadline) {
+			b.Fatalf("import: %s", st.Status)
+		}
+	}
 }

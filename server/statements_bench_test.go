@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
-
-	"github.com/lectern-lms/lectern/course/coursetest"
 )
 
 // statementBenchPost posts statements to the bench tenant's record store as root.
@@ -39,24 +36,7 @@ func BenchmarkStatementRollup(b *testing.B) {
 		for _, history := range []int{0, 2000, 10000} {
 			b.Run(fmt.Sprintf("%s/history=%d", mode, history), func(b *testing.B) {
 				base := commitBenchServer(b, mode)
-				commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
-				pkg, err := coursetest.Zip(map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""})
-				if err != nil {
-					b.Fatal(err)
-				}
-				form, ct := multipartFile("course.zip", pkg)
-				var job struct{ Result string }
-				commitBenchJSON(b, commitBenchCall(b, "POST", base+"/engine/api/v1/bench/courses/importJobs?course=c", ct, form, 200), &job)
-				for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-					var st struct{ Status string }
-					commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/courses/importJobs/"+job.Result, "", nil, 200), &st)
-					if st.Status == "COMPLETE" {
-						break
-					}
-					if st.Status != "RUNNING" || time.Now().After(deadline) {
-						b.Fatalf("import: %s", st.Status)
-					}
-				}
+				benchTenantCourse(b, base, map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""})
 				const xreg = "3e1c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
 				commitBenchCall(b, "POST", base+"/engine/api/v1/bench/registrations", "application/json",
 					[]byte(`{"courseId":"c","registrationId":"r","xapiRegistrationId":"`+xreg+`","learner":{"id":"ann"}}`), 204)
