@@ -773,7 +773,15 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	if _, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive); err != nil {
 		return err
 	}
-	layers, convert := s.convertsRealtime(ctx, sess.Tenant, reg)
+	// The registration's settings cascade, read once for the conversion and the rollup. A
+	// failure to read it never refuses the commit: conversion is skipped and the rollup reads
+	// it again (and logs).
+	layers, err := s.registrationLayersOf(ctx, sess.Tenant, reg)
+	if err != nil {
+		s.log.Warn("registration settings unreadable", "tenant", sess.Tenant, "registration", reg.ID, "error", err)
+		layers = nil
+	}
+	convert := s.convertsRealtime(layers)
 	var before *scormrt.Record
 	if convert {
 		// What the commit replaces tells a resumed load from a new one.
@@ -788,7 +796,7 @@ func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v
 	if err != nil {
 		return err
 	}
-	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v, exit)
+	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v, exit, layers)
 	if convert {
 		s.convertCommit(ctx, sess.Tenant, reg, *in, v, act, before, rec, exit, layers)
 	}
@@ -807,7 +815,7 @@ func (s *Server) runtimeExit(ctx context.Context, sess *course.SessionClaims, v 
 	}
 	for _, in := range reg.Instances {
 		if in.Key == sess.InstanceKey {
-			s.afterRuntimeCommit(ctx, sess.Tenant, reg, in, v, true)
+			s.afterRuntimeCommit(ctx, sess.Tenant, reg, in, v, true, nil)
 		}
 	}
 	return nil

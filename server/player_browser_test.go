@@ -232,12 +232,7 @@ func TestPlayerInBrowser(t *testing.T) {
 		}
 
 		// AICC: the AU gets aicc_sid and aicc_url and reports over HACP.
-		var aicc map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "aicc_single" {
-				aicc = f.Files
-			}
-		}
+		aicc := fixtureFiles(t, "aicc_single")
 		aicc["index.html"] = auHACP
 		e.importOK("acme", "fire", zipOf(t, aicc), "")
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "raicc",
@@ -254,18 +249,9 @@ func TestPlayerInBrowser(t *testing.T) {
 		}
 
 		// xAPI (TinCan) and cmi5: the content reports to the built-in record store.
-		fixture := func(name string) map[string]string {
-			for _, f := range coursetest.Fixtures() {
-				if f.Name == name {
-					return f.Files
-				}
-			}
-			t.Fatalf("no fixture %s", name)
-			return nil
-		}
-		tc := fixture("xapi_single")
+		tc := fixtureFiles(t, "xapi_single")
 		tc["index.html"] = xapiAU
-		c5 := fixture("cmi5_minimal")
+		c5 := fixtureFiles(t, "cmi5_minimal")
 		c5["index.html"] = cmi5AU
 		e.importOK("acme", "tc", zipOf(t, tc), "")
 		e.importOK("acme", "c5", zipOf(t, c5), "")

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/course/coursetest"
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/storage/record"
@@ -370,12 +369,7 @@ func TestPlayerRuntimeCommits(t *testing.T) {
 func TestPlayerAICC(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.createTenant("acme", true)
-		var files map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "aicc_single" {
-				files = f.Files
-			}
-		}
+		files := fixtureFiles(t, "aicc_single")
 		e.importOK("acme", "fire", zipOf(t, files), "")
 		regs := "/engine/api/v1/acme/registrations"
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
@@ -458,12 +452,7 @@ func TestPlayerAICC(t *testing.T) {
 func TestPlayerXAPILaunch(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.createTenant("acme", true)
-		var files map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "xapi_single" {
-				files = f.Files
-			}
-		}
+		files := fixtureFiles(t, "xapi_single")
 		e.importOK("acme", "tc", zipOf(t, files), "")
 		regs := "/engine/api/v1/acme/registrations"
 		const xreg = "0c8c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
@@ -516,12 +505,7 @@ func TestPlayerXAPILaunch(t *testing.T) {
 func TestPlayerCMI5Launch(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.createTenant("acme", true)
-		var files map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "cmi5_minimal" {
-				files = f.Files
-			}
-		}
+		files := fixtureFiles(t, "cmi5_minimal")
 		e.importOK("acme", "c5", zipOf(t, files), "")
 		regs := "/engine/api/v1/acme/registrations"
 		const xreg = "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"

@@ -19,7 +19,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/lectern-lms/lectern/course/coursetest"
 	"github.com/lectern-lms/lectern/course/postback"
 )
 
@@ -296,12 +295,7 @@ func TestPostBackAtAICCExit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		rc := newPostReceiver(t)
 		e.createTenant("acme", true)
-		var files map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "aicc_single" {
-				files = f.Files
-			}
-		}
+		files := fixtureFiles(t, "aicc_single")
 		e.importOK("acme", "fire", zipOf(t, files), "")
 		e.setConfig("acme", "", "ApiRollupRegistrationDuringSession", "false")
 		regs := "/engine/api/v1/acme/registrations"
@@ -351,12 +345,7 @@ func TestPostBackAtXAPIExit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		rc := newPostReceiver(t)
 		e.createTenant("acme", true)
-		var files map[string]string
-		for _, f := range coursetest.Fixtures() {
-			if f.Name == "xapi_single" {
-				files = f.Files
-			}
-		}
+		files := fixtureFiles(t, "xapi_single")
 		e.importOK("acme", "tc", zipOf(t, files), "")
 		e.setConfig("acme", "", "ApiRollupRegistrationDuringSession", "false")
 		regs := "/engine/api/v1/acme/registrations"

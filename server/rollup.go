@@ -25,19 +25,21 @@ func (s *Server) instanceRollup(ctx context.Context, tenant string, reg *registr
 	if err != nil {
 		return nil, nil, rollup.Result{}, nil, err
 	}
-	return s.versionRollup(ctx, tenant, reg, in, v)
+	return s.versionRollup(ctx, tenant, reg, in, v, nil)
 }
 
-// versionRollup is instanceRollup with the instance's course version already read.
-func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version) (*course.Version, rollup.State, rollup.Result, []settings.Layer, error) {
+// versionRollup is instanceRollup with the instance's course version, and the registration's
+// settings cascade when the caller has it (nil: read here), already read.
+func (s *Server) versionRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, layers []settings.Layer) (*course.Version, rollup.State, rollup.Result, []settings.Layer, error) {
 	var res rollup.Result
 	state, err := s.deps.Runtime.State(ctx, tenant, reg, in)
 	if err != nil {
 		return nil, nil, res, nil, err
 	}
-	layers, err := s.registrationLayersOf(ctx, tenant, reg)
-	if err != nil {
-		return nil, nil, res, nil, err
+	if layers == nil {
+		if layers, err = s.registrationLayersOf(ctx, tenant, reg); err != nil {
+			return nil, nil, res, nil, err
+		}
 	}
 	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return s.deps.Settings.Catalogue().Resolve(id, layers...) })
 	if err != nil {
@@ -139,8 +141,9 @@ var errUnchanged = errors.New("progress unchanged")
 // which is already durable: a failure is logged, and the next commit repairs it
 // (progress/detail's activity tree computes the same rollup meanwhile). Progress is written
 // after the commit's run-time data, so it may lag behind what progress/detail shows.
-func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool) {
-	_, _, res, layers, err := s.versionRollup(ctx, tenant, reg, in, v)
+// layers is the registration's settings cascade when the commit read it (nil: read here).
+func (s *Server) afterRuntimeCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool, layers []settings.Layer) {
+	_, _, res, layers, err := s.versionRollup(ctx, tenant, reg, in, v, layers)
 	if err == nil && res.Completion == "" {
 		return
 	}

@@ -99,13 +99,7 @@ func (r *rtEnv) hacp(regID string) func(command, data string) string {
 
 // aiccCourse imports the aicc_single fixture as id.
 func (r *rtEnv) aiccCourse(id string) {
-	for _, f := range coursetest.Fixtures() {
-		if f.Name == "aicc_single" {
-			r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, zipOf(r.t, f.Files), "")
-			return
-		}
-	}
-	r.t.Fatal("no aicc_single fixture")
+	r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, zipOf(r.t, fixtureFiles(r.t, "aicc_single")), "")
 }
 
 // progress is the registration's completion/success/score, e.g. "COMPLETED/PASSED/90".

@@ -118,18 +118,14 @@ func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapico
 	}
 }
 
-// convertsRealtime reports whether ConvertTinCanFromScormRealtime is on for reg.
-func (s *Server) convertsRealtime(ctx context.Context, tenant string, reg *registration.Registration) ([]settings.Layer, bool) {
-	if _, ok := s.deps.Settings.Catalogue().Lookup(settingConvertRealtime); !ok {
-		return nil, false
-	}
-	layers, err := s.registrationLayersOf(ctx, tenant, reg)
-	if err != nil {
-		s.log.Warn("conversion settings unreadable", "tenant", tenant, "registration", reg.ID, "error", err)
-		return nil, false
+// convertsRealtime reports whether ConvertTinCanFromScormRealtime is on in a registration's
+// cascade (layers; nil when they could not be read: no conversion then).
+func (s *Server) convertsRealtime(layers []settings.Layer) bool {
+	if layers == nil {
+		return false
 	}
 	on, err := s.deps.Settings.Catalogue().Resolve(settingConvertRealtime, layers...)
-	return layers, err == nil && on == "true"
+	return err == nil && on == "true"
 }
 
 // convertCommit converts a stored commit in real time. before is the activity's record as it

@@ -27,10 +27,7 @@ func TestStore(t *testing.T) {
 			connect := be.Fresh(t)
 			records := connect()
 			ctx := context.Background()
-			// The course record registrations hang from.
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			s := registration.NewStore(records, plainSealer{})
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}, ForCredit: true,
 				PostBack: &registration.PostBack{URL: "https://lms.example/pb", Password: "pw"}}
@@ -177,9 +174,7 @@ func TestRestart(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Open(t)
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			s := registration.NewStore(records, plainSealer{})
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}}
 			_ = q.Check()
@@ -221,9 +216,7 @@ func TestByXAPIRegistration(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Open(t)
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			s := registration.NewStore(records, plainSealer{})
 			const xid = "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60"
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}, XAPIRegistrationID: xid}
@@ -257,5 +250,14 @@ func TestByXAPIRegistration(t *testing.T) {
 				t.Errorf("xAPI registration id after its registration was deleted: %v", err)
 			}
 		})
+	}
+}
+
+// withCourse creates the course record c1 of tenant t1, which the tests' registrations hang
+// from.
+func withCourse(t *testing.T, records record.Store) {
+	t.Helper()
+	if err := records.Create(context.Background(), &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
 	}
 }

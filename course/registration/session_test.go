@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/course/registration"
-	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
 
@@ -20,9 +19,7 @@ func TestSessions(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Fresh(t)()
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			now := time.Unix(1_700_000_000, 0).UTC()
 			s := registration.NewStore(records, plainSealer{}, registration.WithClock(func() time.Time { return now }))
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}}
@@ -127,9 +124,7 @@ func TestConcurrentTouches(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Fresh(t)()
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			var offset atomic.Int64
 			start := time.Unix(1_700_000_000, 0).UTC()
 			s := registration.NewStore(records, plainSealer{}, registration.WithClock(func() time.Time { return start.Add(time.Duration(offset.Load())) }))

@@ -20,9 +20,7 @@ func TestXAPIRegistrationPerInstance(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Open(t)
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			s := registration.NewStore(records, plainSealer{})
 			const x0 = "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60"
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}, XAPIRegistrationID: x0}
@@ -102,9 +100,7 @@ func TestXAPILookupOfBefore(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			records := be.Open(t)
 			ctx := context.Background()
-			if err := records.Create(ctx, &record.Record{Tenant: "t1", Kind: "course", ID: "c1", Data: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			withCourse(t, records)
 			s := registration.NewStore(records, plainSealer{})
 			const x0 = "7f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60"
 			q := registration.CreateRequest{ID: "r1", CourseID: "c1", Learner: registration.Learner{ID: "ann"}, XAPIRegistrationID: x0}
