@@ -30,8 +30,22 @@ var statementQueryParams = []string{"statementId", "voidedStatementId", "agent",
 
 func mediaType(ct string) string { return ingest.MediaType(ct) }
 
+// consistentThrough sets X-Experience-API-Consistent-Through to the record store's watermark:
+// every statement stored at or before it is returned by the queries that follow (a query's
+// answer replaces it with the watermark that query ran at, setConsistentThrough).
 func (s *Server) consistentThrough(c *fiber.Ctx) {
-	c.Set(hdrConsistentThrough, time.Now().UTC().Format(time.RFC3339Nano))
+	t, err := s.deps.Statements.ConsistentThrough(c.UserContext())
+	if err != nil {
+		// No watermark is better than a wrong one; the request goes on.
+		s.log.Warn("consistent-through", "err", err)
+		return
+	}
+	setConsistentThrough(c, t)
+}
+
+// setConsistentThrough writes t as X-Experience-API-Consistent-Through.
+func setConsistentThrough(c *fiber.Ctx, t time.Time) {
+	c.Set(hdrConsistentThrough, t.UTC().Format(time.RFC3339Nano))
 }
 
 // putStatement is PUT /statements?statementId=: one statement with the given id; 204.
@@ -175,6 +189,9 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 	page, err := s.deps.Statements.Query(c.UserContext(), tok.Q)
 	if err != nil {
 		return lrsError(err)
+	}
+	if !page.ConsistentThrough.IsZero() {
+		setConsistentThrough(c, page.ConsistentThrough)
 	}
 	more := ""
 	if page.Next != "" {

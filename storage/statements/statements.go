@@ -115,6 +115,11 @@ const MaxLimit = 1000
 type Page struct {
 	Statements []*Statement
 	Next       string
+	// ConsistentThrough is the watermark the query ran at: every matching statement stored
+	// at or before it was searchable when the query read (see Store.ConsistentThrough).
+	// Read-your-writes makes it at least the stored instant of every statement whose Put
+	// returned before the Query started.
+	ConsistentThrough time.Time
 }
 
 // Attachment is raw attachment content, addressed by its sha2.
@@ -140,12 +145,20 @@ type Store interface {
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
 	// Query returns a page of statements matching q (non-voided ones unless IncludeVoided),
-	// StatementRef rule included (see Query).
+	// StatementRef rule included (see Query). It sees every write acknowledged before it
+	// started (read-your-writes).
 	Query(ctx context.Context, q Query) (*Page, error)
 	// Attachments returns stored attachment contents by sha2 (missing ones are left out).
 	Attachments(ctx context.Context, tenant string, sha2 []string) ([]*Attachment, error)
 	// PurgeTenant removes everything of a tenant (statements, attachments, documents, activities).
 	PurgeTenant(ctx context.Context, tenant string) error
+	// ConsistentThrough returns a watermark for X-Experience-API-Consistent-Through without
+	// waiting for anything: an instant T such that a Query starting after the call returns
+	// every matching statement stored at or before T. T is never after the call returned; it
+	// lags behind now while writes are in flight or, on a backend whose searches lag behind
+	// its writes, not yet searchable. A Query reports its own (Page.ConsistentThrough), which
+	// counts every write acknowledged before the Query.
+	ConsistentThrough(ctx context.Context) (time.Time, error)
 	Close() error
 }
 

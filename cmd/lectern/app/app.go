@@ -335,9 +335,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	// xAPI record store: Elasticsearch in the distributed mode, else SQLite in the data directory.
 	switch {
 	case a.Elastic != nil:
-		// A refresh per write: content that posts a statement and reads it back (and every xAPI
-		// client expecting read-your-writes) would otherwise wait up to a second per request.
-		st, err := stelastic.New(ctx, a.Elastic, stelastic.RefreshImmediately(), stelastic.WithReportFields(xapi.ReportFields))
+		// Writes ask for no refresh; a search refreshes first when writes are not yet searchable
+		// (one refresh per wave of queries, none per write): see storage/statements/elastic.
+		st, err := stelastic.New(ctx, a.Elastic, stelastic.WithReportFields(xapi.ReportFields))
 		if err != nil {
 			return nil, err
 		}

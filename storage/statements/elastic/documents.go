@@ -167,13 +167,14 @@ func (s *Store) PutDoc(ctx context.Context, doc *statements.Document, cond state
 		if err != nil {
 			return nil, fmt.Errorf("statements/elastic: document %s: %w", doc.Key.ID, err)
 		}
-		req := esapi.IndexRequest{Index: s.docs, DocumentID: pathID(id), Body: bytes.NewReader(b), Refresh: s.refresh}
+		req := esapi.IndexRequest{Index: s.docs, DocumentID: pathID(id), Body: bytes.NewReader(b)}
 		if cur == nil {
 			req.OpType = "create"
 		} else {
 			req.IfSeqNo, req.IfPrimaryTerm = &cur.seqNo, &cur.term
 		}
 		err = s.c.Do(ctx, "put document", req, nil)
+		s.endWrite(0, false)
 		if isStatus(err, http.StatusConflict) {
 			continue // changed since we read it: decide again on the new version
 		}
@@ -221,7 +222,8 @@ func (s *Store) DeleteDoc(ctx context.Context, key statements.DocKey, cond state
 			return fmt.Errorf("statements/elastic: document %s: %w", key.ID, statements.ErrPrecondition)
 		}
 		err = s.c.Do(ctx, "delete document", esapi.DeleteRequest{Index: s.docs, DocumentID: pathID(docKeyID(key)),
-			IfSeqNo: &cur.seqNo, IfPrimaryTerm: &cur.term, Refresh: s.refresh}, nil)
+			IfSeqNo: &cur.seqNo, IfPrimaryTerm: &cur.term}, nil)
+		s.endWrite(0, false)
 		switch {
 		case isStatus(err, http.StatusConflict):
 			continue
@@ -248,6 +250,9 @@ func siblings(key statements.DocKey) []any {
 // after since (zero: all), paging with search_after on the id.
 func (s *Store) ListDocs(ctx context.Context, key statements.DocKey, since time.Time) ([]string, error) {
 	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := s.visible(ctx, false); err != nil {
 		return nil, err
 	}
 	filter := siblings(key)

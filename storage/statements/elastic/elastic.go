@@ -5,9 +5,10 @@
 //
 // Elasticsearch has no transactions, no _delete_by_query and (in the integ-test distribution
 // we test against) no scripts, so the guarantees the port asks for are built from single-document
-// primitives: realtime get, op_type=create, if_seq_no/if_primary_term, partial updates with a
-// doc, and refresh=wait_for so that a write is searchable when its call returns. How Put
-// approximates an atomic batch, and the race windows that remain, is documented on Put.
+// primitives: realtime get, op_type=create, if_seq_no/if_primary_term and partial updates with a
+// doc. How Put approximates an atomic batch, and the race windows that remain, is documented on
+// Put. Writes ask for no refresh; searches refresh first when this store acknowledged writes
+// since the last refresh began, one shared refresh for every waiting caller (visibility.go).
 package elastic
 
 import (
@@ -32,14 +33,6 @@ import (
 // Option configures a Store.
 type Option func(*Store)
 
-// RefreshImmediately makes every write refresh the index itself (refresh=true) instead of
-// waiting for the next scheduled refresh (refresh=wait_for, the default). Both make a write
-// searchable before its call returns. wait_for lets concurrent writers share one refresh per
-// interval (1 s), so it suits heavy ingest, but a lone writer waits up to a whole interval
-// per Put; forced refreshes answer in milliseconds at the price of one small segment per
-// write, which suits low write rates (and tests).
-func RefreshImmediately() Option { return func(s *Store) { s.refresh = "true" } }
-
 // pageSize is the number of hits fetched per request when a call walks every match (purges,
 // DeleteDocs, ListDocs).
 const pageSize = 1000
@@ -49,15 +42,28 @@ type Store struct {
 	c *elastic.Client
 	// Aliases of the four indices.
 	stmts, docs, acts, atts string
-	// refresh is the refresh policy of writes that searches must see: "wait_for" or "true".
-	refresh string
 	// derive fills the report fields of statements migrated from an older index version.
 	derive statements.DeriveReport
 
 	mu sync.Mutex
 	// last is the latest stored instant assigned (unix microseconds), the clock that keeps
-	// stored unique and increasing (see Put).
+	// stored unique and increasing (see Put); a refresh raises it to its watermark.
 	last int64
+	// inflight holds the earliest stored instant (unix µs) of each statement batch being
+	// written, by token (nextBatch counts them): the watermark stays below them.
+	inflight  map[uint64]int64
+	nextBatch uint64
+	// acked counts the writes that answered; voidersAcked is acked after the latest one
+	// holding voiding statements; refreshed is acked when the latest completed refresh began.
+	acked, voidersAcked, refreshed uint64
+	// watermark is the published consistent-through instant (unix µs).
+	watermark int64
+	// run is the refresh in progress, nil when none.
+	run *refreshRun
+
+	// stop ends the background refresh, which closes stopped when it returns.
+	stop, stopped chan struct{}
+	closeOnce     sync.Once
 }
 
 var _ statements.Backend = (*Store)(nil)
@@ -78,9 +84,10 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 		docs:  client.Alias(mappings.XAPIDocuments),
 		acts:  client.Alias(mappings.XAPIActivities),
 		atts:  client.Alias(mappings.XAPIAttachments),
-		// wait_for makes writes visible to searches (the port promises read-your-writes for
-		// Query and ListDocs) without a refresh per request; see RefreshImmediately.
-		refresh: "wait_for",
+
+		inflight: map[uint64]int64{},
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -89,7 +96,13 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 		return nil, err
 	}
 	// Start the stored clock above everything stored, so a restart (or a clock that went
-	// back) never stamps a statement before one already stored.
+	// back) never stamps a statement before one already stored. Writes acknowledged just
+	// before a restart may not be searchable yet: refresh first.
+	start := time.Now().UnixMicro()
+	if err := s.c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: []string{s.stmts, s.docs}}, nil); err != nil {
+		return nil, fmt.Errorf("statements/elastic: %w", err)
+	}
+	s.last, s.watermark = start, start
 	hits, err := s.search(ctx, "latest stored", s.stmts, map[string]any{
 		"size": 1, "sort": []any{map[string]any{"stored": "desc"}}, "_source": []string{"stored"},
 		"track_total_hits": false,
@@ -108,13 +121,11 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 		if err != nil {
 			return nil, fmt.Errorf("statements/elastic: latest stored: %w", err)
 		}
-		s.last = t.UnixMicro()
+		s.last = max(s.last, t.UnixMicro())
 	}
+	go s.refreshLoop()
 	return s, nil
 }
-
-// Close does nothing: the client belongs to the caller.
-func (s *Store) Close() error { return nil }
 
 // isStatus reports whether err is an Elasticsearch answer with the given status.
 func isStatus(err error, status int) bool {
@@ -211,9 +222,9 @@ func (it bulkItem) err(op string) error {
 	return e
 }
 
-// bulk runs ops with the given refresh policy and returns one item per op, in order. A failed
-// request is an error; failed items are not (the caller decides).
-func (s *Store) bulk(ctx context.Context, op string, ops []bulkOp, refresh string) ([]bulkItem, error) {
+// bulk runs ops, without a refresh, and returns one item per op, in order. A failed request is
+// an error; failed items are not (the caller decides). The caller counts the write (endWrite).
+func (s *Store) bulk(ctx context.Context, op string, ops []bulkOp) ([]bulkItem, error) {
 	if len(ops) == 0 {
 		return nil, nil
 	}
@@ -239,7 +250,7 @@ func (s *Store) bulk(ctx context.Context, op string, ops []bulkOp, refresh strin
 	var res struct {
 		Items []map[string]bulkItem `json:"items"`
 	}
-	err := s.c.Do(ctx, op, esapi.BulkRequest{Body: &buf, Refresh: refresh}, &res)
+	err := s.c.Do(ctx, op, esapi.BulkRequest{Body: &buf}, &res)
 	if err != nil {
 		return nil, fmt.Errorf("statements/elastic: %w", err)
 	}
@@ -254,11 +265,16 @@ func (s *Store) bulk(ctx context.Context, op string, ops []bulkOp, refresh strin
 }
 
 // deleteMatching deletes every document of index that query matches, with searches of ids
-// and bulk deletes, since the cluster has no _delete_by_query. Each round's deletes are
-// refreshed before the next search, so the loop ends once nothing matches; documents written
-// concurrently with it may survive, as with _delete_by_query.
+// and bulk deletes, since the cluster has no _delete_by_query. The writes acknowledged before
+// it are made searchable first, and each round's deletes before the next search, so the loop
+// ends once nothing matches; documents written concurrently with it may survive, as with
+// _delete_by_query. index must be one the store's refresh covers (statements, documents) or
+// refreshed by the caller.
 func (s *Store) deleteMatching(ctx context.Context, op, index string, query any) error {
 	for {
+		if err := s.visible(ctx, false); err != nil {
+			return err
+		}
 		hits, err := s.search(ctx, op, index, map[string]any{
 			"query": query, "size": pageSize, "_source": false,
 		})
@@ -272,9 +288,16 @@ func (s *Store) deleteMatching(ctx context.Context, op, index string, query any)
 		for i, h := range hits {
 			ops[i] = bulkOp{action: "delete", index: index, id: h.ID}
 		}
-		items, err := s.bulk(ctx, op, ops, s.refresh)
+		items, err := s.bulk(ctx, op, ops)
+		s.endWrite(0, false)
 		if err != nil {
 			return err
+		}
+		if index != s.stmts && index != s.docs {
+			// Not covered by the store's refresh.
+			if err := s.c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: []string{index}}, nil); err != nil {
+				return fmt.Errorf("statements/elastic: %w", err)
+			}
 		}
 		for _, it := range items {
 			// 404: deleted concurrently, which is what we wanted.

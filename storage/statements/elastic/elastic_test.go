@@ -76,8 +76,8 @@ func newStore(t testing.TB, opts ...Option) *Store {
 	return s
 }
 
-// TestContract runs the contract suite on the default configuration (refresh=wait_for); the
-// focused tests below use RefreshImmediately, so both write policies are covered.
+// TestContract runs the contract suite: its read-your-writes checks hold because a search
+// refreshes first when writes are not yet searchable.
 func TestContract(t *testing.T) {
 	testURL(t)
 	statementstest.Run(t, func(t *testing.T) statements.Backend { return newStore(t) },
@@ -115,7 +115,7 @@ func ids(p *statements.Page) []string {
 
 func TestStatements(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 
 	a := stmt("t1", uuid(1), base.Add(123456789), `1.0e2`)
@@ -228,7 +228,7 @@ func TestStatements(t *testing.T) {
 
 func TestVoiding(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 	q := statements.Query{Tenant: "t1", Ascending: true}
 	voider := func(id, target string, stored time.Time) *statements.Statement {
@@ -299,7 +299,7 @@ func TestVoiding(t *testing.T) {
 
 func TestPaging(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 	// 25 statements, in groups of 5 sharing one stored instant: the order must still be total.
 	var batch []*statements.Statement
@@ -362,7 +362,7 @@ func TestPaging(t *testing.T) {
 // one batch is stored, and nothing of the others.
 func TestConcurrentConflict(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 	const n = 8
 	for round := range 3 {
@@ -421,7 +421,7 @@ func TestConcurrentConflict(t *testing.T) {
 
 func TestDocuments(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 	key := statements.DocKey{Tenant: "t1", Kind: statements.State, ActivityID: "http://example.com/a",
 		Agent: "mbox:mailto:a@example.com", ID: "s1"}
@@ -538,7 +538,7 @@ func sha1Sum(s string) []byte {
 
 func TestActivitiesAndPurge(t *testing.T) {
 	t.Parallel()
-	s := newStore(t, RefreshImmediately())
+	s := newStore(t)
 	ctx := ctxT(t)
 	long := "http://example.com/" + strings.Repeat("x", 1000)
 	act := json.RawMessage(`{"id": "x",  "definition": {"name": {"en": "\u00e9"}}}`)

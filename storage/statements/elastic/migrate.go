@@ -89,7 +89,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			after = []any{t.UnixNano(), d.ID}
 		}
-		items, err := s.bulk(ctx, "migrate statements", ops, "false")
+		items, err := s.bulk(ctx, "migrate statements", ops)
 		if err != nil {
 			return err
 		}

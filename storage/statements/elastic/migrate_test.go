@@ -76,7 +76,7 @@ func TestMigrateV1(t *testing.T) {
 	if _, err := New(ctx, c); err == nil {
 		t.Fatal("New migrated a version 1 index without WithReportFields")
 	}
-	s, err := New(ctx, c, WithReportFields(xapi.ReportFields), RefreshImmediately())
+	s, err := New(ctx, c, WithReportFields(xapi.ReportFields))
 	if err != nil {
 		t.Fatal(err)
 	}

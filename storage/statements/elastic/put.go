@@ -30,20 +30,25 @@ type written struct {
 //  1. Check, before writing anything: a realtime mget of every id (it sees writes not yet
 //     refreshed) finds the ids already stored; an equal Hash is skipped, a different one fails
 //     the batch with ErrConflict. In parallel, a search finds stored voiding statements that
-//     target the new ids, so a statement whose voider came first is created voided.
+//     target the new ids, so a statement whose voider came first is created voided (the
+//     search first waits for a refresh when this store wrote voiding statements since the
+//     last one began; other writes do not make it wait).
 //  2. Stamp: each new statement gets stored = max(its Stored or now, last + 1µs) from the
 //     store's clock, so stored is unique and strictly increasing in Put order within this
-//     process (and starts above the index's maximum at New).
+//     process (and starts above the index's maximum at New). The batch is registered as in
+//     flight, which holds the watermark below its first stored instant until it answers.
 //  3. Write: one bulk request creates the statements with op_type=create and indexes the
-//     attachments (content-addressed, so idempotent), with refresh=wait_for. If any item
+//     attachments (content-addressed, so idempotent), without a refresh. If any item
 //     fails, the creates that succeeded are deleted again, each conditioned on its seq_no, and
 //     Put fails: with ErrConflict when a create lost to a concurrent Put of the same id with
 //     another Hash. A create that lost to a concurrent Put of the same statement is fine.
 //  4. Void: voiding statements mark their targets voided with partial updates (a doc, no
 //     script), after a realtime mget that skips missing targets, voiding statements (never
 //     voided) and targets already voided. Then a second search for voiders of the statements
-//     just created closes the race with a voider stored concurrently: each side writes (and
-//     waits for the refresh) before it reads the other, so at least one of them sees the other.
+//     just created closes the race with a voider stored concurrently by this store: each side
+//     writes before it reads the other (the voider's side by a realtime mget, the target's by
+//     a search that first waits for a refresh covering every voider acknowledged so far), so
+//     at least one of them sees the other.
 //
 // Remaining windows, honestly:
 //   - Between a failed write and its rollback (milliseconds), readers can see statements of a
@@ -55,6 +60,12 @@ type written struct {
 //     voider of the batch.
 //   - A statement and its voider stored concurrently: the target can be visible as not voided
 //     between its creation and the second voider search.
+//   - A statement and its voider stored by two processes (two Stores) within about a second
+//     (before a refresh makes the voider searchable to the target's process), the voider
+//     first: the target stays stored not voided. Each store knows only its own writes.
+//   - A bulk request that never answered (transport error, cancelled context) may still be
+//     applied by Elasticsearch after the batch left the in-flight set, so its statements can
+//     become searchable after the watermark passed their stored instant.
 //   - stored is strictly increasing per process only. Several processes writing one index
 //     order statements by their clocks (ties broken by id), and a statement whose Put is still
 //     running can get a stored below one already visible, so an ascending cursor walk that
@@ -96,7 +107,10 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 		return nil
 	}
 
-	// Phase 1: check.
+	// Phase 1: check. The voider search must see the voiders this store wrote.
+	if err := s.visible(ctx, true); err != nil {
+		return err
+	}
 	ids := make([]string, len(list))
 	plain := make([]string, len(list))
 	for i, st := range list {
@@ -134,6 +148,10 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 
 	// Phase 2: stamp.
 	writes := make([]*written, len(create))
+	voiders := false
+	for _, st := range list {
+		voiders = voiders || st.Voids != ""
+	}
 	s.mu.Lock()
 	for i, st := range create {
 		base := st.Stored
@@ -145,10 +163,16 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 		writes[i] = &written{st: st, stored: stored, raw: statements.SetStored(st.Raw, stored),
 			voided: st.Voids == "" && preVoided[st.ID]}
 	}
+	var token uint64
+	if len(writes) > 0 {
+		token = s.beginBatch(writes[0].stored.UnixMicro())
+	}
 	s.mu.Unlock()
 
 	// Phase 3: write.
-	if err := s.write(ctx, tenant, writes, attachments); err != nil {
+	err = s.write(ctx, tenant, writes, attachments)
+	s.endWrite(token, voiders)
+	if err != nil {
 		return err
 	}
 
@@ -172,6 +196,11 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 	for _, w := range writes {
 		if w.st.Voids == "" && !w.voided {
 			check = append(check, w.st.ID)
+		}
+	}
+	if len(check) > 0 {
+		if err := s.visible(ctx, true); err != nil {
+			return err
 		}
 	}
 	late, err := s.voidedBy(ctx, tenant, check)
@@ -229,7 +258,7 @@ func (s *Store) write(ctx context.Context, tenant string, writes []*written, att
 		ops = append(ops, bulkOp{action: "index", index: s.atts, id: docID(tenant, a.SHA2),
 			doc: attDoc{Tenant: tenant, SHA2: a.SHA2, ContentType: a.ContentType, Data: a.Data}})
 	}
-	items, err := s.bulk(ctx, "store statements", ops, s.refresh)
+	items, err := s.bulk(ctx, "store statements", ops)
 	if err != nil {
 		// We cannot tell what was written. A retry of the same Put completes the batch; the
 		// creates cannot have overwritten anything.
@@ -283,7 +312,7 @@ func (s *Store) write(ctx context.Context, tenant string, writes []*written, att
 		// A context of its own: the batch must be undone even when ctx has just ended.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		items, err := s.bulk(rctx, "roll back statements", rollback, s.refresh)
+		items, err := s.bulk(rctx, "roll back statements", rollback)
 		for _, it := range items {
 			err = errors.Join(err, it.err("roll back statement"))
 		}
@@ -295,7 +324,7 @@ func (s *Store) write(ctx context.Context, tenant string, writes []*written, att
 }
 
 // voidedBy returns which of ids (statement ids of tenant) are targeted by a stored and
-// refreshed voiding statement.
+// refreshed voiding statement (the caller waits for the refresh it needs: visible).
 func (s *Store) voidedBy(ctx context.Context, tenant string, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
@@ -365,7 +394,11 @@ func (s *Store) markVoided(ctx context.Context, tenant string, ids []string) ([]
 			doc: map[string]any{"doc": map[string]any{"voided": true}}})
 		changed = append(changed, ids[i])
 	}
-	items, err := s.bulk(ctx, "void statements", ops, s.refresh)
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	items, err := s.bulk(ctx, "void statements", ops)
+	s.endWrite(0, false)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,10 @@ func (s *Store) ReportResults(ctx context.Context, q statements.ReportQuery) (*s
 	if err := validTenant(q.Tenant); err != nil {
 		return nil, err
 	}
+	// Read-your-writes: see the writes acknowledged before the call.
+	if err := s.visible(ctx, false); err != nil {
+		return nil, err
+	}
 	limit := statements.ReportLimit(q)
 	// The sort values of the last statement returned: stored (epoch nanoseconds) and id.
 	var after struct {
@@ -132,6 +136,10 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 	if err := validTenant(q.Tenant); err != nil {
 		return nil, err
 	}
+	// Read-your-writes: see the writes acknowledged before the call.
+	if err := s.visible(ctx, false); err != nil {
+		return nil, err
+	}
 	if q.Activity != "" {
 		return nil, fmt.Errorf("statements/elastic: the activities report has no activity filter: %w", statements.ErrInvalid)
 	}
@@ -178,6 +186,10 @@ func (s *Store) ReportActivities(ctx context.Context, q statements.ReportQuery) 
 // ReportActors implements statements.Reports.
 func (s *Store) ReportActors(ctx context.Context, q statements.ReportQuery) (*statements.ReportPage[statements.ReportActor], error) {
 	if err := validTenant(q.Tenant); err != nil {
+		return nil, err
+	}
+	// Read-your-writes: see the writes acknowledged before the call.
+	if err := s.visible(ctx, false); err != nil {
 		return nil, err
 	}
 	if q.Agent != "" {

@@ -151,6 +151,11 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 	if err := validTenant(q.Tenant); err != nil {
 		return nil, err
 	}
+	// Read-your-writes: see the writes acknowledged before the call.
+	if err := s.visible(ctx, false); err != nil {
+		return nil, err
+	}
+	through := time.UnixMicro(s.snapshot()).UTC()
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
@@ -187,7 +192,7 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 	}
 	if !q.Until.IsZero() {
 		if q.Until.Before(minStored) {
-			return &statements.Page{}, nil
+			return &statements.Page{ConsistentThrough: through}, nil
 		}
 		rng["lte"] = q.Until.UTC().Format(time.RFC3339Nano)
 	}
@@ -218,7 +223,7 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 	if err != nil {
 		return nil, err
 	}
-	page := &statements.Page{}
+	page := &statements.Page{ConsistentThrough: through}
 	for i, h := range hits {
 		if i == limit {
 			last := page.Statements[limit-1]

@@ -62,6 +62,9 @@ type Store struct {
 	mu      sync.Mutex
 	pending []*putReq
 	leading bool
+	// floor is the latest watermark ConsistentThrough answered (unix µs): statements stamped
+	// later are stored after it.
+	floor int64
 }
 
 // putReq is one Put waiting for its group's commit.
@@ -210,6 +213,27 @@ func migrateTarget(db *sql.DB) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// ConsistentThrough implements statements.Store. SQLite reads what is committed, so with no
+// batch being written the answer is now (and later stamps are raised above it); while a
+// group is being written, its statements are stamped after everything committed, so the
+// answer is the latest committed stored instant (or an earlier answer, if later).
+func (s *Store) ConsistentThrough(ctx context.Context) (time.Time, error) {
+	s.mu.Lock()
+	if !s.leading {
+		t := max(micros(s.now()), s.floor)
+		s.floor = t
+		s.mu.Unlock()
+		return fromMicros(t), nil
+	}
+	floor := s.floor
+	s.mu.Unlock()
+	var last int64
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(stored), 0) FROM statements`).Scan(&last); err != nil {
+		return time.Time{}, fmt.Errorf("consistent through: %w", err)
+	}
+	return fromMicros(max(last, floor)), nil
 }
 
 // DB exposes the connection pool for maintenance and benchmarks.
@@ -379,6 +403,9 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, tenant string, batch []*s
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(stored), 0) FROM statements`).Scan(&last); err != nil {
 		return fail(err)
 	}
+	s.mu.Lock()
+	last = max(last, s.floor)
+	s.mu.Unlock()
 	check, err := tx.PrepareContext(ctx, `SELECT
 		(SELECT hash FROM statements WHERE tenant = ? AND id = ?),
 		EXISTS (SELECT 1 FROM statements WHERE tenant = ? AND voids = ? AND voids <> '')`)
@@ -696,13 +723,18 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 		}
 		after = c.S
 	}
+	// Taken before the read, which sees every commit up to it.
+	through, err := s.ConsistentThrough(ctx)
+	if err != nil {
+		return nil, err
+	}
 	query, args := buildQuery(q, after, limit)
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query statements: %w", err)
 	}
 	defer rows.Close()
-	page := &statements.Page{}
+	page := &statements.Page{ConsistentThrough: through}
 	for rows.Next() {
 		st, err := scanStatement(rows)
 		if err != nil {
