@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/elastic"
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -632,5 +634,68 @@ func TestRefEdgesUncapped(t *testing.T) {
 	}
 	if got, want := ids(p), []string{old.ID, target.ID}; !slices.Equal(got, want) {
 		t.Fatalf("verb query: got %v, want %v", got, want)
+	}
+}
+
+// refreshes returns the number of refreshes of the statements index so far, as the cluster
+// counts them (_stats/refresh: ours, the background one and Elasticsearch's own).
+func refreshes(t *testing.T, s *Store) int {
+	t.Helper()
+	var res struct {
+		All struct {
+			Primaries struct {
+				Refresh struct {
+					Total int `json:"total"`
+				} `json:"refresh"`
+			} `json:"primaries"`
+		} `json:"_all"`
+	}
+	req := esapi.IndicesStatsRequest{Index: []string{s.stmts}, Metric: []string{"refresh"}}
+	if err := s.c.Do(ctxT(t), "refresh stats", req, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.All.Primaries.Refresh.Total
+}
+
+// TestIngestDoesNotRefreshPerWrite: Puts with no search between them cost no refresh each
+// (a refresh per write was what refresh=true did); the query after them refreshes once and
+// sees them all, and its watermark covers them.
+func TestIngestDoesNotRefreshPerWrite(t *testing.T) {
+	s := newStore(t)
+	ctx := ctxT(t)
+	const n = 50
+	before := refreshes(t, s)
+	latest := time.Time{}
+	for i := range n {
+		st := stmt("t1", uuid(i), time.Time{}, "1")
+		if err := s.Put(ctx, "t1", []*statements.Statement{st}, nil); err != nil {
+			t.Fatal(err)
+		}
+		latest = st.Stored
+	}
+	during := refreshes(t, s) - before
+	p, err := s.Query(ctx, statements.Query{Tenant: "t1", Limit: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := refreshes(t, s) - before
+	t.Logf("%d Puts: %d refreshes of the statements index; %d after the query", n, during, total)
+	if during > n/5 {
+		t.Errorf("%d Puts caused %d refreshes, want at most %d", n, during, n/5)
+	}
+	if len(p.Statements) != n {
+		t.Fatalf("query after the Puts: %d statements, want %d", len(p.Statements), n)
+	}
+	if p.ConsistentThrough.Before(latest) {
+		t.Errorf("query consistent through %s, before the last stored %s", p.ConsistentThrough, latest)
+	}
+	// With nothing written since, further queries refresh nothing more of our own.
+	for range 5 {
+		if _, err := s.Query(ctx, statements.Query{Tenant: "t1", Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := refreshes(t, s) - before - total; again > 2 {
+		t.Errorf("5 queries with nothing written caused %d refreshes", again)
 	}
 }

@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) statements.Backend, opts ...Optio
 		{"ReportResults", testReportResults},
 		{"ReportActivities", testReportActivities},
 		{"ReportActors", testReportActors},
+		{"ConsistentThroughBurst", testConsistentThroughBurst},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
