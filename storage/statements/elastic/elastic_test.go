@@ -698,4 +698,23 @@ func TestIngestDoesNotRefreshPerWrite(t *testing.T) {
 	if again := refreshes(t, s) - before - total; again > 2 {
 		t.Errorf("5 queries with nothing written caused %d refreshes", again)
 	}
+
+	// Pure ingest: the background refresh moves the watermark past a write with no query.
+	last := stmt("t1", uuid(n), time.Time{}, "1")
+	if err := s.Put(ctx, "t1", []*statements.Statement{last}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ct, err := s.ConsistentThrough(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ct.Before(last.Stored) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watermark %s still before %s, stored 10 s ago, with no query", ct, last.Stored)
+		}
+		time.Sleep(20 * time.Millisecond) // the polling interval
+	}
 }

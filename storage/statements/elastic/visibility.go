@@ -15,7 +15,7 @@ import (
 // search that finds writes acknowledged after the last refresh began joins or starts one
 // refresh first. Concurrent callers share one _refresh (single flight), so a burst of writes
 // followed by a wave of queries costs one refresh, and pure ingest costs none beyond the
-// background refresh (backgroundRefresh) that keeps the watermark moving.
+// background refresh (backgroundRefresh, once a second) that keeps the watermark moving.
 //
 // The watermark is the instant T such that every statement this process stored at or before
 // T is searchable: a refresh takes T = min(now, earliest stored instant of the batches still
@@ -23,8 +23,9 @@ import (
 // stamping clock (last) is raised to T, so a statement stamped afterwards gets a later stored
 // instant; both happen under mu, as stamping does.
 
-// backgroundRefresh is how often the store refreshes on its own while writes are not yet
-// searchable, so the watermark (and other processes' searches) keep up with pure ingest.
+// backgroundRefresh is how often the store refreshes on its own, so the watermark moves and
+// pure ingest becomes searchable without a query. A refresh of an index with nothing new is
+// cheap (no new segment).
 const backgroundRefresh = time.Second
 
 // refreshTimeout bounds one _refresh request, shared by callers with contexts of their own.
@@ -138,29 +139,25 @@ func (s *Store) visible(ctx context.Context, voidersOnly bool) error {
 	return nil
 }
 
-// ConsistentThrough implements statements.Store: the published watermark, or, when nothing
-// was acknowledged since the last refresh began, the one a refresh starting now would
-// publish; it never refreshes. Statements that other processes write are not counted: they
-// reach this store's searches with the next refresh (theirs, this store's background refresh
-// or Elasticsearch's own refresh_interval), see docs/decisions.md.
+// ConsistentThrough implements statements.Store: the published watermark, the start of the
+// latest refresh (below the batches this store had in flight then). It never refreshes; the
+// background refresh keeps it within about a second of now. It is not "now" even when this
+// store has nothing pending, because other processes' writes become searchable only with a
+// refresh: a refresh that started at T covers every write acknowledged before T, whichever
+// process made it (see docs/decisions.md for what remains: other processes' writes in flight).
 func (s *Store) ConsistentThrough(context.Context) (time.Time, error) {
 	return time.UnixMicro(s.snapshot()).UTC(), nil
 }
 
-// snapshot returns the watermark (unix µs) that holds for searches starting after it.
+// snapshot returns the published watermark (unix µs).
 func (s *Store) snapshot() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.refreshed >= s.acked {
-		// Nothing acknowledged since the last refresh began: that refresh would publish this
-		// instant if it started now, so it holds without one.
-		s.watermark = max(s.watermark, s.markLocked())
-	}
 	return s.watermark
 }
 
-// refreshLoop refreshes every backgroundRefresh while writes are not yet searchable, until
-// Close.
+// refreshLoop refreshes every backgroundRefresh until Close: it makes this store's pending
+// writes searchable without a query and moves the watermark over other processes' writes.
 func (s *Store) refreshLoop() {
 	defer close(s.stopped)
 	t := time.NewTicker(backgroundRefresh)
@@ -170,10 +167,18 @@ func (s *Store) refreshLoop() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+			s.mu.Lock()
+			r := s.run
+			if r == nil {
+				r = s.startRefreshLocked()
+			}
+			s.mu.Unlock()
 			// An error is the next query's to report; the next tick tries again.
-			_ = s.visible(ctx, false)
-			cancel()
+			select {
+			case <-r.done:
+			case <-s.stop:
+				return
+			}
 		}
 	}
 }
