@@ -45,11 +45,11 @@ type Forwarder struct {
 	Config func(ctx context.Context, tenant string) (Config, error)
 	Client Doer
 	Logger *slog.Logger
-	// Settle keeps the forwarder this far behind the store's clock: statements stored in the
-	// last Settle are left for a later poll. A store whose writes become visible out of stored
-	// order (Elasticsearch: a Put stamps stored before its documents are searchable) needs it,
-	// or a walk could pass a statement that appears later below its position. Zero for a store
-	// that commits in stored order (SQLite).
+	// Settle keeps the forwarder this far behind the store's clock, and behind its
+	// ConsistentThrough: statements stored in the last Settle are left for a later poll. A
+	// store whose writes become visible out of stored order (Elasticsearch: a Put stamps stored
+	// before its documents are searchable) needs it, or a walk could pass a statement that
+	// appears later below its position. Zero for a store that commits in stored order (SQLite).
 	Settle time.Duration
 	// ID names this forwarder in the pairs' leases: a random id per process when several
 	// processes forward (distributed), a fixed one when only one can (embedded), so that a
@@ -222,6 +222,15 @@ func (f *Forwarder) Step(ctx context.Context, p *Pair, cfg Config) (Outcome, err
 	page := &statements.Page{}
 	if f.Settle > 0 {
 		q.Until = time.Now().Add(-f.Settle) // the store's clock, not the test's
+		// Nor past the store's watermark: statements stored up to it are searchable, so
+		// a refresh that fell behind cannot make the walk pass one (Elasticsearch).
+		ct, err := f.Statements.ConsistentThrough(ctx)
+		if err != nil {
+			return Done, err
+		}
+		if ct.Before(q.Until) {
+			q.Until = ct
+		}
 	}
 	if q.Until.IsZero() || q.Until.After(q.Since) {
 		if page, err = f.Statements.Query(ctx, q); err != nil {

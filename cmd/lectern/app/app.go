@@ -486,7 +486,9 @@ func (a *App) openContentIndex(ctx context.Context) error {
 
 // elasticForwardSettle keeps the forwarder behind Elasticsearch's clock: a Put stamps stored
 // before its documents are searchable, so the newest statements can appear out of stored
-// order (see statements/elastic Put). Two seconds is far above a refreshed bulk write.
+// order (see statements/elastic Put). The forwarder also stays behind the store's watermark,
+// which covers acknowledged writes not yet refreshed; the two seconds are for batches other
+// processes still have in flight, far above one bulk write.
 const elasticForwardSettle = 2 * time.Second
 
 // randomID is 8 random bytes in hex.
