@@ -108,6 +108,7 @@ func TestTenantDeleteOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = st.Close() })
 	f := newFixture(t, st)
 	for _, id := range []string{"acme", "globex"} {
 		if _, err := f.tenants.Create(t.Context(), id, true); err != nil {
