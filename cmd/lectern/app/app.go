@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
@@ -37,6 +38,7 @@ import (
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/internal/metrics"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -180,7 +182,11 @@ type App struct {
 	// role runs it (Forwarder.Run).
 	Forwarder *forward.Forwarder
 	Server    *server.Server
-	closers   []func() error
+	// Metrics is the instrumentation over this App's own Prometheus registry, served at
+	// /metrics; Registry is that registry.
+	Metrics  *metrics.Metrics
+	Registry *prometheus.Registry
+	closers  []func() error
 }
 
 // Validate rejects half-given or contradictory settings before anything is opened.
@@ -236,7 +242,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	a = &App{Config: cfg}
+	a = &App{Config: cfg, Registry: prometheus.NewRegistry()}
+	a.Metrics = metrics.New(a.Registry, cfg.Logger)
 	opened := a // "return nil, err" clears a before the deferred Close runs
 	defer func() {
 		if err != nil {
@@ -315,6 +322,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
+	a.queueMetrics()
 
 	// Elasticsearch holds statements and content in the distributed mode.
 	if cfg.Elastic.URL != "" {
@@ -354,6 +362,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := a.openContentIndex(ctx); err != nil {
 		return nil, err
 	}
+	a.indexMetrics()
 
 	sealer, err := settings.NewSealer(cfg.SecretKey)
 	if err != nil {
@@ -368,7 +377,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
-	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
+	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
@@ -376,13 +385,15 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
 			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
 	}
-	a.Queue.Handle(contentjob.TypeImport, importer)
-	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
+	a.handle(a.Queue, contentjob.TypeImport, importer)
+	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
+	a.handle(a.IndexQueue, contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger})
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
-		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger}
-	a.Queue.Handle(postbackjob.TypePostback, postBack)
+		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger,
+		Outcome: a.Metrics.OutboundHook("postback")}
+	a.handle(a.Queue, postbackjob.TypePostback, postBack)
 	var schemaDir fs.FS
 	if cfg.SchemaDir != "" {
 		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
@@ -390,12 +401,12 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		schemaDir = os.DirFS(cfg.SchemaDir)
 	}
-	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
+	a.handle(a.Queue, importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
 		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	pairs := &forward.Manager{Records: a.Records, Sealer: sealer}
 	a.Forwarder = &forward.Forwarder{Pairs: pairs, Statements: a.Statements, Client: a.Outbound, Logger: cfg.Logger,
-		Tenants: a.forwardTenants, Config: a.forwardConfig}
+		Tenants: a.forwardTenants, Config: a.forwardConfig, Outcome: a.Metrics.OutboundHook("forward")}
 	if a.Elastic != nil {
 		a.Forwarder.Settle = elasticForwardSettle
 	}
@@ -414,8 +425,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
-		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
-	a.Queue.Handle(server.TypeConvertHistorical, a.Server.ConvertHistorical())
+		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
+		Metrics: a.Metrics, QueueConsole: a.queueConsole()})
+	a.handle(a.Queue, server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }
 

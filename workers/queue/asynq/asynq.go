@@ -262,6 +262,24 @@ func (q *Queue) beginShutdown() chan struct{} {
 	return q.stopped
 }
 
+// Pending counts the tasks waiting for a worker in this queue (asynq's pending state).
+func (q *Queue) Pending(ctx context.Context) (int, error) {
+	if q.isClosed() {
+		return 0, queue.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	info, err := q.inspector.GetQueueInfo(q.cfg.Queue)
+	if errors.Is(err, asynq.ErrQueueNotFound) {
+		return 0, nil // nothing was ever enqueued
+	}
+	if err != nil {
+		return 0, q.outage(ctx, err)
+	}
+	return info.Pending, nil
+}
+
 // Inspect implements queue.Queue.
 func (q *Queue) Inspect(ctx context.Context, id string) (*queue.TaskInfo, error) {
 	if q.isClosed() {

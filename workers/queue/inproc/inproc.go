@@ -658,6 +658,27 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 	}
 }
 
+// Pending counts the tasks waiting for a worker (state pending; scheduled and retrying
+// tasks are not due). It pages through the store, so it is bounded by ctx, as a metrics
+// scrape bounds it.
+func (q *Queue) Pending(ctx context.Context) (int, error) {
+	if q.isClosed() {
+		return 0, queue.ErrClosed
+	}
+	n, cursor := 0, ""
+	for {
+		page, err := q.store.List(ctx, record.Query{Kind: q.kind, Key: string(queue.StatePending), Cursor: cursor, Limit: 1000})
+		if err != nil {
+			return n, err
+		}
+		n += len(page.Records)
+		if page.Next == "" {
+			return n, nil
+		}
+		cursor = page.Next
+	}
+}
+
 // Inspect implements queue.Queue.
 func (q *Queue) Inspect(ctx context.Context, id string) (*queue.TaskInfo, error) {
 	if q.isClosed() {
