@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -270,10 +271,16 @@ func (q *Queue) Pending(ctx context.Context) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	info, err := q.inspector.GetQueueInfo(q.cfg.Queue)
-	if errors.Is(err, asynq.ErrQueueNotFound) {
-		return 0, nil // nothing was ever enqueued
+	// A queue exists once something was enqueued; asked about before, asynq answers an
+	// error of an internal type, so look it up first.
+	names, err := q.inspector.Queues()
+	if err != nil {
+		return 0, q.outage(ctx, err)
 	}
+	if !slices.Contains(names, q.cfg.Queue) {
+		return 0, nil
+	}
+	info, err := q.inspector.GetQueueInfo(q.cfg.Queue)
 	if err != nil {
 		return 0, q.outage(ctx, err)
 	}
