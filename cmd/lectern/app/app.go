@@ -115,6 +115,10 @@ type Config struct {
 	ExtractMemory  int64
 
 	WorkerConcurrency int
+	// ShutdownTimeout bounds a graceful stop (SIGTERM): running jobs get DrainTimeout of it
+	// to finish, then are cancelled and handed back to their queue for the next process.
+	// Zero means 30 s.
+	ShutdownTimeout time.Duration
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
 	RetryBaseDelay time.Duration
 	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
@@ -231,6 +235,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// DefaultShutdownTimeout is ShutdownTimeout's default.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// ShutdownDeadline is the whole graceful stop: ShutdownTimeout, or its default.
+func (c Config) ShutdownDeadline() time.Duration {
+	if c.ShutdownTimeout > 0 {
+		return c.ShutdownTimeout
+	}
+	return DefaultShutdownTimeout
+}
+
+// handBack is the part of the shutdown deadline kept for cancelled jobs to hand their tasks
+// back and for the backends to close: a fifth, between 200 ms and 5 s.
+func (c Config) handBack() time.Duration {
+	return min(max(c.ShutdownDeadline()/5, 200*time.Millisecond), 5*time.Second)
+}
+
+// DrainTimeout is how long running jobs may go on after a stop was asked for before they are
+// cancelled and handed back: the shutdown deadline less the hand-back time.
+func (c Config) DrainTimeout() time.Duration {
+	return c.ShutdownDeadline() - c.handBack()
+}
+
 // Open connects every backend and assembles the server and job handlers.
 func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := cfg.Validate(); err != nil {
@@ -296,7 +323,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
 		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
-			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +331,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.closers = append(a.closers, a.Queue.Close)
 		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
-			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -317,9 +344,11 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.closers = append(a.closers, rdb.Close)
 		checks = append(checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	default:
-		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
+			ReleaseTimeout: cfg.handBack()})
 		a.closers = append(a.closers, a.Queue.Close)
-		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
+			ReleaseTimeout: cfg.handBack()})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
 	a.queueMetrics()
