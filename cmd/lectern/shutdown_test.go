@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/record/sqlite"
@@ -27,7 +30,7 @@ import (
 // shutdownSections is the size of the content the shutdown test imports: each section is one
 // search chunk of about a thousand characters, so embedding them all keeps the index job
 // running for many seconds on a test machine.
-const shutdownSections = 1500
+const shutdownSections = 300
 
 // shutdownTimeout is the LECTERN_SHUTDOWN_TIMEOUT of the test's processes.
 const shutdownTimeout = 4 * time.Second
@@ -82,8 +85,9 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 					env = append(env, k+"=")
 				}
 			}
-			// Later entries win: the model for this test, whatever distributedEnv chose.
-			env = append(env, "LECTERN_MODEL_DIR="+modelDir, "LECTERN_EMBEDDINGS_URL=")
+			// Later entries win: this test's credentials and model, whatever distributedEnv chose.
+			env = append(env, "LECTERN_ROOT_USER=root", "LECTERN_ROOT_PASSWORD=shutdown-test", "LECTERN_SECRET_KEY=shutdown-test",
+				"LECTERN_MODEL_DIR="+modelDir, "LECTERN_EMBEDDINGS_URL=")
 
 			addr := freeAddr(t)
 			first := startShutdownBinary(t, bin, addr, env)
@@ -93,11 +97,13 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 			}
 			jobID := uploadBig(t, base, doc)
 
-			// Mid-job: the content version exists (the import task ran) and the index task,
-			// which embeds every chunk, has not finished.
-			waitFor(t, 60*time.Second, "the content version", func() bool {
-				st, _ := getJSON(t, base+"/api/v1/content/fieldguide/versions/1", nil)
-				return st == 200
+			// Mid-job: the import task has completed (so the index task was enqueued), the
+			// index queue has no pending task (a worker holds it), and the job, which the index
+			// task completes after embedding every chunk, has not ended.
+			waitFor(t, 60*time.Second, "the index task to be taken", func() bool {
+				m := scrapeMetrics(t, base)
+				return m.value("lectern_job_duration_seconds", map[string]string{"type": "content:import", "outcome": "completed"}) == 1 &&
+					m.value("lectern_queue_depth", map[string]string{"queue": "index"}) == 0
 			})
 			if s := contentJobStatus(t, base, jobID); s == "COMPLETED" || s == "FAILED" {
 				t.Fatalf("the job ended (%s) before SIGTERM: make the content bigger", s)
@@ -156,6 +162,52 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 			}
 		})
 	}
+}
+
+type scraped map[string]*dto.MetricFamily
+
+// scrapeMetrics reads the process's /metrics as root.
+func scrapeMetrics(t *testing.T, base string) scraped {
+	t.Helper()
+	st, body := getJSON(t, base+"/metrics", nil)
+	if st != 200 {
+		t.Fatalf("/metrics: %d %s", st, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics: %v", err)
+	}
+	return mf
+}
+
+// value sums the matching series: a gauge's value or a histogram's sample count.
+func (s scraped) value(name string, want map[string]string) float64 {
+	var v float64
+	f := s[name]
+	if f == nil {
+		return -1
+	}
+	for _, m := range f.Metric {
+		match := true
+		for k, w := range want {
+			found := false
+			for _, l := range m.Label {
+				found = found || l.GetName() == k && l.GetValue() == w
+			}
+			match = match && found
+		}
+		if !match {
+			continue
+		}
+		if m.Gauge != nil {
+			v += m.Gauge.GetValue()
+		}
+		if m.Histogram != nil {
+			v += float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return v
 }
 
 // startShutdownBinary starts `lectern` (all roles) with env and waits for /healthz.
