@@ -21,6 +21,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/internal/metrics"
+	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
@@ -283,4 +284,33 @@ func TestGrafanaDashboardNamesExportedMetrics(t *testing.T) {
 			t.Errorf("exported metric %s has no panel", n)
 		}
 	}
+}
+
+// TestQueueConsole reads asynqmon under /console/queues in the distributed mode: its page and
+// its API (the queues) for root, 401 without credentials and 403 for a tenant; the embedded
+// mode has no console.
+func TestQueueConsole(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if e.app.Config.RedisURL == "" {
+			e.expect(e.do("GET", server.QueueConsolePath, root, nil), 404, "console in the embedded mode")
+			return
+		}
+		e.createTenant("con", true)
+		key, secret := e.credential("con")
+		e.expect(e.do("GET", server.QueueConsolePath, noAuth, nil), 401, "anonymous console")
+		e.expect(e.do("GET", server.QueueConsolePath+"/api/queues", bearer(key, secret), nil), 403, "tenant console")
+		r := e.do("GET", server.QueueConsolePath, root, nil)
+		if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Type"), "text/html") || !bytes.Contains(r.Body, []byte("<html")) {
+			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), truncate(r.Body, 300))
+		}
+		// A task makes its queue exist on Redis; the console's API then lists it.
+		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/con", root, nil), 202, "a job")
+		eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
+			r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil)
+			if r.Status != 200 {
+				t.Fatalf("console API: %d %s", r.Status, truncate(r.Body, 300))
+			}
+			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
+		})
+	})
 }
