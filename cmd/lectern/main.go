@@ -88,7 +88,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // runRoles runs the role's parts until ctx ends (SIGTERM, SIGINT) or the server fails, then
 // stops them gracefully.
 func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) error {
-
 	errc := make(chan error, 2)
 	// The roles share the queue backend but not its queues: the worker role consumes the
 	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
@@ -132,7 +131,10 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 	// The forwarder follows ctx (SIGTERM); a batch it was sending is sent again by the next
 	// process, whose destination's id check absorbs it.
 	stopAll(cfg, a, started, serving)
-	<-forwarderDone
+	select {
+	case <-forwarderDone:
+	case <-time.After(time.Second): // it follows ctx; never hold the exit for it
+	}
 	return err2
 }
 
@@ -140,7 +142,7 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 // the HTTP server stops accepting connections and finishes its requests while the queues stop
 // taking tasks and let running jobs finish for DrainTimeout; jobs still running then are
 // cancelled and handed back to their queue (pending again), where the next process picks
-// them up. Close then releases the backends.
+// them up. The caller's deferred App.Close then releases the backends.
 func stopAll(cfg app.Config, a *app.App, started []queue.Queue, serving bool) {
 	begin := time.Now()
 	cfg.Logger.Info("stopping", "deadline", cfg.ShutdownDeadline().String())
