@@ -30,10 +30,10 @@ import (
 // shutdownSections is the size of the content the shutdown test imports: each section is one
 // search chunk of about a thousand characters, so embedding them all keeps the index job
 // running for many seconds on a test machine.
-const shutdownSections = 300
+const shutdownSections = 500
 
 // shutdownTimeout is the LECTERN_SHUTDOWN_TIMEOUT of the test's processes.
-const shutdownTimeout = 4 * time.Second
+const shutdownTimeout = 2 * time.Second
 
 // bigMarkdown is a markdown document of n sections; section i carries the word marker<i>
 // exactly once.
@@ -135,7 +135,9 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 				checkAsynqHandedBack(t, redisURL, queueName)
 			}
 
+			restarted := time.Now()
 			startShutdownBinary(t, bin, addr, env)
+			defer func() { t.Logf("%s: the new process finished the job in %v", mode, time.Since(restarted).Round(time.Millisecond)) }()
 			waitFor(t, 5*time.Minute, "the job to finish in the new process", func() bool {
 				s := contentJobStatus(t, base, jobID)
 				if s == "FAILED" {
