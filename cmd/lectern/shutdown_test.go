@@ -137,7 +137,9 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 
 			restarted := time.Now()
 			startShutdownBinary(t, bin, addr, env)
-			defer func() { t.Logf("%s: the new process finished the job in %v", mode, time.Since(restarted).Round(time.Millisecond)) }()
+			defer func() {
+				t.Logf("%s: the new process finished the job in %v", mode, time.Since(restarted).Round(time.Millisecond))
+			}()
 			waitFor(t, 5*time.Minute, "the job to finish in the new process", func() bool {
 				s := contentJobStatus(t, base, jobID)
 				if s == "FAILED" {
