@@ -269,7 +269,7 @@ func TestGrafanaDashboardNamesExportedMetrics(t *testing.T) {
 			}
 			for _, n := range names {
 				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
-				if !slices.Contains(metrics.Names, base) {
+				if !slices.Contains(metrics.Names(), base) {
 					t.Errorf("panel %q: %s is not an exported metric", p.Title, n)
 				}
 				shown[base] = true
@@ -279,7 +279,7 @@ func TestGrafanaDashboardNamesExportedMetrics(t *testing.T) {
 	if exprs == 0 {
 		t.Fatal("the dashboard has no expressions")
 	}
-	for _, n := range metrics.Names {
+	for _, n := range metrics.Names() {
 		if !shown[n] {
 			t.Errorf("exported metric %s has no panel", n)
 		}

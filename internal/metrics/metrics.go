@@ -43,8 +43,10 @@ const (
 
 // Names lists every metric this package exports (the Go and process collectors' go_* and
 // process_* series come beside them).
-var Names = []string{HTTPRequestDuration, JobDuration, QueueDepth, IndexDocuments, IndexSizeBytes,
-	StatementsStored, EmbeddingChunks, EmbeddingDuration, OutboundDeliveries, ScrapeSourceErrors}
+func Names() []string {
+	return []string{HTTPRequestDuration, JobDuration, QueueDepth, IndexDocuments, IndexSizeBytes,
+		StatementsStored, EmbeddingChunks, EmbeddingDuration, OutboundDeliveries, ScrapeSourceErrors}
+}
 
 // Job outcomes (the outcome label of lectern_job_duration_seconds).
 const (
