@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -102,7 +104,7 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 			continue
 		}
 		if err := c.q.Start(ctx); err != nil {
-			stopAll(cfg, a, started, false)
+			stopAll(cfg, a, started, false, nil)
 			return fmt.Errorf("start %s: %w", c.name, err)
 		}
 		started = append(started, c.q)
@@ -115,6 +117,23 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 		// destination's id check absorbs a batch two of them sent.
 		forwarderDone = make(chan struct{})
 		go func() { defer close(forwarderDone); a.Forwarder.Run(ctx) }()
+	}
+	var metricsSrv *http.Server
+	if cfg.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			stopAll(cfg, a, started, false, nil)
+			return fmt.Errorf("LECTERN_METRICS_ADDR: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.Metrics.Handler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics listener: %w", err)
+			}
+		}()
+		cfg.Logger.Info("metrics", "addr", ln.Addr().String())
 	}
 	serving := role == "serve" || role == "all"
 	if serving {
@@ -130,7 +149,7 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 	}
 	// The forwarder follows ctx (SIGTERM); a batch it was sending is sent again by the next
 	// process, whose destination's id check absorbs it.
-	stopAll(cfg, a, started, serving)
+	stopAll(cfg, a, started, serving, metricsSrv)
 	select {
 	case <-forwarderDone:
 	case <-time.After(time.Second): // it follows ctx; never hold the exit for it
@@ -143,7 +162,7 @@ func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) erro
 // taking tasks and let running jobs finish for DrainTimeout; jobs still running then are
 // cancelled and handed back to their queue (pending again), where the next process picks
 // them up. The caller's deferred App.Close then releases the backends.
-func stopAll(cfg app.Config, a *app.App, started []queue.Queue, serving bool) {
+func stopAll(cfg app.Config, a *app.App, started []queue.Queue, serving bool, metricsSrv *http.Server) {
 	begin := time.Now()
 	cfg.Logger.Info("stopping", "deadline", cfg.ShutdownDeadline().String())
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout())
@@ -168,6 +187,12 @@ func stopAll(cfg app.Config, a *app.App, started []queue.Queue, serving bool) {
 		}()
 	}
 	wg.Wait()
+	if metricsSrv != nil {
+		// Last, so a scrape can watch the drain; a scrape answers in well under a second.
+		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		_ = metricsSrv.Shutdown(sctx)
+		scancel()
+	}
 	cfg.Logger.Info("stopped", "took_ms", time.Since(begin).Milliseconds())
 }
 
@@ -200,6 +225,7 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	}
 	cfg := app.Config{
 		Addr:        env("LECTERN_ADDR", ":8080"),
+		MetricsAddr: getenv("LECTERN_METRICS_ADDR"),
 		DataDir:     env("LECTERN_DATA_DIR", "data"),
 		PostgresURL: getenv("LECTERN_POSTGRES_URL"),
 		RedisURL:    getenv("LECTERN_REDIS_URL"),

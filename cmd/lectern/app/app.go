@@ -115,6 +115,10 @@ type Config struct {
 	ExtractMemory  int64
 
 	WorkerConcurrency int
+	// MetricsAddr, when set, is a second listen address serving only GET /metrics without
+	// credentials, in every role (cmd/lectern runs it): how worker and indexer processes,
+	// which have no API server, are scraped. Keep it on a private network.
+	MetricsAddr string
 	// ShutdownTimeout bounds a graceful stop (SIGTERM): running jobs get DrainTimeout of it
 	// to finish, then are cancelled and handed back to their queue for the next process.
 	// Zero means 30 s.
