@@ -303,6 +303,14 @@ func TestQueueConsole(t *testing.T) {
 		if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Type"), "text/html") || !bytes.Contains(r.Body, []byte("<html")) {
 			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), truncate(r.Body, 300))
 		}
+		// Its script loads from under the mount point.
+		src := regexp.MustCompile(`<script[^>]+src="([^"]+)"`).FindSubmatch(r.Body)
+		if src == nil || !strings.HasPrefix(string(src[1]), server.QueueConsolePath+"/") {
+			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, truncate(r.Body, 600))
+		}
+		if js := e.do("GET", string(src[1]), root, nil); js.Status != 200 || len(js.Body) < 1000 {
+			t.Fatalf("console script %s: %d, %d bytes", src[1], js.Status, len(js.Body))
+		}
 		// A task makes its queue exist on Redis; the console's API then lists it.
 		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/con", root, nil), 202, "a job")
 		eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
