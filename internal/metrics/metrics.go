@@ -28,17 +28,16 @@ import (
 
 // The exported metric names.
 const (
-	HTTPRequestDuration    = "lectern_http_request_duration_seconds"
-	JobDuration            = "lectern_job_duration_seconds"
-	QueueDepth             = "lectern_queue_depth"
-	IndexDocuments         = "lectern_index_documents"
-	IndexSizeBytes         = "lectern_index_size_bytes"
-	StatementsStored       = "lectern_statements_stored_total"
-	EmbeddingChunks        = "lectern_embedding_chunks_total"
-	EmbeddingDuration      = "lectern_embedding_duration_seconds"
-	OutboundDeliveries     = "lectern_outbound_deliveries_total"
-	ScrapeSourceErrors     = "lectern_scrape_source_errors_total"
-	scrapeSourceErrorsHelp = "Failed reads of a scrape-time source (queue depth, index statistics), by source."
+	HTTPRequestDuration = "lectern_http_request_duration_seconds"
+	JobDuration         = "lectern_job_duration_seconds"
+	QueueDepth          = "lectern_queue_depth"
+	IndexDocuments      = "lectern_index_documents"
+	IndexSizeBytes      = "lectern_index_size_bytes"
+	StatementsStored    = "lectern_statements_stored_total"
+	EmbeddingChunks     = "lectern_embedding_chunks_total"
+	EmbeddingDuration   = "lectern_embedding_duration_seconds"
+	OutboundDeliveries  = "lectern_outbound_deliveries_total"
+	ScrapeSourceErrors  = "lectern_scrape_source_errors_total"
 )
 
 // Names lists every metric this package exports (the Go and process collectors' go_* and
@@ -115,7 +114,7 @@ func New(reg *prometheus.Registry, log *slog.Logger) *Metrics {
 			[]string{"kind", "outcome"}),
 	}
 	m.sources = &sources{log: log, errs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: ScrapeSourceErrors,
-		Help: scrapeSourceErrorsHelp}, []string{"source"})}
+		Help: "Failed reads of a scrape-time source (queue depth, index statistics), by source."}, []string{"source"})}
 	reg.MustRegister(m.http, m.jobs, m.stmts, m.chunks, m.embedDur, m.outbound, m.sources, m.sources.errs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
