@@ -87,7 +87,7 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	p := lrsPrincipalOf(c)
 	tid := tenantOf(c)
 	ctx := c.UserContext()
-	res, err := ingest.New(s.deps.Statements, s.log).Write(ctx, ingest.Request{
+	res, err := ingest.New(s.deps.Statements, s.log, ingest.OnStored(s.statementsStored)).Write(ctx, ingest.Request{
 		Tenant: tid, Version: xapiVersionOf(c), Authority: p.Authority,
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,

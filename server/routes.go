@@ -1,6 +1,9 @@
 package server
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+)
 
 var configurationParam = Param{Name: "configuration", Type: "string",
 	Description: "external configuration with custom properties of the integrating LMS; accepted by every engine operation"}
@@ -10,6 +13,11 @@ func (s *Server) registerRoutes() {
 		Scope: ScopePublic, Success: 200, Response: "Health"}, s.healthz)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/readyz", Summary: "Readiness of every backend", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "Readiness", Answers: []Answer{{Status: 503, Schema: "Readiness"}}}, s.readyz)
+	if s.deps.Metrics != nil {
+		s.handle(Route{Method: fiber.MethodGet, Path: "/metrics", Summary: "Prometheus metrics (text exposition format); root credentials", Tag: "operations",
+			Scope: ScopeRoot, Success: 200, Media: []string{"text/plain"}}, adaptor.HTTPHandler(s.deps.Metrics.Handler()))
+	}
+	s.registerQueueConsole()
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -94,6 +95,23 @@ type Deps struct {
 	// RecordBodyLimit is the largest request body of the xAPI record store in bytes
 	// (statements with attachments, documents), which is held in memory.
 	RecordBodyLimit int
+	// Metrics receives request timings and stored-statement counts and serves GET /metrics
+	// (root credentials); nil measures nothing and leaves /metrics answering 404.
+	Metrics Metrics
+	// QueueConsole, when set, is a web console of the job queues (asynqmon in the
+	// distributed mode) served to root under QueueConsolePath.
+	QueueConsole http.Handler
+}
+
+// Metrics is what the HTTP layer measures and exposes; internal/metrics implements it over
+// a Prometheus registry, which this package never imports.
+type Metrics interface {
+	// ObserveRequest records one request under its route pattern (never the raw path).
+	ObserveRequest(method, route string, status int, d time.Duration)
+	// StatementsStored counts statements stored by the statement-write use case.
+	StatementsStored(n int)
+	// Handler serves the exposition format.
+	Handler() http.Handler
 }
 
 // Server is the Fiber application with its route table.
@@ -135,6 +153,7 @@ func New(deps Deps) *Server {
 	s.app.Use(s.framing)
 	s.registerRoutes()
 	s.app.Use(func(c *fiber.Ctx) error {
+		c.Locals(routeLocal, unmatchedRoute)
 		return notFound("no route for %s %s", c.Method(), c.Path())
 	})
 	return s
@@ -155,9 +174,32 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 			_ = c.SendStatus(fiber.StatusInternalServerError)
 		}
 	}
+	took := time.Since(start)
 	s.log.Info("http", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
-		"status", c.Response().StatusCode(), "duration_ms", time.Since(start).Milliseconds())
+		"status", c.Response().StatusCode(), "duration_ms", took.Milliseconds())
+	if s.deps.Metrics != nil {
+		s.deps.Metrics.ObserveRequest(c.Method(), routeOf(c), c.Response().StatusCode(), took)
+	}
 	return nil
+}
+
+// routeLocal marks a request no route matched; unmatchedRoute is its route label.
+const (
+	routeLocal     = "metrics_route"
+	unmatchedRoute = "unmatched"
+)
+
+// routeOf is the request's route pattern for the metrics: the matched route's path (":param"
+// segments, not their values), the prefix of the middleware that answered before routing (the
+// record store's prelude), or "unmatched", so the label's values are bounded by the route table.
+func routeOf(c *fiber.Ctx) string {
+	if v, ok := c.Locals(routeLocal).(string); ok {
+		return v
+	}
+	if r := c.Route(); r != nil && r.Path != "" {
+		return r.Path
+	}
+	return unmatchedRoute
 }
 
 // Scope says how a route finds its tenant and who may call it.

@@ -83,7 +83,7 @@ func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapico
 	if err != nil {
 		return err
 	}
-	w := ingest.New(s.deps.Statements, s.log)
+	w := ingest.New(s.deps.Statements, s.log, ingest.OnStored(s.statementsStored))
 	for try := 0; ; try++ {
 		var fresh []xapiconv.Statement
 		for _, st := range sts {

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,19 +84,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close()
+	return runRoles(ctx, role, cfg, a)
+}
 
+// runRoles runs the role's parts until ctx ends (SIGTERM, SIGINT) or the server fails, then
+// stops them gracefully.
+func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) error {
 	errc := make(chan error, 2)
 	// The roles share the queue backend but not its queues: the worker role consumes the
 	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
 	// tasks), and all consumes both.
 	var started []queue.Queue
-	defer func() {
-		for _, q := range started {
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_ = q.Shutdown(sctx)
-			cancel()
-		}
-	}()
 	for _, c := range []struct {
 		name string
 		on   bool
@@ -103,33 +104,96 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			continue
 		}
 		if err := c.q.Start(ctx); err != nil {
+			stopAll(cfg, a, started, false, nil)
 			return fmt.Errorf("start %s: %w", c.name, err)
 		}
 		started = append(started, c.q)
 	}
+	forwarderDone := make(chan struct{})
+	close(forwarderDone)
 	if role == "worker" || role == "all" {
 		// The forwarding role: one loop per worker process. Several workers may run it; the
 		// position's compare-and-set keeps them from moving it backwards, and the
 		// destination's id check absorbs a batch two of them sent.
-		go a.Forwarder.Run(ctx)
+		forwarderDone = make(chan struct{})
+		go func() { defer close(forwarderDone); a.Forwarder.Run(ctx) }()
 	}
-	if role == "serve" || role == "all" {
+	var metricsSrv *http.Server
+	if cfg.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			stopAll(cfg, a, started, false, nil)
+			return fmt.Errorf("LECTERN_METRICS_ADDR: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.Metrics.Handler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := metricsSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics listener: %w", err)
+			}
+		}()
+		cfg.Logger.Info("metrics", "addr", ln.Addr().String())
+	}
+	serving := role == "serve" || role == "all"
+	if serving {
 		go func() { errc <- a.Server.App().Listen(cfg.Addr) }()
 		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL)
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = a.Server.App().ShutdownWithContext(sctx)
-		}()
 	} else {
 		cfg.Logger.Info("running", "role", role)
 	}
+	var err2 error
 	select {
 	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		return err
+	case err2 = <-errc:
 	}
+	// The forwarder follows ctx (SIGTERM); a batch it was sending is sent again by the next
+	// process, whose destination's id check absorbs it.
+	stopAll(cfg, a, started, serving, metricsSrv)
+	select {
+	case <-forwarderDone:
+	case <-time.After(time.Second): // it follows ctx; never hold the exit for it
+	}
+	return err2
+}
+
+// stopAll is the graceful stop, bounded by the shutdown deadline (LECTERN_SHUTDOWN_TIMEOUT):
+// the HTTP server stops accepting connections and finishes its requests while the queues stop
+// taking tasks and let running jobs finish for DrainTimeout; jobs still running then are
+// cancelled and handed back to their queue (pending again), where the next process picks
+// them up. The caller's deferred App.Close then releases the backends.
+func stopAll(cfg app.Config, a *app.App, started []queue.Queue, serving bool, metricsSrv *http.Server) {
+	begin := time.Now()
+	cfg.Logger.Info("stopping", "deadline", cfg.ShutdownDeadline().String())
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	if serving {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.Server.App().ShutdownWithContext(ctx); err != nil {
+				cfg.Logger.Warn("http shutdown", "error", err)
+			}
+		}()
+	}
+	for _, q := range started {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := q.Shutdown(ctx); err != nil {
+				cfg.Logger.Warn("queue shutdown: running jobs were handed back", "error", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if metricsSrv != nil {
+		// Last, so a scrape can watch the drain; a scrape answers in well under a second.
+		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		_ = metricsSrv.Shutdown(sctx)
+		scancel()
+	}
+	cfg.Logger.Info("stopped", "took_ms", time.Since(begin).Milliseconds())
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {
@@ -161,6 +225,7 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	}
 	cfg := app.Config{
 		Addr:        env("LECTERN_ADDR", ":8080"),
+		MetricsAddr: getenv("LECTERN_METRICS_ADDR"),
 		DataDir:     env("LECTERN_DATA_DIR", "data"),
 		PostgresURL: getenv("LECTERN_POSTGRES_URL"),
 		RedisURL:    getenv("LECTERN_REDIS_URL"),
@@ -193,6 +258,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		return cfg, err
 	}
 	if cfg.RecordBodyLimit, err = parseInt("LECTERN_MAX_XAPI_BODY_BYTES", env("LECTERN_MAX_XAPI_BODY_BYTES", strconv.Itoa(64<<20))); err != nil {
+		return cfg, err
+	}
+	if cfg.ShutdownTimeout, err = parseDuration("LECTERN_SHUTDOWN_TIMEOUT", env("LECTERN_SHUTDOWN_TIMEOUT", app.DefaultShutdownTimeout.String())); err != nil {
 		return cfg, err
 	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {

@@ -246,6 +246,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad body limit":             {env: map[string]string{"LECTERN_MAX_BODY_BYTES": "lots"}, want: "LECTERN_MAX_BODY_BYTES"},
 		"prefix without ES":          {env: map[string]string{"LECTERN_ELASTICSEARCH_INDEX_PREFIX": "x_"}, want: "LECTERN_ELASTICSEARCH_URL"},
 		"bad extract time":           {env: map[string]string{"LECTERN_EXTRACT_TIMEOUT": "5"}, want: "LECTERN_EXTRACT_TIMEOUT must be a positive duration"},
+		"bad shutdown timeout":       {env: map[string]string{"LECTERN_SHUTDOWN_TIMEOUT": "0s"}, want: "LECTERN_SHUTDOWN_TIMEOUT must be a positive duration"},
 		"tiny extract mem":           {env: map[string]string{"LECTERN_EXTRACT_MEMORY_MB": "8"}, want: "LECTERN_EXTRACT_MEMORY_MB must be at least 32"},
 		"queue prefix without Redis": {env: map[string]string{"LECTERN_QUEUE_PREFIX": "x_"}, want: "LECTERN_REDIS_URL"},
 		"bad queue prefix":           {env: map[string]string{"LECTERN_REDIS_URL": "redis://127.0.0.1:1/0", "LECTERN_QUEUE_PREFIX": "a b"}, want: "LECTERN_QUEUE_PREFIX"},

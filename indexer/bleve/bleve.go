@@ -639,6 +639,10 @@ func (ix *Index) PurgeTenant(ctx context.Context, tenant string) error {
 	return ix.replace(recs)
 }
 
+// DocCount is the number of documents in the Bleve index (chunks and fields of every
+// version), which the metrics endpoint reports.
+func (ix *Index) DocCount() (uint64, error) { return ix.bi.DocCount() }
+
 // Close implements indexer.Index.
 func (ix *Index) Close() error {
 	ix.mu.Lock()

@@ -59,6 +59,9 @@ type Forwarder struct {
 	Now func() time.Time
 	// Tick is how often the pairs are scanned for due work (default 200ms).
 	Tick time.Duration
+	// Outcome, when set, is told the outcome of every POST to a destination: "delivered"
+	// (2xx), "rejected" (another status, a 409 included), "failed" (no answer).
+	Outcome func(outcome string)
 
 	mu   sync.Mutex
 	idle map[string]time.Time // pair key → not polled before
@@ -376,9 +379,15 @@ func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*stat
 	}
 	resp, err := f.Client.Do(req)
 	if err != nil {
+		f.outcome("failed")
 		return 0, "", err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		f.outcome("delivered")
+	} else {
+		f.outcome("rejected")
+	}
 	var answer string
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
@@ -386,6 +395,12 @@ func (f *Forwarder) post(ctx context.Context, p *Pair, cfg Config, batch []*stat
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, answer, nil
+}
+
+func (f *Forwarder) outcome(o string) {
+	if f.Outcome != nil {
+		f.Outcome(o)
+	}
 }
 
 // batchVersion is the X-Experience-API-Version a batch is sent with: 2.0.0 when a statement

@@ -31,12 +31,25 @@ type Writer struct {
 	store Store
 	log   *slog.Logger
 	now   func() time.Time
+	// stored, when set, is told how many statements each successful write stored.
+	stored func(n int)
 }
+
+// Option adjusts a Writer.
+type Option func(*Writer)
+
+// OnStored has f called with the number of statements after every successful write (the
+// statements-stored metric); nil f does nothing.
+func OnStored(f func(n int)) Option { return func(w *Writer) { w.stored = f } }
 
 // New returns a Writer over store; log receives activity-merge failures (the statements are
 // stored by then, so those do not fail the request).
-func New(store Store, log *slog.Logger) *Writer {
-	return &Writer{store: store, log: log, now: time.Now}
+func New(store Store, log *slog.Logger, opts ...Option) *Writer {
+	w := &Writer{store: store, log: log, now: time.Now}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
 }
 
 // Request is one statement write.
@@ -178,6 +191,9 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 	}
 	if err := w.store.Put(ctx, r.Tenant, batch, atts); err != nil {
 		return nil, err
+	}
+	if w.stored != nil {
+		w.stored(len(batch))
 	}
 	if r.Define {
 		w.mergeActivities(ctx, r.Tenant, stmts)

@@ -83,6 +83,9 @@ type Handler struct {
 	Outbound      *outbound.Client
 	State         StateSource
 	Logger        *slog.Logger
+	// Outcome, when set, is told the outcome of every delivery attempt: "delivered" (2xx),
+	// "rejected" (another status), "failed" (no answer), "refused" (the outbound policy).
+	Outcome func(outcome string)
 }
 
 // Enqueue schedules a delivery of the registration's report; opts are usually Options(tries).
@@ -260,6 +263,7 @@ func (h *Handler) send(ctx context.Context, regID string, r *postback.Request) e
 	req.Header = r.Header.Clone()
 	start := time.Now()
 	resp, err := h.Outbound.Do(req)
+	h.outcome(resp, err)
 	if errors.Is(err, outbound.ErrBlocked) || errors.Is(err, outbound.ErrBadURL) {
 		// A destination the policy refuses stays refused: retrying cannot help.
 		h.log().Warn("post-back refused by the outbound policy", "registration", regID, "error", err)
@@ -275,6 +279,23 @@ func (h *Handler) send(ctx context.Context, regID string, r *postback.Request) e
 	}
 	h.log().Info("post-back delivered", "registration", regID, "status", resp.StatusCode, "duration_ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// outcome reports a delivery attempt to the Outcome hook.
+func (h *Handler) outcome(resp *http.Response, err error) {
+	if h.Outcome == nil {
+		return
+	}
+	switch {
+	case errors.Is(err, outbound.ErrBlocked) || errors.Is(err, outbound.ErrBadURL):
+		h.Outcome("refused")
+	case err != nil:
+		h.Outcome("failed")
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		h.Outcome("rejected")
+	default:
+		h.Outcome("delivered")
+	}
 }
 
 func (h *Handler) log() *slog.Logger {

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
@@ -37,6 +38,7 @@ import (
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/internal/metrics"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -113,6 +115,14 @@ type Config struct {
 	ExtractMemory  int64
 
 	WorkerConcurrency int
+	// MetricsAddr, when set, is a second listen address serving only GET /metrics without
+	// credentials, in every role (cmd/lectern runs it): how worker and indexer processes,
+	// which have no API server, are scraped. Keep it on a private network.
+	MetricsAddr string
+	// ShutdownTimeout bounds a graceful stop (SIGTERM): running jobs get DrainTimeout of it
+	// to finish, then are cancelled and handed back to their queue for the next process.
+	// Zero means 30 s.
+	ShutdownTimeout time.Duration
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
 	RetryBaseDelay time.Duration
 	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
@@ -180,7 +190,11 @@ type App struct {
 	// role runs it (Forwarder.Run).
 	Forwarder *forward.Forwarder
 	Server    *server.Server
-	closers   []func() error
+	// Metrics is the instrumentation over this App's own Prometheus registry, served at
+	// /metrics; Registry is that registry.
+	Metrics  *metrics.Metrics
+	Registry *prometheus.Registry
+	closers  []func() error
 }
 
 // Validate rejects half-given or contradictory settings before anything is opened.
@@ -225,6 +239,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// DefaultShutdownTimeout is ShutdownTimeout's default.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// ShutdownDeadline is the whole graceful stop: ShutdownTimeout, or its default.
+func (c Config) ShutdownDeadline() time.Duration {
+	if c.ShutdownTimeout > 0 {
+		return c.ShutdownTimeout
+	}
+	return DefaultShutdownTimeout
+}
+
+// handBack is the part of the shutdown deadline kept for cancelled jobs to hand their tasks
+// back and for the backends to close: a fifth, between 200 ms and 5 s.
+func (c Config) handBack() time.Duration {
+	return min(max(c.ShutdownDeadline()/5, 200*time.Millisecond), 5*time.Second)
+}
+
+// DrainTimeout is how long running jobs may go on after a stop was asked for before they are
+// cancelled and handed back: the shutdown deadline less the hand-back time.
+func (c Config) DrainTimeout() time.Duration {
+	return c.ShutdownDeadline() - c.handBack()
+}
+
 // Open connects every backend and assembles the server and job handlers.
 func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := cfg.Validate(); err != nil {
@@ -236,7 +273,8 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	a = &App{Config: cfg}
+	a = &App{Config: cfg, Registry: prometheus.NewRegistry()}
+	a.Metrics = metrics.New(a.Registry, cfg.Logger)
 	opened := a // "return nil, err" clears a before the deferred Close runs
 	defer func() {
 		if err != nil {
@@ -289,7 +327,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
 		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
-			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +335,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.closers = append(a.closers, a.Queue.Close)
 		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
-			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
+			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
@@ -310,11 +348,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.closers = append(a.closers, rdb.Close)
 		checks = append(checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	default:
-		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
+			ReleaseTimeout: cfg.handBack()})
 		a.closers = append(a.closers, a.Queue.Close)
-		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
+			ReleaseTimeout: cfg.handBack()})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
+	a.queueMetrics()
 
 	// Elasticsearch holds statements and content in the distributed mode.
 	if cfg.Elastic.URL != "" {
@@ -354,6 +395,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := a.openContentIndex(ctx); err != nil {
 		return nil, err
 	}
+	a.indexMetrics()
 
 	sealer, err := settings.NewSealer(cfg.SecretKey)
 	if err != nil {
@@ -368,7 +410,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
-	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
+	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
@@ -376,13 +418,15 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
 			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
 	}
-	a.Queue.Handle(contentjob.TypeImport, importer)
-	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
+	a.handle(a.Queue, contentjob.TypeImport, importer)
+	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
+	a.handle(a.IndexQueue, contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger})
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
-		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger}
-	a.Queue.Handle(postbackjob.TypePostback, postBack)
+		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger,
+		Outcome: a.Metrics.OutboundHook("postback")}
+	a.handle(a.Queue, postbackjob.TypePostback, postBack)
 	var schemaDir fs.FS
 	if cfg.SchemaDir != "" {
 		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
@@ -390,12 +434,12 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		schemaDir = os.DirFS(cfg.SchemaDir)
 	}
-	a.Queue.Handle(importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
+	a.handle(a.Queue, importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
 		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
 		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
 	pairs := &forward.Manager{Records: a.Records, Sealer: sealer}
 	a.Forwarder = &forward.Forwarder{Pairs: pairs, Statements: a.Statements, Client: a.Outbound, Logger: cfg.Logger,
-		Tenants: a.forwardTenants, Config: a.forwardConfig}
+		Tenants: a.forwardTenants, Config: a.forwardConfig, Outcome: a.Metrics.OutboundHook("forward")}
 	if a.Elastic != nil {
 		a.Forwarder.Settle = elasticForwardSettle
 	}
@@ -414,8 +458,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
-		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
-	a.Queue.Handle(server.TypeConvertHistorical, a.Server.ConvertHistorical())
+		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
+		Metrics: a.Metrics, QueueConsole: a.queueConsole()})
+	a.handle(a.Queue, server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }
 

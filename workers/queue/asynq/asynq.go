@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -260,6 +261,30 @@ func (q *Queue) beginShutdown() chan struct{} {
 		}()
 	}
 	return q.stopped
+}
+
+// Pending counts the tasks waiting for a worker in this queue (asynq's pending state).
+func (q *Queue) Pending(ctx context.Context) (int, error) {
+	if q.isClosed() {
+		return 0, queue.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	// A queue exists once something was enqueued; asked about before, asynq answers an
+	// error of an internal type, so look it up first.
+	names, err := q.inspector.Queues()
+	if err != nil {
+		return 0, q.outage(ctx, err)
+	}
+	if !slices.Contains(names, q.cfg.Queue) {
+		return 0, nil
+	}
+	info, err := q.inspector.GetQueueInfo(q.cfg.Queue)
+	if err != nil {
+		return 0, q.outage(ctx, err)
+	}
+	return info.Pending, nil
 }
 
 // Inspect implements queue.Queue.

@@ -64,6 +64,9 @@ type Config struct {
 	// RecoverInterval is how often expired leases are looked for and finished tasks past
 	// their retention are deleted. Default: LeaseDuration.
 	RecoverInterval time.Duration
+	// ReleaseTimeout is how long Shutdown, once its ctx has ended and it has cancelled the
+	// running handlers, still waits for them to return and hand their tasks back. Default 2 s.
+	ReleaseTimeout time.Duration
 	// Logger receives failures the queue cannot return to a caller. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -92,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RecoverInterval <= 0 {
 		c.RecoverInterval = c.LeaseDuration
+	}
+	if c.ReleaseTimeout <= 0 {
+		c.ReleaseTimeout = 2 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -631,7 +637,8 @@ func (q *Queue) purge(ctx context.Context) error {
 }
 
 // Shutdown implements queue.Queue. When ctx ends first, the running handlers' contexts are
-// cancelled and their tasks go back to pending as soon as the handlers return.
+// cancelled and their tasks go back to pending as soon as the handlers return; Shutdown waits
+// up to Config.ReleaseTimeout more for that.
 func (q *Queue) Shutdown(ctx context.Context) error {
 	q.mu.Lock()
 	started := q.started
@@ -654,7 +661,35 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		q.cancelRun()
+		// The cancelled handlers hand their tasks back (release) as they return; wait a
+		// little for that, so the next process finds them pending at once instead of after
+		// their leases expire and a retry delay.
+		select {
+		case <-done:
+		case <-time.After(q.cfg.ReleaseTimeout):
+		}
 		return fmt.Errorf("inproc queue: shutdown: handlers still running: %w", ctx.Err())
+	}
+}
+
+// Pending counts the tasks waiting for a worker (state pending; scheduled and retrying
+// tasks are not due). It pages through the store, so it is bounded by ctx, as a metrics
+// scrape bounds it.
+func (q *Queue) Pending(ctx context.Context) (int, error) {
+	if q.isClosed() {
+		return 0, queue.ErrClosed
+	}
+	n, cursor := 0, ""
+	for {
+		page, err := q.store.List(ctx, record.Query{Kind: q.kind, Key: string(queue.StatePending), Cursor: cursor, Limit: 1000})
+		if err != nil {
+			return n, err
+		}
+		n += len(page.Records)
+		if page.Next == "" {
+			return n, nil
+		}
+		cursor = page.Next
 	}
 }
 

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+)
+
+// QueueConsolePath is where Deps.QueueConsole is served (root only). The console is a web
+// application of its own, not an API operation, so /openapi.json does not describe it.
+const QueueConsolePath = "/console/queues"
+
+// registerQueueConsole mounts the queue console, when there is one, behind the root
+// credentials (a browser is asked for them with the Basic challenge).
+func (s *Server) registerQueueConsole() {
+	if s.deps.QueueConsole == nil {
+		return
+	}
+	h := adaptor.HTTPHandler(s.deps.QueueConsole)
+	rootOnly := func(c *fiber.Ctx) error {
+		if !principalOf(c).Root {
+			return errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
+		}
+		return c.Next()
+	}
+	for _, p := range []string{QueueConsolePath, QueueConsolePath + "/*"} {
+		s.app.All(p, s.authenticate, rootOnly, h)
+	}
+}
+
+// statementsStored counts the statements a write stored (the ingest OnStored hook).
+func (s *Server) statementsStored(n int) {
+	if s.deps.Metrics != nil {
+		s.deps.Metrics.StatementsStored(n)
+	}
+}

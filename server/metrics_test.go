@@ -1,0 +1,324 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/internal/metrics"
+	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/postbackjob"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// scrape is one parsed /metrics answer.
+type scrape map[string]*dto.MetricFamily
+
+func parseScrape(t *testing.T, body []byte) scrape {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics is not the text exposition format: %v\n%s", err, truncate(body, 2000))
+	}
+	return mf
+}
+
+func (e *env) scrape() scrape {
+	e.t.Helper()
+	r := e.do("GET", "/metrics", root, nil)
+	e.expect(r, 200, "scrape /metrics")
+	return parseScrape(e.t, r.Body)
+}
+
+// value sums the series of name whose labels include want: a counter's or gauge's value, a
+// histogram's sample count. ok is false when no series matches.
+func (s scrape) value(name string, want map[string]string) (v float64, ok bool) {
+	f := s[name]
+	if f == nil {
+		return 0, false
+	}
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, w := range want {
+			if labels[k] != w {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		ok = true
+		switch {
+		case m.Counter != nil:
+			v += m.Counter.GetValue()
+		case m.Gauge != nil:
+			v += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			v += float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return v, ok
+}
+
+// labelValues lists the values label takes in the series of name.
+func (s scrape) labelValues(name, label string) []string {
+	var out []string
+	if f := s[name]; f != nil {
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == label && !slices.Contains(out, l.GetValue()) {
+					out = append(out, l.GetValue())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// moved polls /metrics until the series (name, labels) has grown by at least by since
+// before, and fails the test otherwise.
+func (e *env) moved(before scrape, name string, labels map[string]string, by float64, what string) scrape {
+	e.t.Helper()
+	was, _ := before.value(name, labels)
+	var now scrape
+	var got float64
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		now = e.scrape()
+		got, _ = now.value(name, labels)
+		if got >= was+by {
+			return now
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %s%v is %v, want at least %v + %v", what, name, labels, got, was, by)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMetrics scrapes /metrics in both modes around real work done through HTTP (requests,
+// a content import, statement writes, a post-back and statement forwarding) and checks that
+// each named series moved.
+func TestMetrics(t *testing.T) {
+	modelDir, ok := testModelDir(t)
+	if !ok {
+		t.Fatal("the embedding metrics need the model: set LECTERN_TEST_MODEL_DIR (scripts/install-model.sh)")
+	}
+	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+		// Who may scrape: root only.
+		e.expect(e.do("GET", "/metrics", noAuth, nil), 401, "anonymous scrape")
+		e.createTenant("metx9", true)
+		key, secret := e.credential("metx9")
+		e.expect(e.do("GET", "/metrics", bearer(key, secret), nil), 403, "tenant scrape")
+
+		before := e.scrape()
+
+		// Requests: the route pattern, never the raw path.
+		e.expect(e.do("GET", "/engine/api/v1/metx9/configuration", root, nil), 200, "tenant configuration")
+		e.expect(e.do("GET", "/no/such/route-abc123", root, nil), 404, "unknown route")
+		s := e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "/engine/api/v1/:tenant/configuration", "status": "200"}, 1, "request latency")
+		e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1, "unmatched request")
+		for _, route := range s.labelValues(metrics.HTTPRequestDuration, "route") {
+			if strings.Contains(route, "metx9") || strings.Contains(route, "abc123") {
+				t.Errorf("route label %q holds a raw path", route)
+			}
+		}
+
+		// A content import: both jobs, the embedding and the content index.
+		e.importContent("metx9", "content_id=volcanoes", []byte(volcanoVTT), "volcanoes.vtt")
+		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeImport, "outcome": metrics.JobCompleted}, 1, "content import job")
+		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeIndex, "outcome": metrics.JobCompleted}, 1, "content index job")
+		e.moved(before, metrics.EmbeddingChunks, nil, 1, "chunks embedded")
+		e.moved(before, metrics.EmbeddingDuration, nil, 1, "embedding calls timed")
+		s = e.moved(before, metrics.IndexDocuments, map[string]string{"index": "content"}, 1, "content index documents")
+		if b, ok := s.value(metrics.IndexSizeBytes, map[string]string{"index": "content"}); !ok || b <= 0 {
+			t.Errorf("content index size %v (present %v)", b, ok)
+		}
+		for _, q := range []string{"default", app.IndexQueueName} {
+			if _, ok := s.value(metrics.QueueDepth, map[string]string{"queue": q}); !ok {
+				t.Errorf("no %s series for queue %q", metrics.QueueDepth, q)
+			}
+		}
+
+		// Statements: the counter moves by the batch sizes.
+		e.postVerbStatements("metx9", "attempted", 2)
+		e.moved(before, metrics.StatementsStored, nil, 2, "statements stored")
+		if e.app.Elastic != nil {
+			e.moved(before, metrics.IndexDocuments, map[string]string{"index": "statements"}, 2, "statements index documents")
+		}
+
+		// Statement forwarding: one delivered POST at least.
+		rc := newXAPIReceiver(t, "dest-user", "dest-pass")
+		e.setTenant("metx9", "TinCanStatementForwardSleepTime", "50")
+		e.createPair("metx9", map[string]any{"destination_url": rc.endpoint(),
+			"destination_credentials": map[string]any{"username": "dest-user", "password": "dest-pass"}})
+		rc.waitFor(2)
+		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "forward", "outcome": metrics.OutboundDelivered}, 1, "forwarded")
+
+		// A post-back: delivered inline, then refused ones through the queue's handler.
+		pr := newPostReceiver(t)
+		e.importOK("metx9", "intro", scorm12Package(t), "")
+		e.register("metx9", "reg-metrics", map[string]any{"url": pr.url("/pb"), "authType": "FORM", "resultsFormat": "COURSE"})
+		e.takeCourse("metx9", "reg-metrics")
+		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "postback", "outcome": metrics.OutboundDelivered}, 1, "post-back delivered")
+		e.moved(before, metrics.JobDuration, map[string]string{"type": "course:import", "outcome": metrics.JobCompleted}, 1, "course import job")
+	})
+}
+
+// TestMetricsQueueDepth enqueues a task on an app whose workers are not started, so it stays
+// pending, and reads the gauge of that queue through /metrics.
+func TestMetricsQueueDepth(t *testing.T) {
+	for name, cfg := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			c := cfg(t)
+			ctx := context.Background()
+			a, err := app.Open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if a.Elastic != nil {
+					_ = a.Elastic.DeleteIndices(ctx, c.Elastic.IndexPrefix)
+				}
+				if c.S3.Bucket != "" {
+					_, _ = a.Blobs.DeletePrefix(ctx, "")
+				}
+				a.Close()
+			})
+			depth := func() float64 {
+				req := httptest.NewRequest("GET", "/metrics", nil)
+				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(rootUser+":"+rootPass)))
+				res, err := a.Server.App().Test(req, 10_000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				body, _ := io.ReadAll(res.Body)
+				if res.StatusCode != 200 {
+					t.Fatalf("scrape: %d %s", res.StatusCode, body)
+				}
+				v, ok := parseScrape(t, body).value(metrics.QueueDepth, map[string]string{"queue": "default"})
+				if !ok {
+					t.Fatalf("no %s{queue=\"default\"} in\n%s", metrics.QueueDepth, truncate(body, 2000))
+				}
+				return v
+			}
+			was := depth()
+			b, _ := json.Marshal(map[string]string{"tenant": "nobody", "registration_id": "r"})
+			for range 3 {
+				if _, err := a.Queue.Enqueue(ctx, queue.NewTask(postbackjob.TypePostback, b)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := depth(); got != was+3 {
+				t.Fatalf("queue depth %v after enqueueing 3 on %v", got, was)
+			}
+		})
+	}
+}
+
+// TestGrafanaDashboardNamesExportedMetrics reads the dashboard in compose/grafana: every
+// expression must name metrics this build exports, and every exported metric must be shown.
+func TestGrafanaDashboardNamesExportedMetrics(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "compose", "grafana", "lectern-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	// A histogram is exported as <name>_bucket, _sum and _count.
+	nameRE := regexp.MustCompile(`\blectern_[a-z_]+`)
+	shown := map[string]bool{}
+	exprs := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			exprs++
+			names := nameRE.FindAllString(tg.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("panel %q: expression %q names no lectern metric", p.Title, tg.Expr)
+			}
+			for _, n := range names {
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
+				if !slices.Contains(metrics.Names(), base) {
+					t.Errorf("panel %q: %s is not an exported metric", p.Title, n)
+				}
+				shown[base] = true
+			}
+		}
+	}
+	if exprs == 0 {
+		t.Fatal("the dashboard has no expressions")
+	}
+	for _, n := range metrics.Names() {
+		if !shown[n] {
+			t.Errorf("exported metric %s has no panel", n)
+		}
+	}
+}
+
+// TestQueueConsole reads asynqmon under /console/queues in the distributed mode: its page and
+// its API (the queues) for root, 401 without credentials and 403 for a tenant; the embedded
+// mode has no console.
+func TestQueueConsole(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if e.app.Config.RedisURL == "" {
+			e.expect(e.do("GET", server.QueueConsolePath, root, nil), 404, "console in the embedded mode")
+			return
+		}
+		e.createTenant("con", true)
+		key, secret := e.credential("con")
+		e.expect(e.do("GET", server.QueueConsolePath, noAuth, nil), 401, "anonymous console")
+		e.expect(e.do("GET", server.QueueConsolePath+"/api/queues", bearer(key, secret), nil), 403, "tenant console")
+		r := e.do("GET", server.QueueConsolePath, root, nil)
+		if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Type"), "text/html") || !bytes.Contains(r.Body, []byte("<html")) {
+			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), truncate(r.Body, 300))
+		}
+		// Its script loads from under the mount point.
+		src := regexp.MustCompile(`<script[^>]+src="([^"]+)"`).FindSubmatch(r.Body)
+		if src == nil || !strings.HasPrefix(string(src[1]), server.QueueConsolePath+"/") {
+			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, truncate(r.Body, 600))
+		}
+		if js := e.do("GET", string(src[1]), root, nil); js.Status != 200 || len(js.Body) < 1000 {
+			t.Fatalf("console script %s: %d, %d bytes", src[1], js.Status, len(js.Body))
+		}
+		// A task makes its queue exist on Redis; the console's API then lists it.
+		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/con", root, nil), 202, "a job")
+		eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
+			r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil)
+			if r.Status != 200 {
+				t.Fatalf("console API: %d %s", r.Status, truncate(r.Body, 300))
+			}
+			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
+		})
+	})
+}
