@@ -27,6 +27,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
+	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -58,6 +59,7 @@ import (
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
+	"github.com/lectern-lms/lectern/workers/taxonomyjob"
 )
 
 // Config is the whole configuration; cmd/lectern fills it from LECTERN_* variables.
@@ -164,6 +166,9 @@ type App struct {
 	// Registrations keeps registrations, their instances and progress.
 	Registrations *registration.Store
 	Content       *content.Store
+	// Taxonomies keeps skills taxonomies; ContentConfig the content service's settings.
+	Taxonomies    *taxonomy.Store
+	ContentConfig *content.Config
 	// Index is the content search index; Embedder embeds chunks and semantic queries (nil
 	// when no model is available, NoEmbedder then says why).
 	Index      indexer.Index
@@ -365,6 +370,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Courses = course.NewStore(a.Records)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
+	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
+	a.ContentConfig = content.NewConfig(a.Records)
+	a.Queue.Handle(taxonomyjob.TypeImport, &taxonomyjob.Handler{Taxonomies: a.Taxonomies, Jobs: a.Jobs, Blobs: a.Blobs,
+		Embedder: a.chunkEmbedder, Logger: cfg.Logger})
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
@@ -409,7 +418,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
-		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
+		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
