@@ -73,6 +73,9 @@ type Deps struct {
 	// settings (GENERATION__SKILL_TAXONOMY); ContentFields the generated fields.
 	Taxonomies    *taxonomy.Store
 	ContentConfig *content.Config
+	ContentFields *content.FieldStore
+	// IndexQueue receives the index tasks of field generation jobs.
+	IndexQueue queue.Queue
 	// Statements is the xAPI record store's backend (statements, documents, activities).
 	Statements statements.Backend
 	// Forward keeps the statement forwarding pairs (the forwarder itself runs in the worker).

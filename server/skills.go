@@ -8,12 +8,15 @@ import (
 	"mime"
 	"mime/multipart"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/taxonomy"
+	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/taxonomyjob"
 )
@@ -33,17 +36,22 @@ func (s *Server) registerSkills() {
 		Scope: ScopeHeader, Success: 200, Response: "SettingBody"}, s.getContentSetting)
 	s.handle(Route{Method: fiber.MethodPut, Path: cfg, Summary: "Set a content service setting of the tenant; GENERATION__SKILL_TAXONOMY takes an imported taxonomy_id or the empty string", Tag: "skills",
 		Scope: ScopeHeader, Body: "SettingBody", Success: 204}, s.putContentSetting)
+	s.registerFields()
 }
 
 func skillsSchemas() map[string]any {
-	return map[string]any{
+	out := fieldSchemas()
+	for k, v := range map[string]any{
 		"TaxonomyImport": map[string]any{"type": "object", "required": []string{"taxonomy_csv", "csv_col_name", "taxonomy_id"},
 			"properties": map[string]any{
 				"taxonomy_csv": map[string]any{"type": "string", "format": "binary", "description": "UTF-8 CSV with a header row; comma, semicolon or tab delimited"},
 				"csv_col_name": map[string]any{"type": "string", "description": "label of the column holding the skill names"},
 				"taxonomy_id":  map[string]any{"type": "string", "description": "id of the taxonomy; an existing id is replaced"},
 			}},
+	} {
+		out[k] = v
 	}
+	return out
 }
 
 // taxonomyForm reads the three parts of a taxonomy upload, in any order.
@@ -213,4 +221,123 @@ func (s *Server) putContentSetting(c *fiber.Ctx) error {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// FieldGenerationRequest is the body of POST /api/v1/jobs/field_generation.
+type FieldGenerationRequest struct {
+	ContentID *string  `json:"content_id"`
+	Version   *int     `json:"version"`
+	Fields    []string `json:"fields"`
+}
+
+// GeneratedFieldView is the body of GET /api/v1/content/{content_id}/versions/{version}/fields/{field_type}.
+type GeneratedFieldView struct {
+	ContentID string   `json:"content_id"`
+	Version   int      `json:"version"`
+	FieldType string   `json:"field_type"`
+	Values    []string `json:"values"`
+	Created   string   `json:"create_dt"`
+	Updated   string   `json:"update_dt"`
+}
+
+func (s *Server) registerFields() {
+	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/field_generation", Summary: "Regenerate generated fields of a content version (TITLE, SUMMARY, KEYWORDS, SKILLS); runs as a FIELD_GENERATION job", Tag: "skills",
+		Scope: ScopeHeader, Body: "FieldGenerationRequest", Success: 202, Response: "Job"}, s.generateFields)
+	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/content/:content_id/versions/:version/fields/:field_type", Summary: "A generated field of a content version; 404 while it has not been generated", Tag: "skills",
+		Scope: ScopeHeader, Success: 200, Response: "GeneratedField"}, s.getGeneratedField)
+}
+
+func fieldSchemas() map[string]any {
+	types := map[string]any{"type": "string", "enum": content.FieldTypes}
+	return map[string]any{
+		"FieldGenerationRequest": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer", "minimum": 1},
+			"fields": map[string]any{"type": "array", "items": types, "description": "field types to generate; empty or absent: all"}}, "content_id", "version"),
+		"GeneratedField": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer"}, "field_type": types,
+			"values":    map[string]any{"type": "array", "items": str(), "description": "one value for TITLE and SUMMARY, a list for KEYWORDS and SKILLS ([\"Unknown\"]: generated against a taxonomy, no skill relevant)"},
+			"create_dt": str(), "update_dt": str()}, "content_id", "version", "field_type", "values", "create_dt", "update_dt"),
+	}
+}
+
+// fieldType reads a field type (case-insensitive) or answers 400 naming the known ones.
+func fieldType(t string) (string, error) {
+	u := strings.ToUpper(strings.TrimSpace(t))
+	if !slices.Contains(content.FieldTypes, u) {
+		return "", badRequest("unknown field type %q; the generated fields are %s", t, strings.Join(content.FieldTypes, ", "))
+	}
+	return u, nil
+}
+
+func (s *Server) generateFields(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	var body FieldGenerationRequest
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.ContentID == nil || body.Version == nil {
+		return badRequest("properties content_id and version are required")
+	}
+	if err := content.ValidateID(*body.ContentID); err != nil {
+		return badRequest("property content_id: %v", err)
+	}
+	if *body.Version < 1 {
+		return badRequest("property version must be a positive integer")
+	}
+	var types []string
+	for _, f := range body.Fields {
+		t, err := fieldType(f)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	if _, err := s.deps.Content.Get(ctx, tenantID, *body.ContentID, *body.Version); err != nil {
+		return contentError(err)
+	}
+	job, err := s.deps.Jobs.Create(ctx, jobs.NewID(), fieldgen.JobType, tenantID, true)
+	if err != nil {
+		return err
+	}
+	task, opts := contentjob.NewIndexTask(contentjob.IndexPayload{Tenant: tenantID, JobID: job.ID, ContentID: *body.ContentID,
+		Version: *body.Version, Fields: types})
+	if _, err := s.deps.IndexQueue.Enqueue(ctx, task, opts...); err != nil {
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the field generation could not be queued"}
+		})
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
+}
+
+func (s *Server) getGeneratedField(c *fiber.Ctx) error {
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	id, ver, err := contentPath(c)
+	if err != nil {
+		return err
+	}
+	typ, err := fieldType(c.Params("field_type"))
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	if _, err := s.deps.Content.Get(ctx, tenantID, id, ver); err != nil {
+		return contentError(err)
+	}
+	f, err := s.deps.ContentFields.Get(ctx, tenantID, id, ver, typ)
+	if errors.Is(err, content.ErrFieldNotGenerated) {
+		return notFound("%s of content '%s' version %d has not been generated (yet)", typ, id, ver)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(GeneratedFieldView{ContentID: id, Version: ver, FieldType: typ, Values: f.Values,
+		Created: localTime(f.Created), Updated: localTime(f.Updated)})
 }

@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"bytes"
+	"fmt"
 	"mime/multipart"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +144,152 @@ func TestSkillTaxonomySetting(t *testing.T) {
 			t.Fatalf("after reset: %s", r.Body)
 		}
 		e.expect(e.do("PUT", "/api/v1/app_management/configuration/"+id, root, map[string]any{}, "tenant_id", "cfg"), 400, "no value")
+	})
+}
+
+type fieldView struct {
+	ContentID string   `json:"content_id"`
+	Version   int      `json:"version"`
+	FieldType string   `json:"field_type"`
+	Values    []string `json:"values"`
+	Created   string   `json:"create_dt"`
+	Updated   string   `json:"update_dt"`
+}
+
+func (e *env) field(tenantID, id string, v int, typ string) fieldView {
+	e.t.Helper()
+	r := e.do("GET", fmt.Sprintf("/api/v1/content/%s/versions/%d/fields/%s", id, v, typ), root, nil, "tenant_id", tenantID)
+	e.expect(r, 200, "field "+typ)
+	var f fieldView
+	r.json(e.t, &f)
+	if f.FieldType != typ || f.ContentID != id || f.Version != v || f.Created == "" || f.Updated == "" || f.Values == nil {
+		e.t.Fatalf("field %s: %s", typ, r.Body)
+	}
+	return f
+}
+
+// regenerate runs a FIELD_GENERATION job and waits for it.
+func (e *env) regenerate(tenantID, id string, v int, fields ...string) {
+	e.t.Helper()
+	r := e.do("POST", "/api/v1/jobs/field_generation", root, map[string]any{"content_id": id, "version": v, "fields": fields}, "tenant_id", tenantID)
+	e.expect(r, 202, "field generation")
+	var j jobRead
+	r.json(e.t, &j)
+	if j.Type != "FIELD_GENERATION" || j.Status != "PENDING" {
+		e.t.Fatalf("field generation answer: %s", r.Body)
+	}
+	eventually(e.t, 90*time.Second, "field job "+j.ID, func() bool {
+		rr := e.do("GET", "/api/v1/jobs/"+j.ID, root, nil, "tenant_id", tenantID)
+		e.expect(rr, 200, "job status")
+		j = jobRead{}
+		rr.json(e.t, &j)
+		return j.Status == "COMPLETED" || j.Status == "FAILED"
+	})
+	if j.Status != "COMPLETED" || j.Results["content_id"] != id {
+		e.t.Fatalf("field generation ended %+v", j)
+	}
+}
+
+func (e *env) fieldHits(tenantID, typ, term string) []map[string]any {
+	e.t.Helper()
+	return e.searchContent(tenantID, url.Values{"search_type": {"FIELD"}, "field": {typ}, "term": {term}})
+}
+
+const tradesSkillsCSV = "skill\nArc welding\nPlumbing\nCorporate tax law\nRoofing\n"
+
+// TestGeneratedSkills is the issue's acceptance test: through HTTP, importing a taxonomy and
+// switching the setting changes the skills produced, and Unknown appears only with a taxonomy.
+func TestGeneratedSkills(t *testing.T) {
+	modelDir, ok := testModelDir(t)
+	if !ok {
+		t.Skip("no embedding model installed (scripts/install-model.sh)")
+	}
+	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+		const ten = "skills"
+		e.createTenant(ten, true)
+		id, v := e.importContent(ten, "content_id=kitchen", []byte(kitchenHTML), "kitchen.html")
+		if f := e.field(ten, id, v, "TITLE"); len(f.Values) != 1 || f.Values[0] != "Kitchen Safety Basics" {
+			t.Fatalf("TITLE %q", f.Values)
+		}
+		kw := e.field(ten, id, v, "KEYWORDS")
+		free := e.field(ten, id, v, "SKILLS")
+		t.Logf("keywords %q; free skills %q", kw.Values, free.Values)
+		if len(kw.Values) == 0 || len(free.Values) == 0 || slices.Contains(free.Values, "Unknown") {
+			t.Fatalf("keywords %q, skills %q: want both, and no Unknown without a taxonomy", kw.Values, free.Values)
+		}
+		for _, typ := range []string{"SKILLS", "KEYWORDS"} {
+			val := free.Values[0]
+			if typ == "KEYWORDS" {
+				val = kw.Values[0]
+			}
+			hits := e.fieldHits(ten, typ, strings.ToUpper(val))
+			if len(hits) != 1 || hits[0]["content_id"] != id {
+				t.Fatalf("field search %s=%q: %v", typ, val, hits)
+			}
+		}
+
+		e.importTaxonomy(ten, cookingSkillsCSV, "Skill Name", "cooking")
+		e.importTaxonomy(ten, tradesSkillsCSV, "skill", "trades")
+		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
+		e.regenerate(ten, id, v, "SKILLS")
+		cooking := e.field(ten, id, v, "SKILLS")
+		t.Logf("cooking skills %q", cooking.Values)
+		if !slices.Contains(cooking.Values, "Knife safety") && !slices.Contains(cooking.Values, "Baking") {
+			t.Fatalf("skills against the cooking taxonomy %q: want Knife safety or Baking", cooking.Values)
+		}
+		for _, s := range cooking.Values {
+			if !slices.Contains([]string{"Knife safety", "Baking", "Cake decorating"}, s) {
+				t.Fatalf("skills against the cooking taxonomy %q: %q is not a relevant cooking skill", cooking.Values, s)
+			}
+		}
+		if cooking.Created != free.Created || cooking.Updated == free.Updated {
+			t.Errorf("regenerated SKILLS: create_dt %s → %s, update_dt %s → %s; want create_dt kept, update_dt moved", free.Created, cooking.Created, free.Updated, cooking.Updated)
+		}
+		if hits := e.fieldHits(ten, "SKILLS", "knife SAFETY"); slices.Contains(cooking.Values, "Knife safety") && len(hits) != 1 {
+			t.Fatalf("field search for a taxonomy skill: %v", hits)
+		}
+		if hits := e.fieldHits(ten, "SKILLS", free.Values[0]); len(hits) != 0 && !slices.Contains(cooking.Values, free.Values[0]) {
+			t.Fatalf("a replaced skill is still found: %v", hits)
+		}
+		if kw2 := e.field(ten, id, v, "KEYWORDS"); kw2.Updated != kw.Updated {
+			t.Errorf("KEYWORDS changed though only SKILLS were regenerated")
+		}
+
+		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "trades"), 204, "use trades")
+		e.regenerate(ten, id, v, "SKILLS")
+		if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
+			t.Fatalf("skills against an irrelevant taxonomy %q, want [Unknown]", got)
+		}
+		if hits := e.fieldHits(ten, "SKILLS", "unknown"); len(hits) != 1 {
+			t.Fatalf("field search for Unknown: %v", hits)
+		}
+
+		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", ""), 204, "no taxonomy")
+		e.regenerate(ten, id, v)
+		if got := e.field(ten, id, v, "SKILLS").Values; len(got) == 0 || slices.Contains(got, "Unknown") {
+			t.Fatalf("skills without a taxonomy again %q", got)
+		}
+
+		// Bad requests.
+		bad := []struct {
+			body    any
+			status  int
+			mention string
+		}{
+			{map[string]any{"content_id": id}, 400, "version"},
+			{map[string]any{"content_id": id, "version": v, "fields": []string{"COLOUR"}}, 400, "COLOUR"},
+			{map[string]any{"content_id": "nope", "version": 1}, 404, "nope"},
+			{map[string]any{"content_id": id, "version": 0}, 400, "version"},
+		}
+		for _, b := range bad {
+			r := e.do("POST", "/api/v1/jobs/field_generation", root, b.body, "tenant_id", ten)
+			e.expect(r, b.status, fmt.Sprint(b.body))
+			if !strings.Contains(r.message(), b.mention) {
+				t.Errorf("%v: message %q does not mention %q", b.body, r.message(), b.mention)
+			}
+		}
+		e.expect(e.do("GET", "/api/v1/content/"+id+"/versions/1/fields/COLOUR", root, nil, "tenant_id", ten), 400, "unknown field type")
+		e.expect(e.do("GET", "/api/v1/content/nope/versions/1/fields/SKILLS", root, nil, "tenant_id", ten), 404, "missing content")
+		e.expect(e.do("GET", "/api/v1/content/"+id+"/versions/9/fields/SKILLS", root, nil, "tenant_id", ten), 404, "missing version")
 	})
 }

@@ -52,6 +52,7 @@ import (
 	stsqlite "github.com/lectern-lms/lectern/storage/statements/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -169,6 +170,7 @@ type App struct {
 	// Taxonomies keeps skills taxonomies; ContentConfig the content service's settings.
 	Taxonomies    *taxonomy.Store
 	ContentConfig *content.Config
+	ContentFields *content.FieldStore
 	// Index is the content search index; Embedder embeds chunks and semantic queries (nil
 	// when no model is available, NoEmbedder then says why).
 	Index      indexer.Index
@@ -372,6 +374,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Content = content.NewStore(a.Records)
 	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
 	a.ContentConfig = content.NewConfig(a.Records)
+	a.ContentFields = content.NewFieldStore(a.Records)
 	a.Queue.Handle(taxonomyjob.TypeImport, &taxonomyjob.Handler{Taxonomies: a.Taxonomies, Jobs: a.Jobs, Blobs: a.Blobs,
 		Embedder: a.chunkEmbedder, Logger: cfg.Logger})
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
@@ -387,7 +390,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.Queue.Handle(contentjob.TypeImport, importer)
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger})
+		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg.Logger)})
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
 		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger}
@@ -418,7 +421,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
-		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
+		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
@@ -579,4 +582,15 @@ func (a *App) Close() error {
 	}
 	a.closers = nil
 	return errors.Join(errs...)
+}
+
+// fieldMaker is the field generation of index tasks: the built-in generator on the search
+// embedding model (or without one: frequency-ranked phrases, skills matched by words).
+func (a *App) fieldMaker(logger *slog.Logger) *fieldgen.Maker {
+	m := &fieldgen.Maker{Generator: &content.Builtin{Embedder: a.Embedder}, Fields: a.ContentFields,
+		Config: a.ContentConfig, Taxonomies: a.Taxonomies, Logger: logger}
+	if a.Embedder != nil {
+		m.Model = a.Embedder.Model().Name
+	}
+	return m
 }
