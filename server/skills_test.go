@@ -293,3 +293,22 @@ func TestGeneratedSkills(t *testing.T) {
 		e.expect(e.do("GET", "/api/v1/content/"+id+"/versions/9/fields/SKILLS", root, nil, "tenant_id", ten), 404, "missing version")
 	})
 }
+
+// goldenSkills records the responses of the skills endpoints (TestResponseGolden); the
+// content "garden" version 1 is imported.
+func goldenSkills(t *testing.T, e *env, g *goldenRecorder, ten string) {
+	th := []string{"tenant_id", ten}
+	r := e.postTaxonomy(ten, "skills.csv", "skill\nGardening\nWelding\n", "skill", "golden")
+	e.expect(r, 202, "taxonomy import")
+	g.vary(rawID(t, r.Body, "id"), "taxonomy-job")
+	g.record("job-taxonomy-pending", r)
+	e.importTaxonomy(ten, "skill\nGardening\nWelding\n", "skill", "golden")
+	e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "golden"), 204, "set taxonomy")
+	g.record("content-setting", e.contentSetting(ten, "GENERATION__SKILL_TAXONOMY"))
+	r = e.do("POST", "/api/v1/jobs/field_generation", root, map[string]any{"content_id": "garden", "version": 1, "fields": []string{"SKILLS"}}, th...)
+	e.expect(r, 202, "field generation")
+	g.vary(rawID(t, r.Body, "id"), "field-job")
+	g.record("job-field-generation-pending", r)
+	e.regenerate(ten, "garden", 1, "SKILLS")
+	g.record("generated-field", e.do("GET", "/api/v1/content/garden/versions/1/fields/SKILLS", root, nil, th...))
+}
