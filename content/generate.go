@@ -63,7 +63,7 @@ type Builtin struct {
 	// MaxKeywords and MaxSkills cap the lists (defaults 8 and 5).
 	MaxKeywords, MaxSkills int
 	// SkillThreshold is the least cosine similarity between a taxonomy skill and the best
-	// matching part of the document for the skill to count (default 0.4).
+	// matching part of the document for the skill to count (default 0.35).
 	SkillThreshold float64
 }
 
@@ -76,7 +76,7 @@ const (
 	genMMRLambda     = 0.65
 	defaultKeywords  = 8
 	defaultSkills    = 5
-	defaultThreshold = 0.4
+	defaultThreshold = 0.35
 )
 
 // Generate implements Generator.
