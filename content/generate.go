@@ -331,17 +331,22 @@ func (g *generation) skills(ctx context.Context) ([]string, error) {
 	}
 	// Free skills: phrases of several words name skills ("carrot cake baking"); single
 	// words fill up when there are too few.
-	var multi []*candidate
+	var multi, single []*candidate
 	for _, c := range g.cands {
-		if c.words > 1 && c.freq > 0 {
+		if strings.EqualFold(c.text, UnknownSkill) {
+			continue // Unknown means "a taxonomy and no relevant skill", never a free skill
+		}
+		if c.words == 1 {
+			single = append(single, c)
+		} else {
 			multi = append(multi, c)
 		}
 	}
 	picked := g.pick(multi, k)
 	if len(picked) < k {
 		var rest []*candidate
-		for _, c := range g.cands {
-			if c.words == 1 {
+		for _, c := range single {
+			if !overlaps(picked, c) {
 				rest = append(rest, c)
 			}
 		}
