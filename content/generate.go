@@ -364,14 +364,50 @@ type scored struct {
 	score float64
 }
 
+// TaxonomyCandidates returns up to n skills of in.Taxonomy most relevant to the document,
+// best first, with no threshold: the shortlist a language model chooses from (a taxonomy of
+// thousands does not fit a prompt). Without vectors it is the skills whose words occur.
+func (b *Builtin) TaxonomyCandidates(ctx context.Context, in GenerateInput, n int) ([]string, error) {
+	if in.Taxonomy == nil {
+		return nil, nil
+	}
+	g := &generation{b: b, in: in}
+	if err := g.prepare(ctx); err != nil {
+		return nil, err
+	}
+	out := g.rankTaxonomy(math.Inf(-1))
+	if len(out) > n {
+		out = out[:n]
+	}
+	skills := make([]string, len(out))
+	for i, h := range out {
+		skills[i] = h.skill
+	}
+	return skills, nil
+}
+
 func (g *generation) taxonomySkills(k int) []string {
+	threshold := g.b.SkillThreshold
+	if threshold == 0 {
+		threshold = defaultThreshold
+	}
+	hits := g.rankTaxonomy(threshold)
+	if len(hits) == 0 {
+		return []string{UnknownSkill}
+	}
+	var out []string
+	for _, h := range hits[:min(k, len(hits))] {
+		out = append(out, h.skill)
+	}
+	return out
+}
+
+// rankTaxonomy scores the taxonomy's skills against the document, best first, keeping
+// those at or above threshold (embedding mode) or whose words all occur (word mode).
+func (g *generation) rankTaxonomy(threshold float64) []scored {
 	t := g.in.Taxonomy
 	var hits []scored
 	if len(t.Vectors) == len(t.Skills) && len(t.Vectors) > 0 && len(g.parts) > 0 {
-		threshold := g.b.SkillThreshold
-		if threshold == 0 {
-			threshold = defaultThreshold
-		}
 		for i, v := range t.Vectors {
 			best := math.Inf(-1)
 			for _, p := range g.parts {
@@ -395,15 +431,8 @@ func (g *generation) taxonomySkills(k int) []string {
 			}
 		}
 	}
-	if len(hits) == 0 {
-		return []string{UnknownSkill}
-	}
 	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	var out []string
-	for _, h := range hits[:min(k, len(hits))] {
-		out = append(out, h.skill)
-	}
-	return out
+	return hits
 }
 
 func capitalize(s string) string {
