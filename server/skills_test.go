@@ -2,13 +2,19 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
 )
 
 // taxonomyForm builds a taxonomy upload; an empty value leaves its part out.
@@ -311,4 +317,53 @@ func goldenSkills(t *testing.T, e *env, g *goldenRecorder, ten string) {
 	g.record("job-field-generation-pending", r)
 	e.regenerate(ten, "garden", 1, "SKILLS")
 	g.record("generated-field", e.do("GET", "/api/v1/content/garden/versions/1/fields/SKILLS", root, nil, th...))
+}
+
+// TestChatGenerator configures the chat-completions generator (LECTERN_GENERATION_URL) with
+// a loopback model: its fields reach the API and field search; against a taxonomy only
+// taxonomy skills survive, and an answer without any is Unknown.
+func TestChatGenerator(t *testing.T) {
+	var skills atomic.Value
+	skills.Store(`["Knife handling"]`)
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		reply := `{"title":"Safe kitchens","summary":"How to handle knives and bake safely.","keywords":["knife handling","oven safety"],"skills":` + skills.Load().(string) + `}`
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": reply}}}})
+	}))
+	defer llm.Close()
+	for name, cfg := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			c := cfg(t)
+			c.Generation = app.GenerationConfig{URL: llm.URL, Model: "loopback"}
+			e := start(t, c)
+			const ten = "chat"
+			e.createTenant(ten, true)
+			skills.Store(`["Knife handling"]`)
+			id, v := e.importContent(ten, "content_id=kitchen", []byte(kitchenHTML), "kitchen.html")
+			if got := e.field(ten, id, v, "TITLE").Values; !slices.Equal(got, []string{"Safe kitchens"}) {
+				t.Fatalf("TITLE %q", got)
+			}
+			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Knife handling"}) {
+				t.Fatalf("SKILLS %q", got)
+			}
+			if hits := e.fieldHits(ten, "KEYWORDS", "OVEN SAFETY"); len(hits) != 1 {
+				t.Fatalf("field search KEYWORDS: %v", hits)
+			}
+			e.importTaxonomy(ten, "skill\nKnife safety\nBaking\n", "skill", "cooking")
+			e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
+			skills.Store(`["baking","Juggling"]`)
+			e.regenerate(ten, id, v, "SKILLS")
+			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Baking"}) {
+				t.Fatalf("taxonomy SKILLS %q, want [Baking]", got)
+			}
+			skills.Store(`[]`)
+			e.regenerate(ten, id, v, "SKILLS")
+			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
+				t.Fatalf("no taxonomy skill: %q, want [Unknown]", got)
+			}
+		})
+	}
 }

@@ -167,7 +167,7 @@ func (g *Generator) ask(ctx context.Context, in content.GenerateInput, pool []st
 	body := mustJSON(map[string]any{
 		"model": g.Model, "temperature": 0,
 		"response_format": map[string]any{"type": "json_object"},
-		"messages": []map[string]string{{"role": "system", "content": sys}, {"role": "user", "content": document(in)}},
+		"messages":        []map[string]string{{"role": "system", "content": sys}, {"role": "user", "content": document(in)}},
 	})
 	base := strings.TrimSuffix(strings.TrimSuffix(g.BaseURL, "/"), "/v1")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))

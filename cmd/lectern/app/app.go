@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/chatgen"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
@@ -94,6 +95,8 @@ type Config struct {
 	ModelDir string
 	// Embeddings selects an OpenAI-compatible embeddings endpoint instead of the local model.
 	Embeddings EmbeddingsConfig
+	// Generation, when its URL is set, generates content fields with a chat-completions model.
+	Generation GenerationConfig
 	// EmbeddingCacheDays is how long a chunk vector persisted in the record store is kept
 	// unused (embed.RecordCache); zero means 30.
 	EmbeddingCacheDays int
@@ -139,6 +142,12 @@ type ElasticConfig struct {
 
 // EmbeddingsConfig selects an OpenAI-compatible /v1/embeddings endpoint when URL is set.
 type EmbeddingsConfig struct {
+	URL, Model, Key string
+}
+
+// GenerationConfig is the OpenAI-compatible chat-completions endpoint that generates content
+// fields (LECTERN_GENERATION_URL, _MODEL, _KEY); empty URL keeps the built-in generator.
+type GenerationConfig struct {
 	URL, Model, Key string
 }
 
@@ -216,6 +225,12 @@ func (c Config) Validate() error {
 	}
 	if e := c.Embeddings; (e.Model != "" || e.Key != "") && e.URL == "" {
 		return errors.New("LECTERN_EMBEDDINGS_MODEL or LECTERN_EMBEDDINGS_KEY is set but LECTERN_EMBEDDINGS_URL is not")
+	}
+	if g := c.Generation; (g.Model != "" || g.Key != "") && g.URL == "" {
+		return errors.New("LECTERN_GENERATION_MODEL or LECTERN_GENERATION_KEY is set but LECTERN_GENERATION_URL is not")
+	}
+	if g := c.Generation; g.URL != "" && g.Model == "" {
+		return errors.New("LECTERN_GENERATION_URL is set but LECTERN_GENERATION_MODEL is not")
 	}
 	if e := c.Embeddings; e.URL != "" && e.Model == "" {
 		return errors.New("LECTERN_EMBEDDINGS_URL is set but LECTERN_EMBEDDINGS_MODEL is not")
@@ -390,7 +405,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.Queue.Handle(contentjob.TypeImport, importer)
 	a.IndexQueue.Handle(contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg.Logger)})
+		Index: a.Index, Embedder: a.chunkEmbedder, Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)})
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
 		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger}
@@ -585,10 +600,21 @@ func (a *App) Close() error {
 }
 
 // fieldMaker is the field generation of index tasks: the built-in generator on the search
-// embedding model (or without one: frequency-ranked phrases, skills matched by words).
-func (a *App) fieldMaker(logger *slog.Logger) *fieldgen.Maker {
-	m := &fieldgen.Maker{Generator: &content.Builtin{Embedder: a.Embedder}, Fields: a.ContentFields,
-		Config: a.ContentConfig, Taxonomies: a.Taxonomies, Logger: logger}
+// embedding model (or without one: frequency-ranked phrases, skills matched by words), or a
+// chat-completions model when cfg.Generation names one.
+func (a *App) fieldMaker(cfg Config) *fieldgen.Maker {
+	builtin := &content.Builtin{Embedder: a.Embedder}
+	var gen content.Generator = builtin
+	if g := cfg.Generation; g.URL != "" {
+		logger := cfg.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		gen = &chatgen.Generator{BaseURL: g.URL, Model: g.Model, APIKey: g.Key, Builtin: builtin,
+			OnFallback: func(err error) { logger.Warn("field generation model failed; built-in generator used", "error", err) }}
+	}
+	m := &fieldgen.Maker{Generator: gen, Fields: a.ContentFields,
+		Config: a.ContentConfig, Taxonomies: a.Taxonomies, Logger: cfg.Logger}
 	if a.Embedder != nil {
 		m.Model = a.Embedder.Model().Name
 	}
