@@ -38,6 +38,9 @@ type GenerateInput struct {
 	Sections []extract.Section
 	// Types are the field types to generate; empty means FieldTypes.
 	Types []string
+	// ChunkVectors, when the caller has them, are the embeddings of Chunks(Sections) by the
+	// generator's model (the index task's chunk vectors), so they are not embedded twice.
+	ChunkVectors [][]float32
 	// Taxonomy, when set, is the pool skills are chosen from; nil generates free skills.
 	// Its vectors are used only when they come from the generator's own embedding model
 	// (the caller drops them otherwise).
@@ -159,11 +162,17 @@ func (g *generation) prepare(ctx context.Context) error {
 	if t := strings.TrimSpace(g.in.Title); t != "" {
 		parts = append(parts, t)
 	}
-	for _, p := range Chunks(g.in.Sections) {
-		if len(parts) >= genDocParts {
-			break
+	chunks := Chunks(g.in.Sections)
+	var known [][]float32
+	if len(g.in.ChunkVectors) == len(chunks) && !slices.ContainsFunc(g.in.ChunkVectors, func(v []float32) bool { return v == nil }) {
+		known = g.in.ChunkVectors[:min(len(chunks), genDocParts)]
+	} else {
+		for _, p := range chunks {
+			if len(parts) >= genDocParts {
+				break
+			}
+			parts = append(parts, p.Text)
 		}
-		parts = append(parts, p.Text)
 	}
 	texts := append([]string{}, parts...)
 	for _, c := range g.cands {
@@ -176,7 +185,7 @@ func (g *generation) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.parts = vecs[:len(parts)]
+	g.parts = append(slices.Clone(vecs[:len(parts)]), known...)
 	g.doc = mean(g.parts)
 	for i, c := range g.cands {
 		c.vec = vecs[len(parts)+i]

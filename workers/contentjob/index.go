@@ -45,7 +45,8 @@ type Indexer struct {
 // FieldMaker generates and stores a version's generated fields of the types only (all when
 // empty) and returns every stored field of the version for the index.
 type FieldMaker interface {
-	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, only []string) ([]indexer.Field, error)
+	// chunkVectors are the embeddings of content.Chunks(sections), nil without an embedder.
+	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, only []string) ([]indexer.Field, error)
 }
 
 // ProcessTask implements queue.Handler.
@@ -124,7 +125,11 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 	}
 	var fields []indexer.Field
 	if h.Fields != nil {
-		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, p.Fields); err != nil {
+		var vecs [][]float32
+		for _, c := range chunks {
+			vecs = append(vecs, c.Vector)
+		}
+		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, vecs, p.Fields); err != nil {
 			return err
 		}
 	} else {
