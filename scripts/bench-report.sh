@@ -353,3 +353,25 @@ printf '%s\n' "$out" | awk -v n="${LECTERN_BENCH_REPORT_STATEMENTS:-1000000}" '
       printf "| %-32s | %10s | %10s | %10s | %10s |\n", s, ms(s, "sqlite", "p50-µs"), ms(s, "sqlite", "p99-µs"), ms(s, "es", "p50-µs"), ms(s, "es", "p99-µs")
     }
   }'
+
+# ---------------------------------------------------------------------------------------------
+# Skills taxonomy import (issue 13): a generated 20,000-skill CSV parsed, every skill embedded
+# once with the search model, stored (vectors blob and record) and loaded back, per record
+# store (workers/taxonomyjob BenchmarkTaxonomyImport; docs/benchmarks.md, "Skills taxonomy
+# import"). Needs the model; TAXONOMY_BENCHTIME (default 1x) sets the runs.
+cmd=(go test -run='^$' -bench='^BenchmarkTaxonomyImport$' -benchtime="${TAXONOMY_BENCHTIME:-1x}" -timeout=60m
+  ./workers/taxonomyjob/)
+echo "+ ${cmd[*]}" >&2
+out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "-" }
+  $1 ~ /^BenchmarkTaxonomyImport\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkTaxonomyImport\//, "", name)
+    rows[++n] = sprintf("| %-28s | %12.1f | %10.0f | %10.1f |", name, $3 / 1e9, metric("skills/s"), metric("parse-ms"))
+  }
+  END {
+    if (n == 0) { print "no BenchmarkTaxonomyImport results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-28s | %12s | %10s | %10s |\n", "taxonomy import (20,000)", "seconds", "skills/s", "parse ms"
+    printf "|%s|%s:|%s:|%s:|\n", "------------------------------", "--------------", "------------", "------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'

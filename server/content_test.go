@@ -396,7 +396,8 @@ func TestContentImportAndSearch(t *testing.T) {
 		field := func(term string, kv ...string) []map[string]any {
 			return e.searchContent(ten, sq(append([]string{"search_type", "FIELD", "term", term}, kv...)...))
 		}
-		hits = field("kitchen SAFETY basics")
+		// (The title is also a keyphrase and a free skill: KEYWORDS and SKILLS are searched in skills_test.go.)
+		hits = field("kitchen SAFETY basics", "field", "TITLE,SUMMARY")
 		if len(hits) != 1 || hits[0]["content_id"] != "kitchen" || entryKeys(hits[0]) != "content_id,field,tenant_id,version" {
 			t.Fatalf("field search: %v", hits)
 		}
@@ -404,13 +405,13 @@ func TestContentImportAndSearch(t *testing.T) {
 		if f["field_type"] != "TITLE" || f["value"] != "Kitchen Safety Basics" || f["create_dt"] == "" || strings.HasSuffix(fmt.Sprint(f["update_dt"]), "Z") {
 			t.Fatalf("field: %v", f)
 		}
-		if len(field("kitchen safety")) != 0 || len(field("kitchen safety basic")) != 0 {
+		if len(field("kitchen safety", "field", "TITLE")) != 0 || len(field("kitchen safety basic", "field", "TITLE")) != 0 {
 			t.Fatal("field search must match whole values exactly")
 		}
 		if len(field("Kitchen Safety Basics", "field", "SUMMARY")) != 0 || len(field("Kitchen Safety Basics", "field", "TITLE")) != 1 {
 			t.Fatal("field parameter must restrict the field types")
 		}
-		hits = field("Kitchen Safety Basics", "content_id", "kitchen", "version", "1")
+		hits = field("Kitchen Safety Basics", "content_id", "kitchen", "version", "1", "field", "TITLE")
 		if len(hits) != 1 || hits[0]["location"] != nil {
 			t.Fatalf("field search within an item: %v", hits)
 		}

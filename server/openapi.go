@@ -75,6 +75,9 @@ func schemas() map[string]any {
 	for k, v := range registrationSchemas() {
 		out[k] = v
 	}
+	for k, v := range skillsSchemas() {
+		out[k] = v
+	}
 	for k, v := range contentSchemas() {
 		out[k] = v
 	}
@@ -166,9 +169,15 @@ func (s *Server) OpenAPI() map[string]any {
 			content["application/x-www-form-urlencoded"] = map[string]any{"schema": ref(r.FormBody)}
 		}
 		if r.Upload {
+			if op["requestBody"] == nil {
+				op["requestBody"] = map[string]any{"required": true, "content": map[string]any{}}
+			}
 			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
 			content["multipart/form-data"] = map[string]any{"schema": obj(map[string]any{
 				"file": map[string]any{"type": "string", "format": "binary", "description": "the file, streamed to storage"}}, "file")}
+			if r.UploadSchema != "" {
+				content["multipart/form-data"] = map[string]any{"schema": ref(r.UploadSchema)}
+			}
 		}
 		if r.Scope == ScopePublic {
 			op["security"] = []any{}

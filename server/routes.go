@@ -84,6 +84,7 @@ func (s *Server) registerRoutes() {
 	s.registerRegistrations(engine)
 	s.registerPlayer(engine)
 	s.registerContent()
+	s.registerSkills()
 	s.registerLRS()
 	s.registerOAuth()
 }

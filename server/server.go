@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
@@ -69,6 +70,13 @@ type Deps struct {
 	// NoEmbedder as the message.
 	Embedder   embed.Embedder
 	NoEmbedder string
+	// Taxonomies keeps the tenants' skills taxonomies; ContentConfig the content service's
+	// settings (GENERATION__SKILL_TAXONOMY); ContentFields the generated fields.
+	Taxonomies    *taxonomy.Store
+	ContentConfig *content.Config
+	ContentFields *content.FieldStore
+	// IndexQueue receives the index tasks of field generation jobs.
+	IndexQueue queue.Queue
 	// Statements is the xAPI record store's backend (statements, documents, activities).
 	Statements statements.Backend
 	// Forward keeps the statement forwarding pairs (the forwarder itself runs in the worker).
@@ -250,6 +258,8 @@ type Route struct {
 	// Deps.BodyLimit; its other bodies (JSON) and every other route's are read into memory
 	// up to the JSON limit (the record store: Deps.RecordBodyLimit).
 	Upload bool
+	// UploadSchema names the multipart body's schema when it is not a single 'file' part.
+	UploadSchema string
 	// FormBody names the schema of an application/x-www-form-urlencoded variant of the body.
 	FormBody string
 	// ErrorSchema, when set, names the schema of the route's own 400 and 401 bodies (the

@@ -237,6 +237,8 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		Version:     version,
 		Embeddings: app.EmbeddingsConfig{URL: getenv("LECTERN_EMBEDDINGS_URL"), Model: getenv("LECTERN_EMBEDDINGS_MODEL"),
 			Key: getenv("LECTERN_EMBEDDINGS_KEY")},
+		Generation: app.GenerationConfig{URL: getenv("LECTERN_GENERATION_URL"), Model: getenv("LECTERN_GENERATION_MODEL"),
+			Key: getenv("LECTERN_GENERATION_KEY")},
 	}
 	if cfg.SchemaDir = getenv("LECTERN_SCHEMA_DIR"); cfg.SchemaDir != "" {
 		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {

@@ -77,6 +77,8 @@ type IndexPayload struct {
 	JobID     string `json:"job_id"`
 	ContentID string `json:"content_id"`
 	Version   int    `json:"version"`
+	// Fields are the field types a FIELD_GENERATION job regenerates; empty means all.
+	Fields []string `json:"fields,omitempty"`
 }
 
 // NewImportTask builds the import task; the job id makes enqueueing twice harmless.

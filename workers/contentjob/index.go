@@ -36,7 +36,17 @@ type Indexer struct {
 	// restarted or second indexer does not re-embed known text. Each index task also expires
 	// the tenant's entries unused for longer than its retention.
 	Vectors *embed.RecordCache
-	Logger  *slog.Logger
+	// Fields, when set, generates and stores the version's fields (workers/fieldgen); nil
+	// indexes content.Fields (TITLE, SUMMARY) without storing them.
+	Fields FieldMaker
+	Logger *slog.Logger
+}
+
+// FieldMaker generates and stores a version's generated fields of the types only (all when
+// empty) and returns every stored field of the version for the index.
+type FieldMaker interface {
+	// chunkVectors are the embeddings of content.Chunks(sections), nil without an embedder.
+	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, only []string) ([]indexer.Field, error)
 }
 
 // ProcessTask implements queue.Handler.
@@ -113,10 +123,20 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 			chunks[i].Vector = vecs[i]
 		}
 	}
-	now := time.Now().UTC()
 	var fields []indexer.Field
-	for _, f := range content.Fields(v.Title, sections) {
-		fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: now})
+	if h.Fields != nil {
+		var vecs [][]float32
+		for _, c := range chunks {
+			vecs = append(vecs, c.Vector)
+		}
+		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, vecs, p.Fields); err != nil {
+			return err
+		}
+	} else {
+		now := time.Now().UTC()
+		for _, f := range content.Fields(v.Title, sections) {
+			fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: now})
+		}
 	}
 	if err := h.Index.IndexContent(ctx, p.Tenant, p.ContentID, p.Version, chunks, fields); err != nil {
 		if errors.Is(err, indexer.ErrInvalidQuery) || errors.Is(err, indexer.ErrModelMismatch) {

@@ -27,7 +27,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/chatgen"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
+	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -53,6 +55,7 @@ import (
 	stsqlite "github.com/lectern-lms/lectern/storage/statements/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -60,6 +63,7 @@ import (
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
+	"github.com/lectern-lms/lectern/workers/taxonomyjob"
 )
 
 // Config is the whole configuration; cmd/lectern fills it from LECTERN_* variables.
@@ -93,6 +97,8 @@ type Config struct {
 	ModelDir string
 	// Embeddings selects an OpenAI-compatible embeddings endpoint instead of the local model.
 	Embeddings EmbeddingsConfig
+	// Generation, when its URL is set, generates content fields with a chat-completions model.
+	Generation GenerationConfig
 	// EmbeddingCacheDays is how long a chunk vector persisted in the record store is kept
 	// unused (embed.RecordCache); zero means 30.
 	EmbeddingCacheDays int
@@ -149,6 +155,12 @@ type EmbeddingsConfig struct {
 	URL, Model, Key string
 }
 
+// GenerationConfig is the OpenAI-compatible chat-completions endpoint that generates content
+// fields (LECTERN_GENERATION_URL, _MODEL, _KEY); empty URL keeps the built-in generator.
+type GenerationConfig struct {
+	URL, Model, Key string
+}
+
 var queuePrefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{0,64}$`)
 
 // IndexQueueName is the queue of index tasks, which the indexer role consumes; every other
@@ -174,6 +186,10 @@ type App struct {
 	// Registrations keeps registrations, their instances and progress.
 	Registrations *registration.Store
 	Content       *content.Store
+	// Taxonomies keeps skills taxonomies; ContentConfig the content service's settings.
+	Taxonomies    *taxonomy.Store
+	ContentConfig *content.Config
+	ContentFields *content.FieldStore
 	// Index is the content search index; Embedder embeds chunks and semantic queries (nil
 	// when no model is available, NoEmbedder then says why).
 	Index      indexer.Index
@@ -223,6 +239,12 @@ func (c Config) Validate() error {
 	}
 	if e := c.Embeddings; (e.Model != "" || e.Key != "") && e.URL == "" {
 		return errors.New("LECTERN_EMBEDDINGS_MODEL or LECTERN_EMBEDDINGS_KEY is set but LECTERN_EMBEDDINGS_URL is not")
+	}
+	if g := c.Generation; (g.Model != "" || g.Key != "") && g.URL == "" {
+		return errors.New("LECTERN_GENERATION_MODEL or LECTERN_GENERATION_KEY is set but LECTERN_GENERATION_URL is not")
+	}
+	if g := c.Generation; g.URL != "" && g.Model == "" {
+		return errors.New("LECTERN_GENERATION_URL is set but LECTERN_GENERATION_MODEL is not")
 	}
 	if e := c.Embeddings; e.URL != "" && e.Model == "" {
 		return errors.New("LECTERN_EMBEDDINGS_URL is set but LECTERN_EMBEDDINGS_MODEL is not")
@@ -407,6 +429,11 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Courses = course.NewStore(a.Records)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
+	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
+	a.ContentConfig = content.NewConfig(a.Records)
+	a.ContentFields = content.NewFieldStore(a.Records)
+	a.handle(a.Queue, taxonomyjob.TypeImport, &taxonomyjob.Handler{Taxonomies: a.Taxonomies, Jobs: a.Jobs, Blobs: a.Blobs,
+		Embedder: a.chunkEmbedder, Logger: cfg.Logger})
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
@@ -421,7 +448,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.handle(a.Queue, contentjob.TypeImport, importer)
 	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
 	a.handle(a.IndexQueue, contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger})
+		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)})
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
 		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger,
@@ -453,7 +480,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
-		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
+		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
@@ -615,4 +642,26 @@ func (a *App) Close() error {
 	}
 	a.closers = nil
 	return errors.Join(errs...)
+}
+
+// fieldMaker is the field generation of index tasks: the built-in generator on the search
+// embedding model (or without one: frequency-ranked phrases, skills matched by words), or a
+// chat-completions model when cfg.Generation names one.
+func (a *App) fieldMaker(cfg Config) *fieldgen.Maker {
+	builtin := &content.Builtin{Embedder: a.Embedder}
+	var gen content.Generator = builtin
+	if g := cfg.Generation; g.URL != "" {
+		logger := cfg.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		gen = &chatgen.Generator{BaseURL: g.URL, Model: g.Model, APIKey: g.Key, Builtin: builtin,
+			OnFallback: func(err error) { logger.Warn("field generation model failed; built-in generator used", "error", err) }}
+	}
+	m := &fieldgen.Maker{Generator: gen, Fields: a.ContentFields,
+		Config: a.ContentConfig, Taxonomies: a.Taxonomies, Logger: cfg.Logger}
+	if a.Embedder != nil {
+		m.Model = a.Embedder.Model().Name
+	}
+	return m
 }

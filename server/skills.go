@@ -1,0 +1,343 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/taxonomy"
+	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/fieldgen"
+	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/taxonomyjob"
+)
+
+// Limits of a taxonomy upload: the CSV is parsed in memory (a 100,000-skill file is a few
+// MB), the other parts are short strings.
+const (
+	maxTaxonomyCSV   = 32 << 20
+	maxTaxonomyField = 4096
+)
+
+func (s *Server) registerSkills() {
+	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/taxonomy", Summary: "Import a skills taxonomy (multipart taxonomy_csv, csv_col_name, taxonomy_id); runs as a TAXONOMY_IMPORT job; re-importing an id replaces it", Tag: "skills",
+		Scope: ScopeHeader, UploadSchema: "TaxonomyImport", Success: 202, Response: "Job", Upload: true}, s.importTaxonomy)
+	const cfg = "/api/v1/app_management/configuration/:setting_id"
+	s.handle(Route{Method: fiber.MethodGet, Path: cfg, Summary: "A content service setting of the tenant (GENERATION__SKILL_TAXONOMY)", Tag: "skills",
+		Scope: ScopeHeader, Success: 200, Response: "SettingBody"}, s.getContentSetting)
+	s.handle(Route{Method: fiber.MethodPut, Path: cfg, Summary: "Set a content service setting of the tenant; GENERATION__SKILL_TAXONOMY takes an imported taxonomy_id or the empty string", Tag: "skills",
+		Scope: ScopeHeader, Body: "SettingBody", Success: 204}, s.putContentSetting)
+	s.registerFields()
+}
+
+func skillsSchemas() map[string]any {
+	out := fieldSchemas()
+	for k, v := range map[string]any{
+		"TaxonomyImport": map[string]any{"type": "object", "required": []string{"taxonomy_csv", "csv_col_name", "taxonomy_id"},
+			"properties": map[string]any{
+				"taxonomy_csv": map[string]any{"type": "string", "format": "binary", "description": "UTF-8 CSV with a header row; comma, semicolon or tab delimited"},
+				"csv_col_name": map[string]any{"type": "string", "description": "label of the column holding the skill names"},
+				"taxonomy_id":  map[string]any{"type": "string", "description": "id of the taxonomy; an existing id is replaced"},
+			}},
+	} {
+		out[k] = v
+	}
+	return out
+}
+
+// taxonomyForm reads the three parts of a taxonomy upload, in any order.
+func taxonomyForm(c *fiber.Ctx) (csv []byte, fileName string, fields map[string]string, err error) {
+	body, ok := c.Locals(localsBody).(*streamBody)
+	ct := c.Get(fiber.HeaderContentType)
+	mt, params, perr := mime.ParseMediaType(ct)
+	if !ok || perr != nil || mt != fiber.MIMEMultipartForm || params["boundary"] == "" {
+		return nil, "", nil, badRequest("send multipart/form-data with the parts taxonomy_csv (the CSV file), csv_col_name and taxonomy_id")
+	}
+	malformed := func(err error) error {
+		if ce := body.clientError(); ce != nil {
+			return ce
+		}
+		return badRequest("the multipart body is malformed: %v", err)
+	}
+	fields = map[string]string{}
+	mr := multipart.NewReader(body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", nil, malformed(err)
+		}
+		name := p.FormName()
+		limit := int64(maxTaxonomyField)
+		if name == "taxonomy_csv" {
+			limit = maxTaxonomyCSV
+		}
+		b, err := io.ReadAll(io.LimitReader(p, limit+1))
+		if err != nil {
+			return nil, "", nil, malformed(err)
+		}
+		switch {
+		case name == "taxonomy_csv" && int64(len(b)) > limit:
+			return nil, "", nil, errorf(fiber.StatusRequestEntityTooLarge, "taxonomy_csv is larger than %d bytes", limit)
+		case name == "taxonomy_csv":
+			csv, fileName = b, p.FileName()
+		case name == "csv_col_name" || name == "taxonomy_id":
+			if int64(len(b)) > limit {
+				return nil, "", nil, badRequest("%s is longer than %d bytes", name, limit)
+			}
+			fields[name] = string(b)
+		default:
+			return nil, "", nil, badRequest("unknown multipart part %q; the parts are taxonomy_csv, csv_col_name and taxonomy_id", name)
+		}
+	}
+	return csv, fileName, fields, nil
+}
+
+// notCSV names why a file is not a CSV taxonomy, or returns "".
+func notCSV(name string, b []byte) string {
+	switch ext := strings.ToLower(path.Ext(name)); ext {
+	case ".xlsx", ".xls", ".ods", ".json", ".xml", ".zip", ".pdf":
+		return "taxonomy_csv must be a CSV file, not " + ext
+	}
+	switch {
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "taxonomy_csv is a zip archive (an Excel workbook?), not CSV; export the sheet as CSV"
+	case bytes.HasPrefix(b, []byte("\xd0\xcf\x11\xe0")):
+		return "taxonomy_csv is a legacy Office file, not CSV; export the sheet as CSV"
+	case bytes.HasPrefix(b, []byte("%PDF")):
+		return "taxonomy_csv is a PDF, not CSV"
+	}
+	return ""
+}
+
+func (s *Server) importTaxonomy(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	csv, fileName, fields, err := taxonomyForm(c)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	if csv == nil {
+		missing = append(missing, "taxonomy_csv")
+	}
+	for _, f := range []string{"csv_col_name", "taxonomy_id"} {
+		if strings.TrimSpace(fields[f]) == "" {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return badRequest("required multipart part(s) missing or empty: %s", strings.Join(missing, ", "))
+	}
+	id := fields["taxonomy_id"]
+	if err := taxonomy.ValidateID(id); err != nil {
+		return badRequest("%v", err)
+	}
+	if msg := notCSV(fileName, csv); msg != "" {
+		return badRequest("%s", msg)
+	}
+	skills, err := taxonomy.Parse(csv, fields["csv_col_name"])
+	if err != nil {
+		return badRequest("taxonomy_csv: %v", err)
+	}
+	p := taxonomyjob.Payload{Tenant: tenantID, JobID: jobs.NewID(), TaxonomyID: id}
+	p.SkillsKey = taxonomyjob.SkillsKey(tenantID, p.JobID)
+	b, _ := json.Marshal(skills)
+	if _, err := s.deps.Blobs.Put(ctx, p.SkillsKey, bytes.NewReader(b), int64(len(b))); err != nil {
+		return err
+	}
+	job, err := s.deps.Jobs.Create(ctx, p.JobID, taxonomyjob.JobType, tenantID, true)
+	if err != nil {
+		s.dropUpload(ctx, p.SkillsKey)
+		return err
+	}
+	task, opts := taxonomyjob.NewTask(p)
+	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: taxonomyjob.CodeInternal, Message: "the import could not be queued"}
+		})
+		s.dropUpload(ctx, p.SkillsKey)
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
+}
+
+func (s *Server) getContentSetting(c *fiber.Ctx) error {
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.deps.ContentConfig.Get(c.UserContext(), tenantID, c.Params("setting_id"))
+	if errors.Is(err, content.ErrUnknownSetting) {
+		return notFound("configuration setting '%s' not found; the content service's settings: %s", c.Params("setting_id"), strings.Join(content.SettingIDs(), ", "))
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(SettingBody{Value: &v})
+}
+
+func (s *Server) putContentSetting(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	id := c.Params("setting_id")
+	if _, err := s.deps.ContentConfig.Get(ctx, tenantID, id); errors.Is(err, content.ErrUnknownSetting) {
+		return notFound("configuration setting '%s' not found; the content service's settings: %s", id, strings.Join(content.SettingIDs(), ", "))
+	}
+	var body SettingBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.Value == nil {
+		return badRequest("property value is required")
+	}
+	if id == content.SettingSkillTaxonomy && *body.Value != "" {
+		ok, err := s.deps.Taxonomies.Exists(ctx, tenantID, *body.Value)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return badRequest("%s: no taxonomy '%s' has been imported in this tenant (POST /api/v1/jobs/taxonomy first, and wait for the job)", id, *body.Value)
+		}
+	}
+	if err := s.deps.ContentConfig.Set(ctx, tenantID, id, *body.Value); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// FieldGenerationRequest is the body of POST /api/v1/jobs/field_generation.
+type FieldGenerationRequest struct {
+	ContentID *string  `json:"content_id"`
+	Version   *int     `json:"version"`
+	Fields    []string `json:"fields"`
+}
+
+// GeneratedFieldView is the body of GET /api/v1/content/{content_id}/versions/{version}/fields/{field_type}.
+type GeneratedFieldView struct {
+	ContentID string   `json:"content_id"`
+	Version   int      `json:"version"`
+	FieldType string   `json:"field_type"`
+	Values    []string `json:"values"`
+	Created   string   `json:"create_dt"`
+	Updated   string   `json:"update_dt"`
+}
+
+func (s *Server) registerFields() {
+	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/field_generation", Summary: "Regenerate generated fields of a content version (TITLE, SUMMARY, KEYWORDS, SKILLS); runs as a FIELD_GENERATION job", Tag: "skills",
+		Scope: ScopeHeader, Body: "FieldGenerationRequest", Success: 202, Response: "Job"}, s.generateFields)
+	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/content/:content_id/versions/:version/fields/:field_type", Summary: "A generated field of a content version; 404 while it has not been generated", Tag: "skills",
+		Scope: ScopeHeader, Success: 200, Response: "GeneratedField"}, s.getGeneratedField)
+}
+
+func fieldSchemas() map[string]any {
+	types := map[string]any{"type": "string", "enum": content.FieldTypes}
+	return map[string]any{
+		"FieldGenerationRequest": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer", "minimum": 1},
+			"fields": map[string]any{"type": "array", "items": types, "description": "field types to generate; empty or absent: all"}}, "content_id", "version"),
+		"GeneratedField": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer"}, "field_type": types,
+			"values":    map[string]any{"type": "array", "items": str(), "description": "one value for TITLE and SUMMARY, a list for KEYWORDS and SKILLS ([\"Unknown\"]: generated against a taxonomy, no skill relevant)"},
+			"create_dt": str(), "update_dt": str()}, "content_id", "version", "field_type", "values", "create_dt", "update_dt"),
+	}
+}
+
+// fieldType reads a field type (case-insensitive) or answers 400 naming the known ones.
+func fieldType(t string) (string, error) {
+	u := strings.ToUpper(strings.TrimSpace(t))
+	if !slices.Contains(content.FieldTypes, u) {
+		return "", badRequest("unknown field type %q; the generated fields are %s", t, strings.Join(content.FieldTypes, ", "))
+	}
+	return u, nil
+}
+
+func (s *Server) generateFields(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	var body FieldGenerationRequest
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if body.ContentID == nil || body.Version == nil {
+		return badRequest("properties content_id and version are required")
+	}
+	if err := content.ValidateID(*body.ContentID); err != nil {
+		return badRequest("property content_id: %v", err)
+	}
+	if *body.Version < 1 {
+		return badRequest("property version must be a positive integer")
+	}
+	var types []string
+	for _, f := range body.Fields {
+		t, err := fieldType(f)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	if _, err := s.deps.Content.Get(ctx, tenantID, *body.ContentID, *body.Version); err != nil {
+		return contentError(err)
+	}
+	job, err := s.deps.Jobs.Create(ctx, jobs.NewID(), fieldgen.JobType, tenantID, true)
+	if err != nil {
+		return err
+	}
+	task, opts := contentjob.NewIndexTask(contentjob.IndexPayload{Tenant: tenantID, JobID: job.ID, ContentID: *body.ContentID,
+		Version: *body.Version, Fields: types})
+	if _, err := s.deps.IndexQueue.Enqueue(ctx, task, opts...); err != nil {
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the field generation could not be queued"}
+		})
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
+}
+
+func (s *Server) getGeneratedField(c *fiber.Ctx) error {
+	tenantID, err := contentTenant(c)
+	if err != nil {
+		return err
+	}
+	id, ver, err := contentPath(c)
+	if err != nil {
+		return err
+	}
+	typ, err := fieldType(c.Params("field_type"))
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	if _, err := s.deps.Content.Get(ctx, tenantID, id, ver); err != nil {
+		return contentError(err)
+	}
+	f, err := s.deps.ContentFields.Get(ctx, tenantID, id, ver, typ)
+	if errors.Is(err, content.ErrFieldNotGenerated) {
+		return notFound("%s of content '%s' version %d has not been generated (yet)", typ, id, ver)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(GeneratedFieldView{ContentID: id, Version: ver, FieldType: typ, Values: f.Values,
+		Created: localTime(f.Created), Updated: localTime(f.Updated)})
+}
