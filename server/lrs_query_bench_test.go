@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -112,6 +115,7 @@ func BenchmarkQueryLL(b *testing.B) {
 			}
 		}
 	}
+	defer profileQueries(b)()
 	for _, sh := range queryShapes {
 		b.Run(sh.name, func(b *testing.B) {
 			p99 := map[string]float64{}
@@ -205,4 +209,44 @@ func runQueries(b *testing.B, t lrsTarget, sh queryShape, count int) []time.Dura
 	}
 	wg.Wait()
 	return lat[20:]
+}
+
+// profileQueries profiles the query phase alone (the load would dominate a -cpuprofile of the
+// whole benchmark): with QUERY_BENCH_PROFILE_DIR set it writes cpu.pprof, block.pprof,
+// mutex.pprof and allocs.pprof there when the returned function runs, and allocs-base.pprof
+// now (go tool pprof -diff_base allocs-base.pprof … allocs.pprof: the query phase's allocations).
+func profileQueries(b *testing.B) func() {
+	dir := os.Getenv("QUERY_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		b.Fatal(err)
+	}
+	base, err := os.Create(filepath.Join(dir, "allocs-base.pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = pprof.Lookup("allocs").WriteTo(base, 0)
+	base.Close()
+	runtime.SetBlockProfileRate(10_000) // one sample per 10 µs blocked
+	runtime.SetMutexProfileFraction(10)
+	return func() {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		for _, name := range []string{"block", "mutex", "allocs"} {
+			f, err := os.Create(filepath.Join(dir, name+".pprof"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = pprof.Lookup(name).WriteTo(f, 0)
+			f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}
 }
