@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
 )
 
 // Query benchmark beside Learning Locker (issue 12, item 2): QUERY_BENCH_COUNT statements
@@ -95,6 +97,10 @@ func BenchmarkQueryLL(b *testing.B) {
 	// The load grew this process's heap to hundreds of MB; return it to the OS now, or the
 	// runtime's scavenger does it (madvise) during the measurement.
 	debug.FreeOSMemory()
+	// The collector's target of the lectern binary (cmd/lectern sets it unless GOGC is set).
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(app.DefaultGCPercent))
+	}
 	for _, sh := range queryShapes {
 		// The first page of value 0 on every target: as many statements as the workload has
 		// matches, up to the limit, so no target answers fast by answering wrong. Distributed
