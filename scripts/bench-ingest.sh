@@ -18,35 +18,17 @@ ROUNDS=${INGEST_ROUNDS:-2}
 # shellcheck disable=SC1090
 . "$CACHE/run/env"
 
-command -v npm >/dev/null || { echo "bench-ingest: npm is required (apt-get install npm)" >&2; exit 1; }
-mkdir -p "$LL_DIR"
-if ! cmp -s "$REPO/scripts/bench-ll/package-lock.json" "$LL_DIR/package-lock.json" || [ ! -d "$LL_DIR/node_modules/xapi-statements" ]; then
-	cp "$REPO/scripts/bench-ll/package.json" "$REPO/scripts/bench-ll/package-lock.json" "$LL_DIR/"
-	(cd "$LL_DIR" && npm ci --cache "$CACHE/npm" --no-audit --no-fund --loglevel=error)
-fi
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-ll_pid=""
-stop_ll() { if [ -n "$ll_pid" ]; then kill "$ll_pid" 2>/dev/null || true; wait "$ll_pid" 2>/dev/null || true; ll_pid=""; fi; }
+# shellcheck source=bench-ll/ll.sh
+. "$REPO/scripts/bench-ll/ll.sh"
+ll_install
 trap stop_ll EXIT
 
 cd "$REPO"
 for n in $SIZES; do
-	port=$(free_port)
-	# In-memory models and storage, the test auth repo (any Basic credentials) and no events
-	# repo: the service's own statement path, nothing else on the machine.
-	# Run from the cache: the service writes access logs under ./storage of its working directory.
-	(cd "$LL_DIR" && exec env EXPRESS_PORT=$port MODELS_REPO=memory STORAGE_REPO=memory AUTH_REPO=test EVENTS_REPO=test \
-		WINSTON_CONSOLE_LEVEL=error node "$LL_DIR/node_modules/xapi-statements/dist/server.js" >"$LL_DIR/server.log" 2>&1) &
-	ll_pid=$!
-	for _ in $(seq 100); do
-		curl -fs "http://127.0.0.1:$port/xAPI/about" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	ll_start
 	cmd=(go test -run='^$' -bench='^BenchmarkIngest$' -benchtime=1x -timeout=60m ./server/)
 	echo "+ INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS ${cmd[*]}" >&2
-	out=$(CI=true LECTERN_BENCH_LL_URL="http://127.0.0.1:$port/xAPI" INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS \
+	out=$(CI=true LECTERN_BENCH_LL_URL="$ll_url" INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS \
 		"${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)
 	stop_ll
 	printf '%s\n' "$out" | awk -v n="$n" '

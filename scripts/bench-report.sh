@@ -292,6 +292,10 @@ printf '%s\n' "$out" | awk '
 "$REPO/scripts/bench-ingest.sh"
 
 # ---------------------------------------------------------------------------------------------
+# xAPI queries beside Learning Locker (issue 12, item 2): see scripts/bench-query.sh.
+"$REPO/scripts/bench-query.sh"
+
+# ---------------------------------------------------------------------------------------------
 # Player runtime commits (issue 11): server BenchmarkPlayerCommit, 200 simulated learners
 # committing SCORM 1.2 data through HTTP on both backends and against a bare Fiber handler doing
 # the same I/O-free work (parse and validate). "paced": each learner commits every 500 ms

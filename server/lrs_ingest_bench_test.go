@@ -65,7 +65,7 @@ func ingestBatches(n int) [][]byte {
 }
 
 // postBatches POSTs the batches from 4 clients and returns statements per second.
-func postBatches(b *testing.B, url, user, pass string, batches [][]byte, n int) float64 {
+func postBatches(b *testing.B, t lrsTarget, batches [][]byte, n int) float64 {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed sync.Once
@@ -79,11 +79,11 @@ func postBatches(b *testing.B, url, user, pass string, batches [][]byte, n int) 
 				if i >= len(batches) {
 					return
 				}
-				req, _ := http.NewRequest("POST", url, bytes.NewReader(batches[i]))
-				req.SetBasicAuth(user, pass)
+				req, _ := http.NewRequest("POST", t.url, bytes.NewReader(batches[i]))
+				req.SetBasicAuth(t.user, t.pass)
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("X-Experience-API-Version", "1.0.3")
-				r, err := http.DefaultClient.Do(req)
+				r, err := lrsBenchClient.Do(req)
 				if err != nil {
 					failed.Do(func() { b.Errorf("POST: %v", err) })
 					return
@@ -112,32 +112,14 @@ func BenchmarkIngest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("INGEST_BENCH_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	type target struct{ name, url, user, pass string }
-	var targets []target
-	if ll := os.Getenv("LECTERN_BENCH_LL_URL"); ll != "" {
-		targets = append(targets, target{"ll", ll + "/statements", "bench", "bench"})
-	}
-	emb, stopEmb := benchServer(b, benchConfig(b))
-	defer stopEmb()
-	targets = append(targets, target{"embedded", emb + "/lrs/TCAPI/statements", rootUser, rootPass})
-	if os.Getenv("INGEST_BENCH_EMBEDDED_ONLY") == "" {
-		c := benchConfig(b)
-		c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
-		c.RedisURL = testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL"))
-		c.S3 = app.S3Config{Endpoint: testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
-			AccessKey: testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
-			Bucket: randomName("benchingest-")}
-		c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName("benchingest_") + "_"}
-		dist, stopDist := benchServer(b, c)
-		defer stopDist()
-		targets = append(targets, target{"distributed", dist + "/lrs/TCAPI/statements", rootUser, rootPass})
-	}
+	targets, stop := lrsBenchTargets(b, "benchingest", os.Getenv("INGEST_BENCH_EMBEDDED_ONLY") != "")
+	defer stop()
 	sum := map[string]float64{}
 	for b.Loop() {
 		for r := range rounds {
 			batches := ingestBatchesFrom(r*n, n)
 			for _, t := range targets {
-				rate := postBatches(b, t.url, t.user, t.pass, batches, n)
+				rate := postBatches(b, t, batches, n)
 				b.Logf("round %d %s: %.0f statements/s", r+1, t.name, rate)
 				sum[t.name] += rate
 			}
@@ -155,4 +137,44 @@ func BenchmarkIngest(b *testing.B) {
 func ingestBatchesFrom(first, n int) [][]byte {
 	all := ingestBatches(first + n)
 	return all[first/100:]
+}
+
+// lrsTarget is one statement resource a benchmark drives: Learning Locker's or Lectern's.
+type lrsTarget struct{ name, url, user, pass string }
+
+// lrsBenchClient keeps a connection per client alive: http.DefaultClient keeps only two idle
+// connections per host, so with 4 clients every other request would open a new connection and
+// the handshake would show up as latency of the server under test.
+var lrsBenchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, MaxConnsPerHost: 16}}
+
+// lrsBenchTargets returns the statement resources of the LRS benchmarks, in the order they run:
+// Learning Locker when LECTERN_BENCH_LL_URL names its xAPI endpoint, Lectern embedded (SQLite),
+// then, unless embeddedOnly, Lectern distributed (Elasticsearch statements, PostgreSQL records,
+// Redis, MinIO; indices and bucket named after prefix). stop shuts the Lectern servers down.
+func lrsBenchTargets(b *testing.B, prefix string, embeddedOnly bool) (targets []lrsTarget, stop func()) {
+	var stops []func()
+	stop = func() {
+		for _, f := range stops {
+			f()
+		}
+	}
+	if ll := os.Getenv("LECTERN_BENCH_LL_URL"); ll != "" {
+		targets = append(targets, lrsTarget{"ll", ll + "/statements", "bench", "bench"})
+	}
+	emb, stopEmb := benchServer(b, benchConfig(b))
+	stops = append(stops, stopEmb)
+	targets = append(targets, lrsTarget{"embedded", emb + "/lrs/TCAPI/statements", rootUser, rootPass})
+	if !embeddedOnly {
+		c := benchConfig(b)
+		c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
+		c.RedisURL = testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL"))
+		c.S3 = app.S3Config{Endpoint: testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
+			AccessKey: testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
+			Bucket: randomName(prefix + "-")}
+		c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName(prefix+"_") + "_"}
+		dist, stopDist := benchServer(b, c)
+		stops = append(stops, stopDist)
+		targets = append(targets, lrsTarget{"distributed", dist + "/lrs/TCAPI/statements", rootUser, rootPass})
+	}
+	return targets, stop
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	default:
 		return fmt.Errorf("unknown role %q\n%s", role, usage)
+	}
+	if getenv("GOGC") == "" {
+		// The live heap of a server is small (a few MB), so at Go's default of 100 the
+		// collector ran every few requests; each cycle stops the world twice and takes CPU
+		// from requests, the largest share of the record store's query latency tail
+		// (docs/benchmarks.md, issue 12 item 2). GOGC, when set, still decides.
+		debug.SetGCPercent(app.DefaultGCPercent)
 	}
 	cfg, err := loadConfig(getenv, stdout)
 	if err != nil {

@@ -65,7 +65,22 @@ type Store struct {
 	// floor is the latest watermark ConsistentThrough answered (unix µs): statements stamped
 	// later are stored after it.
 	floor int64
+
+	// Query's prepared statements by SQL text. The text depends only on the query's shape
+	// (which filters, window and order) and page size, never on its values, so the cache
+	// stays small; each *sql.Stmt is prepared once per connection, so a query pays SQLite's
+	// parser and planner (a quarter of a filtered query's CPU) only the first time on a
+	// connection.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
+
+// maxConns is the size of the connection pool: one writer at a time is SQLite's model; more
+// connections only serve concurrent readers.
+const maxConns = 4
+
+// maxCachedStmts bounds Store.stmts; queries of shapes beyond it are prepared each time.
+const maxCachedStmts = 512
 
 // putReq is one Put waiting for its group's commit.
 type putReq struct {
@@ -163,8 +178,11 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	// One writer at a time is SQLite's model; more connections only serve concurrent readers.
-	db.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(maxConns)
+	// As many idle connections as open ones: database/sql keeps 2 by default, so under 4
+	// concurrent queries it closed a connection after each burst and the next query paid for
+	// a new one (open, pragmas, schema parse: milliseconds, the latency tail of issue 12).
+	db.SetMaxIdleConns(maxConns)
 	for _, stmt := range schema {
 		if _, err := db.Exec(stmt); err != nil {
 			db.Close()
@@ -179,7 +197,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
 	}
-	return &Store{db: db, now: time.Now}, nil
+	return &Store{db: db, now: time.Now, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 // migrateTarget adds the target column to a database created before it existed, filling it
@@ -240,7 +258,41 @@ func (s *Store) ConsistentThrough(ctx context.Context) (time.Time, error) {
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Close implements statements.Store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = map[string]*sql.Stmt{}
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// query runs a read through the prepared statement of its SQL text (see Store.stmts).
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s.stmtMu.Lock()
+	st, ok := s.stmts[query]
+	s.stmtMu.Unlock()
+	if !ok {
+		var err error
+		if st, err = s.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		s.stmtMu.Lock()
+		if prev, raced := s.stmts[query]; raced {
+			st.Close()
+			st = prev
+		} else if len(s.stmts) < maxCachedStmts {
+			s.stmts[query] = st
+		} else {
+			s.stmtMu.Unlock()
+			defer st.Close()
+			return st.QueryContext(ctx, args...)
+		}
+		s.stmtMu.Unlock()
+	}
+	return st.QueryContext(ctx, args...)
+}
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -522,25 +574,59 @@ const stmtColumns = `s.stored, s.tenant, s.id, s.raw, s.hash, s.timestamp, s.voi
 type scanner interface{ Scan(dest ...any) error }
 
 func scanStatement(row scanner) (*statements.Statement, error) {
+	var raw, l []byte
+	st, err := scanStatementRaw(row, &raw, &l)
+	if err != nil {
+		return nil, err
+	}
+	st.Raw = json.RawMessage(raw)
+	return st, decodeLists(st, l)
+}
+
+// rawBuffer holds the raw JSON of one page's statements in a few large blocks instead of an
+// allocation per statement.
+type rawBuffer struct{ block []byte }
+
+// rawBlock is the size of a rawBuffer block: a page of 25 realistic statements fits in one.
+const rawBlock = 64 << 10
+
+// keep copies b (driver memory, valid until the next row) into the buffer.
+func (r *rawBuffer) keep(b []byte) []byte {
+	if len(b) > cap(r.block)-len(r.block) {
+		r.block = make([]byte, 0, max(rawBlock, len(b)))
+	}
+	n := len(r.block)
+	r.block = append(r.block, b...)
+	return r.block[n:len(r.block):len(r.block)]
+}
+
+// scanStatementInto is scanStatement for the rows of a page: raw and lists are read without
+// database/sql's copy (sql.RawBytes; *sql.Row does not allow it, so Get keeps scanStatement)
+// and the raw JSON is copied once into buf.
+func scanStatementInto(rows *sql.Rows, buf *rawBuffer) (*statements.Statement, error) {
+	var raw, l sql.RawBytes
+	st, err := scanStatementRaw(rows, &raw, &l)
+	if err != nil {
+		return nil, err
+	}
+	st.Raw = json.RawMessage(buf.keep(raw))
+	return st, decodeLists(st, l)
+}
+
+// scanStatementRaw scans a row of stmtColumns but for decoding lists; raw and l are *[]byte
+// or *sql.RawBytes.
+func scanStatementRaw(row scanner, raw, l any) (*statements.Statement, error) {
 	var st statements.Statement
 	var stored int64
 	var ts sql.NullInt64
-	var raw, l []byte
-	if err := row.Scan(&stored, &st.Tenant, &st.ID, &raw, &st.Hash, &ts, &st.Voided, &st.Voids,
-		&st.VerbID, &st.Activity, &st.Registration, &l, &st.Target, &st.Result); err != nil {
+	if err := row.Scan(&stored, &st.Tenant, &st.ID, raw, &st.Hash, &ts, &st.Voided, &st.Voids,
+		&st.VerbID, &st.Activity, &st.Registration, l, &st.Target, &st.Result); err != nil {
 		return nil, err
 	}
 	st.Stored = fromMicros(stored)
 	if ts.Valid {
 		st.Timestamp = fromMicros(ts.Int64)
 	}
-	st.Raw = json.RawMessage(raw)
-	var ls lists
-	if err := json.Unmarshal(l, &ls); err != nil {
-		return nil, fmt.Errorf("statement %s: corrupt lists: %w", st.ID, err)
-	}
-	st.Agents, st.RelatedAgents, st.RelatedActivities, st.AttachmentHashes = ls.Agents, ls.RelatedAgents, ls.RelatedActivities, ls.AttachmentHashes
-	st.ReportActors = ls.ReportActors
 	return &st, nil
 }
 
@@ -619,6 +705,10 @@ func queryTerms(q statements.Query) []string {
 
 // buildQuery returns the SQL and arguments of one page (limit+1 rows, to know whether more follow).
 //
+// The limit is written into the SQL rather than bound: a bound LIMIT of the inner page makes
+// SQLite re-prepare the statement on every execution (its planner used the bound value), which
+// cost as much as running it; as a literal, the prepared statement of Store.stmts is reused.
+//
 // Without filters it walks (tenant, stored). With filters, the statements matching them (walked
 // through the driving term's key in stored order) are merged, in stored order, with those
 // matching through the StatementRef rule: the recursive h holds every statement of the
@@ -660,8 +750,8 @@ func buildQuery(q statements.Query, after int64, limit int) (string, []any) {
 		b.WriteString(`SELECT ` + stmtColumns + ` FROM statements s WHERE s.tenant = ?`)
 		args = append(args, q.Tenant)
 		window("s.stored")
-		b.WriteString(` ORDER BY s.stored ` + order + ` LIMIT ?`)
-		return b.String(), append(args, limit+1)
+		b.WriteString(` ORDER BY s.stored ` + order + ` LIMIT ` + strconv.Itoa(limit+1))
+		return b.String(), args
 	}
 	// matches appends the conditions "the statement stored at key has every filter term".
 	matches := func(key string, terms []string) {
@@ -692,8 +782,7 @@ func buildQuery(q statements.Query, after int64, limit int) (string, []any) {
 		SELECT s.stored FROM h CROSS JOIN statements s ON s.stored = h.stored WHERE 1`)
 	window("s.stored")
 	b.WriteString(`
-		ORDER BY 1 ` + order + ` LIMIT ?) p CROSS JOIN statements s ON s.stored = p.stored ORDER BY s.stored ` + order)
-	args = append(args, limit+1)
+		ORDER BY 1 ` + order + ` LIMIT ` + strconv.Itoa(limit+1) + `) p CROSS JOIN statements s ON s.stored = p.stored ORDER BY s.stored ` + order)
 	return b.String(), args
 }
 
@@ -729,14 +818,15 @@ func (s *Store) Query(ctx context.Context, q statements.Query) (*statements.Page
 		return nil, err
 	}
 	query, args := buildQuery(q, after, limit)
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query statements: %w", err)
 	}
 	defer rows.Close()
-	page := &statements.Page{ConsistentThrough: through}
+	page := &statements.Page{ConsistentThrough: through, Statements: make([]*statements.Statement, 0, min(limit+1, 128))}
+	var buf rawBuffer
 	for rows.Next() {
-		st, err := scanStatement(rows)
+		st, err := scanStatementInto(rows, &buf)
 		if err != nil {
 			return nil, fmt.Errorf("query statements: %w", err)
 		}

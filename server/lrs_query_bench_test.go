@@ -1,0 +1,262 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app"
+)
+
+// Query benchmark beside Learning Locker (issue 12, item 2): QUERY_BENCH_COUNT statements
+// (default 10,000) of the ingest workload (ingestStatement) are POSTed through each target's
+// statement API, then 4 concurrent clients run QUERY_BENCH_QUERIES (default 400) GET
+// /statements?limit=25 per filter shape against each target in turn. Reported per shape:
+// p50 and p99 in ms per target and the ratio Learning Locker p99 / Lectern p99.
+// scripts/bench-query.sh starts Learning Locker and prints the table.
+
+// queryShape is one filter shape of the benchmark: params(v) are the query parameters for
+// value v (0 ≤ v < values), match(i, v) whether statement i of the workload matches them, so
+// the first page of each target can be checked against the workload itself.
+type queryShape struct {
+	name   string
+	values int
+	params func(v int) url.Values
+	match  func(i, v int) bool
+}
+
+// The workload's structure (see ingestStatement): learner i%1000, activity (7i)%50 in course
+// activity/5, verb i%5, registration per learner (a learner's statements all fall in one
+// course). Values are drawn uniformly, so each shape's selectivity is the workload's own: an
+// agent or a registration matches n/1000 statements, an activity n/50, a course n/10, a verb n/5.
+var queryShapes = []queryShape{
+	{"agent", 1000, func(v int) url.Values {
+		return url.Values{"agent": {learnerAgent(v)}}
+	}, func(i, v int) bool { return i%1000 == v }},
+	{"activity", 50, func(v int) url.Values {
+		return url.Values{"activity": {fmt.Sprintf("https://example.com/courses/%d/activities/%d", v/5, v)}}
+	}, func(i, v int) bool { return (i*7)%50 == v }},
+	{"verb", 5, func(v int) url.Values {
+		verbs := []string{"attempted", "experienced", "answered", "completed", "passed"}
+		return url.Values{"verb": {"http://adlnet.gov/expapi/verbs/" + verbs[v]}}
+	}, func(i, v int) bool { return i%5 == v }},
+	{"registration", 1000, func(v int) url.Values {
+		return url.Values{"registration": {fmt.Sprintf("%08x-0000-4000-9000-%012x", v, ((v*7)%50)/5)}}
+	}, func(i, v int) bool { return i%1000 == v }},
+	{"activity+related_activities", 10, func(v int) url.Values {
+		return url.Values{"activity": {fmt.Sprintf("https://example.com/courses/%d", v)}, "related_activities": {"true"}}
+	}, func(i, v int) bool { return ((i*7)%50)/5 == v }},
+	{"agent+related_agents", 1000, func(v int) url.Values {
+		return url.Values{"agent": {learnerAgent(v)}, "related_agents": {"true"}}
+	}, func(i, v int) bool { return i%1000 == v }},
+}
+
+func learnerAgent(l int) string {
+	return fmt.Sprintf(`{"objectType":"Agent","mbox":"mailto:learner%d@example.com"}`, l)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkQueryLL loads the statements into every target (lrsBenchTargets; Learning Locker
+// only through its HTTP API, like Lectern), checks each shape's first page on every target
+// against the workload, then measures each shape on each target in turn (so every target sees
+// the same machine load), one sub-benchmark per shape. QUERY_BENCH_EMBEDDED_ONLY=1 leaves out
+// the distributed target.
+func BenchmarkQueryLL(b *testing.B) {
+	n := envInt("QUERY_BENCH_COUNT", 10_000)
+	queries := envInt("QUERY_BENCH_QUERIES", 400)
+	targets, stop := lrsBenchTargets(b, "benchquery", os.Getenv("QUERY_BENCH_EMBEDDED_ONLY") != "")
+	defer stop()
+	batches := ingestBatches(n)
+	for _, t := range targets {
+		t0 := time.Now()
+		rate := postBatches(b, t, batches, n)
+		b.Logf("loaded %d statements into %s in %s (%.0f/s)", n, t.name, time.Since(t0).Round(time.Millisecond), rate)
+	}
+	if b.Failed() {
+		return
+	}
+	// The load grew this process's heap to hundreds of MB; return it to the OS now, or the
+	// runtime's scavenger does it (madvise) during the measurement.
+	debug.FreeOSMemory()
+	// The collector's target of the lectern binary (cmd/lectern sets it unless GOGC is set).
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(app.DefaultGCPercent))
+	}
+	for _, sh := range queryShapes {
+		// The first page of value 0 on every target: as many statements as the workload has
+		// matches, up to the limit, so no target answers fast by answering wrong. Distributed
+		// stores may take a moment to show the last writes.
+		want := 0
+		for i := 0; i < n && want < 25; i++ {
+			if sh.match(i, 0) {
+				want++
+			}
+		}
+		for _, t := range targets {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				got, err := pageSize(t, sh.params(0))
+				if err == nil && got == want {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("%s %s: first page has %d statements (err %v), the workload %d", t.name, sh.name, got, err, want)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
+	defer profileQueries(b)()
+	for _, sh := range queryShapes {
+		b.Run(sh.name, func(b *testing.B) {
+			p99 := map[string]float64{}
+			for b.Loop() {
+				for _, t := range targets {
+					lat := runQueries(b, t, sh, queries)
+					slices.Sort(lat)
+					b.ReportMetric(ms(lat[len(lat)/2]), t.name+"-p50-ms")
+					b.ReportMetric(ms(lat[len(lat)*99/100]), t.name+"-p99-ms")
+					p99[t.name] = ms(lat[len(lat)*99/100])
+				}
+			}
+			if ll := p99["ll"]; ll > 0 {
+				for _, t := range targets {
+					if t.name != "ll" && p99[t.name] > 0 {
+						b.ReportMetric(ll/p99[t.name], "ll/"+t.name+"-p99")
+					}
+				}
+			}
+		})
+	}
+}
+
+// statementsGET is GET t.url?params&limit=25 as the benchmark's clients send it.
+func statementsGET(t lrsTarget, params url.Values) (*http.Response, error) {
+	q := url.Values{"limit": {"25"}}
+	for k, v := range params {
+		q[k] = v
+	}
+	req, _ := http.NewRequest("GET", t.url+"?"+q.Encode(), nil)
+	req.SetBasicAuth(t.user, t.pass)
+	req.Header.Set("X-Experience-API-Version", "1.0.3")
+	return lrsBenchClient.Do(req)
+}
+
+// pageSize returns how many statements the first page of the query holds.
+func pageSize(t lrsTarget, params url.Values) (int, error) {
+	r, err := statementsGET(t, params)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Body.Close()
+	var page struct {
+		Statements []json.RawMessage `json:"statements"`
+	}
+	if r.StatusCode != 200 {
+		msg, _ := io.ReadAll(r.Body)
+		return 0, fmt.Errorf("%d %s", r.StatusCode, msg)
+	}
+	if err := json.NewDecoder(r.Body).Decode(&page); err != nil {
+		return 0, err
+	}
+	return len(page.Statements), nil
+}
+
+// runQueries sends 20 warm-up queries, then count queries of the shape from 4 clients, values
+// drawn from the same seeded sequence for every target, and returns each measured latency
+// (request sent to body read). Any status but 200 fails the benchmark.
+func runQueries(b *testing.B, t lrsTarget, sh queryShape, count int) []time.Duration {
+	r := rand.New(rand.NewPCG(12, uint64(len(sh.name))))
+	vals := make([]int, count+20)
+	for i := range vals {
+		vals[i] = r.IntN(sh.values)
+	}
+	lat := make([]time.Duration, len(vals))
+	var wg sync.WaitGroup
+	var failed sync.Once
+	do := func(i int) {
+		t0 := time.Now()
+		resp, err := statementsGET(t, sh.params(vals[i]))
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		lat[i] = time.Since(t0)
+		if err != nil || resp.StatusCode != 200 {
+			failed.Do(func() { b.Errorf("%s GET %s: %v %v", t.name, sh.name, err, resp) })
+		}
+	}
+	for i := range 20 {
+		do(i)
+	}
+	for c := range benchClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 20 + c; i < len(vals); i += benchClients {
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return lat[20:]
+}
+
+// profileQueries profiles the query phase alone (the load would dominate a -cpuprofile of the
+// whole benchmark): with QUERY_BENCH_PROFILE_DIR set it writes cpu.pprof, block.pprof,
+// mutex.pprof and allocs.pprof there when the returned function runs, and allocs-base.pprof
+// now (go tool pprof -diff_base allocs-base.pprof … allocs.pprof: the query phase's allocations).
+func profileQueries(b *testing.B) func() {
+	dir := os.Getenv("QUERY_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		b.Fatal(err)
+	}
+	base, err := os.Create(filepath.Join(dir, "allocs-base.pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = pprof.Lookup("allocs").WriteTo(base, 0)
+	base.Close()
+	runtime.SetBlockProfileRate(10_000) // one sample per 10 µs blocked
+	runtime.SetMutexProfileFraction(10)
+	return func() {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		for _, name := range []string{"block", "mutex", "allocs"} {
+			f, err := os.Create(filepath.Join(dir, name+".pprof"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = pprof.Lookup(name).WriteTo(f, 0)
+			f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}
+}
