@@ -343,3 +343,31 @@ func (c *Client) Analyze(ctx context.Context, name, analyzer, text string) ([]To
 	}, &res)
 	return res.Tokens, err
 }
+
+// IsIndexNotFound reports whether err is Elasticsearch's index_not_found_exception: the index
+// or alias a request named does not exist (a lost index, a new cluster). Writes through an
+// alias send require_alias=true so that they fail this way instead of auto-creating a concrete
+// index named like the alias, which would block EnsureIndex's alias for good.
+func IsIndexNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound && e.Type == "index_not_found_exception"
+}
+
+// MissingAliases returns the aliases, among those of the named definitions, that do not
+// exist, in the order of names; nil when all exist. Readiness reports them: a cluster that
+// came back empty answers pings but cannot serve a search.
+func (c *Client) MissingAliases(ctx context.Context, names ...string) ([]string, error) {
+	var missing []string
+	for _, name := range names {
+		alias := c.Alias(name)
+		err := c.Do(ctx, "get alias "+alias, esapi.IndicesExistsAliasRequest{Name: []string{alias}}, nil)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNotFound):
+			missing = append(missing, alias)
+		default:
+			return nil, err
+		}
+	}
+	return missing, nil
+}
