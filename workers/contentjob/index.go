@@ -113,10 +113,11 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 			chunks[i].Vector = vecs[i]
 		}
 	}
-	now := time.Now().UTC()
+	// A field's update_dt is the version record's last change, not the moment of indexing,
+	// so a rebuild of the index (Reindexer) gives back the very same search answers.
 	var fields []indexer.Field
 	for _, f := range content.Fields(v.Title, sections) {
-		fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: now})
+		fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: v.Updated.UTC()})
 	}
 	if err := h.Index.IndexContent(ctx, p.Tenant, p.ContentID, p.Version, chunks, fields); err != nil {
 		if errors.Is(err, indexer.ErrInvalidQuery) || errors.Is(err, indexer.ErrModelMismatch) {
