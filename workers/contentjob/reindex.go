@@ -39,7 +39,8 @@ func NewReindexTask(p ReindexPayload) (*queue.Task, []queue.Option) {
 type Progress struct {
 	Done, Total int
 	// Skipped lists versions that could not be indexed for good (their extracted text is
-	// missing or unreadable), as "tenant/content_id/version: reason".
+	// missing or unreadable), as "tenant/content_id/version: reason"; the job shows them as
+	// warnings.
 	Skipped []string
 }
 
@@ -117,13 +118,13 @@ func (r *Reindexer) eachVersion(ctx context.Context, tenantID string, f func(*co
 	}
 }
 
-// results is the JobRead results of a rebuild.
-func (p Progress) results() map[string]any {
-	skipped := p.Skipped
-	if skipped == nil {
-		skipped = []string{}
+// report puts the rebuild's progress into its JobRead: results versions_done and
+// versions_total, and a warning per version skipped.
+func (p Progress) report(j *jobs.Job) {
+	j.Results = map[string]any{"versions_done": p.Done, "versions_total": p.Total}
+	if len(p.Skipped) > 0 {
+		j.Warnings = append([]string(nil), p.Skipped...)
 	}
-	return map[string]any{"versions_done": p.Done, "versions_total": p.Total, "versions_skipped": skipped}
 }
 
 // ProcessTask implements queue.Handler: it runs the rebuild and reports its progress in the
@@ -141,18 +142,20 @@ func (r *Reindexer) ProcessTask(ctx context.Context, t *queue.Task) error {
 			return
 		}
 		last = time.Now()
-		_ = r.Jobs.Update(ctx, pl.JobID, func(j *jobs.Job) { j.Results = p.results() })
+		_ = r.Jobs.Update(ctx, pl.JobID, p.report)
 	})
 	switch {
 	case err == nil:
 		return r.Jobs.Update(ctx, pl.JobID, func(j *jobs.Job) {
-			j.Status, j.Error, j.Results = jobs.StatusCompleted, nil, p.results()
+			j.Status, j.Error = jobs.StatusCompleted, nil
+			p.report(j)
 		})
 	case errors.Is(err, storage.ErrUnavailable) && !queue.LastAttempt(ctx), ctx.Err() != nil:
 		return err
 	}
 	if uerr := r.Jobs.Update(context.WithoutCancel(ctx), pl.JobID, func(j *jobs.Job) {
-		j.Status, j.Error, j.Results = jobs.StatusFailed, &jobs.JobError{Code: CodeReindex, Message: err.Error()}, p.results()
+		j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: CodeReindex, Message: err.Error()}
+		p.report(j)
 	}); uerr != nil {
 		return uerr
 	}
