@@ -138,8 +138,9 @@ up_es() {
     es_has_repo && return 0
     # Started before snapshots were tested (no path.repo): restart it with the setting.
     log "restarting Elasticsearch: it runs without path.repo"
-    [ -f "$RUN/es.pid" ] && kill "$(cat "$RUN/es.pid")" 2>/dev/null
-    pkill -u "$SVC_USER" -f org.elasticsearch.bootstrap 2>/dev/null || true
+    # Only this port's node: another node from the same install (a private test node) stays.
+    [ -f "$RUN/es.pid" ] && kill "$(cat "$RUN/es.pid")" 2>/dev/null || true
+    pkill -u "$SVC_USER" -f "http.port=$ES_PORT( |\$)" 2>/dev/null || true
     wait_for "Elasticsearch shutdown" 60 sh -c "! curl -fs http://127.0.0.1:$ES_PORT/_cluster/health"
   fi
   local esdir=$CACHE/es/elasticsearch-$ES_VERSION data=$RUN/es

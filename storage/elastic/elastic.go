@@ -62,16 +62,33 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the sentinel that matches the status, or nil.
-func (e *Error) Unwrap() error {
+// Unwrap returns the sentinels that match the status. A missing index
+// (index_not_found_exception) is both ErrNotFound and an outage (a *storage.UnavailableError
+// naming the index): callers that recover recreate the index, and a request that reaches
+// the HTTP layer answers 503 naming it rather than 500, as for any backend that cannot serve.
+func (e *Error) Unwrap() []error {
 	switch e.Status {
 	case http.StatusNotFound:
-		return ErrNotFound
+		if e.Type == "index_not_found_exception" {
+			return []error{ErrNotFound, &storage.UnavailableError{Backend: "elasticsearch index " + missingIndex(e.Reason)}}
+		}
+		return []error{ErrNotFound}
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable,
 		http.StatusGatewayTimeout:
-		return ErrUnavailable
+		return []error{ErrUnavailable}
 	}
 	return nil
+}
+
+// missingIndex returns the index name in an index_not_found_exception's reason ("no such
+// index [name]"), or "(missing)" when it names none.
+func missingIndex(reason string) string {
+	i := strings.Index(reason, "[")
+	j := strings.Index(reason, "]")
+	if i < 0 || j <= i+1 {
+		return "(missing)"
+	}
+	return reason[i+1 : j]
 }
 
 // Config configures a Client.
