@@ -128,10 +128,24 @@ up_minio() {
   wait_for MinIO 60 curl -fs "http://127.0.0.1:$MINIO_PORT/minio/health/ready"
 }
 
+# es_has_repo: the running Elasticsearch was started with path.repo (snapshot tests need it).
+es_has_repo() {
+  curl -fs "http://127.0.0.1:$ES_PORT/_nodes/settings?filter_path=nodes.*.settings.path.repo" 2>/dev/null | grep -q '"repo"'
+}
+
 up_es() {
-  if curl -fs "http://127.0.0.1:$ES_PORT/_cluster/health" >/dev/null 2>&1; then return 0; fi
+  if curl -fs "http://127.0.0.1:$ES_PORT/_cluster/health" >/dev/null 2>&1; then
+    es_has_repo && return 0
+    # Started before snapshots were tested (no path.repo): restart it with the setting.
+    log "restarting Elasticsearch: it runs without path.repo"
+    # Only this port's node: another node from the same install (a private test node) stays.
+    [ -f "$RUN/es.pid" ] && kill "$(cat "$RUN/es.pid")" 2>/dev/null || true
+    pkill -u "$SVC_USER" -f "http.port=$ES_PORT( |\$)" 2>/dev/null || true
+    wait_for "Elasticsearch shutdown" 60 sh -c "! curl -fs http://127.0.0.1:$ES_PORT/_cluster/health"
+  fi
   local esdir=$CACHE/es/elasticsearch-$ES_VERSION data=$RUN/es
-  rm -rf "$data"; mkdir -p "$data/data" "$data/logs"
+  rm -rf "$data"; mkdir -p "$data/data" "$data/logs" "$RUN/es-snapshots"
+  chown -R "$SVC_USER" "$RUN/es-snapshots" 2>/dev/null || true
   # A first start with security on rewrites elasticsearch.yml; keep the file ours.
   printf '# written by scripts/services.sh\n' >"$esdir/config/elasticsearch.yml"
   chown -R "$SVC_USER" "$data" "$esdir" 2>/dev/null || true
@@ -139,7 +153,7 @@ up_es() {
     -E xpack.security.enabled=false -E discovery.type=single-node -E network.host=127.0.0.1 \
     -E http.port="$ES_PORT" -E transport.port=$((ES_PORT + 100)) -E path.data="$data/data" \
     -E path.logs="$data/logs" -E cluster.routing.allocation.disk.threshold_enabled=false \
-    -E action.destructive_requires_name=false >"$RUN/es.log" 2>&1 &
+    -E action.destructive_requires_name=false -E path.repo="$RUN/es-snapshots" >"$RUN/es.log" 2>&1 &
   echo $! >"$RUN/es.pid"
   wait_for Elasticsearch 120 curl -fs "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&timeout=1s"
 }

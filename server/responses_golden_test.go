@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // responseGoldenDir holds one file per response type: its status line and the raw body as
@@ -243,6 +244,15 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	}
 	g.record("content-version-untagged", ok(e.do("GET", "/api/v1/content/untagged/versions/1", root, nil, th...), 200, "untagged version"))
 	g.record("content-list", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "content list"))
+	// Rebuilding the content index answers its job, which shows the progress.
+	r = ok(e.do("POST", "/api/v1/app_management/reindex", root, nil), 202, "reindex")
+	reindexJob := rawID(t, r.Body, "id")
+	g.vary(reindexJob, "reindex-job")
+	g.record("job-reindex-pending", r)
+	eventually(t, 90*time.Second, "reindex job", func() bool {
+		return strings.Contains(string(ok(e.do("GET", "/api/v1/jobs/"+reindexJob, root, nil), 200, "reindex job").Body), `"COMPLETED"`)
+	})
+	g.record("job-reindex", ok(e.do("GET", "/api/v1/jobs/"+reindexJob, root, nil), 200, "reindex job"))
 	g.record("content-version", ok(e.do("GET", "/api/v1/content/garden/versions/1", root, nil, th...), 200, "content version"))
 	g.record("content-version-update", ok(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
 	g.record("search-lexical", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "carrots", "content_id", "garden", "version", "1", "return_match", "true").Encode(), root, nil, th...), 200, "search"))

@@ -39,6 +39,8 @@ func (s *Server) registerRoutes() {
 	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id/credentials/:key", Summary: "Revoke a credential", Tag: "tenants",
 		Scope: ScopeRootTenant, Success: 204}, s.deleteCredential)
 	s.registerForwarding(tenants)
+	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/app_management/reindex", Summary: "Rebuild the content search index from the stored content versions (as a job)", Tag: "tenants",
+		Scope: ScopeRoot, Success: 202, Response: "Job"}, s.reindex)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/jobs/:job_id", Summary: "Status of a job", Tag: "jobs",
 		Scope: ScopeHeader, Success: 200, Response: "Job"}, s.getJob)
 

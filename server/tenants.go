@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/tenant"
+	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -184,4 +185,22 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(j)
+}
+
+// reindex starts a rebuild of the content index from the record and blob stores, as a job
+// (202 with the JobRead; GET /api/v1/jobs/{id} shows versions_done of versions_total).
+func (s *Server) reindex(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	job, err := s.deps.Jobs.Create(ctx, jobs.NewID(), contentjob.JobTypeReindex, "", false)
+	if err != nil {
+		return err
+	}
+	task, opts := contentjob.NewReindexTask(contentjob.ReindexPayload{JobID: job.ID})
+	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
+		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeReindex, Message: "the rebuild could not be queued"}
+		})
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -46,12 +47,16 @@ func main() {
 
 const usage = `usage: lectern [serve|worker|indexer|all]
        lectern import PATH_OR_URL --tenant T --course ID [--new-version]
+       lectern reindex
 
   serve    HTTP APIs only (enqueues jobs, runs none)
   worker   job handlers only (course and content imports, tenant deletions) and statement forwarding
   indexer  search indexing only (chunking, embeddings, index writes)
   all      everything in one process (default)
   import   upload a course package to a running server and print its activity tree
+  reindex  rebuild the content search index from the stored content versions, in place, and
+           exit (with Elasticsearch, while the service runs; with the embedded index, stop
+           the server first, or ask it instead: POST /api/v1/app_management/reindex)
 
 Configuration comes from LECTERN_* environment variables; see docs/configuration.md.`
 
@@ -68,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// one uploaded content item under a memory limit and a deadline
 		// (content/extract/sandbox); the file is descriptor 3, the request comes on stdin.
 		return sandbox.Serve(ctx, os.Stdin, stdout, os.NewFile(3, "content"))
-	case "serve", "worker", "indexer", "all":
+	case "serve", "worker", "indexer", "all", "reindex":
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -92,6 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close()
+	if role == "reindex" {
+		return runReindex(ctx, a, stdout)
+	}
 	return runRoles(ctx, role, cfg, a)
 }
 
@@ -414,4 +422,24 @@ func writeFileSync(path string, b []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// runReindex is `lectern reindex`: it rebuilds the content index in this process (see
+// contentjob.Reindexer), printing its progress, at most a line a second.
+func runReindex(ctx context.Context, a *app.App, stdout io.Writer) error {
+	var last time.Time
+	p, err := a.Reindexer.Run(ctx, func(p contentjob.Progress) {
+		if time.Since(last) >= time.Second {
+			last = time.Now()
+			fmt.Fprintf(stdout, "reindexed %d of %d content versions\n", p.Done, p.Total)
+		}
+	})
+	for _, s := range p.Skipped {
+		fmt.Fprintf(stdout, "skipped %s\n", s)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "reindexed %d of %d content versions: done\n", p.Done, p.Total)
+	return nil
 }

@@ -149,6 +149,9 @@ type Index struct {
 	c     *elastic.Client
 	alias string
 	model indexer.Model
+	// dims is the embedding dimension of the index's mapping, with which recreate makes a
+	// lost index again.
+	dims int
 	// window is the most hits a search pages through in one request (maxResultWindow;
 	// tests lower it to exercise collectAll).
 	window int
@@ -215,6 +218,7 @@ func New(ctx context.Context, client *elastic.Client, opts Options) (*Index, err
 	if err != nil {
 		return nil, err
 	}
+	ix.dims = m.dims
 	if ix.phraseSearchType, err = ix.phraseType(ctx); err != nil {
 		return nil, err
 	}
@@ -324,6 +328,27 @@ func (ix *Index) recordModel(ctx context.Context, m mappingInfo, model indexer.M
 	err = ix.c.Do(ctx, "record model in "+m.index, esapi.IndicesPutMappingRequest{Index: []string{m.index}, Body: bytes.NewReader(b)}, nil)
 	if err != nil {
 		return fmt.Errorf("indexer/elastic: %w", err)
+	}
+	return nil
+}
+
+// recreate makes the content index and its alias again after they were lost (a cluster that
+// came back empty, an index deleted by hand), with the mapping and recorded model this Index
+// was opened with; callers then retry their request once. The new index is empty: `lectern
+// reindex` fills it from the record and blob stores.
+func (ix *Index) recreate(ctx context.Context) error {
+	if _, _, err := ix.c.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: ix.dims}); err != nil {
+		return fmt.Errorf("indexer/elastic: recreate %s: %w", ix.alias, err)
+	}
+	if ix.model == (indexer.Model{}) {
+		return nil
+	}
+	m, err := ix.readMapping(ctx)
+	if err != nil {
+		return err
+	}
+	if m.model == (indexer.Model{}) {
+		return ix.recordModel(ctx, m, ix.model)
 	}
 	return nil
 }
@@ -620,18 +645,20 @@ func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh stri
 		if len(ops) > 0 {
 			r = "false"
 		}
-		var res struct {
-			Errors bool `json:"errors"`
-			Items  []map[string]struct {
-				ID     string `json:"_id"`
-				Status int    `json:"status"`
-				Error  *struct {
-					Type   string `json:"type"`
-					Reason string `json:"reason"`
-				} `json:"error"`
-			} `json:"items"`
+		body := buf.Bytes()
+		var res bulkResult
+		err := ix.c.Do(ctx, op, esapi.BulkRequest{Index: ix.alias, Body: bytes.NewReader(body), Refresh: r,
+			RequireAlias: esapi.BoolPtr(true)}, &res)
+		if elastic.IsIndexNotFound(err) || (err == nil && res.indexNotFound()) {
+			// The index was lost: require_alias kept this write from auto-creating a concrete
+			// index under the alias's name; make the index again and send the batch once more.
+			if err := ix.recreate(ctx); err != nil {
+				return err
+			}
+			res = bulkResult{}
+			err = ix.c.Do(ctx, op, esapi.BulkRequest{Index: ix.alias, Body: bytes.NewReader(body), Refresh: r,
+				RequireAlias: esapi.BoolPtr(true)}, &res)
 		}
-		err := ix.c.Do(ctx, op, esapi.BulkRequest{Index: ix.alias, Body: &buf, Refresh: r}, &res)
 		if err != nil {
 			return fmt.Errorf("indexer/elastic: %w", err)
 		}
@@ -654,6 +681,31 @@ func (ix *Index) bulk(ctx context.Context, op string, ops []bulkOp, refresh stri
 		}
 	}
 	return nil
+}
+
+// bulkResult is the part of a bulk response that bulk reads.
+type bulkResult struct {
+	Errors bool `json:"errors"`
+	Items  []map[string]struct {
+		ID     string `json:"_id"`
+		Status int    `json:"status"`
+		Error  *struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	} `json:"items"`
+}
+
+// indexNotFound reports whether an action failed because the index behind the alias is gone.
+func (r *bulkResult) indexNotFound() bool {
+	for _, item := range r.Items {
+		for _, a := range item {
+			if a.Error != nil && a.Error.Type == "index_not_found_exception" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ids returns the ids of every document matching query.
@@ -687,6 +739,12 @@ func (ix *Index) openPIT(ctx context.Context) (*pit, error) {
 		ID string `json:"id"`
 	}
 	err := ix.c.Do(ctx, "open point in time on "+ix.alias, esapi.OpenPointInTimeRequest{Index: []string{ix.alias}, KeepAlive: "1m"}, &res)
+	if elastic.IsIndexNotFound(err) {
+		if err := ix.recreate(ctx); err != nil {
+			return nil, err
+		}
+		err = ix.c.Do(ctx, "open point in time on "+ix.alias, esapi.OpenPointInTimeRequest{Index: []string{ix.alias}, KeepAlive: "1m"}, &res)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("indexer/elastic: %w", err)
 	}
@@ -751,7 +809,17 @@ func (ix *Index) search(ctx context.Context, p *pit, body map[string]any, search
 	}
 	req.Body = bytes.NewReader(b)
 	var res searchResult
-	if err := ix.c.Do(ctx, "search "+ix.alias, req, &res); err != nil {
+	err = ix.c.Do(ctx, "search "+ix.alias, req, &res)
+	if p == nil && elastic.IsIndexNotFound(err) {
+		// A lost index is made again (empty) rather than failing every search until someone
+		// notices; /readyz meanwhile reported it, and reindex refills it.
+		if err := ix.recreate(ctx); err != nil {
+			return searchResult{}, err
+		}
+		req.Body = bytes.NewReader(b)
+		err = ix.c.Do(ctx, "search "+ix.alias, req, &res)
+	}
+	if err != nil {
 		return searchResult{}, fmt.Errorf("indexer/elastic: %w", err)
 	}
 	if p != nil && res.PitID != "" {

@@ -62,16 +62,33 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the sentinel that matches the status, or nil.
-func (e *Error) Unwrap() error {
+// Unwrap returns the sentinels that match the status. A missing index
+// (index_not_found_exception) is both ErrNotFound and an outage (a *storage.UnavailableError
+// naming the index): callers that recover recreate the index, and a request that reaches
+// the HTTP layer answers 503 naming it rather than 500, as for any backend that cannot serve.
+func (e *Error) Unwrap() []error {
 	switch e.Status {
 	case http.StatusNotFound:
-		return ErrNotFound
+		if e.Type == "index_not_found_exception" {
+			return []error{ErrNotFound, &storage.UnavailableError{Backend: "elasticsearch index " + missingIndex(e.Reason)}}
+		}
+		return []error{ErrNotFound}
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable,
 		http.StatusGatewayTimeout:
-		return ErrUnavailable
+		return []error{ErrUnavailable}
 	}
 	return nil
+}
+
+// missingIndex returns the index name in an index_not_found_exception's reason ("no such
+// index [name]"), or "(missing)" when it names none.
+func missingIndex(reason string) string {
+	i := strings.Index(reason, "[")
+	j := strings.Index(reason, "]")
+	if i < 0 || j <= i+1 {
+		return "(missing)"
+	}
+	return reason[i+1 : j]
 }
 
 // Config configures a Client.
@@ -342,4 +359,32 @@ func (c *Client) Analyze(ctx context.Context, name, analyzer, text string) ([]To
 		Index: c.Alias(name), Body: bytes.NewReader(b),
 	}, &res)
 	return res.Tokens, err
+}
+
+// IsIndexNotFound reports whether err is Elasticsearch's index_not_found_exception: the index
+// or alias a request named does not exist (a lost index, a new cluster). Writes through an
+// alias send require_alias=true so that they fail this way instead of auto-creating a concrete
+// index named like the alias, which would block EnsureIndex's alias for good.
+func IsIndexNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound && e.Type == "index_not_found_exception"
+}
+
+// MissingAliases returns the aliases, among those of the named definitions, that do not
+// exist, in the order of names; nil when all exist. Readiness reports them: a cluster that
+// came back empty answers pings but cannot serve a search.
+func (c *Client) MissingAliases(ctx context.Context, names ...string) ([]string, error) {
+	var missing []string
+	for _, name := range names {
+		alias := c.Alias(name)
+		err := c.Do(ctx, "get alias "+alias, esapi.IndicesExistsAliasRequest{Name: []string{alias}}, nil)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrNotFound):
+			missing = append(missing, alias)
+		default:
+			return nil, err
+		}
+	}
+	return missing, nil
 }

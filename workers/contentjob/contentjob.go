@@ -79,6 +79,9 @@ type IndexPayload struct {
 	Version   int    `json:"version"`
 	// Fields are the field types a FIELD_GENERATION job regenerates; empty means all.
 	Fields []string `json:"fields,omitempty"`
+	// Rebuild marks a task of an index rebuild (Reindexer): stored generated fields are
+	// indexed as they are instead of being generated again.
+	Rebuild bool `json:"rebuild,omitempty"`
 }
 
 // NewImportTask builds the import task; the job id makes enqueueing twice harmless.

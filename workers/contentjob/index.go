@@ -47,6 +47,9 @@ type Indexer struct {
 type FieldMaker interface {
 	// chunkVectors are the embeddings of content.Chunks(sections), nil without an embedder.
 	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, only []string) ([]indexer.Field, error)
+	// StoredFields returns the version's stored fields for the index, none when generation
+	// has not run.
+	StoredFields(ctx context.Context, tenant string, v *content.Version) ([]indexer.Field, error)
 }
 
 // ProcessTask implements queue.Handler.
@@ -124,7 +127,16 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 		}
 	}
 	var fields []indexer.Field
-	if h.Fields != nil {
+	if h.Fields != nil && p.Rebuild {
+		// A rebuild keeps the stored generated fields and their dates, so search answers come
+		// back unchanged; a version with none stored yet gets them generated below.
+		if fields, err = h.Fields.StoredFields(ctx, p.Tenant, v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case len(fields) > 0:
+	case h.Fields != nil:
 		var vecs [][]float32
 		for _, c := range chunks {
 			vecs = append(vecs, c.Vector)
@@ -132,10 +144,11 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, vecs, p.Fields); err != nil {
 			return err
 		}
-	} else {
-		now := time.Now().UTC()
+	default:
+		// A field's update_dt is the version record's last change, not the moment of
+		// indexing, so a rebuild of the index (Reindexer) gives back the very same answers.
 		for _, f := range content.Fields(v.Title, sections) {
-			fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: now})
+			fields = append(fields, indexer.Field{FieldType: f.Type, Value: f.Value, Created: v.Created.UTC(), Updated: v.Updated.UTC()})
 		}
 	}
 	if err := h.Index.IndexContent(ctx, p.Tenant, p.ContentID, p.Version, chunks, fields); err != nil {

@@ -76,6 +76,12 @@ func (m *Maker) MakeFields(ctx context.Context, tenant string, v *content.Versio
 			return nil, err
 		}
 	}
+	return m.StoredFields(ctx, tenant, v)
+}
+
+// StoredFields returns every stored generated field of the version, one index field per
+// value, with the dates of its generation.
+func (m *Maker) StoredFields(ctx context.Context, tenant string, v *content.Version) ([]indexer.Field, error) {
 	stored, err := m.Fields.All(ctx, tenant, v.ContentID, v.Version)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -185,10 +186,13 @@ type App struct {
 	// IndexQueue carries index tasks only (the indexer role); Queue everything else.
 	IndexQueue queue.Queue
 	Elastic    *elastic.Client
-	Tenants    *tenant.Registry
-	Settings   *settings.Store
-	Jobs       *jobs.Store
-	Courses    *course.Store
+	// Reindexer rebuilds the content index from the record and blob stores (`lectern
+	// reindex`, and the TypeReindex task behind POST /api/v1/app_management/reindex).
+	Reindexer *contentjob.Reindexer
+	Tenants   *tenant.Registry
+	Settings  *settings.Store
+	Jobs      *jobs.Store
+	Courses   *course.Store
 	// Registrations keeps registrations, their instances and progress.
 	Registrations *registration.Store
 	Content       *content.Store
@@ -398,7 +402,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			return nil, err
 		}
 		a.Elastic = c
-		checks = append(checks, server.Check{Name: "elasticsearch", Ping: c.Ping})
+		checks = append(checks, server.Check{Name: "elasticsearch", Ping: elasticReady(c)})
 	}
 
 	// xAPI record store: Elasticsearch in the distributed mode, else SQLite in the data directory.
@@ -453,8 +457,11 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.handle(a.Queue, contentjob.TypeImport, importer)
 	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
-	a.handle(a.IndexQueue, contentjob.TypeIndex, &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)})
+	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
+	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
+	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
+	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)
 	runtimeStore := scormrt.NewStore(a.Records)
 	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
 		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger,
@@ -628,6 +635,28 @@ func (a *App) forwardConfig(ctx context.Context, tenant string) (forward.Config,
 
 // defaultEmbeddingDims is the dimension of the default model (all-MiniLM-L6-v2).
 const defaultEmbeddingDims = 384
+
+// elasticReady checks that the cluster answers and that every index Lectern reads through an
+// alias exists: a cluster that came back empty (a new cluster, a lost index) answers pings but
+// cannot serve, so readiness names the missing aliases until they are recreated (the content
+// index by its next write or search, everything by a restart) and refilled (`lectern reindex`,
+// or a snapshot restore for statements; see docs/operations.md).
+func elasticReady(c *elastic.Client) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := c.Ping(ctx); err != nil {
+			return err
+		}
+		missing, err := c.MissingAliases(ctx, mappings.Statements, mappings.XAPIDocuments,
+			mappings.XAPIActivities, mappings.XAPIAttachments, mappings.Content)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("missing index: %s", strings.Join(missing, ", "))
+		}
+		return nil
+	}
+}
 
 // blobPing checks the blob store answers by statting a key that need not exist.
 func blobPing(s blob.Store) func(ctx context.Context) error {

@@ -43,7 +43,8 @@ func (s *Store) PutActivity(ctx context.Context, tenant, id string, activity jso
 	if err != nil {
 		return fmt.Errorf("statements/elastic: activity %s: %w", id, err)
 	}
-	err = s.c.Do(ctx, "put activity", esapi.IndexRequest{Index: s.acts, DocumentID: pathID(activityID(tenant, id)), Body: bytes.NewReader(b)}, nil)
+	err = s.c.Do(ctx, "put activity", esapi.IndexRequest{Index: s.acts, DocumentID: pathID(activityID(tenant, id)), Body: bytes.NewReader(b),
+		RequireAlias: esapi.BoolPtr(true)}, nil)
 	if err != nil {
 		return fmt.Errorf("statements/elastic: %w", err)
 	}

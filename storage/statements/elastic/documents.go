@@ -167,7 +167,8 @@ func (s *Store) PutDoc(ctx context.Context, doc *statements.Document, cond state
 		if err != nil {
 			return nil, fmt.Errorf("statements/elastic: document %s: %w", doc.Key.ID, err)
 		}
-		req := esapi.IndexRequest{Index: s.docs, DocumentID: pathID(id), Body: bytes.NewReader(b)}
+		req := esapi.IndexRequest{Index: s.docs, DocumentID: pathID(id), Body: bytes.NewReader(b),
+			RequireAlias: esapi.BoolPtr(true)}
 		if cur == nil {
 			req.OpType = "create"
 		} else {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -232,6 +233,11 @@ func (s *Store) bulk(ctx context.Context, op string, ops []bulkOp) ([]bulkItem, 
 	enc := json.NewEncoder(&buf)
 	for _, o := range ops {
 		meta := map[string]any{"_index": o.index, "_id": o.id}
+		if o.action != "delete" && o.index != "" && slices.Contains([]string{s.stmts, s.docs, s.acts, s.atts}, o.index) {
+			// A lost index must fail the write (index_not_found_exception), not be auto-created
+			// as a concrete index named like the alias, which would block its restore.
+			meta["require_alias"] = true
+		}
 		if o.seqNo != nil {
 			meta["if_seq_no"], meta["if_primary_term"] = *o.seqNo, *o.primaryTerm
 		}
