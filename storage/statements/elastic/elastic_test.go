@@ -666,6 +666,7 @@ func TestIngestDoesNotRefreshPerWrite(t *testing.T) {
 	const n = 50
 	before := refreshes(t, s)
 	latest := time.Time{}
+	start := time.Now()
 	for i := range n {
 		st := stmt("t1", uuid(i), time.Time{}, "1")
 		if err := s.Put(ctx, "t1", []*statements.Statement{st}, nil); err != nil {
@@ -674,14 +675,18 @@ func TestIngestDoesNotRefreshPerWrite(t *testing.T) {
 		latest = st.Stored
 	}
 	during := refreshes(t, s) - before
+	elapsed := time.Since(start)
 	p, err := s.Query(ctx, statements.Query{Tenant: "t1", Limit: n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := refreshes(t, s) - before
 	t.Logf("%d Puts: %d refreshes of the statements index; %d after the query", n, during, total)
-	if during > n/5 {
-		t.Errorf("%d Puts caused %d refreshes, want at most %d", n, during, n/5)
+	// Our background refresh and Elasticsearch's own scheduled one each run about once a
+	// second, so a slow (loaded) machine sees more of them; a refresh per write would still
+	// be n, above the bound whatever the time taken.
+	if limit := min(3+2*int(elapsed/time.Second+1), n/2); during > limit {
+		t.Errorf("%d Puts in %v caused %d refreshes, want at most %d", n, elapsed.Round(time.Millisecond), during, limit)
 	}
 	if len(p.Statements) != n {
 		t.Fatalf("query after the Puts: %d statements, want %d", len(p.Statements), n)
