@@ -379,3 +379,27 @@ printf '%s\n' "$out" | awk '
     printf "|%s|%s:|%s:|%s:|\n", "------------------------------", "--------------", "------------", "------------"
     for (i = 1; i <= n; i++) print rows[i]
   }'
+
+# Skills precision/recall (issue 13, item 2): SKILLS of the built-in generator on
+# content/skilleval's 12 self-written descriptions, precision@5 and recall@5 against the set's
+# 50-skill taxonomy (with the model, at the default threshold and at 0.30 and 0.40; without
+# the model, word match), free skills (a shared stemmed
+# word counts), and a plain keyword baseline (docs/benchmarks.md, "Skills taxonomy import").
+cmd=(go test -run='^$' -bench='^BenchmarkSkills$' -benchtime=1x -timeout=10m ./content/skilleval/)
+echo "+ ${cmd[*]}" >&2
+out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  function row(name, key) { printf "| %-46s | %6.2f | %6.2f |\n", name, metric("P@5-" key), metric("R@5-" key) }
+  $1 ~ /^BenchmarkSkills-/ {
+    found = 1
+    printf "\n| %-46s | %6s | %6s |\n", "SKILLS, 12 descriptions", "P@5", "R@5"
+    printf "|%s|%s:|%s:|\n", "------------------------------------------------", "-------", "-------"
+    row("built-in, taxonomy (50 skills), model", "taxonomy")
+    row("  same, threshold 0.30 (default 0.35)", "taxonomy-0.30")
+    row("  same, threshold 0.40", "taxonomy-0.40")
+    row("built-in, same taxonomy, no model (words)", "words")
+    row("built-in, free (a shared stemmed word counts)", "free")
+    row("keyword baseline, same taxonomy", "keyword")
+  }
+  END { if (!found) { print "no BenchmarkSkills results found" > "/dev/stderr"; exit 1 } }'
