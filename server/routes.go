@@ -76,6 +76,7 @@ func (s *Server) registerRoutes() {
 	s.registerRegistrations(engine)
 	s.registerPlayer(engine)
 	s.registerContent()
+	s.registerSubscriptions()
 	s.registerLRS()
 	s.registerOAuth()
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
+	"github.com/lectern-lms/lectern/content/subscription"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -58,6 +59,7 @@ import (
 	"github.com/lectern-lms/lectern/workers/queue"
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
+	"github.com/lectern-lms/lectern/workers/webhookjob"
 )
 
 // Config is the whole configuration; cmd/lectern fills it from LECTERN_* variables.
@@ -362,12 +364,18 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Tenants = tenant.NewRegistry(a.Records)
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
+	// Webhooks: every job that concludes, whatever its type, queues JOB_PROCESSED messages.
+	subs := &subscription.Store{Records: a.Records, Sealer: sealer}
+	webhooks := &webhookjob.Handler{Subscriptions: subs, Queue: a.Queue, Logger: cfg.Logger, BaseDelay: cfg.RetryBaseDelay}
+	a.Jobs.OnConclude(webhooks.JobConcluded)
 	a.Courses = course.NewStore(a.Records)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
+	webhooks.Outbound = a.Outbound
+	a.Queue.Handle(webhookjob.TypeDeliver, webhooks)
 	a.Queue.Handle(jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
@@ -406,7 +414,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		host, _ := os.Hostname()
 		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
 	}
-	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+	a.Server = server.New(server.Deps{Forward: pairs, Subscriptions: subs, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
 		Content: a.Content, Index: a.Index, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
