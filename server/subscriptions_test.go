@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,6 +217,188 @@ func TestSubscriptionsAPI(t *testing.T) {
 		r = e.do("GET", auth, root, nil, "tenant_id", ten)
 		if strings.Contains(string(r.Body), basicID) {
 			t.Fatalf("deleted configuration listed: %s", r.Body)
+		}
+	})
+}
+
+// tokenEndpoint is a loopback OAuth 2.0 token endpoint for the client-credentials grant; it
+// counts the tokens it issued.
+type tokenEndpoint struct {
+	srv    *httptest.Server
+	issued atomic.Int32
+}
+
+func newTokenEndpoint(t *testing.T, clientID, clientSecret, scope string) *tokenEndpoint {
+	te := &tokenEndpoint{}
+	te.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, ok := r.BasicAuth()
+		if err := r.ParseForm(); err != nil || !ok || id != clientID || secret != clientSecret ||
+			r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("scope") != scope {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
+			return
+		}
+		n := te.issued.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"access_token":"tok-%d","token_type":"Bearer","expires_in":3600}`, n)
+	}))
+	t.Cleanup(te.srv.Close)
+	return te
+}
+
+// deliveries reads a subscription's delivery log.
+func (e *env) deliveries(tenantID, subID string) []struct {
+	MessageID string `json:"message_id"`
+	Attempt   int    `json:"attempt"`
+	Time      string `json:"attempt_dt"`
+	Status    int    `json:"status"`
+	Error     string `json:"error"`
+	Final     bool   `json:"final"`
+} {
+	e.t.Helper()
+	r := e.do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", root, nil, "tenant_id", tenantID)
+	e.expect(r, 200, "delivery log")
+	var l struct {
+		Deliveries []struct {
+			MessageID string `json:"message_id"`
+			Attempt   int    `json:"attempt"`
+			Time      string `json:"attempt_dt"`
+			Status    int    `json:"status"`
+			Error     string `json:"error"`
+			Final     bool   `json:"final"`
+		} `json:"deliveries"`
+	}
+	r.json(e.t, &l)
+	return l.Deliveries
+}
+
+func messageID(t *testing.T, body []byte) string {
+	t.Helper()
+	var m hookMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("message: %s", body)
+	}
+	return m.MessageID
+}
+
+// TestWebhookDeliveries: every concluded job (FAILED and COMPLETED imports) reaches each
+// subscription once, signed, with the JobRead as GET /api/v1/jobs answers it, authenticated
+// per the subscription's configuration (NO_AUTH, BASIC_AUTH, OAuth client credentials with
+// one token for both messages); a receiver that fails twice gets the message on the third
+// attempt with the same message_id; one that always fails is given up after the last attempt.
+func TestWebhookDeliveries(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		const ten = "hooks"
+		e.createTenant(ten, true)
+		e.createTenant("quiet", true)
+
+		flaky := newHookReceiver(t, 2)
+		none := e.createAuthConfig(ten, map[string]any{"type": "NO_AUTH"})
+		flakyID, flakySecret := e.subscribe(ten, flaky.srv.URL+"/flaky", none)
+
+		basicRec := newHookReceiver(t, 0)
+		basicRec.wantAuth = func() string { return "Basic " + base64.StdEncoding.EncodeToString([]byte("hook-user:hook pass")) }
+		basicAuth := e.createAuthConfig(ten, map[string]any{"type": "BASIC_AUTH", "key": "hook-user", "secret": "hook pass"})
+		basicID, basicSecret := e.subscribe(ten, basicRec.srv.URL, basicAuth)
+
+		tokens := newTokenEndpoint(t, "client-1", "client-secret", "hooks.write")
+		oauthRec := newHookReceiver(t, 0)
+		oauthRec.wantAuth = func() string { return "Bearer tok-1" }
+		oauthAuth := e.createAuthConfig(ten, map[string]any{"type": "OAUTH_2_CLIENT_CREDENTIALS", "key": "client-1", "secret": "client-secret",
+			"scope": "hooks.write", "token_url": tokens.srv.URL + "/token"})
+		oauthID, oauthSecret := e.subscribe(ten, oauthRec.srv.URL, oauthAuth)
+
+		dead := newHookReceiver(t, 1000)
+		deadID, _ := e.subscribe(ten, dead.srv.URL, none)
+
+		// Another tenant's subscription hears nothing of these jobs.
+		quiet := newHookReceiver(t, 0)
+		e.subscribe("quiet", quiet.srv.URL, e.createAuthConfig("quiet", map[string]any{"type": "NO_AUTH"}))
+
+		// Job 1 fails.
+		failed := e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf"))
+		if failed.Status != "FAILED" {
+			t.Fatalf("broken import: %+v", failed)
+		}
+		for _, rec := range []*hookReceiver{flaky, basicRec, oauthRec} {
+			eventually(t, 30*time.Second, "the FAILED job's message", func() bool { return len(rec.delivered()) == 1 })
+		}
+		// Job 2 completes.
+		done := e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=kitchen", []byte(kitchenHTML), "k.html"))
+		if done.Status != "COMPLETED" {
+			t.Fatalf("import: %+v", done)
+		}
+		for _, rec := range []*hookReceiver{flaky, basicRec, oauthRec} {
+			eventually(t, 30*time.Second, "the COMPLETED job's message", func() bool { return len(rec.delivered()) == 2 })
+		}
+
+		for _, c := range []struct {
+			rec           *hookReceiver
+			subID, secret string
+		}{{flaky, flakyID, flakySecret}, {basicRec, basicID, basicSecret}, {oauthRec, oauthID, oauthSecret}} {
+			got := c.rec.delivered()
+			var jobsSeen []string
+			ids := map[string]bool{}
+			for _, req := range got {
+				m := e.checkMessage(ten, c.subID, c.secret, req)
+				var j jobRead
+				_ = json.Unmarshal(m.Body, &j)
+				jobsSeen = append(jobsSeen, j.ID+"/"+j.Status)
+				ids[m.MessageID] = true
+			}
+			if want := []string{failed.ID + "/FAILED", done.ID + "/COMPLETED"}; strings.Join(jobsSeen, " ") != strings.Join(want, " ") || len(ids) != 2 {
+				t.Fatalf("subscription %s got %v (message ids %v), want %v", c.subID, jobsSeen, ids, want)
+			}
+		}
+		if n := tokens.issued.Load(); n != 1 {
+			t.Fatalf("token endpoint issued %d tokens for two deliveries, want 1 (cached)", n)
+		}
+
+		// The flaky receiver saw the first message three times, with one message_id, and the
+		// delivery log shows the three attempts.
+		all := flaky.all()
+		if len(all) != 4 {
+			t.Fatalf("flaky receiver got %d requests, want 4", len(all))
+		}
+		first := messageID(t, all[0].body)
+		for i, req := range all[:3] {
+			if messageID(t, req.body) != first || string(req.body) != string(all[2].body) || req.header.Get("X-Lectern-Attempt") != fmt.Sprint(i+1) {
+				t.Fatalf("attempt %d: %s (attempt header %q), first %s", i+1, req.body, req.header.Get("X-Lectern-Attempt"), all[0].body)
+			}
+		}
+		eventually(t, 10*time.Second, "the flaky delivery log", func() bool { return len(e.deliveries(ten, flakyID)) == 4 })
+		log := e.deliveries(ten, flakyID)
+		for i, want := range []struct {
+			status  int
+			attempt int
+			final   bool
+		}{{500, 1, false}, {500, 2, false}, {204, 3, true}, {204, 1, true}} {
+			d := log[i]
+			if d.Status != want.status || d.Attempt != want.attempt || d.Final != want.final || (i < 3) != (d.MessageID == first) ||
+				(d.Status == 500) != (d.Error != "") || d.Time == "" {
+				t.Fatalf("delivery log entry %d: %+v (log %+v)", i, d, log)
+			}
+		}
+
+		// The dead receiver: 8 attempts per message, the last final with its error.
+		eventually(t, 30*time.Second, "the dead receiver's attempts", func() bool { return len(e.deliveries(ten, deadID)) == 16 })
+		finals := 0
+		for _, d := range e.deliveries(ten, deadID) {
+			if d.Status != 500 || !strings.Contains(d.Error, "500") {
+				t.Fatalf("dead delivery: %+v", d)
+			}
+			if d.Final {
+				finals++
+				if d.Attempt != 8 {
+					t.Fatalf("final attempt %d, want 8", d.Attempt)
+				}
+			}
+		}
+		if finals != 2 || len(dead.all()) != 16 {
+			t.Fatalf("dead receiver: %d final entries, %d requests", finals, len(dead.all()))
+		}
+		if n := len(quiet.all()); n != 0 {
+			t.Fatalf("another tenant's receiver got %d messages", n)
 		}
 	})
 }
