@@ -402,3 +402,47 @@ func TestWebhookDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookSurvivesRestart: a message whose first attempts failed is delivered, with the
+// same message_id, by the next process after a restart (the pending attempt is a durable
+// queue task), and its delivery log spans both processes.
+func TestWebhookSurvivesRestart(t *testing.T) {
+	for name, mode := range modes(t) {
+		t.Run(name, func(t *testing.T) {
+			cfg := mode(t)
+			// Slow enough retries that the process stops while the message is still pending.
+			cfg.RetryBaseDelay = 300 * time.Millisecond
+			e := start(t, cfg)
+			const ten = "restart"
+			e.createTenant(ten, true)
+			rec := newHookReceiver(t, 1000)
+			subID, secret := e.subscribe(ten, rec.srv.URL, e.createAuthConfig(ten, map[string]any{"type": "NO_AUTH"}))
+			j := e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf"))
+			eventually(t, 30*time.Second, "two failed attempts", func() bool { return len(e.deliveries(ten, subID)) >= 2 })
+			stop(t, e)
+			before := rec.all()
+			if len(before) < 2 || len(before) >= 8 {
+				t.Fatalf("%d attempts before the restart", len(before))
+			}
+			rec.mu.Lock()
+			rec.failFirst = 0
+			rec.mu.Unlock()
+
+			e = start(t, cfg)
+			eventually(t, 60*time.Second, "delivery after the restart", func() bool { return len(rec.delivered()) == 1 })
+			m := e.checkMessage(ten, subID, secret, rec.delivered()[0])
+			if m.MessageID != messageID(t, before[0].body) || !strings.Contains(string(m.Body), j.ID) {
+				t.Fatalf("after the restart message %s, before %s", m.MessageID, before[0].body)
+			}
+			eventually(t, 10*time.Second, "the final log entry", func() bool {
+				log := e.deliveries(ten, subID)
+				return len(log) > 0 && log[len(log)-1].Final && log[len(log)-1].Status == 204
+			})
+			for _, d := range e.deliveries(ten, subID) {
+				if d.MessageID != m.MessageID {
+					t.Fatalf("log entry of another message: %+v", d)
+				}
+			}
+		})
+	}
+}
