@@ -213,6 +213,10 @@ func TestSubscriptionsAPI(t *testing.T) {
 		e.expect(e.do("DELETE", subs+"/"+subID, root, nil, "tenant_id", "other"), 404, "delete another tenant's subscription")
 		e.expect(e.do("DELETE", subs+"/"+subID, root, nil, "tenant_id", ten), 204, "unsubscribe")
 		e.expect(e.do("DELETE", subs+"/"+subID, root, nil, "tenant_id", ten), 404, "unsubscribe twice")
+		// A disabled tenant refuses changes and still answers reads.
+		e.createTenant("off", false)
+		e.expect(e.do("POST", auth, root, map[string]any{"type": "NO_AUTH"}, "tenant_id", "off"), 409, "auth configuration in a disabled tenant")
+		e.expect(e.do("GET", subs, root, nil, "tenant_id", "off"), 200, "subscriptions of a disabled tenant")
 		e.expect(e.do("DELETE", auth+"/"+basicID, root, nil, "tenant_id", ten), 204, "delete an unused auth configuration")
 		r = e.do("GET", auth, root, nil, "tenant_id", ten)
 		if strings.Contains(string(r.Body), basicID) {
