@@ -90,6 +90,9 @@ func schemas() map[string]any {
 	for k, v := range forwardSchemas() {
 		out[k] = v
 	}
+	for k, v := range subscriptionSchemas() {
+		out[k] = v
+	}
 	for k, v := range reportSchemas() {
 		out[k] = v
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -228,6 +229,20 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("content-list-empty", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "no content"))
 	g.record("course-list-empty", ok(e.do("GET", engine+"/courses?since=2999-01-01", root, nil), 200, "no courses since"))
 	g.record("search-empty", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "nothing").Encode(), root, nil, th...), 200, "search without hits"))
+	// Webhooks: a subscription whose receiver gets the import's JOB_PROCESSED message.
+	hooks := newHookReceiver(t, 0)
+	r = ok(e.do("POST", "/api/v1/app_management/subscription_auth", root, map[string]any{"type": "BASIC_AUTH", "key": "hook-user", "secret": "hook-pass"}, th...), 201, "auth configuration")
+	authID := rawID(t, r.Body, "auth_config_id")
+	g.vary(authID, "auth-config-id")
+	g.record("subscription-auth", r)
+	g.record("subscription-auth-list", ok(e.do("GET", "/api/v1/app_management/subscription_auth", root, nil, th...), 200, "auth configurations"))
+	r = ok(e.do("POST", "/api/v1/app_management/subscriptions", root, map[string]any{"topic": "JOB_PROCESSED", "url": hooks.srv.URL + "/hook", "auth_config_id": authID}, th...), 201, "subscribe")
+	subID := rawID(t, r.Body, "subscription_id")
+	g.vary(subID, "subscription-id")
+	g.vary(rawID(t, r.Body, "signing_secret"), "signing-secret")
+	g.vary(hooks.srv.URL, "receiver")
+	g.record("subscription", r)
+	g.record("subscription-list", ok(e.do("GET", "/api/v1/app_management/subscriptions", root, nil, th...), 200, "subscriptions"))
 	r = ok(e.uploadContent(root, ten, "content_id=garden&tag_id=garden", []byte(gardenMarkdown), "garden.md"), 202, "content import")
 	job := rawID(t, r.Body, "id")
 	g.vary(job, "content-job")
@@ -237,6 +252,16 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 		t.Fatalf("content import: %+v", j)
 	}
 	g.record("job", ok(e.do("GET", "/api/v1/jobs/"+job, root, nil, th...), 200, "job"))
+	eventually(t, 30*time.Second, "the JOB_PROCESSED delivery", func() bool { return len(hooks.delivered()) > 0 })
+	var msg struct {
+		MessageID string `json:"message_id"`
+	}
+	_ = json.Unmarshal(hooks.delivered()[0].body, &msg)
+	g.vary(msg.MessageID, "message-id")
+	eventually(t, 30*time.Second, "the delivery log", func() bool {
+		return strings.Contains(string(e.do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", root, nil, th...).Body), msg.MessageID)
+	})
+	g.record("subscription-deliveries", ok(e.do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", root, nil, th...), 200, "delivery log"))
 	// A version without tags has an empty tag list.
 	j = e.waitContentJob(ten, ok(e.uploadContent(root, ten, "content_id=untagged", []byte(gardenMarkdown), "garden.md"), 202, "untagged import"))
 	if j.Status != "COMPLETED" {

@@ -87,6 +87,7 @@ func (s *Server) registerRoutes() {
 	s.registerPlayer(engine)
 	s.registerContent()
 	s.registerSkills()
+	s.registerSubscriptions()
 	s.registerLRS()
 	s.registerOAuth()
 }

@@ -5,9 +5,11 @@ package server
 
 import (
 	"context"
+	"github.com/lectern-lms/lectern/content/subscription"
 	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
+	"github.com/lectern-lms/lectern/workers/outbound"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -81,6 +83,10 @@ type Deps struct {
 	Statements statements.Backend
 	// Forward keeps the statement forwarding pairs (the forwarder itself runs in the worker).
 	Forward *forward.Manager
+	// Subscriptions keeps the content service's webhook subscriptions; Outbound checks their
+	// URLs against the outbound policy when they are created.
+	Subscriptions *subscription.Store
+	Outbound      *outbound.Client
 	// LRS overrides the record store's extension points; zero fields use the defaults.
 	LRS    LRSHooks
 	Root   RootCredentials

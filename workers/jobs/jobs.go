@@ -54,7 +54,20 @@ type jobData struct {
 }
 
 // Store persists jobs as records of the system tenant, keyed by the job's tenant.
-type Store struct{ records record.Store }
+type Store struct {
+	records record.Store
+	// concluded is called after an update moved a job to COMPLETED or FAILED (OnConclude).
+	concluded func(ctx context.Context, j *Job)
+}
+
+// OnConclude makes f run after every update that concludes a job (its status becomes
+// COMPLETED or FAILED from another status), whichever task type or request did it: this is
+// the one place jobs conclude. f runs after the update is stored, on the updater's goroutine;
+// it must not fail the update, so it reports its own errors. Set it before the store is used.
+func (s *Store) OnConclude(f func(ctx context.Context, j *Job)) { s.concluded = f }
+
+// Concluded reports whether status is final.
+func Concluded(status string) bool { return status == StatusCompleted || status == StatusFailed }
 
 // NewStore returns a job store over records.
 func NewStore(records record.Store) *Store { return &Store{records: records} }
@@ -112,17 +125,26 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 	return toJob(r)
 }
 
-// Update changes a job with compare-and-set.
+// Update changes a job with compare-and-set; an update that concludes the job calls the
+// OnConclude hook with the job as stored.
 func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
-	_, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
+	var was string
+	r, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
 		j, err := toJob(r)
 		if err != nil {
 			return err
 		}
+		was = j.Status
 		fn(j)
 		r.Data, _ = json.Marshal(jobData{Type: j.Type, Status: j.Status, Tenant: j.Tenant, Results: j.Results,
 			Error: j.Error, Warnings: j.Warnings})
 		return nil
 	})
-	return err
+	if err != nil || s.concluded == nil || Concluded(was) {
+		return err
+	}
+	if j, derr := toJob(r); derr == nil && Concluded(j.Status) {
+		s.concluded(ctx, j)
+	}
+	return nil
 }

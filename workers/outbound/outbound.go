@@ -290,3 +290,18 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// Check validates rawURL the way Do would before connecting (scheme, host, and the policy for
+// IP literals), so an API can refuse a destination when it is configured. Host names are
+// checked again on every request, on the addresses they resolve to then.
+func (c *Client) Check(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return badURL("cannot parse URL: %v", err)
+	}
+	return c.precheck(u)
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/chatgen"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
+	"github.com/lectern-lms/lectern/content/subscription"
 	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
@@ -65,6 +66,7 @@ import (
 	asynqq "github.com/lectern-lms/lectern/workers/queue/asynq"
 	"github.com/lectern-lms/lectern/workers/queue/inproc"
 	"github.com/lectern-lms/lectern/workers/taxonomyjob"
+	"github.com/lectern-lms/lectern/workers/webhookjob"
 )
 
 // Config is the whole configuration; cmd/lectern fills it from LECTERN_* variables.
@@ -436,6 +438,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Tenants = tenant.NewRegistry(a.Records)
 	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
 	a.Jobs = jobs.NewStore(a.Records)
+	// Webhooks: every job that concludes, whatever its type, queues JOB_PROCESSED messages.
+	subs := &subscription.Store{Records: a.Records, Sealer: sealer}
+	webhooks := &webhookjob.Handler{Subscriptions: subs, Queue: a.Queue, Logger: cfg.Logger, BaseDelay: cfg.RetryBaseDelay}
+	a.Jobs.OnConclude(webhooks.JobConcluded)
 	a.Courses = course.NewStore(a.Records)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
@@ -447,6 +453,9 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
 		return nil, err
 	}
+	webhooks.Outbound = a.Outbound
+	webhooks.Outcome = a.Metrics.OutboundHook("webhook")
+	a.handle(a.Queue, webhookjob.TypeDeliver, webhooks)
 	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
@@ -490,7 +499,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		host, _ := os.Hostname()
 		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
 	}
-	a.Server = server.New(server.Deps{Forward: pairs, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+	a.Server = server.New(server.Deps{Forward: pairs, Subscriptions: subs, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: runtimeStore, PostBack: postBack,
 		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
