@@ -81,7 +81,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close()
+	return runRoles(ctx, a, cfg, role)
+}
 
+// runRoles runs role's queues, forwarding loop and listener on the opened app until ctx ends
+// (or the listener fails), then stops them; the content import benchmark runs the app
+// in-process through it, exactly as the binary does.
+func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) error {
 	errc := make(chan error, 2)
 	// The roles share the queue backend but not its queues: the worker role consumes the
 	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
