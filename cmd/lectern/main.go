@@ -204,6 +204,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
 		return cfg, err
 	}
+	if cfg.IndexConcurrency, err = parseInt("LECTERN_INDEX_CONCURRENCY", env("LECTERN_INDEX_CONCURRENCY", "0")); err != nil {
+		return cfg, err
+	}
 	if cfg.ExtractTimeout, err = parseDuration("LECTERN_EXTRACT_TIMEOUT", env("LECTERN_EXTRACT_TIMEOUT", sandbox.DefaultTimeout.String())); err != nil {
 		return cfg, err
 	}

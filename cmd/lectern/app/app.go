@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -113,6 +114,11 @@ type Config struct {
 	ExtractMemory  int64
 
 	WorkerConcurrency int
+	// IndexConcurrency is the number of index tasks (the indexer role) run at once; zero
+	// means 4 per CPU. They wait mostly on the embedder, which bounds its own runs to one per
+	// CPU, and on the index's group commit, so more tasks than CPUs keep both busy and make
+	// the commits bigger.
+	IndexConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
 	RetryBaseDelay time.Duration
 	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
@@ -295,7 +301,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
-		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: indexConcurrency(cfg),
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, Logger: cfg.Logger})
 		if err != nil {
@@ -312,7 +318,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	default:
 		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
 		a.closers = append(a.closers, a.Queue.Close)
-		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay})
+		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: indexConcurrency(cfg), BaseRetryDelay: cfg.RetryBaseDelay})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
 
@@ -417,6 +423,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit})
 	a.Queue.Handle(server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
+}
+
+// indexConcurrency is Config.IndexConcurrency with its default.
+func indexConcurrency(cfg Config) int {
+	if cfg.IndexConcurrency > 0 {
+		return cfg.IndexConcurrency
+	}
+	return 4 * runtime.NumCPU()
 }
 
 // openContentIndex picks the embedder (an OpenAI-compatible endpoint when configured, else
