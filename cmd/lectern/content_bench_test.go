@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,15 +25,21 @@ import (
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
-// BenchmarkContentImport imports short text documents end to end through the HTTP API, with
-// the app assembled and run exactly as the binary does (loadConfig, app.Open, runRoles with
-// role "all"), in this process so that -cpuprofile and -blockprofile see the server, the
-// queues and the index task; content is read by the built binary's extract subcommand, as
-// in production. Per iteration CONTENT_BENCH_DOCS (default 1,000) plain-text documents of
+// BenchmarkContentImport imports short text documents end to end through the HTTP API and
+// reports docs/s. Per iteration CONTENT_BENCH_DOCS (default 1,000) plain-text documents of
 // 80-300 words (one or two chunks) are posted by 4 clients to POST /api/v1/content, and the
-// clock stops when every job is COMPLETED (indexed, embedded by the local model). Metric:
-// docs/s end to end. Cases: embedded (SQLite, Bleve, the in-process queue, local blobs) and
-// distributed (PostgreSQL, Elasticsearch, Asynq on Redis, MinIO of scripts/services.sh).
+// clock stops when every job is COMPLETED (extracted by the binary's extract subcommand,
+// chunked, embedded by the local model, indexed). Cases:
+//
+//   - embedded: SQLite, Bleve, the in-process queue, local blobs;
+//   - distributed: PostgreSQL, Elasticsearch, Asynq on Redis, MinIO of scripts/services.sh;
+//
+// each as after (the binary built from this tree, role "all") and, when
+// CONTENT_BENCH_BASELINE names a git revision, before (the binary built from that revision,
+// checked out in a temporary worktree), the two interleaved so that a shared machine's load
+// falls on both alike. CONTENT_BENCH_INPROC=1 runs "after" in this process instead (loadConfig,
+// app.Open, runRoles: the app exactly as the binary assembles it), so that -cpuprofile and
+// -blockprofile see the server, the queues and the index task.
 func BenchmarkContentImport(b *testing.B) {
 	modelDir := os.Getenv("LECTERN_TEST_MODEL_DIR")
 	if modelDir == "" {
@@ -45,20 +52,45 @@ func BenchmarkContentImport(b *testing.B) {
 			b.Fatalf("CONTENT_BENCH_DOCS=%q: want a positive number", v)
 		}
 	}
-	bin := filepath.Join(b.TempDir(), "lectern")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	dir := b.TempDir()
+	bins := map[string]string{"after": filepath.Join(dir, "lectern-after")}
+	if out, err := exec.Command("go", "build", "-o", bins["after"], ".").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
+	versions := []string{"after"}
+	if rev := os.Getenv("CONTENT_BENCH_BASELINE"); rev != "" {
+		bins["before"] = buildRevision(b, rev, filepath.Join(dir, "lectern-before"))
+		versions = []string{"before", "after"}
+	}
+	inproc := os.Getenv("CONTENT_BENCH_INPROC") == "1"
 	docs := benchDocuments(n)
 	for _, mode := range []string{"embedded", "distributed"} {
-		b.Run(mode, func(b *testing.B) {
-			var total time.Duration
-			for i := 0; i < b.N; i++ {
-				total += importOnce(b, bin, modelDir, mode, docs)
-			}
-			b.ReportMetric(float64(b.N*len(docs))/total.Seconds(), "docs/s")
-		})
+		for _, v := range versions {
+			b.Run(mode+"/"+v, func(b *testing.B) {
+				var total time.Duration
+				for i := 0; i < b.N; i++ {
+					total += importOnce(b, bins[v], modelDir, mode, docs, inproc && v == "after")
+				}
+				b.ReportMetric(float64(b.N*len(docs))/total.Seconds(), "docs/s")
+			})
+		}
 	}
+}
+
+// buildRevision builds cmd/lectern of git revision rev (a temporary worktree of this
+// repository) into bin.
+func buildRevision(b *testing.B, rev, bin string) string {
+	wt := filepath.Join(b.TempDir(), "baseline")
+	if out, err := exec.Command("git", "worktree", "add", "--detach", wt, rev).CombinedOutput(); err != nil {
+		b.Fatalf("git worktree add %s: %v\n%s", rev, err, out)
+	}
+	b.Cleanup(func() { _ = exec.Command("git", "worktree", "remove", "--force", wt).Run() })
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/lectern")
+	cmd.Dir = wt
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build %s: %v\n%s", rev, err, out)
+	}
+	return bin
 }
 
 // benchDocuments returns n plain-text documents of 80-300 words of the evaluation set's
@@ -93,14 +125,16 @@ func benchDocuments(n int) [][]byte {
 	return out
 }
 
-// importOnce starts a fresh app in mode, posts docs and waits for every job; it returns the
-// time from the first POST to the last job's completion.
-func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte) time.Duration {
+// importOnce starts a fresh app in mode (the binary bin as a process, or in this process when
+// inproc), posts docs and waits for every job; it returns the time from the first POST to
+// the last job's completion.
+func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc bool) time.Duration {
 	b.StopTimer()
 	dataDir := b.TempDir()
 	addr := freeAddr(b)
 	env := map[string]string{"LECTERN_ADDR": addr, "LECTERN_DATA_DIR": dataDir, "LECTERN_ROOT_USER": "root",
-		"LECTERN_ROOT_PASSWORD": "bench-password", "LECTERN_SECRET_KEY": "bench-secret", "LECTERN_MODEL_DIR": modelDir}
+		"LECTERN_ROOT_PASSWORD": "bench-password", "LECTERN_SECRET_KEY": "bench-secret", "LECTERN_MODEL_DIR": modelDir,
+		"LECTERN_LOG_LEVEL": "warn"}
 	if mode == "distributed" {
 		bucket := fmt.Sprintf("contentbench-%d", time.Now().UnixNano())
 		env["LECTERN_POSTGRES_URL"] = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
@@ -111,32 +145,55 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte) time.Du
 		env["LECTERN_S3_BUCKET"] = bucket
 		env["LECTERN_ELASTICSEARCH_URL"] = testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL")
 		env["LECTERN_ELASTICSEARCH_INDEX_PREFIX"] = bucket + "_"
-		b.Cleanup(func() { removeBucket(b, bucket) })
+		b.Cleanup(func() {
+			removeBucket(b, bucket)
+			dropElasticIndexes(b, env["LECTERN_ELASTICSEARCH_URL"], bucket+"_")
+		})
 	}
-	cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.ExtractCommand = []string{bin, "extract"} // the test binary has no extract subcommand
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.Open(ctx, cfg)
-	if err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- runRoles(ctx, a, cfg, "all") }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("app: %v", err)
+	if inproc {
+		cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
+		if err != nil {
+			b.Fatal(err)
 		}
-		a.Close()
-		if mode == "distributed" {
-			dropElasticIndexes(b, env["LECTERN_ELASTICSEARCH_URL"], env["LECTERN_ELASTICSEARCH_INDEX_PREFIX"])
+		cfg.ExtractCommand = []string{bin, "extract"} // the test binary has no extract subcommand
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := app.Open(ctx, cfg)
+		if err != nil {
+			cancel()
+			b.Fatal(err)
 		}
-	}()
+		done := make(chan error, 1)
+		go func() { done <- runRoles(ctx, a, cfg, "all") }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				b.Errorf("app: %v", err)
+			}
+			a.Close()
+		}()
+	} else {
+		cmd := exec.Command(bin, "all")
+		cmd.Env = os.Environ()
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}()
+	}
 	waitReady(b, "http://"+addr+"/readyz")
 	base := "http://" + addr
 	if st, body := benchCall(b, "POST", base+"/api/v1/app_management/tenants", `{"tenant_id":"bench","enabled":true}`); st != 201 {

@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	blevesearch "github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -63,13 +64,20 @@ type Options struct {
 	// directory and re-index to change models). Zero means: use the recorded model, if any;
 	// an index with no model refuses vectors and semantic queries.
 	Model indexer.Model
+	// GroupWindow is how long the first of a group of concurrent IndexContent calls waits
+	// for others before committing them together (zero: it commits at once, with whatever
+	// arrived while the previous commit ran). Each commit is a Bleve segment that merges
+	// later; the app sets a few tens of milliseconds, so that a stream of imports makes a few
+	// big segments instead of one per document.
+	GroupWindow time.Duration
 }
 
 // Index is the embedded backend. It is safe for concurrent use.
 type Index struct {
-	db    *bolt.DB
-	bi    blevesearch.Index
-	model indexer.Model
+	db     *bolt.DB
+	bi     blevesearch.Index
+	model  indexer.Model
+	window time.Duration
 
 	// mu orders writes and keeps searches consistent with the in-memory version table:
 	// writers hold it exclusively while they change Bleve and the table.
@@ -78,9 +86,10 @@ type Index struct {
 	byTenant map[string]map[string]*version // tenant -> record key -> version
 	vectors  map[string]*vectorSet          // by tenant
 
-	// pending holds IndexContent writes waiting for mu: whoever takes mu next commits all
-	// of them at once (group commit), so concurrent index tasks share one store.db
-	// transaction, one Bleve batch (one segment) and one clean-up transaction.
+	// pending holds IndexContent writes waiting to be committed: the first of them (the
+	// leader) waits the group window, takes mu and commits all that are pending then at once
+	// (group commit), so concurrent index tasks share one store.db transaction, one Bleve
+	// batch (one segment) and one clean-up transaction.
 	pmu     sync.Mutex
 	pending []*pendingWrite
 }
@@ -148,7 +157,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("indexer/bleve: open store: %w", err)
 	}
 	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{},
-		vectors: map[string]*vectorSet{}}
+		vectors: map[string]*vectorSet{}, window: opts.GroupWindow}
 	if err := ix.init(dir, opts); err != nil {
 		db.Close()
 		if ix.bi != nil {
@@ -560,17 +569,26 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 	r := &record{Tenant: tenant, ContentID: contentID, Version: v, Status: st, Chunks: cs, Fields: fs}
 	w := &pendingWrite{key: recordKey(tenant, contentID, v), rec: r, done: make(chan error, 1)}
 	ix.pmu.Lock()
+	leader := len(ix.pending) == 0
 	ix.pending = append(ix.pending, w)
 	ix.pmu.Unlock()
-	ix.mu.Lock()
-	ix.pmu.Lock()
-	group := ix.pending
-	ix.pending = nil
-	ix.pmu.Unlock()
-	if len(group) > 0 { // empty when an earlier holder of mu committed w already
+	if leader {
+		if ix.window > 0 {
+			t := time.NewTimer(ix.window)
+			select { // the others' writes wait on this one: cancellation ends only the wait
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		ix.mu.Lock()
+		ix.pmu.Lock()
+		group := ix.pending
+		ix.pending = nil
+		ix.pmu.Unlock()
 		ix.commit(group)
+		ix.mu.Unlock()
 	}
-	ix.mu.Unlock()
 	return <-w.done
 }
 

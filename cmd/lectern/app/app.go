@@ -425,6 +425,12 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	return a, nil
 }
 
+// indexGroupWindow is how long the search index waits for more content writes to commit
+// with the first of a group (ibleve and ielastic Options.GroupWindow): a content import takes
+// seconds, and writes committed together make one Bleve segment to merge later, or one
+// Elasticsearch refresh, instead of one per document.
+const indexGroupWindow = 50 * time.Millisecond
+
 // indexConcurrency is Config.IndexConcurrency with its default.
 func indexConcurrency(cfg Config) int {
 	if cfg.IndexConcurrency > 0 {
@@ -482,13 +488,13 @@ func (a *App) openContentIndex(ctx context.Context) error {
 				return err
 			}
 		}
-		ix, err := ielastic.New(ctx, a.Elastic, ielastic.Options{Model: model})
+		ix, err := ielastic.New(ctx, a.Elastic, ielastic.Options{Model: model, GroupWindow: indexGroupWindow})
 		if err != nil {
 			return err
 		}
 		a.Index = ix
 	default:
-		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model})
+		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model, GroupWindow: indexGroupWindow})
 		if err != nil {
 			return err
 		}
