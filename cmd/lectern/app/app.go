@@ -379,6 +379,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
 	if len(cfg.ExtractCommand) > 0 {
+		importer.InProcessText = inProcessText
 		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
 			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
 	}
@@ -424,6 +425,11 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Queue.Handle(server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }
+
+// inProcessText is the largest plain-text file a content import reads in the worker rather
+// than in the extraction child (contentjob.Importer.InProcessText): well under the child's
+// memory limit, and a short text costs less to read than the child costs to start.
+const inProcessText = 1 << 20
 
 // indexGroupWindow is how long the search index waits for more content writes to commit
 // with the first of a group (ibleve and ielastic Options.GroupWindow): a content import takes
