@@ -254,15 +254,17 @@ printf '%s\n' "$out" | awk -v docs="${CONTENT_BENCH_DOCS:-1000}" '
   $1 ~ /^BenchmarkContentImport\// {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkContentImport\//, "", name)
     split(name, p, "/"); if (!(p[1] in seen)) { seen[p[1]] = 1; order[++n] = p[1] }
-    d[p[1], p[2]] = metric("docs/s")
+    d[p[1], p[2]] = metric("docs/s"); c[p[1], p[2]] = metric("CPU-ms/doc")
   }
-  function get(mo, v) { return ((mo, v) in d) ? d[mo, v] : -1 }
+  function get(a, mo, v) { return ((mo, v) in a) ? a[mo, v] : -1 }
+  function f(v, fm) { return v < 0 ? "-" : sprintf(fm, v) }
+  function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2fx", x / y) : "-" }
   END {
     if (n == 0) { print "no BenchmarkContentImport results found" > "/dev/stderr"; exit 1 }
-    printf "\n| %-32s | %14s | %13s | %7s |\n", "import of " docs " short documents", "before docs/s", "after docs/s", "speedup"
-    printf "|%s|%s:|%s:|%s:|\n", "----------------------------------", "----------------", "---------------", "---------"
-    for (i = 1; i <= n; i++) { mo = order[i]; b = get(mo, "before"); a = get(mo, "after")
-      printf "| %-32s | %14s | %13s | %7s |\n", mo, (b < 0 ? "-" : sprintf("%.1f", b)), (a < 0 ? "-" : sprintf("%.1f", a)), (b > 0 && a > 0 ? sprintf("%.2fx", a / b) : "-") }
+    printf "\n| %-32s | %13s | %12s | %7s | %17s | %16s | %9s |\n", "import of " docs " short documents", "before docs/s", "after docs/s", "speedup", "before CPU-ms/doc", "after CPU-ms/doc", "CPU ratio"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|%s:|\n", "----------------------------------", "---------------", "--------------", "---------", "-------------------", "------------------", "-----------"
+    for (i = 1; i <= n; i++) { mo = order[i]; b = get(d, mo, "before"); a = get(d, mo, "after"); cb = get(c, mo, "before"); ca = get(c, mo, "after")
+      printf "| %-32s | %13s | %12s | %7s | %17s | %16s | %9s |\n", mo, f(b, "%.1f"), f(a, "%.1f"), ratio(a, b), f(cb, "%.0f"), f(ca, "%.0f"), ratio(cb, ca) }
   }'
 
 # ---------------------------------------------------------------------------------------------

@@ -67,11 +67,13 @@ func BenchmarkContentImport(b *testing.B) {
 	for _, mode := range []string{"embedded", "distributed"} {
 		for _, v := range versions {
 			b.Run(mode+"/"+v, func(b *testing.B) {
-				var total time.Duration
+				var total, cpu time.Duration
 				for i := 0; i < b.N; i++ {
-					total += importOnce(b, bins[v], modelDir, mode, docs, inproc && v == "after")
+					took, used := importOnce(b, bins[v], modelDir, mode, docs, inproc && v == "after")
+					total, cpu = total+took, cpu+used
 				}
 				b.ReportMetric(float64(b.N*len(docs))/total.Seconds(), "docs/s")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(docs)), "CPU-ms/doc")
 			})
 		}
 	}
@@ -127,8 +129,10 @@ func benchDocuments(n int) [][]byte {
 
 // importOnce starts a fresh app in mode (the binary bin as a process, or in this process when
 // inproc), posts docs and waits for every job; it returns the time from the first POST to
-// the last job's completion.
-func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc bool) time.Duration {
+// the last job's completion and the CPU time the app used meanwhile, its extraction children
+// included (not the backends': PostgreSQL, Redis, MinIO and Elasticsearch serve everyone on
+// a shared machine).
+func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc bool) (time.Duration, time.Duration) {
 	b.StopTimer()
 	dataDir := b.TempDir()
 	addr := freeAddr(b)
@@ -150,7 +154,9 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 			dropElasticIndexes(b, env["LECTERN_ELASTICSEARCH_URL"], bucket+"_")
 		})
 	}
+	var appCPU func() time.Duration
 	if inproc {
+		appCPU = func() time.Duration { return rusageCPU(syscall.RUSAGE_SELF) + rusageCPU(syscall.RUSAGE_CHILDREN) }
 		cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
 		if err != nil {
 			b.Fatal(err)
@@ -182,6 +188,7 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
+		appCPU = func() time.Duration { return procCPU(b, cmd.Process.Pid) }
 		defer func() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			done := make(chan struct{})
@@ -201,7 +208,7 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 	}
 
 	b.StartTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), appCPU()
 	ids := make([]string, len(docs))
 	var wg sync.WaitGroup
 	const clients = 4
@@ -219,7 +226,7 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 		}
 		waitJob(b, base, id)
 	}
-	took := time.Since(start)
+	took, cpu := time.Since(start), appCPU()-cpu0
 	b.StopTimer()
 
 	// The last documents are searchable, semantically too.
@@ -236,7 +243,35 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 	if res.StatusCode != 200 || !strings.Contains(string(raw), "content_id") {
 		b.Errorf("semantic search after the import: %d %.300s", res.StatusCode, raw)
 	}
-	return took
+	return took, cpu
+}
+
+// rusageCPU is the user and system time of who (RUSAGE_SELF or RUSAGE_CHILDREN, the children
+// reaped so far).
+func rusageCPU(who int) time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU time of process pid and of its reaped children (/proc/PID/stat utime,
+// stime, cutime, cstime, in clock ticks of 1/100 s).
+func procCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("CPU time of the app: %v", err)
+	}
+	// Fields after the command name (which is in parentheses and may hold spaces): state is
+	// field 3, utime 14, stime 15, cutime 16, cstime 17.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	var ticks int64
+	for _, i := range []int{14, 15, 16, 17} {
+		n, _ := strconv.ParseInt(f[i-3], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func postContent(b *testing.B, base, name string, data []byte) string {
