@@ -216,12 +216,13 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 # on 1,000 chunks of 50-250 words, as it was before issue 13 (one session, an intra-op thread
 # per CPU, spinning, batches of 8) and as it is, in one run: "bulk" is one Embed call of all
 # of them, "import" one document (one or two chunks) per call from 4 goroutines; chunks/s
-# and process CPU-ms per chunk (EMBED_COUNT runs, default 2, interleaved; means). Then
+# and process CPU-ms per chunk (EMBED_COUNT runs of each, default 2; means). Then
 # cmd/lectern BenchmarkContentImport: CONTENT_BENCH_DOCS (default 1,000) short text documents
 # through POST /api/v1/content until every job is COMPLETED, embedded (SQLite, Bleve, inproc
 # queue) and distributed (PostgreSQL, Elasticsearch, Asynq/Redis, MinIO), the binary of
 # CONTENT_BENCH_BASELINE (default 11b5e3f, the commit before issue 13) against this tree's,
-# interleaved; docs/s and ratios. On a shared machine compare the ratios, not the rates.
+# back to back per mode; docs/s, CPU-ms per document and ratios. On a shared machine compare
+# the ratios, not the rates.
 EMBED_COUNT=${EMBED_COUNT:-2}
 CONTENT_BENCH_BASELINE=${CONTENT_BENCH_BASELINE:-11b5e3f}
 LECTERN_TEST_MODEL_DIR=${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh" 2>/dev/null)}

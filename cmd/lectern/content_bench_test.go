@@ -36,8 +36,8 @@ import (
 //
 // each as after (the binary built from this tree, role "all") and, when
 // CONTENT_BENCH_BASELINE names a git revision, before (the binary built from that revision,
-// checked out in a temporary worktree), the two interleaved so that a shared machine's load
-// falls on both alike. CONTENT_BENCH_INPROC=1 runs "after" in this process instead (loadConfig,
+// checked out in a temporary worktree), run back to back with after in each mode, so that
+// the load of a shared machine changes little between the two. CONTENT_BENCH_INPROC=1 runs "after" in this process instead (loadConfig,
 // app.Open, runRoles: the app exactly as the binary assembles it), so that -cpuprofile and
 // -blockprofile see the server, the queues and the index task.
 func BenchmarkContentImport(b *testing.B) {

@@ -71,7 +71,7 @@ func legacyEmbedder(b *testing.B, parallel int) *embed.ONNX {
 //
 // Each case reports chunks/s and CPU-ms/chunk (process CPU time, which the other programs
 // on a shared machine disturb less than wall time). Run with -benchtime=1x; -count=3
-// interleaves the cases, and scripts/bench-report.sh prints the means and ratios.
+// runs each case that many times in a row, and scripts/bench-report.sh prints the means and ratios.
 func BenchmarkEmbedThroughput(b *testing.B) {
 	texts := importChunks(1000)
 	const importCallers = 4
