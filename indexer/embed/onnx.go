@@ -35,7 +35,7 @@ type ONNX struct {
 	// slots bounds the runs in flight across every caller: one per core with one intra-op
 	// thread each, so concurrent index tasks and searches share the CPU instead of
 	// oversubscribing it.
-	slots chan struct{}
+	slots *runSlots
 	// bufs recycles the int64 input buffers of a run.
 	bufs sync.Pool
 
@@ -123,7 +123,7 @@ func New(dir string, opts ...ONNXOption) (*ONNX, error) {
 		return nil, err
 	}
 	e := &ONNX{info: Info{Name: m.Name, Dims: m.Dims}, tok: tok, batchSize: cfg.batchSize, batchTokens: cfg.batchTokens,
-		slots: make(chan struct{}, cfg.parallel), runtime: rt}
+		slots: newRunSlots(cfg.parallel), runtime: rt}
 	if err := e.open(filepath.Join(dir, m.ModelFile), cfg.threads, cfg.spinning); err != nil {
 		rt.release()
 		return nil, err
@@ -257,20 +257,25 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if e.session == nil {
 		return nil, errors.New("embed: embedder is closed")
 	}
+	// A short call (a search query) goes before the queued runs of long ones (imports), so
+	// searching stays fast while content is being indexed.
+	tokens := 0
+	for _, s := range ids {
+		tokens += len(s)
+	}
+	urgent := tokens <= urgentTokens
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(len(batches), cap(e.slots)) {
+	for range min(len(batches), e.slots.size) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(batches) || ctx.Err() != nil {
 					return
 				}
-				select {
-				case e.slots <- struct{}{}:
-				case <-ctx.Done():
+				if !e.slots.acquire(ctx, urgent) {
 					return
 				}
 				batch := batches[i]
@@ -279,7 +284,7 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 					seqs[j] = ids[idx]
 				}
 				vecs, err := e.run(ctx, seqs)
-				<-e.slots
+				e.slots.release()
 				if err != nil {
 					cancel(err)
 					return
@@ -295,6 +300,69 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// urgentTokens is the most tokens (all texts together) of a call that takes a free run slot
+// before the waiting runs of longer calls: a search query is a few tokens, an imported chunk
+// up to 256.
+const urgentTokens = 64
+
+// runSlots is a counting semaphore whose urgent waiters are served before the others.
+type runSlots struct {
+	size   int
+	mu     sync.Mutex
+	free   int
+	urgent []chan struct{}
+	normal []chan struct{}
+}
+
+func newRunSlots(n int) *runSlots { return &runSlots{size: n, free: n} }
+
+// acquire takes a slot, waiting in line (the urgent line when urgent); false when ctx ended
+// first.
+func (r *runSlots) acquire(ctx context.Context, urgent bool) bool {
+	r.mu.Lock()
+	if r.free > 0 {
+		r.free--
+		r.mu.Unlock()
+		return true
+	}
+	ch := make(chan struct{})
+	line := &r.normal
+	if urgent {
+		line = &r.urgent
+	}
+	*line = append(*line, ch)
+	r.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		r.mu.Lock()
+		if i := slices.Index(*line, ch); i >= 0 {
+			*line = slices.Delete(*line, i, i+1)
+			r.mu.Unlock()
+			return false
+		}
+		r.mu.Unlock()
+		r.release() // granted meanwhile: pass it on
+		return false
+	}
+}
+
+// release returns a slot, to the first urgent waiter, else the first other one.
+func (r *runSlots) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, line := range []*[]chan struct{}{&r.urgent, &r.normal} {
+		if len(*line) > 0 {
+			ch := (*line)[0]
+			*line = (*line)[1:]
+			close(ch)
+			return
+		}
+	}
+	r.free++
 }
 
 // run pushes one padded batch through the network and pools the result.
