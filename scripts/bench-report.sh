@@ -210,6 +210,63 @@ echo "+ ${cmd[*]}" >&2
 echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 
 # ---------------------------------------------------------------------------------------------
+# Import throughput (issue 13, item 6). indexer/eval BenchmarkEmbedThroughput: the local model
+# on 1,000 chunks of 50-250 words, as it was before issue 13 (one session, an intra-op thread
+# per CPU, spinning, batches of 8) and as it is, in one run: "bulk" is one Embed call of all
+# of them, "import" one document (one or two chunks) per call from 4 goroutines; chunks/s
+# and process CPU-ms per chunk (EMBED_COUNT runs of each, default 2; means). Then
+# cmd/lectern BenchmarkContentImport: CONTENT_BENCH_DOCS (default 1,000) short text documents
+# through POST /api/v1/content until every job is COMPLETED, embedded (SQLite, Bleve, inproc
+# queue) and distributed (PostgreSQL, Elasticsearch, Asynq/Redis, MinIO), the binary of
+# CONTENT_BENCH_BASELINE (default 11b5e3f, the commit before issue 13) against this tree's,
+# back to back per mode; docs/s, CPU-ms per document and ratios. On a shared machine compare
+# the ratios, not the rates.
+EMBED_COUNT=${EMBED_COUNT:-2}
+CONTENT_BENCH_BASELINE=${CONTENT_BENCH_BASELINE:-11b5e3f}
+LECTERN_TEST_MODEL_DIR=${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh" 2>/dev/null)}
+export LECTERN_TEST_MODEL_DIR CONTENT_BENCH_BASELINE
+cmd=(go test -run='^$' -bench='^BenchmarkEmbedThroughput$' -benchtime=1x -count="$EMBED_COUNT" -timeout=60m ./indexer/eval/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  $1 ~ /^BenchmarkEmbedThroughput\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkEmbedThroughput\//, "", name)
+    split(name, p, "/"); c = p[1]; v = p[2]
+    if (!(c in seen)) { seen[c] = 1; order[++n] = c }
+    r[c, v] += metric("chunks/s"); m[c, v] += metric("CPU-ms/chunk"); k[c, v]++
+  }
+  function avg(a, c, v) { return k[c, v] ? a[c, v] / k[c, v] : -1 }
+  END {
+    if (n == 0) { print "no BenchmarkEmbedThroughput results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-9s | %15s | %14s | %7s | %19s | %18s | %9s |\n", "embedding", "before chunks/s", "after chunks/s", "speedup", "before CPU-ms/chunk", "after CPU-ms/chunk", "CPU ratio"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|%s:|\n", "-----------", "-----------------", "----------------", "---------", "---------------------", "--------------------", "-----------"
+    for (i = 1; i <= n; i++) { c = order[i]
+      rb = avg(r, c, "before"); ra = avg(r, c, "after"); mb = avg(m, c, "before"); ma = avg(m, c, "after")
+      printf "| %-9s | %15.0f | %14.0f | %6.2fx | %19.2f | %18.2f | %8.2fx |\n", c, rb, ra, (rb > 0 ? ra / rb : 0), mb, ma, (ma > 0 ? mb / ma : 0) }
+  }'
+cmd=(go test -run='^$' -bench='^BenchmarkContentImport$' -benchtime=1x -timeout=60m ./cmd/lectern/)
+echo "+ CONTENT_BENCH_BASELINE=$CONTENT_BENCH_BASELINE ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk -v docs="${CONTENT_BENCH_DOCS:-1000}" '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  $1 ~ /^BenchmarkContentImport\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkContentImport\//, "", name)
+    split(name, p, "/"); if (!(p[1] in seen)) { seen[p[1]] = 1; order[++n] = p[1] }
+    d[p[1], p[2]] = metric("docs/s"); c[p[1], p[2]] = metric("CPU-ms/doc")
+  }
+  function get(a, mo, v) { return ((mo, v) in a) ? a[mo, v] : -1 }
+  function f(v, fm) { return v < 0 ? "-" : sprintf(fm, v) }
+  function ratio(x, y) { return (x > 0 && y > 0) ? sprintf("%.2fx", x / y) : "-" }
+  END {
+    if (n == 0) { print "no BenchmarkContentImport results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-32s | %13s | %12s | %7s | %17s | %16s | %9s |\n", "import of " docs " short documents", "before docs/s", "after docs/s", "speedup", "before CPU-ms/doc", "after CPU-ms/doc", "CPU ratio"
+    printf "|%s|%s:|%s:|%s:|%s:|%s:|%s:|\n", "----------------------------------", "---------------", "--------------", "---------", "-------------------", "------------------", "-----------"
+    for (i = 1; i <= n; i++) { mo = order[i]; b = get(d, mo, "before"); a = get(d, mo, "after"); cb = get(c, mo, "before"); ca = get(c, mo, "after")
+      printf "| %-32s | %13s | %12s | %7s | %17s | %16s | %9s |\n", mo, f(b, "%.1f"), f(a, "%.1f"), ratio(a, b), f(cb, "%.0f"), f(ca, "%.0f"), ratio(cb, ca) }
+  }'
+
+# ---------------------------------------------------------------------------------------------
 # Hostile documents (issue 10, item 4): workers/contentjob BenchmarkHostileDocuments imports the
 # generated hostile set (content/extract/extracttest.Set: self-referencing page trees,
 # decompression bombs, deep nesting, zip bombs, a huge transcript) plus one normal PDF, one after

@@ -100,12 +100,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if role == "reindex" {
 		return runReindex(ctx, a, stdout)
 	}
-	return runRoles(ctx, role, cfg, a)
+	return runRoles(ctx, a, cfg, role)
 }
 
-// runRoles runs the role's parts until ctx ends (SIGTERM, SIGINT) or the server fails, then
-// stops them gracefully.
-func runRoles(ctx context.Context, role string, cfg app.Config, a *app.App) error {
+// runRoles runs role's queues, forwarding loop and listener on the opened app until ctx ends
+// (SIGTERM, SIGINT) or the listener fails, then stops them gracefully; the content import
+// benchmark runs the app in-process through it, exactly as the binary does.
+func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) error {
 	errc := make(chan error, 2)
 	// The roles share the queue backend but not its queues: the worker role consumes the
 	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
@@ -282,6 +283,9 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		return cfg, err
 	}
 	if cfg.WorkerConcurrency, err = parseInt("LECTERN_WORKER_CONCURRENCY", env("LECTERN_WORKER_CONCURRENCY", "0")); err != nil {
+		return cfg, err
+	}
+	if cfg.IndexConcurrency, err = parseInt("LECTERN_INDEX_CONCURRENCY", env("LECTERN_INDEX_CONCURRENCY", "0")); err != nil {
 		return cfg, err
 	}
 	if cfg.ExtractTimeout, err = parseDuration("LECTERN_EXTRACT_TIMEOUT", env("LECTERN_EXTRACT_TIMEOUT", sandbox.DefaultTimeout.String())); err != nil {

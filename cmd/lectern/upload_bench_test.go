@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
@@ -251,25 +249,12 @@ func uploadOnce(b *testing.B, bin, mode, pkg string) {
 	}
 }
 
-// benchRedis is an emptied Redis database out of the range test binaries start from
-// (testenv.FreshRedis hands out 16, 17, ... in every binary): queues in one database are
-// shared, so a test running at the same time would otherwise take the benchmark's tasks.
+// benchRedis is an emptied Redis database leased for the benchmark (testenv.FreshRedis):
+// queues in one database are shared, and an unleased database can be flushed by a test that
+// leases it while the benchmark runs (which once emptied the content import benchmark's
+// queues in the middle of a run).
 func benchRedis(b *testing.B, baseURL string) string {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	u.Path = fmt.Sprintf("/%d", 56+rand.IntN(8))
-	opt, err := redis.ParseURL(u.String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	if err := c.FlushDB(context.Background()).Err(); err != nil {
-		b.Fatalf("flush %s: %v", u, err)
-	}
-	return u.String()
+	return testenv.FreshRedis(b, baseURL)
 }
 
 // removeBucket deletes the benchmark's bucket with whatever is left in it.

@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	blevesearch "github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -63,13 +64,20 @@ type Options struct {
 	// directory and re-index to change models). Zero means: use the recorded model, if any;
 	// an index with no model refuses vectors and semantic queries.
 	Model indexer.Model
+	// GroupWindow is how long the first of a group of concurrent IndexContent calls waits
+	// for others before committing them together (zero: it commits at once, with whatever
+	// arrived while the previous commit ran). Each commit is a Bleve segment that merges
+	// later; the app sets a few tens of milliseconds, so that a stream of imports makes a few
+	// big segments instead of one per document.
+	GroupWindow time.Duration
 }
 
 // Index is the embedded backend. It is safe for concurrent use.
 type Index struct {
-	db    *bolt.DB
-	bi    blevesearch.Index
-	model indexer.Model
+	db     *bolt.DB
+	bi     blevesearch.Index
+	model  indexer.Model
+	window time.Duration
 
 	// mu orders writes and keeps searches consistent with the in-memory version table:
 	// writers hold it exclusively while they change Bleve and the table.
@@ -77,6 +85,20 @@ type Index struct {
 	versions map[string]*version            // by record key
 	byTenant map[string]map[string]*version // tenant -> record key -> version
 	vectors  map[string]*vectorSet          // by tenant
+
+	// pending holds IndexContent writes waiting to be committed: the first of them (the
+	// leader) waits the group window, takes mu and commits all that are pending then at once
+	// (group commit), so concurrent index tasks share one store.db transaction, one Bleve
+	// batch (one segment) and one clean-up transaction.
+	pmu     sync.Mutex
+	pending []*pendingWrite
+}
+
+// pendingWrite is one IndexContent call waiting in a group commit.
+type pendingWrite struct {
+	key  string
+	rec  *record
+	done chan error
 }
 
 // version is the in-memory part of a content version's record: what every search needs
@@ -135,7 +157,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("indexer/bleve: open store: %w", err)
 	}
 	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{},
-		vectors: map[string]*vectorSet{}}
+		vectors: map[string]*vectorSet{}, window: opts.GroupWindow}
 	if err := ix.init(dir, opts); err != nil {
 		db.Close()
 		if ix.bi != nil {
@@ -415,31 +437,44 @@ func (ix *Index) clean(keys ...string) error {
 // rewrite makes Bleve's documents of one version match r (none when r is nil) in one batch,
 // and updates the version table.
 func (ix *Index) rewrite(key string, r *record) error {
-	old, err := ix.docIDs(query.NewTermQuery(hex.EncodeToString([]byte(key))), "vkey")
-	if err != nil {
-		return err
-	}
+	return ix.rewriteAll(map[string]*record{key: r})
+}
+
+// rewriteAll makes Bleve's documents of several versions match recs (none for a nil record)
+// in one batch, which scorch applies atomically as one segment, and updates the version
+// table.
+func (ix *Index) rewriteAll(recs map[string]*record) error {
 	b := ix.bi.NewBatch()
-	for _, id := range old {
-		b.Delete(id)
-	}
-	if r != nil {
-		for i, d := range documents(key, r) {
-			kind := byte('c')
-			if i >= len(r.Chunks) {
-				kind, i = 'f', i-len(r.Chunks)
-			}
-			if err := b.Index(docID(kind, key, i), d); err != nil {
+	for key, r := range recs {
+		if _, known := ix.versions[key]; known || r == nil {
+			old, err := ix.docIDs(query.NewTermQuery(hex.EncodeToString([]byte(key))), "vkey")
+			if err != nil {
 				return err
+			}
+			for _, id := range old {
+				b.Delete(id)
+			}
+		}
+		if r != nil {
+			for i, d := range documents(key, r) {
+				kind := byte('c')
+				if i >= len(r.Chunks) {
+					kind, i = 'f', i-len(r.Chunks)
+				}
+				if err := b.Index(docID(kind, key, i), d); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	if err := ix.bi.Batch(b); err != nil {
 		return err
 	}
-	ix.forget(key)
-	if r != nil {
-		ix.remember(key, r)
+	for key, r := range recs {
+		ix.forget(key)
+		if r != nil {
+			ix.remember(key, r)
+		}
 	}
 	return nil
 }
@@ -532,41 +567,97 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 		return err
 	}
 	r := &record{Tenant: tenant, ContentID: contentID, Version: v, Status: st, Chunks: cs, Fields: fs}
-	key := recordKey(tenant, contentID, v)
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.replace(map[string]*record{key: r})
+	w := &pendingWrite{key: recordKey(tenant, contentID, v), rec: r, done: make(chan error, 1)}
+	ix.pmu.Lock()
+	leader := len(ix.pending) == 0
+	ix.pending = append(ix.pending, w)
+	ix.pmu.Unlock()
+	if leader {
+		if ix.window > 0 {
+			t := time.NewTimer(ix.window)
+			select { // the others' writes wait on this one: cancellation ends only the wait
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		ix.mu.Lock()
+		ix.pmu.Lock()
+		group := ix.pending
+		ix.pending = nil
+		ix.pmu.Unlock()
+		ix.commit(group)
+		ix.mu.Unlock()
+	}
+	return <-w.done
+}
+
+// commit writes a group of IndexContent calls in one replace and reports to each; when the
+// group fails, each write is tried alone, so that one bad version fails only its own call.
+// Two writes of one version in a group: the later wins, as it would have one after the
+// other. The caller holds mu.
+func (ix *Index) commit(group []*pendingWrite) {
+	recs := make(map[string]*record, len(group))
+	for _, w := range group {
+		recs[w.key] = w.rec
+	}
+	err := ix.replace(recs)
+	if err != nil && len(recs) > 1 {
+		for _, w := range group {
+			w.done <- ix.replace(map[string]*record{w.key: w.rec})
+		}
+		return
+	}
+	for _, w := range group {
+		w.done <- err
+	}
 }
 
 // replace stores recs (nil deletes) and rewrites their Bleve documents. When Bleve fails,
 // the previous records are put back, so store.db and Bleve agree again.
 func (ix *Index) replace(recs map[string]*record) error {
 	prev := map[string]*record{}
-	for k := range recs {
-		r, err := ix.load(k)
-		if err != nil {
-			return fmt.Errorf("indexer/bleve: %w", err)
+	err := ix.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		for k := range recs {
+			if _, known := ix.versions[k]; !known {
+				prev[k] = nil // not in the table, so not in store.db (Open loads every record)
+				continue
+			}
+			raw := b.Get([]byte(k))
+			if raw == nil {
+				prev[k] = nil
+				continue
+			}
+			r := new(record)
+			if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(r); err != nil {
+				return err
+			}
+			prev[k] = r
 		}
-		prev[k] = r
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("indexer/bleve: %w", err)
 	}
 	if err := ix.store(recs); err != nil {
 		return fmt.Errorf("indexer/bleve: store: %w", err)
 	}
 	keys := make([]string, 0, len(recs))
-	for k, r := range recs {
-		if err := ix.rewrite(k, r); err != nil {
-			// Best effort: restore the old records and documents; whatever stays dirty is
-			// replayed by the next Open.
-			if ix.store(prev) == nil {
-				for k := range prev {
-					if ix.rewrite(k, prev[k]) == nil {
-						_ = ix.clean(k)
-					}
+	for k := range recs {
+		keys = append(keys, k)
+	}
+	if err := ix.rewriteAll(recs); err != nil {
+		// Best effort: restore the old records and documents; whatever stays dirty is
+		// replayed by the next Open.
+		if ix.store(prev) == nil {
+			for k := range prev {
+				if ix.rewrite(k, prev[k]) == nil {
+					_ = ix.clean(k)
 				}
 			}
-			return fmt.Errorf("indexer/bleve: %w", err)
 		}
-		keys = append(keys, k)
+		return fmt.Errorf("indexer/bleve: %w", err)
 	}
 	if err := ix.clean(keys...); err != nil {
 		return fmt.Errorf("indexer/bleve: %w", err)

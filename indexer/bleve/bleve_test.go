@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -28,6 +29,16 @@ func TestContract(t *testing.T) {
 		}
 		return ix
 	})
+}
+
+// TestGroupCommit: concurrent writes committed in groups (GroupWindow) each land whole.
+func TestGroupCommit(t *testing.T) {
+	ix, err := Open(t.TempDir(), Options{Model: indexertest.Model, GroupWindow: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	indexertest.ConcurrentWrites(t, ix)
 }
 
 // TestReopen checks that the index survives a restart and that it refuses another model.

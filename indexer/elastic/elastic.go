@@ -142,6 +142,12 @@ type Options struct {
 	// indexer.ErrModelMismatch. Zero means: use the recorded model; an index that does not
 	// exist yet cannot be created without one (its dense_vector needs the dimension count).
 	Model indexer.Model
+	// GroupWindow is how long the first of a group of concurrent IndexContent calls waits
+	// for others before sending them as one bulk request with one forced refresh (zero: it
+	// sends at once, with whatever arrived while the previous request ran). The app sets a
+	// few tens of milliseconds: a refresh per document costs the cluster more than the
+	// documents.
+	GroupWindow time.Duration
 }
 
 // Index is the Elasticsearch backend. It is safe for concurrent use.
@@ -166,6 +172,21 @@ type Index struct {
 	purge  sync.RWMutex
 	locks  [64]sync.Mutex
 	closed atomic.Bool
+
+	// IndexContent's bulk requests go one at a time (send), and the writes that arrive
+	// while one is in flight wait in pending and go together in the next (group commit):
+	// concurrent index tasks then share one bulk request and one forced refresh.
+	send        sync.Mutex
+	pmu         sync.Mutex
+	pending     []*pendingBulk
+	groupWindow time.Duration
+}
+
+// pendingBulk is the bulk actions of one IndexContent call waiting for a group commit.
+type pendingBulk struct {
+	op   string
+	ops  []bulkOp
+	done chan error
 }
 
 // metaModel is the key of the embedding model in the index mapping's _meta.
@@ -205,7 +226,7 @@ func New(ctx context.Context, client *elastic.Client, opts Options) (*Index, err
 	if opts.Model.Dims < 0 || opts.Model.Dims > mappings.MaxEmbeddingDims || (opts.Model.Dims == 0) != (opts.Model.Name == "") {
 		return nil, fmt.Errorf("indexer/elastic: invalid model %+v", opts.Model)
 	}
-	ix := &Index{c: client, alias: client.Alias(mappings.Content), window: maxResultWindow}
+	ix := &Index{c: client, alias: client.Alias(mappings.Content), window: maxResultWindow, groupWindow: opts.GroupWindow}
 	if opts.Model.Dims > 0 {
 		if _, _, err := client.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: opts.Model.Dims}); err != nil {
 			return nil, fmt.Errorf("indexer/elastic: %w", err)
@@ -443,21 +464,82 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 		return err
 	}
 	defer ix.lock(tenant, contentID)()
-	old, err := ix.ids(ctx, map[string]any{"bool": map[string]any{"filter": versionFilter(tenant, contentID, &v)}})
+	ops := versionDocs(tenant, contentID, v, cs, fs, st)
+	// A version without a status document was never written (the status document is the
+	// last action of a write), so it has no documents to delete: one realtime get instead
+	// of a search in a point in time (three requests) for every new version. Versions are
+	// immutable, so a write cut short before its status document was written has the same
+	// ids as the retry, which overwrites them.
+	written, err := ix.hasStatus(ctx, tenant, contentID, v)
 	if err != nil {
 		return err
 	}
-	ops := versionDocs(tenant, contentID, v, cs, fs, st)
-	keep := make(map[string]bool, len(ops))
-	for _, o := range ops {
-		keep[o.id] = true
-	}
-	for _, id := range old {
-		if !keep[id] {
-			ops = append(ops, bulkOp{action: "delete", id: id})
+	if written {
+		old, err := ix.ids(ctx, map[string]any{"bool": map[string]any{"filter": versionFilter(tenant, contentID, &v)}})
+		if err != nil {
+			return err
+		}
+		keep := make(map[string]bool, len(ops))
+		for _, o := range ops {
+			keep[o.id] = true
+		}
+		for _, id := range old {
+			if !keep[id] {
+				ops = append(ops, bulkOp{action: "delete", id: id})
+			}
 		}
 	}
-	return ix.bulk(ctx, "write "+contentID, ops, "true")
+	return ix.groupBulk(ctx, "write "+contentID, ops)
+}
+
+// groupBulk sends ops with a forced refresh, together with the other IndexContent writes
+// that arrive within the group window or while the previous request runs (see Index.send).
+// When a group fails, each write is sent alone, so that one bad version fails only its own
+// call.
+func (ix *Index) groupBulk(ctx context.Context, op string, ops []bulkOp) error {
+	w := &pendingBulk{op: op, ops: ops, done: make(chan error, 1)}
+	ix.pmu.Lock()
+	leader := len(ix.pending) == 0
+	ix.pending = append(ix.pending, w)
+	ix.pmu.Unlock()
+	if !leader { // the first write of the group sends it
+		return <-w.done
+	}
+	if ix.groupWindow > 0 {
+		t := time.NewTimer(ix.groupWindow)
+		select { // the others' writes wait on this one: cancellation ends only the wait
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	ix.send.Lock()
+	ix.pmu.Lock()
+	group := ix.pending
+	ix.pending = nil
+	ix.pmu.Unlock()
+	switch len(group) {
+	case 1:
+		group[0].done <- ix.bulk(ctx, group[0].op, group[0].ops, "true")
+	default:
+		// The others' writes must not fail because this caller's context ends.
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		var all []bulkOp
+		for _, g := range group {
+			all = append(all, g.ops...)
+		}
+		err := ix.bulk(gctx, fmt.Sprintf("write %d versions", len(group)), all, "true")
+		for _, g := range group {
+			if err != nil {
+				g.done <- ix.bulk(gctx, g.op, g.ops, "true")
+			} else {
+				g.done <- nil
+			}
+		}
+		cancel()
+	}
+	ix.send.Unlock()
+	return <-w.done
 }
 
 // versionDocs returns the index actions of a content version's documents (see the package

@@ -57,6 +57,15 @@ func open(t *testing.T, c *elastic.Client, model indexer.Model) *Index {
 	return ix
 }
 
+// TestGroupCommit: concurrent writes sent in groups (GroupWindow) each land whole and
+// searchable when their call returns.
+func TestGroupCommit(t *testing.T) {
+	c := newClient(t)
+	ix := open(t, c, indexertest.Model)
+	ix.groupWindow = 20 * time.Millisecond
+	indexertest.ConcurrentWrites(t, ix)
+}
+
 func TestContract(t *testing.T) {
 	testenv.External(t, "LECTERN_TEST_ELASTICSEARCH_URL")
 	indexertest.Run(t, func(t *testing.T) indexer.Index {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -25,9 +26,18 @@ type ONNX struct {
 	info      Info
 	tok       *wordPiece
 	batchSize int
+	// batchTokens bounds a batch's padded size (sequences × longest); see Embed.
+	batchTokens int
 
 	inputNames   []string // order of the session inputs
 	pooledOutput bool     // model already returns [batch, dims]
+
+	// slots bounds the runs in flight across every caller: one per core with one intra-op
+	// thread each, so concurrent index tasks and searches share the CPU instead of
+	// oversubscribing it.
+	slots *runSlots
+	// bufs recycles the int64 input buffers of a run.
+	bufs sync.Pool
 
 	mu      sync.RWMutex // guards session against Close during Embed
 	session *ort.DynamicAdvancedSession
@@ -38,22 +48,41 @@ type ONNX struct {
 type ONNXOption func(*onnxConfig)
 
 type onnxConfig struct {
-	batchSize int
-	threads   int
-	library   string
+	batchSize   int
+	batchTokens int
+	threads     int
+	parallel    int
+	spinning    bool
+	library     string
 }
 
-// WithBatchSize sets how many texts go through the network in one run
-// (default 8). Per-run overhead is small next to a 6-layer transformer, and
-// small batches keep activations in cache: on a 2-core machine batches of
-// 4–8 were as fast as or faster than 32–64.
+// WithBatchSize sets the most texts that go through the network in one run (default 8).
+// Batches are also bounded by padded tokens (see [WithBatchTokens]), so long chunks run
+// one at a time and only short texts, such as queries, fill a batch.
 func WithBatchSize(n int) ONNXOption { return func(c *onnxConfig) { c.batchSize = n } }
 
-// WithThreads sets ONNX Runtime's intra-op thread count (default
-// runtime.NumCPU()). ONNX Runtime's own default is one thread per physical
-// core, which on a 2-vCPU machine with SMT means one thread and about half
-// the throughput. n <= 0 leaves the choice to ONNX Runtime.
+// WithBatchTokens bounds a batch's padded size, texts × longest text in tokens (default
+// 256). A run's activations grow with it, and past about one 256-token sequence they no
+// longer fit a core's cache: on the 2-core reference machine one 128-token text per run
+// took 20% less CPU per text than batches of 8. A text longer than the bound runs alone.
+func WithBatchTokens(n int) ONNXOption { return func(c *onnxConfig) { c.batchTokens = n } }
+
+// WithThreads sets ONNX Runtime's intra-op thread count per run (default 1). Parallelism
+// comes from running several batches at once instead (see [WithParallelRuns]): one thread
+// per run needs no synchronisation between operators, which on 2 shared vCPUs cost half
+// the throughput (2 threads per run, two concurrent callers: 2.1× the CPU per text). n <= 0
+// leaves the choice to ONNX Runtime.
 func WithThreads(n int) ONNXOption { return func(c *onnxConfig) { c.threads = n } }
+
+// WithParallelRuns sets how many runs may be in flight at once across all callers of one
+// ONNX (default runtime.NumCPU() divided by the intra-op threads, at least 1).
+func WithParallelRuns(n int) ONNXOption { return func(c *onnxConfig) { c.parallel = n } }
+
+// WithSpinning lets ONNX Runtime's idle intra-op threads spin between operators (default
+// off: they sleep). Spinning saves microseconds per operator on a machine whose cores are
+// reserved for the embedder and costs whole cores on one shared with anything else; the
+// benchmarks use it to reproduce the embedder as it was before issue 13.
+func WithSpinning(on bool) ONNXOption { return func(c *onnxConfig) { c.spinning = on } }
 
 // WithRuntimeLibrary loads the ONNX Runtime shared library from path instead
 // of the one named in the model directory's manifest.
@@ -64,12 +93,18 @@ func WithRuntimeLibrary(path string) ONNXOption { return func(c *onnxConfig) { c
 // WordPiece vocabulary and the ONNX Runtime shared library. A missing
 // installation yields an error wrapping [ErrNoModel].
 func New(dir string, opts ...ONNXOption) (*ONNX, error) {
-	cfg := onnxConfig{batchSize: 8, threads: runtime.NumCPU()}
+	cfg := onnxConfig{batchSize: 8, batchTokens: 256, threads: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.batchSize <= 0 {
 		return nil, fmt.Errorf("embed: batch size must be positive, got %d", cfg.batchSize)
+	}
+	if cfg.batchTokens <= 0 {
+		return nil, fmt.Errorf("embed: batch tokens must be positive, got %d", cfg.batchTokens)
+	}
+	if cfg.parallel <= 0 {
+		cfg.parallel = max(1, runtime.NumCPU()/max(cfg.threads, 1))
 	}
 	m, err := readManifest(dir)
 	if err != nil {
@@ -87,8 +122,9 @@ func New(dir string, opts ...ONNXOption) (*ONNX, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &ONNX{info: Info{Name: m.Name, Dims: m.Dims}, tok: tok, batchSize: cfg.batchSize, runtime: rt}
-	if err := e.open(filepath.Join(dir, m.ModelFile), cfg.threads); err != nil {
+	e := &ONNX{info: Info{Name: m.Name, Dims: m.Dims}, tok: tok, batchSize: cfg.batchSize, batchTokens: cfg.batchTokens,
+		slots: newRunSlots(cfg.parallel), runtime: rt}
+	if err := e.open(filepath.Join(dir, m.ModelFile), cfg.threads, cfg.spinning); err != nil {
 		rt.release()
 		return nil, err
 	}
@@ -98,7 +134,7 @@ func New(dir string, opts ...ONNXOption) (*ONNX, error) {
 // open inspects the graph's inputs and outputs (exports differ: some lack
 // token_type_ids, some add a pooled "sentence_embedding" output) and creates
 // the session.
-func (e *ONNX) open(modelPath string, threads int) error {
+func (e *ONNX) open(modelPath string, threads int, spinning bool) error {
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return fmt.Errorf("embed: session options: %w", err)
@@ -107,6 +143,18 @@ func (e *ONNX) open(modelPath string, threads int) error {
 	if threads > 0 {
 		if err := so.SetIntraOpNumThreads(threads); err != nil {
 			return fmt.Errorf("embed: set threads: %w", err)
+		}
+	}
+	// Idle intra-op threads sleep instead of spinning between operators: on a machine whose
+	// cores are shared (other runs of this embedder, the database, other programs) a spinning
+	// thread takes the core another one needs.
+	spin := "0"
+	if spinning {
+		spin = "1"
+	}
+	for _, k := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err := so.AddSessionConfigEntry(k, spin); err != nil {
+			return fmt.Errorf("embed: session options: %w", err)
 		}
 	}
 	ins, outs, err := ort.GetInputOutputInfoWithOptions(modelPath, so)
@@ -175,9 +223,11 @@ func (e *ONNX) Close() error {
 	return err
 }
 
-// Embed embeds texts in batches. Texts are sorted by token count before
-// batching so each batch pads to similar lengths, which matters for
-// throughput on mixed-length chunks; results come back in input order.
+// Embed embeds texts. Each text is tokenized once; texts are sorted by token count and cut
+// into batches of similar length (at most WithBatchSize texts and WithBatchTokens padded
+// tokens, so padding stays small and long chunks run alone), and the batches run on up to
+// WithParallelRuns runs at once, shared with every other caller. A text's vector does not
+// depend on its batch: padding is masked out of the mean. Results come back in input order.
 func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
@@ -190,30 +240,129 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(ids[a]) - len(ids[b]) })
+	// Batches from the longest down: the slowest runs start first, so the last one to
+	// finish is short.
+	var batches [][]int
+	for end := len(order); end > 0; {
+		start, width := end-1, len(ids[order[end-1]])
+		for start > 0 && end-start < e.batchSize && (end-start+1)*width <= e.batchTokens {
+			start--
+		}
+		batches = append(batches, order[start:end])
+		end = start
+	}
 
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.session == nil {
 		return nil, errors.New("embed: embedder is closed")
 	}
-	for start := 0; start < len(order); start += e.batchSize {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		batch := order[start:min(start+e.batchSize, len(order))]
-		seqs := make([][]int32, len(batch))
-		for j, idx := range batch {
-			seqs[j] = ids[idx]
-		}
-		vecs, err := e.run(ctx, seqs)
-		if err != nil {
-			return nil, err
-		}
-		for j, idx := range batch {
-			out[idx] = vecs[j]
-		}
+	// A short call (a search query) goes before the queued runs of long ones (imports), so
+	// searching stays fast while content is being indexed.
+	tokens := 0
+	for _, s := range ids {
+		tokens += len(s)
+	}
+	urgent := tokens <= urgentTokens
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(batches), e.slots.size) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batches) || ctx.Err() != nil {
+					return
+				}
+				if !e.slots.acquire(ctx, urgent) {
+					return
+				}
+				batch := batches[i]
+				seqs := make([][]int32, len(batch))
+				for j, idx := range batch {
+					seqs[j] = ids[idx]
+				}
+				vecs, err := e.run(ctx, seqs)
+				e.slots.release()
+				if err != nil {
+					cancel(err)
+					return
+				}
+				for j, idx := range batch {
+					out[idx] = vecs[j]
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// urgentTokens is the most tokens (all texts together) of a call that takes a free run slot
+// before the waiting runs of longer calls: a search query is a few tokens, an imported chunk
+// up to 256.
+const urgentTokens = 64
+
+// runSlots is a counting semaphore whose urgent waiters are served before the others.
+type runSlots struct {
+	size   int
+	mu     sync.Mutex
+	free   int
+	urgent []chan struct{}
+	normal []chan struct{}
+}
+
+func newRunSlots(n int) *runSlots { return &runSlots{size: n, free: n} }
+
+// acquire takes a slot, waiting in line (the urgent line when urgent); false when ctx ended
+// first.
+func (r *runSlots) acquire(ctx context.Context, urgent bool) bool {
+	r.mu.Lock()
+	if r.free > 0 {
+		r.free--
+		r.mu.Unlock()
+		return true
+	}
+	ch := make(chan struct{})
+	line := &r.normal
+	if urgent {
+		line = &r.urgent
+	}
+	*line = append(*line, ch)
+	r.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		r.mu.Lock()
+		if i := slices.Index(*line, ch); i >= 0 {
+			*line = slices.Delete(*line, i, i+1)
+			r.mu.Unlock()
+			return false
+		}
+		r.mu.Unlock()
+		r.release() // granted meanwhile: pass it on
+		return false
+	}
+}
+
+// release returns a slot, to the first urgent waiter, else the first other one.
+func (r *runSlots) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, line := range []*[]chan struct{}{&r.urgent, &r.normal} {
+		if len(*line) > 0 {
+			ch := (*line)[0]
+			*line = (*line)[1:]
+			close(ch)
+			return
+		}
+	}
+	r.free++
 }
 
 // run pushes one padded batch through the network and pools the result.
@@ -223,8 +372,17 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 	for _, s := range seqs {
 		width = max(width, len(s))
 	}
-	inputIDs := make([]int64, n*width)
-	mask := make([]int64, n*width)
+	// One buffer holds input_ids, attention_mask and token_type_ids (zeros) back to back.
+	size := n * width
+	bp, _ := e.bufs.Get().(*[]int64)
+	if bp == nil || cap(*bp) < 3*size {
+		b := make([]int64, 3*max(size, min(e.batchTokens, 4096)))
+		bp = &b
+	}
+	defer e.bufs.Put(bp)
+	buf := (*bp)[:3*size]
+	clear(buf)
+	inputIDs, mask, types := buf[:size], buf[size:2*size], buf[2*size:]
 	for i, s := range seqs {
 		for j, id := range s {
 			inputIDs[i*width+j] = int64(id)
@@ -246,7 +404,7 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 		case "attention_mask":
 			data = mask
 		default: // token_type_ids: single-segment input, all zeros
-			data = make([]int64, n*width)
+			data = types
 		}
 		t, err := ort.NewTensor(shape, data)
 		if err != nil {
@@ -276,7 +434,7 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 	outputs := []ort.Value{nil}
 	if err := e.session.RunWithOptions(inputs, outputs, ro); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		}
 		return nil, fmt.Errorf("embed: run model: %w", err)
 	}
@@ -292,12 +450,14 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 	}
 
 	res := make([][]float32, n)
+	flat := make([]float32, n*dims) // one allocation for the batch's vectors
+	acc := make([]float64, dims)
 	for i := range seqs {
-		v := make([]float32, dims)
+		v := flat[i*dims : (i+1)*dims : (i+1)*dims]
 		if e.pooledOutput {
 			copy(v, data[i*dims:(i+1)*dims])
 		} else {
-			meanPool(v, data[i*width*dims:(i+1)*width*dims], len(seqs[i]), dims)
+			meanPool(v, acc, data[i*width*dims:(i+1)*width*dims], len(seqs[i]), dims)
 		}
 		normalize(v)
 		res[i] = v
@@ -309,8 +469,8 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 // states (row-major [width, dims]). Tokens are left-aligned, so "the first n"
 // is exactly the attention mask; padding never enters the mean. Accumulating
 // in float64 keeps results independent of batch composition.
-func meanPool(dst []float32, hidden []float32, n, dims int) {
-	acc := make([]float64, dims)
+func meanPool(dst []float32, acc []float64, hidden []float32, n, dims int) {
+	clear(acc)
 	for t := 0; t < n; t++ {
 		row := hidden[t*dims : (t+1)*dims]
 		for k, x := range row {

@@ -18,6 +18,15 @@ type ONNXOption func(*struct{})
 // WithBatchSize is a no-op without cgo.
 func WithBatchSize(int) ONNXOption { return func(*struct{}) {} }
 
+// WithBatchTokens is a no-op without cgo.
+func WithBatchTokens(int) ONNXOption { return func(*struct{}) {} }
+
+// WithParallelRuns is a no-op without cgo.
+func WithParallelRuns(int) ONNXOption { return func(*struct{}) {} }
+
+// WithSpinning is a no-op without cgo.
+func WithSpinning(bool) ONNXOption { return func(*struct{}) {} }
+
 // WithThreads is a no-op without cgo.
 func WithThreads(int) ONNXOption { return func(*struct{}) {} }
 

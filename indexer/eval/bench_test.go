@@ -2,8 +2,14 @@ package eval
 
 import (
 	"context"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/indexer/embed"
 )
 
 // BenchmarkEmbed measures the local model's embedding throughput on 1,000 synthetic chunks
@@ -45,4 +51,99 @@ func BenchmarkEmbedQuery(b *testing.B) {
 		_, err := e.Embed(ctx, []string{q[i%len(q)]})
 		return err
 	})
+}
+
+// legacyEmbedder is the local model configured as it was before issue 13: one session with
+// an intra-op thread per CPU, spinning between operators, batches of 8 padded to their
+// longest text, and every caller running its batches at once (parallel: the callers).
+func legacyEmbedder(b *testing.B, parallel int) *embed.ONNX {
+	return Embedder(b, embed.WithThreads(runtime.NumCPU()), embed.WithSpinning(true), embed.WithParallelRuns(parallel),
+		embed.WithBatchTokens(math.MaxInt32))
+}
+
+// BenchmarkEmbedThroughput measures chunks/s of the local model, before (legacyEmbedder) and
+// after issue 13 (embed.New's defaults) in one run, on 1,000 chunks of mixed length as
+// content imports make them (importChunks: 50 to 250 words, ~70 to the model's 256 tokens):
+//
+//   - bulk: one Embed call of all 1,000 (re-indexing, the evaluation set);
+//   - import: as content imports ask, one document (one or two chunks) per call from
+//     importCallers goroutines at once (the index queue's handlers).
+//
+// Each case reports chunks/s and CPU-ms/chunk (process CPU time, which the other programs
+// on a shared machine disturb less than wall time). Run with -benchtime=1x; -count=3
+// runs each case that many times in a row, and scripts/bench-report.sh prints the means and ratios.
+func BenchmarkEmbedThroughput(b *testing.B) {
+	texts := importChunks(1000)
+	const importCallers = 4
+	// Documents of one or two chunks, alternating.
+	var docs [][]string
+	for i := 0; i < len(texts); {
+		n := 1 + len(docs)%2
+		docs = append(docs, texts[i:min(i+n, len(texts))])
+		i += n
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		open func(b *testing.B) *embed.ONNX
+		run  func(e *embed.ONNX) error
+	}{
+		{"bulk/before", func(b *testing.B) *embed.ONNX { return legacyEmbedder(b, 1) }, nil},
+		{"bulk/after", func(b *testing.B) *embed.ONNX { return Embedder(b) }, nil},
+		{"import/before", func(b *testing.B) *embed.ONNX { return legacyEmbedder(b, importCallers) }, nil},
+		{"import/after", func(b *testing.B) *embed.ONNX { return Embedder(b) }, nil},
+	} {
+		perDoc := c.name[:6] == "import"
+		b.Run(c.name, func(b *testing.B) {
+			e := c.open(b)
+			if _, err := e.Embed(ctx, texts[:16]); err != nil { // warm up the arenas
+				b.Fatal(err)
+			}
+			var wall, cpu time.Duration
+			for b.Loop() {
+				s, c0 := time.Now(), processCPU()
+				if !perDoc {
+					if _, err := e.Embed(ctx, texts); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					var wg sync.WaitGroup
+					for w := range importCallers {
+						wg.Go(func() {
+							for d := w; d < len(docs); d += importCallers {
+								if _, err := e.Embed(ctx, docs[d]); err != nil {
+									b.Error(err)
+									return
+								}
+							}
+						})
+					}
+					wg.Wait()
+				}
+				wall += time.Since(s)
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(b.N*len(texts))/wall.Seconds(), "chunks/s")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(texts)), "CPU-ms/chunk")
+		})
+	}
+}
+
+// importChunks returns n chunks of one to five synthetic 50-word chunks joined (50 to 250
+// words, up to about content.ChunkChars characters), deterministically.
+func importChunks(n int) []string {
+	var pieces []string
+	for v := 0; len(pieces) < 3*n; v++ {
+		chunks, _ := SynthVersion(v)
+		for _, c := range chunks {
+			pieces = append(pieces, c.Text)
+		}
+	}
+	out := make([]string, n)
+	for i, p := 0, 0; i < n; i++ {
+		k := 1 + (i*7)%5
+		out[i] = strings.Join(pieces[p:p+k], " ")
+		p += k
+	}
+	return out
 }

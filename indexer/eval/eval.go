@@ -143,14 +143,14 @@ func (r *Result) score() {
 // Embedder returns the installed local embedding model (embed.New) for a test or benchmark:
 // from $LECTERN_TEST_MODEL_DIR, else embed.DefaultModelDir. When none is installed the test
 // is skipped locally but fails when CI is set: in CI a missing model must not pass silently.
-// The embedder is closed when the test ends.
-func Embedder(t testing.TB) *embed.ONNX {
+// The embedder is closed when the test ends; opts configure it (embed.New).
+func Embedder(t testing.TB, opts ...embed.ONNXOption) *embed.ONNX {
 	t.Helper()
 	dir := os.Getenv("LECTERN_TEST_MODEL_DIR")
 	if dir == "" {
 		dir = embed.DefaultModelDir(testenv.CacheDir())
 	}
-	e, err := embed.New(dir)
+	e, err := embed.New(dir, opts...)
 	if err != nil {
 		if errors.Is(err, embed.ErrNoModel) && os.Getenv("CI") == "" {
 			t.Skipf("no embedding model installed (%v); run scripts/install-model.sh", err)

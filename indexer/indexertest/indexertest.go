@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -945,5 +946,74 @@ func (s *suite) fieldRanking(t *testing.T) {
 		{"within a", indexer.Query{Type: indexer.FieldSearch, Term: "fire safety", ContentID: "a"}, all[:4]},
 	} {
 		wantIDs(t, tc.name, str(search(t, ix, tc.q)), tc.want...)
+	}
+}
+
+// ConcurrentWrites checks an index whose writes are group-committed: versions written by many
+// goroutines at once (new ones, and one version written again with other text) are each
+// searchable with their own chunks and fields as soon as their IndexContent returns, and a
+// write refused by PrepareContent fails alone.
+func ConcurrentWrites(t *testing.T, ix indexer.Index) {
+	const writers = 24
+	c := ctx(t)
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			id := fmt.Sprintf("doc%02d", w)
+			chunks := []indexer.Chunk{{Active: true, Location: "p1", Text: "shared pumpkins " + id, Vector: []float32{1, 0, 0, 0}},
+				{Active: true, Location: "p2", Text: "second part " + id, Vector: []float32{0, 1, 0, 0}}}
+			if w == writers-1 {
+				chunks[0].Vector = []float32{1, 0} // wrong dimension: refused
+			}
+			fields := []indexer.Field{{FieldType: indexer.FieldTitle, Value: "Title " + id}}
+			if errs[w] = ix.IndexContent(c, "grp", id, 1, chunks, fields); errs[w] != nil {
+				return
+			}
+			// Visible at once, with its own chunks and fields.
+			hits, err := ix.Search(c, indexer.Query{Tenant: "grp", Type: indexer.FieldSearch, Term: "title " + id})
+			if err != nil || len(hits) != 1 || hits[0].ContentID != id {
+				errs[w] = fmt.Errorf("field search for %s after its write: %v %+v", id, err, hits)
+				return
+			}
+			v := 1
+			hits, err = ix.Search(c, indexer.Query{Tenant: "grp", Type: indexer.Lexical, Term: "part", ContentID: id, Version: &v})
+			if err != nil || len(hits) != 1 || hits[0].Location != "p2" {
+				errs[w] = fmt.Errorf("lexical search in %s after its write: %v %+v", id, err, hits)
+			}
+		})
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if w == writers-1 {
+			if !errors.Is(err, indexer.ErrModelMismatch) && !errors.Is(err, indexer.ErrInvalidQuery) {
+				t.Errorf("write with a wrong dimension: %v, want ErrModelMismatch or ErrInvalidQuery", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	hits := search(t, ix, indexer.Query{Tenant: "grp", Type: indexer.Lexical, Term: "pumpkins", Limit: 100})
+	if len(hits) != writers-1 {
+		t.Errorf("tenant-wide search finds %d versions, want %d", len(hits), writers-1)
+	}
+	// A version written again by concurrent writers ends with one of the writes, whole.
+	for range 2 {
+		wg.Go(func() {
+			err := ix.IndexContent(c, "grp", "doc00", 1, []indexer.Chunk{{Active: true, Location: "only", Text: "rewritten turnips", Vector: []float32{0, 0, 1, 0}}}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	v := 1
+	if h := search(t, ix, indexer.Query{Tenant: "grp", Type: indexer.Lexical, Term: "part", ContentID: "doc00", Version: &v}); len(h) != 0 {
+		t.Errorf("doc00 still has its old chunk after the rewrite: %+v", h)
+	}
+	if h := search(t, ix, indexer.Query{Tenant: "grp", Type: indexer.Lexical, Term: "turnips", ContentID: "doc00", Version: &v}); len(h) != 1 {
+		t.Errorf("doc00 lacks its new chunk after the rewrite: %+v", h)
 	}
 }

@@ -41,13 +41,14 @@ func TestMain(m *testing.M) {
 // worker is one worker process's import path: the import handler on a started queue, as the
 // worker role runs it, reading content in a sandboxed child.
 type worker struct {
-	records record.Store
-	jobs    *jobs.Store
-	blobs   *local.Store
-	queue   *inproc.Queue
+	records  record.Store
+	jobs     *jobs.Store
+	blobs    *local.Store
+	queue    *inproc.Queue
+	importer *contentjob.Importer
 }
 
-func startWorker(t *testing.T, backend recordstores.Backend, runner *sandbox.Runner, concurrency int) *worker {
+func startWorker(t *testing.T, backend recordstores.Backend, runner *sandbox.Runner, concurrency int, configure ...func(*contentjob.Importer)) *worker {
 	t.Helper()
 	rs := backend.Open(t)
 	blobs, err := local.New(filepath.Join(t.TempDir(), "blobs"))
@@ -59,6 +60,10 @@ func startWorker(t *testing.T, backend recordstores.Backend, runner *sandbox.Run
 	importer := &contentjob.Importer{Content: content.NewStore(rs), Jobs: w.jobs, Blobs: blobs,
 		IndexQueue: inproc.New(rs, inproc.Config{Name: "index"}), Limits: archive.DefaultLimits(),
 		Extractor: runner, JobCheckInterval: 100 * time.Millisecond}
+	for _, c := range configure {
+		c(importer)
+	}
+	w.importer = importer
 	w.queue.Handle(contentjob.TypeImport, importer)
 	if err := w.queue.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -195,5 +200,34 @@ func TestDeletedJobStopsExtraction(t *testing.T) {
 	}
 	if d := time.Since(deleted); d > 20*time.Second {
 		t.Errorf("the worker was held %s after the job was deleted", d)
+	}
+}
+
+// Short plain text is read in the worker, everything else in the child: with a child that
+// cannot start, a short .txt is imported, while a .txt over InProcessText and a short
+// Markdown file fail in the child.
+func TestShortTextSkipsTheChild(t *testing.T) {
+	backend := recordstores.All()[0]
+	broken := &sandbox.Runner{Command: []string{filepath.Join(t.TempDir(), "no-such-extractor")}}
+	w := startWorker(t, backend, broken, 2, func(i *contentjob.Importer) { i.InProcessText = 64 })
+	short := w.submit(t, "acme", extracttest.Doc{Name: "short.txt", Data: []byte("Gloves protect hands.\n")})
+	long := w.submit(t, "acme", extracttest.Doc{Name: "long.txt", Data: []byte(strings.Repeat("Gloves protect hands. ", 10))})
+	md := w.submit(t, "acme", extracttest.Doc{Name: "short.md", Data: []byte("# Gloves\n\nThey protect hands.\n")})
+	deadline := time.Now().Add(60 * time.Second)
+	for _, id := range []string{short, long, md} {
+		for w.settled(t, id) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s not settled in 60s", id)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if j := w.settled(t, short); j.Status == jobs.StatusFailed || j.Results["content_id"] == nil {
+		t.Errorf("short text: %s %+v, want imported in the worker", j.Status, j.Error)
+	}
+	for name, id := range map[string]string{"long text": long, "short markdown": md} {
+		if j := w.settled(t, id); j.Status != jobs.StatusFailed {
+			t.Errorf("%s: %s %+v, want FAILED by the child that cannot start", name, j.Status, j.Results)
+		}
 	}
 }

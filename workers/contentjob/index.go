@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lectern-lms/lectern/content"
@@ -39,7 +40,14 @@ type Indexer struct {
 	// Fields, when set, generates and stores the version's fields (workers/fieldgen); nil
 	// indexes content.Fields (TITLE, SUMMARY) without storing them.
 	Fields FieldMaker
-	Logger *slog.Logger
+	// ExpireInterval is how often, at most, the task expires a tenant's cached vectors (a
+	// record store scan); zero means every minute. One call deletes up to 1,000, so once a
+	// minute keeps up with any indexing rate, and the scan no longer costs every task.
+	ExpireInterval time.Duration
+	Logger         *slog.Logger
+
+	expireMu   sync.Mutex
+	lastExpire map[string]time.Time // by tenant
 }
 
 // FieldMaker generates and stores a version's generated fields of the types only (all when
@@ -184,6 +192,20 @@ func (h *Indexer) expireVectors(ctx context.Context, tenant string) {
 	if h.Vectors == nil {
 		return
 	}
+	every := h.ExpireInterval
+	if every <= 0 {
+		every = time.Minute
+	}
+	h.expireMu.Lock()
+	if last, ok := h.lastExpire[tenant]; ok && time.Since(last) < every {
+		h.expireMu.Unlock()
+		return
+	}
+	if h.lastExpire == nil {
+		h.lastExpire = map[string]time.Time{}
+	}
+	h.lastExpire[tenant] = time.Now()
+	h.expireMu.Unlock()
 	n, err := h.Vectors.Expire(ctx, tenant, time.Now().Add(-h.Vectors.Retention()))
 	if err != nil && h.Logger != nil {
 		h.Logger.Warn("expiring cached vectors failed", "tenant", tenant, "error", err)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,11 @@ type Config struct {
 	// to finish, then are cancelled and handed back to their queue for the next process.
 	// Zero means 30 s.
 	ShutdownTimeout time.Duration
+	// IndexConcurrency is the number of index tasks (the indexer role) run at once; zero
+	// means 4 per CPU. They wait mostly on the embedder, which bounds its own runs to one per
+	// CPU, and on the index's group commit, so more tasks than CPUs keep both busy and make
+	// the commits bigger.
+	IndexConcurrency int
 	// RetryBaseDelay overrides the queue's first retry delay (tests use milliseconds).
 	RetryBaseDelay time.Duration
 	// Clock replaces the system clock of the registration store (nil: time.Now): tests move
@@ -367,7 +373,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
-		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: cfg.WorkerConcurrency,
+		iq, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + IndexQueueName, Concurrency: indexConcurrency(cfg),
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
@@ -385,7 +391,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
 			ReleaseTimeout: cfg.handBack()})
 		a.closers = append(a.closers, a.Queue.Close)
-		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
+		a.IndexQueue = inproc.New(a.Records, inproc.Config{Name: IndexQueueName, Concurrency: indexConcurrency(cfg), BaseRetryDelay: cfg.RetryBaseDelay,
 			ReleaseTimeout: cfg.handBack()})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
@@ -461,6 +467,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
 	if len(cfg.ExtractCommand) > 0 {
+		importer.InProcessText = inProcessText
 		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
 			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
 	}
@@ -513,6 +520,25 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	return a, nil
 }
 
+// inProcessText is the largest plain-text file a content import reads in the worker rather
+// than in the extraction child (contentjob.Importer.InProcessText): well under the child's
+// memory limit, and a short text costs less to read than the child costs to start.
+const inProcessText = 1 << 20
+
+// indexGroupWindow is how long the search index waits for more content writes to commit
+// with the first of a group (ibleve and ielastic Options.GroupWindow): a content import takes
+// seconds, and writes committed together make one Bleve segment to merge later, or one
+// Elasticsearch refresh, instead of one per document.
+const indexGroupWindow = 50 * time.Millisecond
+
+// indexConcurrency is Config.IndexConcurrency with its default.
+func indexConcurrency(cfg Config) int {
+	if cfg.IndexConcurrency > 0 {
+		return cfg.IndexConcurrency
+	}
+	return 4 * runtime.NumCPU()
+}
+
 // openContentIndex picks the embedder (an OpenAI-compatible endpoint when configured, else
 // the local ONNX model, else none) and the content index (Elasticsearch in the distributed
 // mode, else Bleve in <DataDir>/search) recording the embedder's model.
@@ -562,13 +588,13 @@ func (a *App) openContentIndex(ctx context.Context) error {
 				return err
 			}
 		}
-		ix, err := ielastic.New(ctx, a.Elastic, ielastic.Options{Model: model})
+		ix, err := ielastic.New(ctx, a.Elastic, ielastic.Options{Model: model, GroupWindow: indexGroupWindow})
 		if err != nil {
 			return err
 		}
 		a.Index = ix
 	default:
-		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model})
+		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model, GroupWindow: indexGroupWindow})
 		if err != nil {
 			return err
 		}
