@@ -154,7 +154,14 @@ func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) erro
 	}
 	serving := role == "serve" || role == "all"
 	if serving {
-		go func() { errc <- a.Server.App().Listen(cfg.Addr) }()
+		// Bind before saying "listening": whoever waits for that line (an orchestrator's log
+		// probe, the tests) may connect at once.
+		ln, err := net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			stopAll(cfg, a, started, false, metricsSrv)
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
+		go func() { errc <- a.Server.App().Listener(ln) }()
 		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL)
 	} else {
 		cfg.Logger.Info("running", "role", role)
