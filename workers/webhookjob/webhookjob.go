@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/content/subscription"
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/postback"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -144,6 +145,34 @@ func (h *Handler) JobConcluded(ctx context.Context, j *jobs.Job) {
 			h.log().Error("webhook: queueing JOB_PROCESSED failed", "tenant", j.Tenant, "job", j.ID, "subscription", sub.ID, "error", err)
 		}
 	}
+}
+
+// TypeCourseImport is the JobRead type of an engine course import (the engine API's
+// importJobs), which concludes in the course store rather than the jobs store.
+const TypeCourseImport = "COURSE_IMPORT"
+
+// CourseImportConcluded is the course.Store OnImportConcluded hook: an engine course import
+// is a job too, so it gets a JOB_PROCESSED message whose body is a JobRead of type
+// COURSE_IMPORT (status COMPLETED or FAILED, results course_id, course_title and version).
+func (h *Handler) CourseImportConcluded(ctx context.Context, tenant string, j *course.ImportJob) {
+	h.JobConcluded(ctx, CourseImportJob(tenant, j))
+}
+
+// CourseImportJob shows a concluded engine course import as a JobRead.
+func CourseImportJob(tenant string, j *course.ImportJob) *jobs.Job {
+	out := &jobs.Job{ID: j.ID, Type: TypeCourseImport, Status: jobs.StatusCompleted, Tenant: tenant,
+		Results: map[string]any{"course_id": j.CourseID, "course_title": j.CourseTitle}, Warnings: j.ParserWarnings,
+		Created: j.Created, Updated: j.Updated}
+	if j.Version != nil {
+		out.Results["version"] = *j.Version
+	}
+	if j.Status != course.ImportComplete {
+		out.Status, out.Error = jobs.StatusFailed, &jobs.JobError{Code: "IMPORT_ERROR", Message: j.Message}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	return out
 }
 
 func (h *Handler) enqueue(ctx context.Context, p Payload, taskID string, delay time.Duration) error {

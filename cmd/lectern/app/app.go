@@ -443,6 +443,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	webhooks := &webhookjob.Handler{Subscriptions: subs, Queue: a.Queue, Logger: cfg.Logger, BaseDelay: cfg.RetryBaseDelay}
 	a.Jobs.OnConclude(webhooks.JobConcluded)
 	a.Courses = course.NewStore(a.Records)
+	a.Courses.OnImportConcluded(webhooks.CourseImportConcluded)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
 	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
