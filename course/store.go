@@ -85,16 +85,17 @@ func versionID(courseID string, v int) string { return fmt.Sprintf("%010d:%s", v
 type Store struct {
 	records record.Store
 	cache   *versionCache
-	// importConcluded is the OnImportConcluded hook.
-	importConcluded func(ctx context.Context, tenant string, j *ImportJob)
+	// importConcluding is the OnImportConcluding hook.
+	importConcluding func(ctx context.Context, tenant string, j *ImportJob) error
 }
 
-// OnImportConcluded makes f run after every UpdateImportJob that moves a job from RUNNING to
-// COMPLETE or ERROR: engine imports conclude here, not in the jobs store, and the content
-// service's JOB_PROCESSED webhooks report them too. f runs after the update is stored and
-// reports its own errors. Set it before the store is used.
-func (s *Store) OnImportConcluded(f func(ctx context.Context, tenant string, j *ImportJob)) {
-	s.importConcluded = f
+// OnImportConcluding makes f run for every UpdateImportJob that moves a job from RUNNING to
+// COMPLETE or ERROR, before that is written: engine imports conclude here, not in the jobs
+// store, and the content service's JOB_PROCESSED webhooks report them too. As with
+// jobs.Store.OnConcluding, an error from f fails the update and f must be idempotent. Set it
+// before the store is used.
+func (s *Store) OnImportConcluding(f func(ctx context.Context, tenant string, j *ImportJob) error) {
+	s.importConcluding = f
 }
 
 // NewStore returns a course store over records.
@@ -344,28 +345,24 @@ func (s *Store) ImportJob(ctx context.Context, tenant, id string) (*ImportJob, e
 }
 
 // UpdateImportJob changes a job with compare-and-set.
-// An update that concludes the job calls the OnImportConcluded hook with the job as stored.
+// An update that concludes the job calls the OnImportConcluding hook first.
 func (s *Store) UpdateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
-	var last ImportJob
-	var concludes bool
-	r, err := record.Modify(ctx, s.records, tenant, KindImportJob, id, func(r *record.Record) error {
+	_, err := record.Modify(ctx, s.records, tenant, KindImportJob, id, func(r *record.Record) error {
 		var j ImportJob
 		if err := json.Unmarshal(r.Data, &j); err != nil {
 			return err
 		}
 		was := j.Status
 		fn(&j)
-		concludes = was == ImportRunning && j.Status != ImportRunning
+		if s.importConcluding != nil && was == ImportRunning && j.Status != ImportRunning {
+			if err := s.importConcluding(ctx, tenant, &j); err != nil {
+				return fmt.Errorf("import job %s: %w", id, err)
+			}
+		}
 		r.Data, _ = json.Marshal(&j)
-		last = j
 		return nil
 	})
-	if err != nil || !concludes || s.importConcluded == nil {
-		return err
-	}
-	last.Created, last.Updated = r.Created, r.Updated
-	s.importConcluded(ctx, tenant, &last)
-	return nil
+	return err
 }
 
 // ParseVersionParam reads a version query value: "" or "-1" mean latest (-1).
