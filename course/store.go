@@ -347,6 +347,16 @@ func (s *Store) ImportJob(ctx context.Context, tenant, id string) (*ImportJob, e
 // UpdateImportJob changes a job with compare-and-set.
 // An update that concludes the job calls the OnImportConcluding hook first.
 func (s *Store) UpdateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
+	return s.updateImportJob(ctx, tenant, id, fn, true)
+}
+
+// UpdateImportJobUnannounced is UpdateImportJob without the OnImportConcluding hook, for an
+// import the queue refused: the hook needs that queue, and the job must still say it failed.
+func (s *Store) UpdateImportJobUnannounced(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
+	return s.updateImportJob(ctx, tenant, id, fn, false)
+}
+
+func (s *Store) updateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob), announce bool) error {
 	_, err := record.Modify(ctx, s.records, tenant, KindImportJob, id, func(r *record.Record) error {
 		var j ImportJob
 		if err := json.Unmarshal(r.Data, &j); err != nil {
@@ -354,7 +364,7 @@ func (s *Store) UpdateImportJob(ctx context.Context, tenant, id string, fn func(
 		}
 		was := j.Status
 		fn(&j)
-		if s.importConcluding != nil && was == ImportRunning && j.Status != ImportRunning {
+		if announce && s.importConcluding != nil && was == ImportRunning && j.Status != ImportRunning {
 			if err := s.importConcluding(ctx, tenant, &j); err != nil {
 				return fmt.Errorf("import job %s: %w", id, err)
 			}

@@ -131,6 +131,16 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 // Update changes a job with compare-and-set; an update that concludes the job calls the
 // OnConcluding hook first.
 func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
+	return s.update(ctx, id, fn, true)
+}
+
+// UpdateUnannounced is Update without the OnConcluding hook, for a job that never ran because
+// the queue refused it: the hook needs that queue, and the job must still say it failed.
+func (s *Store) UpdateUnannounced(ctx context.Context, id string, fn func(*Job)) error {
+	return s.update(ctx, id, fn, false)
+}
+
+func (s *Store) update(ctx context.Context, id string, fn func(*Job), announce bool) error {
 	_, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
 		j, err := toJob(r)
 		if err != nil {
@@ -138,7 +148,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
 		}
 		was := j.Status
 		fn(j)
-		if s.concluding != nil && !Concluded(was) && Concluded(j.Status) {
+		if announce && s.concluding != nil && !Concluded(was) && Concluded(j.Status) {
 			if err := s.concluding(ctx, j); err != nil {
 				return fmt.Errorf("job %s: %w", id, err)
 			}

@@ -191,7 +191,7 @@ func (h *Handler) lookup(ctx context.Context, ref JobRef) (*jobs.Job, bool, erro
 }
 
 // ProcessFanout is the fan-out task: it reads the job back and queues a JOB_PROCESSED
-// message for each of the job's tenant's subscriptions. The message id and the first
+// message for each subscription the job's tenant had when the job concluded. The message id and the first
 // attempt's task id are derived from the job, its final status and the subscription, so a
 // fan-out that runs again (a retry, a restart) adds no message.
 func (h *Handler) ProcessFanout(ctx context.Context, t *queue.Task) error {
@@ -215,7 +215,9 @@ func (h *Handler) ProcessFanout(ctx context.Context, t *queue.Task) error {
 	}
 	body, _ := json.Marshal(j)
 	for _, sub := range subs {
-		if sub.Topic != subscription.TopicJobProcessed {
+		// A subscription made after the conclusion was written (before the fan-out ran) did
+		// not exist when the job concluded: it hears only of later conclusions.
+		if sub.Topic != subscription.TopicJobProcessed || sub.Created.After(j.Updated) {
 			continue
 		}
 		key := ref.Kind + "\x00" + ref.Tenant + "\x00" + j.ID + "\x00" + j.Status + "\x00" + sub.ID
