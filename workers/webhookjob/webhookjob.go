@@ -97,8 +97,8 @@ type Payload struct {
 	Message        json.RawMessage `json:"message"`
 }
 
-// Handler fans concluded jobs out to subscriptions (JobConcluded) and delivers the messages
-// (ProcessTask).
+// Handler fans concluded jobs out to subscriptions (Concluding, ProcessFanout) and delivers the
+// messages (ProcessTask).
 type Handler struct {
 	Subscriptions *subscription.Store
 	// Jobs and Courses are where the fan-out reads concluded jobs back.
