@@ -85,6 +85,17 @@ func versionID(courseID string, v int) string { return fmt.Sprintf("%010d:%s", v
 type Store struct {
 	records record.Store
 	cache   *versionCache
+	// importConcluding is the OnImportConcluding hook.
+	importConcluding func(ctx context.Context, tenant string, j *ImportJob) error
+}
+
+// OnImportConcluding makes f run for every UpdateImportJob that moves a job from RUNNING to
+// COMPLETE or ERROR, before that is written: engine imports conclude here, not in the jobs
+// store, and the content service's JOB_PROCESSED webhooks report them too. As with
+// jobs.Store.OnConcluding, an error from f fails the update and f must be idempotent. Set it
+// before the store is used.
+func (s *Store) OnImportConcluding(f func(ctx context.Context, tenant string, j *ImportJob) error) {
+	s.importConcluding = f
 }
 
 // NewStore returns a course store over records.
@@ -334,13 +345,30 @@ func (s *Store) ImportJob(ctx context.Context, tenant, id string) (*ImportJob, e
 }
 
 // UpdateImportJob changes a job with compare-and-set.
+// An update that concludes the job calls the OnImportConcluding hook first.
 func (s *Store) UpdateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
+	return s.updateImportJob(ctx, tenant, id, fn, true)
+}
+
+// UpdateImportJobUnannounced is UpdateImportJob without the OnImportConcluding hook, for an
+// import the queue refused: the hook needs that queue, and the job must still say it failed.
+func (s *Store) UpdateImportJobUnannounced(ctx context.Context, tenant, id string, fn func(*ImportJob)) error {
+	return s.updateImportJob(ctx, tenant, id, fn, false)
+}
+
+func (s *Store) updateImportJob(ctx context.Context, tenant, id string, fn func(*ImportJob), announce bool) error {
 	_, err := record.Modify(ctx, s.records, tenant, KindImportJob, id, func(r *record.Record) error {
 		var j ImportJob
 		if err := json.Unmarshal(r.Data, &j); err != nil {
 			return err
 		}
+		was := j.Status
 		fn(&j)
+		if announce && s.importConcluding != nil && was == ImportRunning && j.Status != ImportRunning {
+			if err := s.importConcluding(ctx, tenant, &j); err != nil {
+				return fmt.Errorf("import job %s: %w", id, err)
+			}
+		}
 		r.Data, _ = json.Marshal(&j)
 		return nil
 	})

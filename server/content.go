@@ -209,7 +209,7 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	}
 	task, opts := contentjob.NewImportTask(p)
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the import could not be queued"}
 		})
 		s.dropUpload(ctx, p.UploadKey)

@@ -147,7 +147,7 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 	}
 	task, opts := importjob.NewTask(importjob.Payload{Tenant: tenantID, JobID: job.ID})
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Courses.UpdateImportJob(ctx, tenantID, job.ID, func(j *course.ImportJob) {
+		_ = s.deps.Courses.UpdateImportJobUnannounced(ctx, tenantID, job.ID, func(j *course.ImportJob) {
 			j.Status, j.Message = course.ImportError, "the import could not be queued"
 		})
 		s.dropUpload(ctx, job.UploadKey)

@@ -167,7 +167,7 @@ func (s *Server) importTaxonomy(c *fiber.Ctx) error {
 	}
 	task, opts := taxonomyjob.NewTask(p)
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: taxonomyjob.CodeInternal, Message: "the import could not be queued"}
 		})
 		s.dropUpload(ctx, p.SkillsKey)
@@ -306,7 +306,7 @@ func (s *Server) generateFields(c *fiber.Ctx) error {
 	task, opts := contentjob.NewIndexTask(contentjob.IndexPayload{Tenant: tenantID, JobID: job.ID, ContentID: *body.ContentID,
 		Version: *body.Version, Fields: types})
 	if _, err := s.deps.IndexQueue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the field generation could not be queued"}
 		})
 		return err

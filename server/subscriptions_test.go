@@ -450,3 +450,47 @@ func TestWebhookSurvivesRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookCourseImport: an engine course import (the engine API's importJobs, which
+// conclude in the course store, not the jobs store) is a job too: its JOB_PROCESSED message
+// has a JobRead body of type COURSE_IMPORT, COMPLETED with the course id, or FAILED with the
+// import's message as the error.
+func TestWebhookCourseImport(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		const ten = "hooked-courses"
+		e.createTenant(ten, true)
+		rec := newHookReceiver(t, 0)
+		subID, secret := e.subscribe(ten, rec.srv.URL, e.createAuthConfig(ten, map[string]any{"type": "NO_AUTH"}))
+
+		startImport := func(r resp) string {
+			e.expect(r, 200, "start import")
+			var id struct{ Result string }
+			r.json(t, &id)
+			return id.Result
+		}
+		okID := startImport(e.upload(ten, "course=hooked-course", scorm12Package(t), "course.zip"))
+		eventually(t, 60*time.Second, "the course import's message", func() bool { return len(rec.delivered()) == 1 })
+		// Importing the same course again without mayCreateNewVersion fails.
+		badID := startImport(e.upload(ten, "course=hooked-course", scorm12Package(t), "course.zip"))
+		eventually(t, 60*time.Second, "the failed course import's message", func() bool { return len(rec.delivered()) == 2 })
+
+		for i, want := range []struct{ id, status, course string }{{okID, "COMPLETED", "hooked-course"}, {badID, "FAILED", "hooked-course"}} {
+			req := rec.delivered()[i]
+			if !postback.Verify([]byte(secret), req.body, req.header.Get("X-Lectern-Signature")) {
+				t.Fatalf("signature %q does not verify", req.header.Get("X-Lectern-Signature"))
+			}
+			var m hookMessage
+			if err := json.Unmarshal(req.body, &m); err != nil || m.TenantID != ten || m.SubscriptionID != subID || m.Topic != "JOB_PROCESSED" {
+				t.Fatalf("message: %s", req.body)
+			}
+			var j jobRead
+			if err := json.Unmarshal(m.Body, &j); err != nil {
+				t.Fatalf("body: %s", m.Body)
+			}
+			if j.ID != want.id || j.Type != "COURSE_IMPORT" || j.Status != want.status || j.Results["course_id"] != want.course ||
+				j.Created == "" || j.Updated == "" || (want.status == "FAILED") != (j.Error != nil && j.Error.Message != "") {
+				t.Fatalf("message %d body: %s, want %+v", i, m.Body, want)
+			}
+		}
+	})
+}

@@ -130,7 +130,7 @@ func (s *Server) deleteTenant(c *fiber.Ctx) error {
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
 		// Not accepted (a queue outage answers 503): the tenant stays as it was, so the
 		// client can simply repeat the DELETE, and the job says why it never ran.
-		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: jobs.CodeDeleteFailed, Message: "the deletion could not be queued"}
 		})
 		_ = s.deps.Tenants.CancelDeleting(ctx, id)
@@ -197,7 +197,7 @@ func (s *Server) reindex(c *fiber.Ctx) error {
 	}
 	task, opts := contentjob.NewReindexTask(contentjob.ReindexPayload{JobID: job.ID})
 	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
-		_ = s.deps.Jobs.Update(ctx, job.ID, func(j *jobs.Job) {
+		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
 			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeReindex, Message: "the rebuild could not be queued"}
 		})
 		return err

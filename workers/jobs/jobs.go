@@ -56,15 +56,18 @@ type jobData struct {
 // Store persists jobs as records of the system tenant, keyed by the job's tenant.
 type Store struct {
 	records record.Store
-	// concluded is called after an update moved a job to COMPLETED or FAILED (OnConclude).
-	concluded func(ctx context.Context, j *Job)
+	// concluding is called before an update that concludes a job is written (OnConcluding).
+	concluding func(ctx context.Context, j *Job) error
 }
 
-// OnConclude makes f run after every update that concludes a job (its status becomes
+// OnConcluding makes f run for every update that concludes a job (its status becomes
 // COMPLETED or FAILED from another status), whichever task type or request did it: this is
-// the one place jobs conclude. f runs after the update is stored, on the updater's goroutine;
-// it must not fail the update, so it reports its own errors. Set it before the store is used.
-func (s *Store) OnConclude(f func(ctx context.Context, j *Job)) { s.concluded = f }
+// the one place jobs conclude. f runs before the conclusion is written, so what it queues
+// survives a process killed right after the write; an error from f fails the update (the
+// caller retries as for any store error). f may run more than once for one conclusion (a
+// compare-and-set retry, a retried handler) and must be idempotent; whatever acts on it reads
+// the job back to see the conclusion written. Set it before the store is used.
+func (s *Store) OnConcluding(f func(ctx context.Context, j *Job) error) { s.concluding = f }
 
 // Concluded reports whether status is final.
 func Concluded(status string) bool { return status == StatusCompleted || status == StatusFailed }
@@ -126,25 +129,33 @@ func (s *Store) Get(ctx context.Context, id string) (*Job, error) {
 }
 
 // Update changes a job with compare-and-set; an update that concludes the job calls the
-// OnConclude hook with the job as stored.
+// OnConcluding hook first.
 func (s *Store) Update(ctx context.Context, id string, fn func(*Job)) error {
-	var was string
-	r, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
+	return s.update(ctx, id, fn, true)
+}
+
+// UpdateUnannounced is Update without the OnConcluding hook, for a job that never ran because
+// the queue refused it: the hook needs that queue, and the job must still say it failed.
+func (s *Store) UpdateUnannounced(ctx context.Context, id string, fn func(*Job)) error {
+	return s.update(ctx, id, fn, false)
+}
+
+func (s *Store) update(ctx context.Context, id string, fn func(*Job), announce bool) error {
+	_, err := record.Modify(ctx, s.records, "", kind, id, func(r *record.Record) error {
 		j, err := toJob(r)
 		if err != nil {
 			return err
 		}
-		was = j.Status
+		was := j.Status
 		fn(j)
+		if announce && s.concluding != nil && !Concluded(was) && Concluded(j.Status) {
+			if err := s.concluding(ctx, j); err != nil {
+				return fmt.Errorf("job %s: %w", id, err)
+			}
+		}
 		r.Data, _ = json.Marshal(jobData{Type: j.Type, Status: j.Status, Tenant: j.Tenant, Results: j.Results,
 			Error: j.Error, Warnings: j.Warnings})
 		return nil
 	})
-	if err != nil || s.concluded == nil || Concluded(was) {
-		return err
-	}
-	if j, derr := toJob(r); derr == nil && Concluded(j.Status) {
-		s.concluded(ctx, j)
-	}
-	return nil
+	return err
 }

@@ -10,6 +10,7 @@ package webhookjob
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/content/subscription"
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/postback"
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -30,6 +32,30 @@ import (
 
 // TypeDeliver is the task type of one delivery attempt.
 const TypeDeliver = "webhook:deliver"
+
+// TypeFanout is the task type that turns one concluded job into one delivery per
+// subscription of its tenant (ProcessFanout).
+const TypeFanout = "webhook:job"
+
+// Kinds of JobRef: which store holds the job.
+const (
+	KindJob          = "job"
+	KindCourseImport = "course_import"
+)
+
+// JobRef names a concluding job for its fan-out task.
+type JobRef struct {
+	Kind   string `json:"kind"`
+	Tenant string `json:"tenant"`
+	ID     string `json:"id"`
+}
+
+// ErrNotConcluded fails a fan-out that read its job before the conclusion was written (the
+// hook runs first): the queue retries it.
+var ErrNotConcluded = errors.New("the job's conclusion is not written yet")
+
+// fanoutDelay leaves the conclusion's write time to land before the fan-out reads it back.
+const fanoutDelay = 300 * time.Millisecond
 
 // Versions of the message and body formats the messages carry.
 const (
@@ -71,13 +97,16 @@ type Payload struct {
 	Message        json.RawMessage `json:"message"`
 }
 
-// Handler fans concluded jobs out to subscriptions (JobConcluded) and delivers the messages
-// (ProcessTask).
+// Handler fans concluded jobs out to subscriptions (Concluding, ProcessFanout) and delivers the
+// messages (ProcessTask).
 type Handler struct {
 	Subscriptions *subscription.Store
-	Queue         queue.Queue
-	Outbound      *outbound.Client
-	Logger        *slog.Logger
+	// Jobs and Courses are where the fan-out reads concluded jobs back.
+	Jobs     *jobs.Store
+	Courses  *course.Store
+	Queue    queue.Queue
+	Outbound *outbound.Client
+	Logger   *slog.Logger
 	// MaxAttempts and BaseDelay override the defaults when positive.
 	MaxAttempts int
 	BaseDelay   time.Duration
@@ -117,33 +146,121 @@ func (h *Handler) maxAttempts() int {
 	return DefaultMaxAttempts
 }
 
-// JobConcluded is the jobs.Store OnConclude hook: it queues a JOB_PROCESSED message for each
-// of the job's tenant's subscriptions. The first attempt's task id is derived from the job,
-// its final status and the subscription, so a hook that runs twice for one conclusion queues
-// one message. Errors are logged: the job's own outcome stands whatever happens here.
-func (h *Handler) JobConcluded(ctx context.Context, j *jobs.Job) {
-	if j.Tenant == "" {
-		return
+// JobConcluding is the jobs.Store OnConcluding hook (see Concluding).
+func (h *Handler) JobConcluding(ctx context.Context, j *jobs.Job) error {
+	return h.Concluding(ctx, JobRef{Kind: KindJob, Tenant: j.Tenant, ID: j.ID})
+}
+
+// CourseImportConcluding is the course.Store OnImportConcluding hook: an engine course import
+// is a job too, so it gets a JOB_PROCESSED message whose body is a JobRead of type
+// COURSE_IMPORT (see CourseImportJob).
+func (h *Handler) CourseImportConcluding(ctx context.Context, tenant string, j *course.ImportJob) error {
+	return h.Concluding(ctx, JobRef{Kind: KindCourseImport, Tenant: tenant, ID: j.ID})
+}
+
+// Concluding queues the fan-out of a job about to conclude, before the conclusion is written,
+// so a process that dies right after that write leaves the fan-out queued. The task id names
+// the job, so a hook that runs twice queues one fan-out. Its error fails the job's update.
+func (h *Handler) Concluding(ctx context.Context, ref JobRef) error {
+	if ref.Tenant == "" {
+		return nil
 	}
-	subs, err := h.Subscriptions.ListSubscriptions(ctx, j.Tenant)
+	b, _ := json.Marshal(ref)
+	_, err := h.Queue.Enqueue(ctx, queue.NewTask(TypeFanout, b), queue.TaskID("webhook:job:"+ref.Kind+":"+ref.Tenant+":"+ref.ID),
+		queue.ProcessIn(fanoutDelay), queue.MaxRetry(10))
+	if err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
+		return fmt.Errorf("queueing the JOB_PROCESSED fan-out: %w", err)
+	}
+	return nil
+}
+
+// lookup reads the job of ref as its JobRead; ok is false while it is not concluded.
+func (h *Handler) lookup(ctx context.Context, ref JobRef) (*jobs.Job, bool, error) {
+	if ref.Kind == KindCourseImport {
+		j, err := h.Courses.ImportJob(ctx, ref.Tenant, ref.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		return CourseImportJob(ref.Tenant, j), j.Status != course.ImportRunning, nil
+	}
+	j, err := h.Jobs.Get(ctx, ref.ID)
 	if err != nil {
-		h.log().Error("webhook: listing subscriptions failed; JOB_PROCESSED not sent", "tenant", j.Tenant, "job", j.ID, "error", err)
-		return
+		return nil, false, err
+	}
+	return j, jobs.Concluded(j.Status), nil
+}
+
+// ProcessFanout is the fan-out task: it reads the job back and queues a JOB_PROCESSED
+// message for each subscription the job's tenant had when the job concluded. The message id and the first
+// attempt's task id are derived from the job, its final status and the subscription, so a
+// fan-out that runs again (a retry, a restart) adds no message.
+func (h *Handler) ProcessFanout(ctx context.Context, t *queue.Task) error {
+	var ref JobRef
+	if err := json.Unmarshal(t.Payload, &ref); err != nil || ref.Tenant == "" || ref.ID == "" {
+		return fmt.Errorf("bad %s payload: %w", TypeFanout, queue.SkipRetry)
+	}
+	j, ok, err := h.lookup(ctx, ref)
+	if errors.Is(err, jobs.ErrNotFound) || errors.Is(err, course.ErrImportJobNotFound) {
+		return nil // removed since (with its tenant): nobody to tell
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("webhook fan-out of %s %s: %w", ref.Kind, ref.ID, ErrNotConcluded)
+	}
+	subs, err := h.Subscriptions.ListSubscriptions(ctx, ref.Tenant)
+	if err != nil {
+		return err
 	}
 	body, _ := json.Marshal(j)
 	for _, sub := range subs {
-		if sub.Topic != subscription.TopicJobProcessed {
+		// A subscription made after the conclusion was written (before the fan-out ran) did
+		// not exist when the job concluded: it hears only of later conclusions.
+		if sub.Topic != subscription.TopicJobProcessed || sub.Created.After(j.Updated) {
 			continue
 		}
-		m := Message{TenantID: j.Tenant, SubscriptionID: sub.ID, Topic: subscription.TopicJobProcessed, Body: body,
-			MessageID: subscription.NewID(), Timestamp: h.now().UTC(), BodyVersion: BodyVersion, MessageVersion: MessageVersion}
+		key := ref.Kind + "\x00" + ref.Tenant + "\x00" + j.ID + "\x00" + j.Status + "\x00" + sub.ID
+		m := Message{TenantID: ref.Tenant, SubscriptionID: sub.ID, Topic: subscription.TopicJobProcessed, Body: body,
+			MessageID: messageID(key), Timestamp: h.now().UTC(), BodyVersion: BodyVersion, MessageVersion: MessageVersion}
 		mb, _ := json.Marshal(m)
-		p := Payload{Tenant: j.Tenant, SubscriptionID: sub.ID, MessageID: m.MessageID, Attempt: 1, Message: mb}
+		p := Payload{Tenant: ref.Tenant, SubscriptionID: sub.ID, MessageID: m.MessageID, Attempt: 1, Message: mb}
 		err := h.enqueue(ctx, p, fmt.Sprintf("webhook:%s:%s:%s", j.ID, j.Status, sub.ID), 0)
 		if err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
-			h.log().Error("webhook: queueing JOB_PROCESSED failed", "tenant", j.Tenant, "job", j.ID, "subscription", sub.ID, "error", err)
+			return err // the fan-out runs again; messages already queued are not repeated
 		}
 	}
+	return nil
+}
+
+// messageID derives a UUID-shaped (version 8) message id from key, so a repeated fan-out
+// names a message as the first one did.
+func messageID(key string) string {
+	b := sha256.Sum256([]byte(key))
+	b[6] = b[6]&0x0f | 0x80
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// TypeCourseImport is the JobRead type of an engine course import (the engine API's
+// importJobs), which concludes in the course store rather than the jobs store.
+const TypeCourseImport = "COURSE_IMPORT"
+
+// CourseImportJob shows a concluded engine course import as a JobRead.
+func CourseImportJob(tenant string, j *course.ImportJob) *jobs.Job {
+	out := &jobs.Job{ID: j.ID, Type: TypeCourseImport, Status: jobs.StatusCompleted, Tenant: tenant,
+		Results: map[string]any{"course_id": j.CourseID, "course_title": j.CourseTitle}, Warnings: j.ParserWarnings,
+		Created: j.Created, Updated: j.Updated}
+	if j.Version != nil {
+		out.Results["version"] = *j.Version
+	}
+	if j.Status != course.ImportComplete {
+		out.Status, out.Error = jobs.StatusFailed, &jobs.JobError{Code: "IMPORT_ERROR", Message: j.Message}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	return out
 }
 
 func (h *Handler) enqueue(ctx context.Context, p Payload, taskID string, delay time.Duration) error {

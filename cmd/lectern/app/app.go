@@ -446,9 +446,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Jobs = jobs.NewStore(a.Records)
 	// Webhooks: every job that concludes, whatever its type, queues JOB_PROCESSED messages.
 	subs := &subscription.Store{Records: a.Records, Sealer: sealer}
-	webhooks := &webhookjob.Handler{Subscriptions: subs, Queue: a.Queue, Logger: cfg.Logger, BaseDelay: cfg.RetryBaseDelay}
-	a.Jobs.OnConclude(webhooks.JobConcluded)
+	// The hooks queue a fan-out before the conclusion is written (engine course imports
+	// conclude in the course store); the fan-out reads the job back and queues the messages.
 	a.Courses = course.NewStore(a.Records)
+	webhooks := &webhookjob.Handler{Subscriptions: subs, Jobs: a.Jobs, Courses: a.Courses, Queue: a.Queue, Logger: cfg.Logger,
+		BaseDelay: cfg.RetryBaseDelay}
+	a.Jobs.OnConcluding(webhooks.JobConcluding)
+	a.Courses.OnImportConcluding(webhooks.CourseImportConcluding)
 	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
 	a.Content = content.NewStore(a.Records)
 	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
@@ -462,6 +466,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	webhooks.Outbound = a.Outbound
 	webhooks.Outcome = a.Metrics.OutboundHook("webhook")
 	a.handle(a.Queue, webhookjob.TypeDeliver, webhooks)
+	a.handle(a.Queue, webhookjob.TypeFanout, queue.HandlerFunc(webhooks.ProcessFanout))
 	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
 		Others: []jobs.Purger{a.Statements, a.Index}})
 	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
