@@ -122,8 +122,11 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 		"self-parent":    {extracttest.SelfParentPage(), contentjob.CodeInvalid, "parents refer to themselves"},
 		"nested flate":   {extracttest.NestedFlatePDF(3, 1<<30), contentjob.CodeLimit, "decompresses to more than 16 MiB"},
 		"operands":       {extracttest.ManyOperandsPDF(15 << 20), contentjob.CodeLimit, "needed more than 128 MiB of memory"},
-		"slow":           {extracttest.SlowPDF(3000), contentjob.CodeLimit, "took longer than 5s"},
-		"zip bomb":       {extracttest.ZipBombPackage(1 << 30), contentjob.CodeInvalid, "zip bomb"},
+		// The slow document also grows: under load its child can meet the memory limit before
+		// the deadline (content/extract/sandbox's tests hold the deadline itself), so either
+		// limit, named, is the right answer.
+		"slow":     {extracttest.SlowPDF(3000), contentjob.CodeLimit, "took longer than 5s|needed more than 128 MiB of memory"},
+		"zip bomb": {extracttest.ZipBombPackage(1 << 30), contentjob.CodeInvalid, "zip bomb"},
 	}
 	for _, backend := range recordstores.All() {
 		t.Run(backend.Name, func(t *testing.T) {
@@ -151,7 +154,7 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 					}
 					time.Sleep(50 * time.Millisecond)
 				}
-				if j.Status != jobs.StatusFailed || j.Error == nil || j.Error.Code != h.code || !strings.Contains(j.Error.Message, h.want) ||
+				if j.Status != jobs.StatusFailed || j.Error == nil || j.Error.Code != h.code || !containsOne(j.Error.Message, h.want) ||
 					!strings.Contains(j.Error.Message, h.doc.Name) {
 					t.Errorf("%s (%s): job %s %+v, want FAILED %s naming %s and %q", name, h.doc.What, j.Status, j.Error, h.code, h.doc.Name, h.want)
 				}
@@ -230,4 +233,14 @@ func TestShortTextSkipsTheChild(t *testing.T) {
 			t.Errorf("%s: %s %+v, want FAILED by the child that cannot start", name, j.Status, j.Results)
 		}
 	}
+}
+
+// containsOne reports whether s contains one of the '|'-separated alternatives of want.
+func containsOne(s, want string) bool {
+	for _, w := range strings.Split(want, "|") {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
