@@ -155,6 +155,9 @@ func WithNamespace(data []byte) []byte {
 		if err != nil {
 			return data
 		}
+		if cd, ok := tok.(xml.CharData); ok && len(bytes.TrimSpace(bytes.TrimPrefix(cd, []byte("\ufeff")))) > 0 {
+			return data // text before the root: not a document to mend (as IsCourseStructure says)
+		}
 		se, ok := tok.(xml.StartElement)
 		if !ok {
 			continue
