@@ -208,10 +208,7 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 		return err
 	}
 	task, opts := contentjob.NewImportTask(p)
-	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
-			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the import could not be queued"}
-		})
+	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, contentjob.CodeInternal, "import"); err != nil {
 		s.dropUpload(ctx, p.UploadKey)
 		return err
 	}

@@ -166,10 +166,7 @@ func (s *Server) importTaxonomy(c *fiber.Ctx) error {
 		return err
 	}
 	task, opts := taxonomyjob.NewTask(p)
-	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
-			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: taxonomyjob.CodeInternal, Message: "the import could not be queued"}
-		})
+	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, taxonomyjob.CodeInternal, "import"); err != nil {
 		s.dropUpload(ctx, p.SkillsKey)
 		return err
 	}
@@ -305,10 +302,7 @@ func (s *Server) generateFields(c *fiber.Ctx) error {
 	}
 	task, opts := contentjob.NewIndexTask(contentjob.IndexPayload{Tenant: tenantID, JobID: job.ID, ContentID: *body.ContentID,
 		Version: *body.Version, Fields: types})
-	if _, err := s.deps.IndexQueue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
-			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeInternal, Message: "the field generation could not be queued"}
-		})
+	if err := s.enqueueJob(ctx, s.deps.IndexQueue, job, task, opts, contentjob.CodeInternal, "field generation"); err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusAccepted).JSON(job)

@@ -10,7 +10,6 @@ import (
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
-	"github.com/lectern-lms/lectern/workers/queue"
 )
 
 // TenantCreate is the body of POST /api/v1/app_management/tenants.
@@ -127,12 +126,9 @@ func (s *Server) deleteTenant(c *fiber.Ctx) error {
 		return err
 	}
 	task, opts := jobs.NewTenantDeleteTask(jobs.TenantDeletePayload{TenantID: id, JobID: job.ID})
-	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
+	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, jobs.CodeDeleteFailed, "deletion"); err != nil {
 		// Not accepted (a queue outage answers 503): the tenant stays as it was, so the
 		// client can simply repeat the DELETE, and the job says why it never ran.
-		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
-			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: jobs.CodeDeleteFailed, Message: "the deletion could not be queued"}
-		})
 		_ = s.deps.Tenants.CancelDeleting(ctx, id)
 		return err
 	}
@@ -196,10 +192,7 @@ func (s *Server) reindex(c *fiber.Ctx) error {
 		return err
 	}
 	task, opts := contentjob.NewReindexTask(contentjob.ReindexPayload{JobID: job.ID})
-	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil && !errors.Is(err, queue.ErrDuplicateTask) {
-		_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
-			j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: contentjob.CodeReindex, Message: "the rebuild could not be queued"}
-		})
+	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, contentjob.CodeReindex, "rebuild"); err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusAccepted).JSON(job)

@@ -1,0 +1,24 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/queue"
+)
+
+// enqueueJob queues the task of a job just created. When the queue refuses it (an outage
+// answers 503), the job is marked FAILED with code and "the <what> could not be queued", so
+// it never stays PENDING, without a JOB_PROCESSED message (the client has the error already),
+// and the queue's error is returned. A task already queued under its id is accepted.
+func (s *Server) enqueueJob(ctx context.Context, q queue.Queue, job *jobs.Job, task *queue.Task, opts []queue.Option, code, what string) error {
+	_, err := q.Enqueue(ctx, task, opts...)
+	if err == nil || errors.Is(err, queue.ErrDuplicateTask) {
+		return nil
+	}
+	_ = s.deps.Jobs.UpdateUnannounced(ctx, job.ID, func(j *jobs.Job) {
+		j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: code, Message: "the " + what + " could not be queued"}
+	})
+	return err
+}
