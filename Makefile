@@ -9,12 +9,12 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-.PHONY: player-assets
-player-assets: ## Build the player's runtime scripts (pinned scorm-again from npm) into server/player/assets
-	scripts/player-assets.sh
+.PHONY: web-assets
+web-assets: ## Build the browser assets (player: scorm-again; console: htmx, Pico CSS) from pinned npm packages
+	scripts/web-assets.sh
 
 .PHONY: build
-build: player-assets ## Build bin/lectern
+build: web-assets ## Build bin/lectern
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/lectern
 
 .PHONY: run

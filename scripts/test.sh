@@ -14,7 +14,7 @@ export LECTERN_TEST_MODEL_DIR
 # shellcheck disable=SC1091
 . "${LECTERN_CACHE:-$HOME/.cache/lectern}/run/env"
 
-echo "== player assets"; scripts/player-assets.sh
+echo "== web assets (player, console)"; scripts/web-assets.sh
 echo "== chromium (player browser tests)"; scripts/install-chromium.sh
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }

@@ -61,12 +61,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
 		return errorf(fiber.StatusUnauthorized, "the Authorization header is malformed")
 	}
-	root := s.deps.Root
-	if root.User != "" && equalConstantTime(key, root.User) && equalConstantTime(secret, root.Password) {
-		c.Locals("principal", Principal{Root: true, Key: key})
-		return c.Next()
-	}
-	tid, err := s.deps.Tenants.Authenticate(c.UserContext(), key, secret)
+	p, err := s.principalFor(c, key, secret)
 	if errors.Is(err, tenant.ErrBadCredentials) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
 		return errorf(fiber.StatusUnauthorized, "invalid credentials")
@@ -74,6 +69,25 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Locals("principal", Principal{Tenant: tid, Key: key})
+	c.Locals("principal", p)
 	return c.Next()
+}
+
+// principalFor checks a key and secret: the root account, else a tenant's credential
+// (tenant.ErrBadCredentials when neither).
+func (s *Server) principalFor(c *fiber.Ctx, key, secret string) (Principal, error) {
+	root := s.deps.Root
+	if root.User != "" && equalConstantTime(key, root.User) && equalConstantTime(secret, root.Password) {
+		return Principal{Root: true, Key: key}, nil
+	}
+	tid, err := s.deps.Tenants.Authenticate(c.UserContext(), key, secret)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{Tenant: tid, Key: key}, nil
+}
+
+// basicAuth is the credentials part of an HTTP Basic Authorization header.
+func basicAuth(key, secret string) string {
+	return base64.StdEncoding.EncodeToString([]byte(key + ":" + secret))
 }

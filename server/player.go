@@ -301,7 +301,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC, xAPI (TinCan) and cmi5 courses; this one is %s.", v.Standard))
 	}
 	if _, ok := player.RuntimeScript(); !ok {
-		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/player-assets.sh before building).")
+		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/web-assets.sh before building).")
 	}
 	token := c.Params("session")
 	vs, err := s.sessionSettings(c.UserContext(), sess, "PlayerCommCommitFrequency", settingSuspendDataMax,
@@ -414,7 +414,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 func (s *Server) playerScript(c *fiber.Ctx) error {
 	b, ok := player.RuntimeScript()
 	if !ok {
-		return notFound("the player's scripts were not built into this server (scripts/player-assets.sh)")
+		return notFound("the player's scripts were not built into this server (scripts/web-assets.sh)")
 	}
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 	c.Type("js", "utf-8")

@@ -18,6 +18,7 @@ func (s *Server) registerRoutes() {
 			Scope: ScopeRoot, Success: 200, Media: []string{"text/plain"}}, adaptor.HTTPHandler(s.deps.Metrics.Handler()))
 	}
 	s.registerQueueConsole()
+	s.registerConsole()
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/taxonomy"
@@ -115,6 +116,9 @@ type Deps struct {
 	// QueueConsole, when set, is a web console of the job queues (asynqmon in the
 	// distributed mode) served to root under QueueConsolePath.
 	QueueConsole http.Handler
+	// ConsoleSealer seals the web console's session cookies (the signed-in credentials); nil
+	// leaves /console/ answering 503.
+	ConsoleSealer *settings.Sealer
 }
 
 // Metrics is what the HTTP layer measures and exposes; internal/metrics implements it over
@@ -134,6 +138,10 @@ type Server struct {
 	deps   Deps
 	log    *slog.Logger
 	routes []Route
+	// handler is the application's request handler, taken once the routes are registered;
+	// the console dispatches its API calls to it in process.
+	handler fasthttp.RequestHandler
+	console consoleState
 }
 
 // New builds the application and registers every route.
@@ -170,6 +178,9 @@ func New(deps Deps) *Server {
 		c.Locals(routeLocal, unmatchedRoute)
 		return notFound("no route for %s %s", c.Method(), c.Path())
 	})
+	// Handler builds the route tree; taking it once here keeps the console's in-process
+	// calls from rebuilding the tree while requests are served.
+	s.handler = s.app.Handler()
 	return s
 }
 

@@ -1,6 +1,6 @@
 // Package player holds the course player's browser side: the HTML page that hosts SCORM
 // content in an iframe with scorm-again as its SCORM API, and the runtime script, built into
-// assets/ at build time (scripts/player-assets.sh) and embedded in the binary.
+// assets/ at build time (scripts/web-assets.sh) and embedded in the binary.
 package player
 
 import (
@@ -15,7 +15,7 @@ import (
 var assets embed.FS
 
 // RuntimeScript returns the scorm-again bundle; ok is false when the binary was built without
-// running scripts/player-assets.sh.
+// running scripts/web-assets.sh.
 func RuntimeScript() ([]byte, bool) {
 	b, err := assets.ReadFile("assets/scorm-again.min.js")
 	return b, err == nil

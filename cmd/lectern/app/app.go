@@ -520,7 +520,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
 		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
-		Metrics: a.Metrics, QueueConsole: a.queueConsole()})
+		Metrics: a.Metrics, QueueConsole: a.queueConsole(), ConsoleSealer: sealer})
 	a.handle(a.Queue, server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }

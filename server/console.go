@@ -1,0 +1,421 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/tenant"
+)
+
+// The web console (/console/) renders HTML on the server with Go templates and updates parts
+// of a page with htmx. It holds no logic of its own: every read and write is a request to
+// this server's own JSON API, dispatched in process with the signed-in credentials, so the
+// console sees exactly what an API client with those credentials sees (root every tenant, a
+// tenant credential its own) and every rule of the API (validation, scoping, disabled
+// tenants) applies unchanged. The credentials live in an AES-GCM sealed, HttpOnly,
+// SameSite=Strict cookie; nothing is kept on the server, so any API process can serve any
+// console request.
+
+// ConsolePath is where the web console is served.
+const ConsolePath = "/console"
+
+const (
+	consoleCookie = "lectern_console"
+	// consoleSessionTTL is how long a sign-in lasts; the cookie carries its own expiry.
+	consoleSessionTTL = 8 * time.Hour
+)
+
+// consoleSession is what the sealed cookie carries.
+type consoleSession struct {
+	Key     string `json:"k"`
+	Secret  string `json:"s"`
+	Root    bool   `json:"r,omitempty"`
+	Tenant  string `json:"t,omitempty"`
+	Expires int64  `json:"e"`
+}
+
+// ConsoleSection is one entry of the console's navigation: a page of a tenant (Tenant set,
+// under /console/t/{tenant}/{Path}) or a page of the root account.
+type ConsoleSection struct {
+	Path  string
+	Label string
+	// Tenant marks a section that lives under a tenant.
+	Tenant bool
+}
+
+// consoleView is what every page template receives.
+type consoleView struct {
+	Title    string
+	Section  string
+	Session  *consoleSession
+	Tenant   string
+	Sections []ConsoleSection
+	// QueueConsole links asynqmon for root when it is mounted.
+	QueueConsole bool
+	Error        string
+	Notice       string
+	Data         any
+}
+
+// registerConsole mounts the console when the binary was built with its assets and the
+// server has a key to seal sessions with; otherwise /console/ explains what is missing.
+func (s *Server) registerConsole() {
+	s.console = consoleState{sections: []ConsoleSection{{Path: "tenants", Label: "Tenants"}}}
+	tpl, err := console.Load()
+	if err != nil {
+		panic(fmt.Sprintf("console templates: %v", err)) // the templates are embedded: a bug, not input
+	}
+	s.console.tpl = tpl
+	g := s.app.Group(ConsolePath)
+	g.Get("/assets/:name", s.consoleAsset)
+	if s.deps.ConsoleSealer == nil || !console.Installed() {
+		why := "This server has no secret key to seal console sessions with (LECTERN_SECRET_KEY)."
+		if !console.Installed() {
+			why = "This server was built without the console's scripts (run scripts/web-assets.sh before building)."
+		}
+		g.All("/*", func(c *fiber.Ctx) error {
+			return htmlError(c, fiber.StatusServiceUnavailable, "The console is not available", why)
+		})
+		return
+	}
+	g.Get("/signin", s.consoleSignInPage)
+	g.Post("/signin", s.consoleSignIn)
+	g.Post("/signout", s.consoleSignOut)
+	g.Get("/", s.consoleSessionRequired, s.consoleHome)
+	s.registerConsoleTenants(g)
+	// A request the routes above do not know gets a page, not the API's JSON 404. Mounted
+	// last, it leaves /console/queues (asynqmon, registered before) alone.
+	g.All("/*", func(c *fiber.Ctx) error {
+		return s.consoleError(c, notFound("there is no console page at %s", c.Path()))
+	})
+}
+
+// consoleState is the console's part of Server.
+type consoleState struct {
+	tpl      *console.Templates
+	sections []ConsoleSection
+}
+
+// addConsoleSection adds a navigation entry; sections appear in the order they were added.
+func (s *Server) addConsoleSection(sec ConsoleSection) {
+	s.console.sections = append(s.console.sections, sec)
+}
+
+func (s *Server) consoleAsset(c *fiber.Ctx) error {
+	name := c.Params("name")
+	b, ok := console.Asset(name)
+	if !ok {
+		return notFound("no console asset %q", name)
+	}
+	switch {
+	case strings.HasSuffix(name, ".js"):
+		c.Type("js", "utf-8")
+	case strings.HasSuffix(name, ".css"):
+		c.Type("css", "utf-8")
+	default:
+		return notFound("no console asset %q", name)
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.Send(b)
+}
+
+// consoleHeaders keeps the console's pages out of frames and caches and limits what they
+// may load to this origin (Pico's icons are data: images).
+func consoleHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set("Referrer-Policy", "same-origin")
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+}
+
+// render writes a page, or only the named fragment of it for an htmx request that asks for
+// one (fragment != "").
+func (s *Server) render(c *fiber.Ctx, status int, page, fragment string, v *consoleView) error {
+	consoleHeaders(c)
+	if v.Session == nil {
+		v.Session = consoleSessionOf(c)
+	}
+	if v.Tenant == "" {
+		v.Tenant = c.Params("tenant")
+	}
+	v.Sections = s.console.sections
+	v.QueueConsole = s.deps.QueueConsole != nil
+	var buf bytes.Buffer
+	var err error
+	if fragment != "" && c.Get("HX-Request") == "true" {
+		err = s.console.tpl.Fragment(&buf, page, fragment, v)
+	} else {
+		err = s.console.tpl.Page(&buf, page, v)
+	}
+	if err != nil {
+		return fmt.Errorf("console page %s: %w", page, err)
+	}
+	c.Type("html", "utf-8")
+	return c.Status(status).Send(buf.Bytes())
+}
+
+// consoleError shows an error as a page (or, for htmx, as an alert fragment) with the API's
+// status and message.
+func (s *Server) consoleError(c *fiber.Ctx, err error) error {
+	status, msg := fiber.StatusInternalServerError, "internal error"
+	var e *Error
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		status, msg = ae.Status, ae.Message
+	case errors.As(err, &e):
+		status, msg = e.Status, e.Message
+	default:
+		s.log.Error("console", "request_id", requestID(c), "path", c.Path(), "error", err)
+	}
+	if status == fiber.StatusUnauthorized {
+		// The credentials were revoked while the session lasted.
+		clearConsoleCookie(c)
+		return c.Redirect(ConsolePath+"/signin", fiber.StatusSeeOther)
+	}
+	if c.Get("HX-Request") == "true" {
+		// htmx swaps 2xx only; an error is shown in the page's alert region instead.
+		consoleHeaders(c)
+		c.Set("HX-Retarget", "#alert")
+		c.Set("HX-Reswap", "innerHTML")
+		c.Type("html", "utf-8")
+		return c.Status(fiber.StatusOK).SendString(`<p role="alert" class="error">` + html.EscapeString(msg) + `</p>`)
+	}
+	return s.render(c, status, "error", "", &consoleView{Title: "Error", Error: msg})
+}
+
+// consoleHandler adapts a console handler: its errors become console pages.
+func (s *Server) consoleHandler(h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := h(c); err != nil {
+			return s.consoleError(c, err)
+		}
+		return nil
+	}
+}
+
+func (s *Server) sealSession(sess consoleSession) (string, error) {
+	b, err := json.Marshal(sess)
+	if err != nil {
+		return "", err
+	}
+	return s.deps.ConsoleSealer.Seal(string(b)), nil
+}
+
+// openSession reads the cookie; nil when there is none, it does not decrypt or it expired.
+func (s *Server) openSession(c *fiber.Ctx) *consoleSession {
+	raw := c.Cookies(consoleCookie)
+	if raw == "" {
+		return nil
+	}
+	plain, err := s.deps.ConsoleSealer.Open(raw)
+	if err != nil {
+		return nil
+	}
+	var sess consoleSession
+	if json.Unmarshal([]byte(plain), &sess) != nil || time.Now().Unix() >= sess.Expires {
+		return nil
+	}
+	return &sess
+}
+
+func consoleSessionOf(c *fiber.Ctx) *consoleSession {
+	sess, _ := c.Locals("consoleSession").(*consoleSession)
+	return sess
+}
+
+// consoleSessionRequired sends a visitor without a session to the sign-in page, and rejects
+// a write that another site made the browser send (SameSite=Strict already keeps the cookie
+// off such requests; Sec-Fetch-Site is the second lock).
+func (s *Server) consoleSessionRequired(c *fiber.Ctx) error {
+	sess := s.openSession(c)
+	if sess == nil {
+		if c.Get("HX-Request") == "true" {
+			c.Set("HX-Redirect", ConsolePath+"/signin")
+			return c.SendStatus(fiber.StatusNoContent)
+		}
+		return c.Redirect(ConsolePath+"/signin?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+	}
+	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
+		if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+			return s.consoleError(c, errorf(fiber.StatusForbidden, "a console form was sent from another site"))
+		}
+	}
+	if t := c.Params("tenant"); t != "" && !sess.Root && !strings.EqualFold(t, sess.Tenant) {
+		return s.consoleError(c, errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", sess.Tenant, t))
+	}
+	c.Locals("consoleSession", sess)
+	return c.Next()
+}
+
+func clearConsoleCookie(c *fiber.Ctx) {
+	c.Cookie(&fiber.Cookie{Name: consoleCookie, Value: "", Path: ConsolePath, MaxAge: -1,
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+}
+
+type signInData struct {
+	Key  string
+	Next string
+}
+
+func (s *Server) consoleSignInPage(c *fiber.Ctx) error {
+	return s.render(c, fiber.StatusOK, "signin", "", &consoleView{Title: "Sign in",
+		Data: signInData{Next: safeNext(c.Query("next"))}})
+}
+
+// safeNext keeps a post-sign-in redirect inside the console.
+func safeNext(next string) string {
+	if strings.HasPrefix(next, ConsolePath+"/") && !strings.HasPrefix(next, "//") && !strings.ContainsAny(next, "\\\r\n") {
+		return next
+	}
+	return ConsolePath + "/"
+}
+
+func (s *Server) consoleSignIn(c *fiber.Ctx) error {
+	key, secret := strings.TrimSpace(c.FormValue("key")), c.FormValue("secret")
+	next := safeNext(c.FormValue("next"))
+	fail := func(status int, msg string) error {
+		return s.render(c, status, "signin", "", &consoleView{Title: "Sign in", Error: msg,
+			Data: signInData{Key: key, Next: next}})
+	}
+	if key == "" || secret == "" {
+		return fail(fiber.StatusBadRequest, "enter the key and the secret of an API credential (or the root user and password)")
+	}
+	p, err := s.principalFor(c, key, secret)
+	if errors.Is(err, tenant.ErrBadCredentials) {
+		return fail(fiber.StatusUnauthorized, "invalid credentials")
+	}
+	if err != nil {
+		return s.consoleError(c, err)
+	}
+	sealed, err := s.sealSession(consoleSession{Key: key, Secret: secret, Root: p.Root, Tenant: p.Tenant,
+		Expires: time.Now().Add(consoleSessionTTL).Unix()})
+	if err != nil {
+		return err
+	}
+	c.Cookie(&fiber.Cookie{Name: consoleCookie, Value: sealed, Path: ConsolePath, MaxAge: int(consoleSessionTTL / time.Second),
+		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
+	return c.Redirect(next, fiber.StatusSeeOther)
+}
+
+func (s *Server) consoleSignOut(c *fiber.Ctx) error {
+	clearConsoleCookie(c)
+	return c.Redirect(ConsolePath+"/signin", fiber.StatusSeeOther)
+}
+
+// consoleHome sends root to the tenants and a tenant credential to its own first section.
+func (s *Server) consoleHome(c *fiber.Ctx) error {
+	sess := consoleSessionOf(c)
+	if sess.Root {
+		return c.Redirect(ConsolePath+"/tenants", fiber.StatusSeeOther)
+	}
+	for _, sec := range s.console.sections {
+		if sec.Tenant {
+			return c.Redirect(ConsolePath+"/t/"+url.PathEscape(sess.Tenant)+"/"+sec.Path, fiber.StatusSeeOther)
+		}
+	}
+	return s.render(c, fiber.StatusOK, "error", "", &consoleView{Title: "Console", Tenant: sess.Tenant,
+		Notice: "Signed in as a credential of tenant " + sess.Tenant + "."})
+}
+
+// apiError is a non-2xx answer of the in-process API, with its message.
+type apiError struct {
+	Status  int
+	Message string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+
+// apiRequest is one in-process call of the JSON API.
+type apiRequest struct {
+	Method string
+	// Path is the API path with its query string.
+	Path string
+	// Body is sent with ContentType (JSON when ContentType is empty and Body is set).
+	Body        []byte
+	BodyStream  io.Reader
+	BodySize    int
+	ContentType string
+	Header      map[string]string
+}
+
+// apiResponse is the API's answer.
+type apiResponse struct {
+	Status int
+	Body   []byte
+	Header map[string]string
+}
+
+// api dispatches a request to this server's own routes with the session's credentials. A
+// non-2xx answer is an *apiError with the API's message; out, when set, receives the JSON.
+func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) {
+	sess := consoleSessionOf(c)
+	if sess == nil {
+		return nil, errorf(fiber.StatusUnauthorized, "not signed in")
+	}
+	var fc fasthttp.RequestCtx
+	var req fasthttp.Request
+	req.Header.SetMethod(r.Method)
+	req.SetRequestURI(r.Path)
+	req.Header.SetHost(string(c.Request().Host()))
+	req.Header.Set(fiber.HeaderAuthorization, "Basic "+basicAuth(sess.Key, sess.Secret))
+	req.Header.Set("X-Request-ID", requestID(c))
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	switch {
+	case r.BodyStream != nil:
+		req.SetBodyStream(r.BodyStream, r.BodySize)
+		req.Header.SetContentType(r.ContentType)
+	case r.Body != nil:
+		req.SetBody(r.Body)
+		if r.ContentType == "" {
+			r.ContentType = fiber.MIMEApplicationJSON
+		}
+		req.Header.SetContentType(r.ContentType)
+	}
+	fc.Init(&req, c.Context().RemoteAddr(), nil)
+	fc.SetUserValue("console", true)
+	s.handler(&fc)
+	resp := &apiResponse{Status: fc.Response.StatusCode(), Body: append([]byte(nil), fc.Response.Body()...), Header: map[string]string{}}
+	fc.Response.Header.VisitAll(func(k, v []byte) { resp.Header[string(k)] = string(v) })
+	if resp.Status < 200 || resp.Status > 299 {
+		var m Message
+		if json.Unmarshal(resp.Body, &m) != nil || m.Message == "" {
+			m.Message = strings.TrimSpace(string(resp.Body))
+		}
+		return resp, &apiError{Status: resp.Status, Message: m.Message}
+	}
+	if out != nil && len(resp.Body) > 0 {
+		if err := json.Unmarshal(resp.Body, out); err != nil {
+			return resp, fmt.Errorf("console: decoding %s %s: %w", r.Method, r.Path, err)
+		}
+	}
+	return resp, nil
+}
+
+// apiJSON is api with a JSON body marshalled from in (nil for none).
+func (s *Server) apiJSON(c *fiber.Ctx, method, path string, in, out any) error {
+	r := apiRequest{Method: method, Path: path}
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		r.Body = b
+	}
+	_, err := s.api(c, r, out)
+	return err
+}
