@@ -84,18 +84,10 @@ func (s *FieldStore) Get(ctx context.Context, tenant, contentID string, v int, t
 
 // All returns every generated field of a version, by type.
 func (s *FieldStore) All(ctx context.Context, tenant, contentID string, v int) ([]*StoredField, error) {
-	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindField,
-		Parent: &record.Ref{Kind: KindVersion, ID: versionID(contentID, v)}})
+	out, err := record.AllAs(ctx, s.records, record.Query{Tenant: tenant, Kind: KindField,
+		Parent: &record.Ref{Kind: KindVersion, ID: versionID(contentID, v)}}, decodeField)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]*StoredField, 0, len(rs))
-	for _, r := range rs {
-		f, err := decodeField(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b *StoredField) int { return strings.Compare(a.Type, b.Type) })
 	return out, nil

@@ -167,17 +167,9 @@ func (s *Store) ByJob(ctx context.Context, tenant, jobID string) (*Version, erro
 // versions lists every version of one item, by version.
 func (s *Store) versions(ctx context.Context, tenant, contentID string) ([]*Version, error) {
 	q := record.Query{Tenant: tenant, Kind: KindVersion, Parent: &record.Ref{Kind: KindItem, ID: contentID}}
-	rs, err := record.All(ctx, s.records, q)
+	out, err := record.AllAs(ctx, s.records, q, decode)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]*Version, 0, len(rs))
-	for _, r := range rs {
-		v, err := decode(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil

@@ -135,11 +135,7 @@ func (s *Server) listForwardPairs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := ForwardPairList{Pairs: make([]ForwardPair, 0, len(ps))}
-	for _, p := range ps {
-		out.Pairs = append(out.Pairs, showPair(p))
-	}
-	return c.JSON(out)
+	return c.JSON(ForwardPairList{Pairs: showAll(ps, showPair)})
 }
 
 func (s *Server) getForwardPair(c *fiber.Ctx) error {
@@ -172,10 +168,7 @@ func (s *Server) updateForwardPair(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteForwardPair(c *fiber.Ctx) error {
-	if err := s.deps.Forward.Delete(c.UserContext(), tenantOf(c), c.Params("pair_id")); err != nil {
-		return forwardErr(err)
-	}
-	return c.SendStatus(fiber.StatusNoContent)
+	return deleteItem(c, pathTenant, "pair_id", s.deps.Forward.Delete, forwardErr)
 }
 
 func forwardSchemas() map[string]any {

@@ -116,6 +116,11 @@ func showSubscription(sub *subscription.Subscription) SubscriptionView {
 		Created: localTime(sub.Created)}
 }
 
+func showDelivery(d subscription.Delivery) DeliveryView {
+	return DeliveryView{MessageID: d.MessageID, Attempt: d.Attempt, Time: d.Time.UTC().Format(time.RFC3339Nano),
+		Status: d.Status, Error: d.Error, Final: d.Final}
+}
+
 func (s *Server) createSubscriptionAuth(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
@@ -146,22 +151,11 @@ func (s *Server) listSubscriptionAuth(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := SubscriptionAuthList{Configs: make([]SubscriptionAuth, 0, len(as))}
-	for _, a := range as {
-		out.Configs = append(out.Configs, showAuth(a))
-	}
-	return c.JSON(out)
+	return c.JSON(SubscriptionAuthList{Configs: showAll(as, showAuth)})
 }
 
 func (s *Server) deleteSubscriptionAuth(c *fiber.Ctx) error {
-	tenantID, err := contentTenant(c)
-	if err != nil {
-		return err
-	}
-	if err := s.deps.Subscriptions.DeleteAuth(c.UserContext(), tenantID, c.Params("auth_config_id")); err != nil {
-		return subscriptionErr(err)
-	}
-	return c.SendStatus(fiber.StatusNoContent)
+	return deleteItem(c, contentTenant, "auth_config_id", s.deps.Subscriptions.DeleteAuth, subscriptionErr)
 }
 
 func (s *Server) createSubscription(c *fiber.Ctx) error {
@@ -197,22 +191,11 @@ func (s *Server) listSubscriptions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := SubscriptionList{Subscriptions: make([]SubscriptionView, 0, len(subs))}
-	for _, sub := range subs {
-		out.Subscriptions = append(out.Subscriptions, showSubscription(sub))
-	}
-	return c.JSON(out)
+	return c.JSON(SubscriptionList{Subscriptions: showAll(subs, showSubscription)})
 }
 
 func (s *Server) deleteSubscription(c *fiber.Ctx) error {
-	tenantID, err := contentTenant(c)
-	if err != nil {
-		return err
-	}
-	if err := s.deps.Subscriptions.DeleteSubscription(c.UserContext(), tenantID, c.Params("subscription_id")); err != nil {
-		return subscriptionErr(err)
-	}
-	return c.SendStatus(fiber.StatusNoContent)
+	return deleteItem(c, contentTenant, "subscription_id", s.deps.Subscriptions.DeleteSubscription, subscriptionErr)
 }
 
 func (s *Server) listDeliveries(c *fiber.Ctx) error {
@@ -224,12 +207,7 @@ func (s *Server) listDeliveries(c *fiber.Ctx) error {
 	if err != nil {
 		return subscriptionErr(err)
 	}
-	out := DeliveryList{Deliveries: make([]DeliveryView, 0, len(ds))}
-	for _, d := range ds {
-		out.Deliveries = append(out.Deliveries, DeliveryView{MessageID: d.MessageID, Attempt: d.Attempt, Time: d.Time.UTC().Format(time.RFC3339Nano),
-			Status: d.Status, Error: d.Error, Final: d.Final})
-	}
-	return c.JSON(out)
+	return c.JSON(DeliveryList{Deliveries: showAll(ds, showDelivery)})
 }
 
 func subscriptionSchemas() map[string]any {

@@ -201,19 +201,7 @@ func (s *Store) GetAuth(ctx context.Context, tenant, id string) (*Auth, error) {
 
 // ListAuth returns the tenant's configurations, oldest first.
 func (s *Store) ListAuth(ctx context.Context, tenant string) ([]*Auth, error) {
-	rs, err := record.All(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindAuth})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Auth, 0, len(rs))
-	for _, r := range rs {
-		a, err := s.toAuth(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return record.AllAs(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindAuth}, s.toAuth)
 }
 
 // DeleteAuth removes a configuration; ErrInUse while a subscription names it. (A subscription
@@ -289,19 +277,7 @@ func (s *Store) GetSubscription(ctx context.Context, tenant, id string) (*Subscr
 
 // ListSubscriptions returns the tenant's subscriptions, oldest first.
 func (s *Store) ListSubscriptions(ctx context.Context, tenant string) ([]*Subscription, error) {
-	rs, err := record.All(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindSubscription})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Subscription, 0, len(rs))
-	for _, r := range rs {
-		sub, err := s.toSub(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, nil
+	return record.AllAs(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindSubscription}, s.toSub)
 }
 
 // DeleteSubscription removes a subscription and its delivery log; pending deliveries find it
@@ -335,18 +311,12 @@ func (s *Store) Deliveries(ctx context.Context, tenant, subscriptionID string) (
 		}
 		return nil, err
 	}
-	rs, err := record.All(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindDelivery,
-		Parent: &record.Ref{Kind: KindSubscription, ID: subscriptionID}})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Delivery, 0, len(rs))
-	for _, r := range rs {
+	return record.AllAs(ctx, s.Records, record.Query{Tenant: tenant, Kind: KindDelivery,
+		Parent: &record.Ref{Kind: KindSubscription, ID: subscriptionID}}, func(r *record.Record) (Delivery, error) {
 		var d Delivery
 		if err := json.Unmarshal(r.Data, &d); err != nil {
-			return nil, fmt.Errorf("decode delivery %s: %w", r.ID, err)
+			return d, fmt.Errorf("decode delivery %s: %w", r.ID, err)
 		}
-		out = append(out, d)
-	}
-	return out, nil
+		return d, nil
+	})
 }

@@ -74,10 +74,9 @@ type Options struct {
 
 // Index is the embedded backend. It is safe for concurrent use.
 type Index struct {
-	db     *bolt.DB
-	bi     blevesearch.Index
-	model  indexer.Model
-	window time.Duration
+	db    *bolt.DB
+	bi    blevesearch.Index
+	model indexer.Model
 
 	// mu orders writes and keeps searches consistent with the in-memory version table:
 	// writers hold it exclusively while they change Bleve and the table.
@@ -86,19 +85,17 @@ type Index struct {
 	byTenant map[string]map[string]*version // tenant -> record key -> version
 	vectors  map[string]*vectorSet          // by tenant
 
-	// pending holds IndexContent writes waiting to be committed: the first of them (the
-	// leader) waits the group window, takes mu and commits all that are pending then at once
-	// (group commit), so concurrent index tasks share one store.db transaction, one Bleve
-	// batch (one segment) and one clean-up transaction.
-	pmu     sync.Mutex
-	pending []*pendingWrite
+	// commits groups IndexContent writes: the first of a group waits the group window, takes
+	// mu and commits all that are pending then at once (indexer.Committer), so concurrent index
+	// tasks share one store.db transaction, one Bleve batch (one segment) and one clean-up
+	// transaction.
+	commits indexer.Committer[pendingWrite]
 }
 
 // pendingWrite is one IndexContent call waiting in a group commit.
 type pendingWrite struct {
-	key  string
-	rec  *record
-	done chan error
+	key string
+	rec *record
 }
 
 // version is the in-memory part of a content version's record: what every search needs
@@ -157,7 +154,8 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("indexer/bleve: open store: %w", err)
 	}
 	ix := &Index{db: db, versions: map[string]*version{}, byTenant: map[string]map[string]*version{},
-		vectors: map[string]*vectorSet{}, window: opts.GroupWindow}
+		vectors: map[string]*vectorSet{}}
+	ix.commits = indexer.Committer[pendingWrite]{Window: opts.GroupWindow, Lock: &ix.mu, Flush: ix.commit}
 	if err := ix.init(dir, opts); err != nil {
 		db.Close()
 		if ix.bi != nil {
@@ -567,50 +565,18 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 		return err
 	}
 	r := &record{Tenant: tenant, ContentID: contentID, Version: v, Status: st, Chunks: cs, Fields: fs}
-	w := &pendingWrite{key: recordKey(tenant, contentID, v), rec: r, done: make(chan error, 1)}
-	ix.pmu.Lock()
-	leader := len(ix.pending) == 0
-	ix.pending = append(ix.pending, w)
-	ix.pmu.Unlock()
-	if leader {
-		if ix.window > 0 {
-			t := time.NewTimer(ix.window)
-			select { // the others' writes wait on this one: cancellation ends only the wait
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		}
-		ix.mu.Lock()
-		ix.pmu.Lock()
-		group := ix.pending
-		ix.pending = nil
-		ix.pmu.Unlock()
-		ix.commit(group)
-		ix.mu.Unlock()
-	}
-	return <-w.done
+	return ix.commits.Commit(ctx, pendingWrite{key: recordKey(tenant, contentID, v), rec: r})
 }
 
-// commit writes a group of IndexContent calls in one replace and reports to each; when the
-// group fails, each write is tried alone, so that one bad version fails only its own call.
-// Two writes of one version in a group: the later wins, as it would have one after the
-// other. The caller holds mu.
-func (ix *Index) commit(group []*pendingWrite) {
+// commit writes a group of IndexContent calls in one replace (indexer.Committer tries each
+// alone when it fails). Two writes of one version in a group: the later wins, as it would
+// have one after the other. The caller holds mu.
+func (ix *Index) commit(_ context.Context, group []pendingWrite) error {
 	recs := make(map[string]*record, len(group))
 	for _, w := range group {
 		recs[w.key] = w.rec
 	}
-	err := ix.replace(recs)
-	if err != nil && len(recs) > 1 {
-		for _, w := range group {
-			w.done <- ix.replace(map[string]*record{w.key: w.rec})
-		}
-		return
-	}
-	for _, w := range group {
-		w.done <- err
-	}
+	return ix.replace(recs)
 }
 
 // replace stores recs (nil deletes) and rewrites their Bleve documents. When Bleve fails,

@@ -174,19 +174,17 @@ type Index struct {
 	closed atomic.Bool
 
 	// IndexContent's bulk requests go one at a time (send), and the writes that arrive
-	// while one is in flight wait in pending and go together in the next (group commit):
-	// concurrent index tasks then share one bulk request and one forced refresh.
-	send        sync.Mutex
-	pmu         sync.Mutex
-	pending     []*pendingBulk
-	groupWindow time.Duration
+	// while one is in flight wait and go together in the next (group commit, see
+	// indexer.Committer): concurrent index tasks then share one bulk request and one forced
+	// refresh.
+	send    sync.Mutex
+	commits indexer.Committer[pendingBulk]
 }
 
 // pendingBulk is the bulk actions of one IndexContent call waiting for a group commit.
 type pendingBulk struct {
-	op   string
-	ops  []bulkOp
-	done chan error
+	op  string
+	ops []bulkOp
 }
 
 // metaModel is the key of the embedding model in the index mapping's _meta.
@@ -226,7 +224,11 @@ func New(ctx context.Context, client *elastic.Client, opts Options) (*Index, err
 	if opts.Model.Dims < 0 || opts.Model.Dims > mappings.MaxEmbeddingDims || (opts.Model.Dims == 0) != (opts.Model.Name == "") {
 		return nil, fmt.Errorf("indexer/elastic: invalid model %+v", opts.Model)
 	}
-	ix := &Index{c: client, alias: client.Alias(mappings.Content), window: maxResultWindow, groupWindow: opts.GroupWindow}
+	ix := &Index{c: client, alias: client.Alias(mappings.Content), window: maxResultWindow}
+	// The others' writes must not fail because the leader's context ends; the group's
+	// requests are bounded instead.
+	ix.commits = indexer.Committer[pendingBulk]{Window: opts.GroupWindow, Lock: &ix.send, Flush: ix.sendGroup,
+		GroupTimeout: 2 * time.Minute}
 	if opts.Model.Dims > 0 {
 		if _, _, err := client.EnsureIndex(ctx, mappings.Content, mappings.Options{EmbeddingDims: opts.Model.Dims}); err != nil {
 			return nil, fmt.Errorf("indexer/elastic: %w", err)
@@ -497,49 +499,20 @@ func (ix *Index) IndexContent(ctx context.Context, tenant, contentID string, v i
 // When a group fails, each write is sent alone, so that one bad version fails only its own
 // call.
 func (ix *Index) groupBulk(ctx context.Context, op string, ops []bulkOp) error {
-	w := &pendingBulk{op: op, ops: ops, done: make(chan error, 1)}
-	ix.pmu.Lock()
-	leader := len(ix.pending) == 0
-	ix.pending = append(ix.pending, w)
-	ix.pmu.Unlock()
-	if !leader { // the first write of the group sends it
-		return <-w.done
+	return ix.commits.Commit(ctx, pendingBulk{op: op, ops: ops})
+}
+
+// sendGroup sends a group of IndexContent writes in one bulk request with a forced refresh.
+// The caller holds send.
+func (ix *Index) sendGroup(ctx context.Context, group []pendingBulk) error {
+	if len(group) == 1 {
+		return ix.bulk(ctx, group[0].op, group[0].ops, "true")
 	}
-	if ix.groupWindow > 0 {
-		t := time.NewTimer(ix.groupWindow)
-		select { // the others' writes wait on this one: cancellation ends only the wait
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
+	var all []bulkOp
+	for _, g := range group {
+		all = append(all, g.ops...)
 	}
-	ix.send.Lock()
-	ix.pmu.Lock()
-	group := ix.pending
-	ix.pending = nil
-	ix.pmu.Unlock()
-	switch len(group) {
-	case 1:
-		group[0].done <- ix.bulk(ctx, group[0].op, group[0].ops, "true")
-	default:
-		// The others' writes must not fail because this caller's context ends.
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		var all []bulkOp
-		for _, g := range group {
-			all = append(all, g.ops...)
-		}
-		err := ix.bulk(gctx, fmt.Sprintf("write %d versions", len(group)), all, "true")
-		for _, g := range group {
-			if err != nil {
-				g.done <- ix.bulk(gctx, g.op, g.ops, "true")
-			} else {
-				g.done <- nil
-			}
-		}
-		cancel()
-	}
-	ix.send.Unlock()
-	return <-w.done
+	return ix.bulk(ctx, fmt.Sprintf("write %d versions", len(group)), all, "true")
 }
 
 // versionDocs returns the index actions of a content version's documents (see the package

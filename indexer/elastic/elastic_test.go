@@ -62,7 +62,7 @@ func open(t *testing.T, c *elastic.Client, model indexer.Model) *Index {
 func TestGroupCommit(t *testing.T) {
 	c := newClient(t)
 	ix := open(t, c, indexertest.Model)
-	ix.groupWindow = 20 * time.Millisecond
+	ix.commits.Window = 20 * time.Millisecond
 	indexertest.ConcurrentWrites(t, ix)
 }
 

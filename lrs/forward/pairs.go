@@ -264,22 +264,14 @@ func (m *Manager) Get(ctx context.Context, tenant, id string) (*Pair, error) {
 
 // List returns the tenant's pairs (with status), ordered by last update.
 func (m *Manager) List(ctx context.Context, tenant string) ([]*Pair, error) {
-	rs, err := record.All(ctx, m.Records, record.Query{Tenant: tenant, Kind: KindPair})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Pair, 0, len(rs))
-	for _, r := range rs {
+	return record.AllAs(ctx, m.Records, record.Query{Tenant: tenant, Kind: KindPair}, func(r *record.Record) (*Pair, error) {
 		p, err := m.fromRecord(r)
 		if err != nil {
 			return nil, err
 		}
-		if p.Status, _, err = m.cursor(ctx, tenant, p.ID); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
+		p.Status, _, err = m.cursor(ctx, tenant, p.ID)
+		return p, err
+	})
 }
 
 // Update replaces the pair's members. keepPassword leaves the stored password as it is (the

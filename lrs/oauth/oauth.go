@@ -214,17 +214,15 @@ func (s *Service) GetClient(ctx context.Context, tenantID, id string) (*Client, 
 
 // ListClients returns the clients of tenantID, without secrets, oldest first.
 func (s *Service) ListClients(ctx context.Context, tenantID string) ([]*Client, error) {
-	rs, err := record.All(ctx, s.store, record.Query{Kind: kindClient, Key: tenantID})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Client, 0, len(rs))
-	for _, r := range rs {
+	out, err := record.AllAs(ctx, s.store, record.Query{Kind: kindClient, Key: tenantID}, func(r *record.Record) (*Client, error) {
 		var d clientData
 		if err := json.Unmarshal(r.Data, &d); err != nil {
 			return nil, fmt.Errorf("decode OAuth client %q: %w", r.ID, err)
 		}
-		out = append(out, &Client{ID: r.ID, Name: d.Name, Tenant: d.Tenant, Scopes: d.Scopes, Lifetime: d.Lifetime, Created: r.Created})
+		return &Client{ID: r.ID, Name: d.Name, Tenant: d.Tenant, Scopes: d.Scopes, Lifetime: d.Lifetime, Created: r.Created}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b *Client) int { return a.Created.Compare(b.Created) })
 	return out, nil

@@ -68,5 +68,23 @@ func All(ctx context.Context, s Store, q Query) ([]*Record, error) {
 	}
 }
 
+// AllAs is All with each record decoded by decode, in List order; the first decode error
+// ends it. The list methods of small stores are this call and their decoder.
+func AllAs[T any](ctx context.Context, s Store, q Query, decode func(*Record) (T, error)) ([]T, error) {
+	rs, err := All(ctx, s, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(rs))
+	for _, r := range rs {
+		v, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // MaxPage is the page size All asks for; backends cap pages at least this large.
 const MaxPage = 1000
