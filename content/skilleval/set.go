@@ -72,16 +72,25 @@ func (s Scores) String() string { return fmt.Sprintf("P %.2f R %.2f", s.Precisio
 // Score averages precision@k and recall@k; match says whether a generated skill is one of
 // the expected ones (each expected skill counts once).
 func Score(got [][]string, k int, match func(got, want string) bool) Scores {
-	var s Scores
+	want := make([][]string, len(Set))
 	for i, it := range Set {
+		want[i] = it.Skills
+	}
+	return ScoreAgainst(got, want, k, match)
+}
+
+// ScoreAgainst is Score for any set: want[i] are the expected skills of got[i].
+func ScoreAgainst(got, want [][]string, k int, match func(got, want string) bool) Scores {
+	var s Scores
+	for i, exp := range want {
 		g := got[i]
 		if len(g) > k {
 			g = g[:k]
 		}
-		used := make([]bool, len(it.Skills))
+		used := make([]bool, len(exp))
 		hits := 0
 		for _, x := range g {
-			for j, w := range it.Skills {
+			for j, w := range exp {
 				if !used[j] && match(x, w) {
 					used[j] = true
 					hits++
@@ -92,10 +101,10 @@ func Score(got [][]string, k int, match func(got, want string) bool) Scores {
 		if len(g) > 0 {
 			s.Precision += float64(hits) / float64(len(g))
 		}
-		s.Recall += float64(hits) / float64(len(it.Skills))
+		s.Recall += float64(hits) / float64(len(exp))
 	}
-	s.Precision /= float64(len(Set))
-	s.Recall /= float64(len(Set))
+	s.Precision /= float64(len(want))
+	s.Recall /= float64(len(want))
 	return s
 }
 
