@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -54,8 +55,9 @@ func LoadESCO(dir string) (*ESCO, error) {
 		if len(rows) < 2 || len(rows[0]) != 2 || rows[0][0] != "id" || rows[0][1] != "description" {
 			return nil, fmt.Errorf("%s: want the columns id,description", f.name)
 		}
+		starts := LabelStarts(rows[1:])
 		for _, r := range rows[1:] {
-			*f.to = append(*f.to, ParseESCO(r[0], r[1]))
+			*f.to = append(*f.to, ParseESCO(r[0], r[1], starts))
 		}
 	}
 	return &e, nil
@@ -78,7 +80,7 @@ func LoadESCO(dir string) (*ESCO, error) {
 //
 // On the 138 labels of the annotated evaluation set (content/skilleval/esco_set.csv, whose
 // labels were checked against ESCO) TestESCOSet reports how many this recovers exactly.
-func ParseESCO(id, description string) ESCOConcept {
+func ParseESCO(id, description string, starts map[string]bool) ESCOConcept {
 	c := ESCOConcept{URI: id, Description: description}
 	labels, def := description, ""
 	if i := strings.Index(description, "  "); i >= 0 {
@@ -93,21 +95,21 @@ func ParseESCO(id, description string) ESCOConcept {
 		}
 	}
 	c.Labels, c.Definition = strings.Join(ws, " "), def
-	c.Label = strings.Join(ws[:preferredEnd(ws)], " ")
+	c.Label = strings.Join(ws[:preferredEnd(ws, starts)], " ")
 	return c
 }
 
 // preferredEnd returns how many of the label words ws the preferred label takes.
-func preferredEnd(ws []string) int {
+func preferredEnd(ws []string, starts map[string]bool) int {
 	if len(ws) <= 1 {
 		return len(ws)
 	}
 	k := 1
-	for k < len(ws) && k < 12 && occursFrom(ws[1:k+1], ws, k+1) {
+	for k < len(ws) && k < 12 && !slices.Contains(ws[:k], ws[k]) && occursFrom(ws[1:k+1], ws, k+1) {
 		k++
 	}
 	if k > 1 {
-		for k > 2 && sameStem(ws[k-1], ws[0]) {
+		for k > 2 && (sameStem(ws[k-1], ws[0]) || starts[ws[k-1]]) {
 			k--
 		}
 		return k
@@ -118,6 +120,25 @@ func preferredEnd(ws []string) int {
 		}
 	}
 	return min(len(ws), 4)
+}
+
+// LabelStarts returns the words that start rows' descriptions (id,
+// description rows), at least eight: in the skills these are mostly verbs ("use", "maintain", "develop"),
+// so a label that ParseESCO extends by one of them has run into the next label.
+func LabelStarts(rows [][]string) map[string]bool {
+	n := map[string]int{}
+	for _, r := range rows {
+		if f := strings.Fields(r[1]); len(f) > 0 {
+			n[f[0]]++
+		}
+	}
+	out := map[string]bool{}
+	for w, c := range n {
+		if c >= 8 {
+			out[w] = true
+		}
+	}
+	return out
 }
 
 // occursFrom reports whether the word sequence seq occurs in ws at or after from.

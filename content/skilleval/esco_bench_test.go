@@ -31,8 +31,9 @@ import (
 //
 // A returned skill name counts when one of the ESCO skills of that label is expected (names
 // are scored by URI, so a label the parser gets wrong still scores as its concept). Free
-// skills are scored leniently against the expected labels (Overlap). The keyword baseline
-// ranks the same 13,939 names. The ESCO data and the model are required: without them the
+// skills are scored leniently against the expected labels (Overlap: a shared stemmed word);
+// the model's and the keyword baseline's taxonomy answers are also scored that way
+// ("-lenient"), to put all three on one scale. The keyword baseline ranks the same names. The ESCO data and the model are required: without them the
 // benchmark skips on a developer's machine and fails under CI.
 func BenchmarkSkillsESCO(b *testing.B) {
 	data := escoData(b)
@@ -81,7 +82,10 @@ func BenchmarkSkillsESCO(b *testing.B) {
 	words := &taxonomy.Taxonomy{ID: "esco", Skills: names}
 
 	model, noModel := &content.Builtin{Embedder: e}, &content.Builtin{}
-	low, high := &content.Builtin{Embedder: e, SkillThreshold: 0.30}, &content.Builtin{Embedder: e, SkillThreshold: 0.40}
+	// With 13,939 skills at least five pass the default threshold (0.35) for every description
+	// of the set, and 0.30 or 0.40 return the same lists; higher thresholds show whether the
+	// best-scoring skills are more often right.
+	low, high := &content.Builtin{Embedder: e, SkillThreshold: 0.50}, &content.Builtin{Embedder: e, SkillThreshold: 0.60}
 	skills := func(g *content.Builtin, tx *taxonomy.Taxonomy, text string) []string {
 		fs, err := g.Generate(ctx, content.GenerateInput{
 			Sections: []extract.Section{{Location: "1", Text: text}},
@@ -121,11 +125,11 @@ func BenchmarkSkillsESCO(b *testing.B) {
 		return false
 	}
 	for b.Loop() {
-		var tax, tax30, tax40, word, free, base [][]string
+		var tax, tax50, tax60, word, free, base [][]string
 		for _, t := range texts {
 			tax = append(tax, skills(model, withVecs, t))
-			tax30 = append(tax30, skills(low, withVecs, t))
-			tax40 = append(tax40, skills(high, withVecs, t))
+			tax50 = append(tax50, skills(low, withVecs, t))
+			tax60 = append(tax60, skills(high, withVecs, t))
 			word = append(word, skills(noModel, words, t))
 			free = append(free, skills(model, nil, t))
 			base = append(base, KeywordBaseline(t, names, 5))
@@ -135,11 +139,15 @@ func BenchmarkSkillsESCO(b *testing.B) {
 			s    Scores
 		}{
 			{"taxonomy", ScoreAgainst(tax, wantURIs, 5, byURI)},
-			{"taxonomy-0.30", ScoreAgainst(tax30, wantURIs, 5, byURI)},
-			{"taxonomy-0.40", ScoreAgainst(tax40, wantURIs, 5, byURI)},
+			{"taxonomy-0.50", ScoreAgainst(tax50, wantURIs, 5, byURI)},
+			{"taxonomy-0.60", ScoreAgainst(tax60, wantURIs, 5, byURI)},
 			{"words", ScoreAgainst(word, wantURIs, 5, byURI)},
 			{"free", ScoreAgainst(free, wantLabels, 5, Overlap)},
 			{"keyword", ScoreAgainst(base, wantURIs, 5, byURI)},
+			// The free skills' lenient scoring applied to the taxonomy answers too, so the
+			// three can be compared on one scale.
+			{"taxonomy-lenient", ScoreAgainst(tax, wantLabels, 5, Overlap)},
+			{"keyword-lenient", ScoreAgainst(base, wantLabels, 5, Overlap)},
 		} {
 			b.ReportMetric(r.s.Precision, "P@5-"+r.name)
 			b.ReportMetric(r.s.Recall, "R@5-"+r.name)

@@ -113,7 +113,7 @@ func TestParseESCO(t *testing.T) {
 		{"bike repair  Bike repair is the trade of fixing bicycles.", "bike repair", "Bike repair is the trade of fixing bicycles."},
 		{"Go (programming language) golang The language Go is compiled.", "Go (programming language) golang", "The language Go is compiled."},
 	} {
-		got := ParseESCO("x", c.desc)
+		got := ParseESCO("x", c.desc, map[string]bool{"mend": true})
 		if got.Label != c.label || got.Definition != c.def {
 			t.Errorf("%q: label %q definition %q, want %q and %q", c.desc, got.Label, got.Definition, c.label, c.def)
 		}
