@@ -453,34 +453,37 @@ out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install
   "${cmd[@]}" 2>&1 | tee /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
-  function row(name, key) { printf "| %-50s | %6.2f | %6.2f |\n", name, metric("P@5-" key), metric("R@5-" key) }
-  function head(title) {
-    printf "\n| %-50s | %6s | %6s |\n", title, "P@5", "R@5"
-    printf "|%s|%s:|%s:|\n", "----------------------------------------------------", "-------", "-------"
+  # Rows are collected and printed at the end, the ESCO table first (go test runs the small
+  # set first).
+  function row(t, name, key) { rows[t] = rows[t] sprintf("| %-50s | %6.2f | %6.2f |\n", name, metric("P@5-" key), metric("R@5-" key)) }
+  function head(t, title) {
+    rows[t] = sprintf("\n| %-50s | %6s | %6s |\n|%s|%s:|%s:|\n", title, "P@5", "R@5",
+      "----------------------------------------------------", "-------", "-------")
   }
   $1 ~ /^BenchmarkSkillsESCO-/ {
     esco = 1
-    head("SKILLS, ESCO set (27 occupations)")
-    row("built-in, ESCO taxonomy (13,939 skills), model", "taxonomy")
-    row("  same, threshold 0.50 (default 0.35)", "taxonomy-0.50")
-    row("  same, threshold 0.60", "taxonomy-0.60")
-    row("built-in, same taxonomy, no model (words)", "words")
-    row("built-in, free (a shared stemmed word counts)", "free")
-    row("keyword baseline, same taxonomy", "keyword")
-    row("lenient (a shared stemmed word): model, taxonomy", "taxonomy-lenient")
-    row("lenient: keyword baseline", "keyword-lenient")
+    head("esco", "SKILLS, ESCO set (27 occupations)")
+    row("esco", "built-in, ESCO taxonomy (13,939 skills), model", "taxonomy")
+    row("esco", "  same, threshold 0.50 (default 0.35)", "taxonomy-0.50")
+    row("esco", "  same, threshold 0.60", "taxonomy-0.60")
+    row("esco", "built-in, same taxonomy, no model (words)", "words")
+    row("esco", "built-in, free (a shared stemmed word counts)", "free")
+    row("esco", "keyword baseline, same taxonomy", "keyword")
+    row("esco", "lenient (a shared stemmed word): model, taxonomy", "taxonomy-lenient")
+    row("esco", "lenient: keyword baseline", "keyword-lenient")
   }
   $1 ~ /^BenchmarkSkills-/ {
     small = 1
-    head("SKILLS, self-written set (12 descriptions)")
-    row("built-in, taxonomy (50 skills), model", "taxonomy")
-    row("  same, threshold 0.30 (default 0.35)", "taxonomy-0.30")
-    row("  same, threshold 0.40", "taxonomy-0.40")
-    row("built-in, same taxonomy, no model (words)", "words")
-    row("built-in, free (a shared stemmed word counts)", "free")
-    row("keyword baseline, same taxonomy", "keyword")
+    head("small", "SKILLS, self-written set (12 descriptions)")
+    row("small", "built-in, taxonomy (50 skills), model", "taxonomy")
+    row("small", "  same, threshold 0.30 (default 0.35)", "taxonomy-0.30")
+    row("small", "  same, threshold 0.40", "taxonomy-0.40")
+    row("small", "built-in, same taxonomy, no model (words)", "words")
+    row("small", "built-in, free (a shared stemmed word counts)", "free")
+    row("small", "keyword baseline, same taxonomy", "keyword")
   }
   END {
     if (!esco) { print "no BenchmarkSkillsESCO results found (ESCO data or model missing?)" > "/dev/stderr"; exit 1 }
     if (!small) { print "no BenchmarkSkills results found" > "/dev/stderr"; exit 1 }
+    printf "%s%s", rows["esco"], rows["small"]
   }'

@@ -69,6 +69,9 @@ func TestESCOSet(t *testing.T) {
 		if !strings.HasPrefix(c.Description, r.Label+" ") {
 			t.Errorf("%s %s: label %q does not start its description %.60q", kind, r.URI, r.Label, c.Description)
 		}
+		if kind != "skill" {
+			return // the benchmark parses skill labels only (occupations are named by us)
+		}
 		labels++
 		if c.Label == r.Label {
 			parsed++
@@ -102,9 +105,9 @@ func TestESCOSet(t *testing.T) {
 	}
 }
 
-// minParsedPercent is the floor of TestESCOSet's label recovery (measured 83 of 138 = 60%; see the
-// test's log for the misses).
-const minParsedPercent = 55
+// minParsedPercent is the floor of TestESCOSet's label recovery (measured: 85 of the 111 annotated skill
+// labels, 77%; the test's log lists the misses).
+const minParsedPercent = 70
 
 func TestParseESCO(t *testing.T) {
 	for _, c := range []struct{ desc, label, def string }{
