@@ -1,6 +1,8 @@
 package skilleval
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -20,22 +22,12 @@ func escoData(tb testing.TB) *ESCO {
 	}
 	e, err := LoadESCO(dir)
 	if err != nil {
-		if os.Getenv("CI") == "" && os.IsNotExist(errUnwrapAll(err)) {
+		if os.Getenv("CI") == "" && errors.Is(err, fs.ErrNotExist) {
 			tb.Skipf("no ESCO data (%v); run scripts/install-esco.sh", err)
 		}
 		tb.Fatalf("ESCO data required: %v", err)
 	}
 	return e
-}
-
-func errUnwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok || u.Unwrap() == nil {
-			return err
-		}
-		err = u.Unwrap()
-	}
 }
 
 // TestESCOSet checks the annotation against the installed export: every occupation and skill
