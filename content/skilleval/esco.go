@@ -204,7 +204,9 @@ var escoSetCSV []byte
 // ESCOSet is the ESCO evaluation set: our annotation (esco_set.csv, one row per occupation
 // and expected skill) of 27 ESCO occupations across sectors with the 3 to 6 ESCO skills a
 // reader of the occupation's description would expect, chosen from skills.csv. Labels are
-// ESCO's preferred labels, written by hand and checked to start the row's description.
+// ESCO's preferred labels, written by hand and checked to start the row's description. The
+// URIs and labels are ESCO's (© European Union, CC BY 4.0, https://esco.ec.europa.eu); the
+// choice of skills per occupation is ours.
 func ESCOSet() ([]ESCOItem, error) {
 	rows, err := csv.NewReader(bytes.NewReader(escoSetCSV)).ReadAll()
 	if err != nil {
