@@ -10,6 +10,9 @@ scripts/services.sh up
 # The embedding model is a real dependency of the tests: a missing model fails CI.
 LECTERN_TEST_MODEL_DIR=$(scripts/install-model.sh)
 export LECTERN_TEST_MODEL_DIR
+# The ESCO data of content/skilleval's evaluation (its annotation test and BenchmarkSkills).
+LECTERN_TEST_ESCO_DIR=$(scripts/install-esco.sh)
+export LECTERN_TEST_ESCO_DIR
 [ "${LECTERN_KEEP_SERVICES:-}" = 1 ] || trap 'scripts/services.sh down' EXIT
 # shellcheck disable=SC1091
 . "${LECTERN_CACHE:-$HOME/.cache/lectern}/run/env"
