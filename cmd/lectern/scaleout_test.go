@@ -367,7 +367,7 @@ func envValue(env []string, key string) string {
 	return v
 }
 
-func waitRoles(t *testing.T, d time.Duration, procs ...*roleProc) {
+func waitRoles(t testing.TB, d time.Duration, procs ...*roleProc) {
 	t.Helper()
 	for _, p := range procs {
 		select {
