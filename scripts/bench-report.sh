@@ -267,6 +267,29 @@ printf '%s\n' "$out" | awk -v docs="${CONTENT_BENCH_DOCS:-1000}" '
   }'
 
 # ---------------------------------------------------------------------------------------------
+# Scaling out indexers (issue 14, item 4): cmd/lectern BenchmarkScaleOutImport, the roles run
+# apart on PostgreSQL, Redis, MinIO and Elasticsearch (one serve, two workers) with 1, 2 and 3
+# indexer processes; SCALE_BENCH_DOCS (default 300) short documents per case, with the model.
+# docs/s from the first POST to the last COMPLETED job, and the CPU time of all the processes
+# per document (docs/benchmarks.md, "Scaling out indexers").
+cmd=(go test -run='^$' -bench='^BenchmarkScaleOutImport$' -benchtime=1x -timeout=60m ./cmd/lectern/)
+echo "+ ${cmd[*]}" >&2
+out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk -v docs="${SCALE_BENCH_DOCS:-300}" '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  $1 ~ /^BenchmarkScaleOutImport\// {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkScaleOutImport\//, "", name)
+    r = metric("docs/s"); if (n == 0) base = r
+    row[++n] = sprintf("| %-28s | %8.1f | %13s | %10.0f |", name, r, (base > 0 ? sprintf("%.2fx", r / base) : "-"), metric("CPU-ms/doc"))
+  }
+  END {
+    if (n == 0) { print "no BenchmarkScaleOutImport results found" > "/dev/stderr"; exit 1 }
+    printf "\n| %-28s | %8s | %13s | %10s |\n", "import of " docs " documents", "docs/s", "vs 1 indexer", "CPU-ms/doc"
+    printf "|%s|%s:|%s:|%s:|\n", "------------------------------", "---------", "--------------", "-----------"
+    for (i = 1; i <= n; i++) print row[i]
+  }'
+
+# ---------------------------------------------------------------------------------------------
 # Hostile documents (issue 10, item 4): workers/contentjob BenchmarkHostileDocuments imports the
 # generated hostile set (content/extract/extracttest.Set: self-referencing page trees,
 # decompression bombs, deep nesting, zip bombs, a huge transcript) plus one normal PDF, one after

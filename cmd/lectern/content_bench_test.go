@@ -53,10 +53,7 @@ func BenchmarkContentImport(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
-	bins := map[string]string{"after": filepath.Join(dir, "lectern-after")}
-	if out, err := exec.Command("go", "build", "-o", bins["after"], ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bins := map[string]string{"after": buildBinary(b)}
 	versions := []string{"after"}
 	if rev := os.Getenv("CONTENT_BENCH_BASELINE"); rev != "" {
 		bins["before"] = buildRevision(b, rev, filepath.Join(dir, "lectern-before"))

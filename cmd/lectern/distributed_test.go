@@ -23,7 +23,7 @@ import (
 )
 
 // buildBinary builds the lectern binary once per test.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lectern")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -41,7 +41,7 @@ func randomHexT(n int) string {
 
 // distributedEnv is the environment of one distributed deployment on fresh backends: a new
 // PostgreSQL database, Redis database, index prefix and bucket, removed when t ends.
-func distributedEnv(t *testing.T) []string {
+func distributedEnv(t testing.TB) []string {
 	t.Helper()
 	pg := testenv.FreshPostgres(t, testenv.External(t, "LECTERN_TEST_POSTGRES_URL"))
 	rd := testenv.FreshRedis(t, testenv.External(t, "LECTERN_TEST_REDIS_URL"))
@@ -91,7 +91,7 @@ func (p *roleProc) output() string {
 
 // startRole starts bin with role in env and follows its log for the line the role writes
 // once start-up is over ("listening" or "running").
-func startRole(t *testing.T, bin, role string, env []string) *roleProc {
+func startRole(t testing.TB, bin, role string, env []string) *roleProc {
 	t.Helper()
 	p := &roleProc{role: role, ready: make(chan struct{}), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, role)

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,10 +88,7 @@ func (rc *killReceiver) state() (ids []string, dups int) {
 // stored order. The wire repeats the unacknowledged batch (the position had not moved), and
 // nothing else.
 func TestForwardingSurvivesKill(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lectern")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	rc, dest := newKillReceiver(t)
 
 	data := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,10 +14,7 @@ import (
 // binary: every commit that answered true must be there after a SIGKILL right after the last
 // answer and a restart.
 func TestPlayerCommitSurvivesKill(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lectern")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	data := t.TempDir()
 	p := startBinary(t, bin, data, freeAddr(t))
 	var user, pass string

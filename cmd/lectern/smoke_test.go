@@ -94,11 +94,7 @@ func call(t *testing.T, method, url, user, pass, body string) (int, string) {
 // credentials it prints, creates a tenant over HTTP, kills the process with SIGKILL and
 // checks the tenant is still there after a restart that prints no new credentials.
 func TestSmoke(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lectern")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	data := t.TempDir()
 	p := startBinary(t, bin, data, freeAddr(t))
 

@@ -54,10 +54,7 @@ func BenchmarkUploadPeakRSS(b *testing.B) {
 		}
 	}
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "lectern")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	for _, mib := range sizes {
 		pkg := filepath.Join(dir, fmt.Sprintf("course-%d.zip", mib))
 		writePackage(b, pkg, int64(mib)<<20)

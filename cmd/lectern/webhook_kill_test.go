@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,10 +50,7 @@ func (rc *hookKillReceiver) got() []string {
 // deliver a JOB_PROCESSED message waits for the receiver; after a restart the message arrives
 // again, with the same message_id (at least once).
 func TestWebhookSurvivesKill(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lectern")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	rc := &hookKillReceiver{inKill: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(func() {

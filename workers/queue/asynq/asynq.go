@@ -7,6 +7,7 @@
 // once the lease has been expired for another 30 s. asynq hard-codes both numbers (rdb
 // LeaseDuration and the recoverer's clock-skew cutoff, polled once a minute), so redelivery
 // after kill -9 takes between one and two minutes and cannot be shortened by configuration.
+// The retry itself is scheduled without backoff (retryDelayFunc), so that is all it takes.
 package asynqq
 
 import (
@@ -187,12 +188,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	base := q.cfg.BaseRetryDelay
 	srv := asynq.NewServerFromRedisClient(q.rdb, asynq.Config{
-		Concurrency: q.cfg.Concurrency,
-		Queues:      map[string]int{q.cfg.Queue: 1},
-		RetryDelayFunc: func(n int, _ error, _ *asynq.Task) time.Duration {
-			now := time.Now()
-			return ceilSecond(now.Add(queue.RetryDelay(base, n))).Sub(now)
-		},
+		Concurrency:    q.cfg.Concurrency,
+		Queues:         map[string]int{q.cfg.Queue: 1},
+		RetryDelayFunc: retryDelayFunc(base),
 		// A backend outage is nobody's failure: the task is retried without using up its
 		// budget, so work accepted before or during an outage completes once it is over.
 		IsFailure:                func(err error) bool { return !errors.Is(err, storage.ErrUnavailable) },
@@ -208,6 +206,21 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	q.srv = srv
 	return nil
+}
+
+// retryDelayFunc is the backoff of failed tasks (queue.RetryDelay from base), rounded up to
+// asynq's one-second schedule. A task whose worker died (asynq.ErrLeaseExpired: kill -9, a
+// lost host) is retried at once instead: it already waited 60-120 s for the recoverer, the
+// failure was the process's and not the task's, and the production backoff (15-45 s on the
+// first retry) would only add to what a crash costs every job it held.
+func retryDelayFunc(base time.Duration) asynq.RetryDelayFunc {
+	return func(n int, err error, _ *asynq.Task) time.Duration {
+		now := time.Now()
+		if errors.Is(err, asynq.ErrLeaseExpired) {
+			return ceilSecond(now).Sub(now)
+		}
+		return ceilSecond(now.Add(queue.RetryDelay(base, n))).Sub(now)
+	}
 }
 
 // process routes an asynq task to the registered handler and translates SkipRetry.
