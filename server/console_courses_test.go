@@ -50,7 +50,7 @@ func (cc *consoleClient) waitImport(statusPath string) consolePage {
 	var p consolePage
 	eventually(cc.t, 60*time.Second, "console import "+statusPath, func() bool {
 		p = cc.send("GET", statusPath, nil, "HX-Request", "true")
-		wantPage(cc.t, p, 200, `<progress id="import-progress" max="1"`, `role="status" aria-live="polite"`)
+		wantPage(cc.t, p, 200, `<progress id="import-progress" max="100"`, `role="status" aria-live="polite"`)
 		if strings.Contains(p.Body, "<html") {
 			cc.t.Fatal("the status poll got a whole page")
 		}
@@ -59,7 +59,7 @@ func (cc *consoleClient) waitImport(statusPath string) consolePage {
 			cc.t.Fatalf("status fragment without data-status: %s", p.Body)
 		}
 		if m[1] == "RUNNING" {
-			if !strings.Contains(p.Body, `hx-trigger="every 500ms"`) || strings.Contains(p.Body, `value="1"`) {
+			if !strings.Contains(p.Body, `hx-trigger="every 500ms"`) || strings.Contains(p.Body, `value="100"`) {
 				cc.t.Fatalf("a running import does not poll or claims its end: %s", p.Body)
 			}
 			return false
@@ -95,7 +95,7 @@ func TestConsoleCourses(t *testing.T) {
 		}
 		wantPage(t, cc.send("GET", loc, nil), 200, "<h1>Import of <code>c 1</code></h1>", `id="import-status"`)
 		done := cc.waitImport(loc)
-		wantPage(t, done, 200, `data-status="COMPLETE"`, `value="1"`, "Imported: Browser 1.2 (COMPLETE)", "meta.xml",
+		wantPage(t, done, 200, `data-status="COMPLETE"`, `value="100" data-stage="DONE"`, "Imported: Browser 1.2 (COMPLETE)", "meta.xml",
 			`<a href="/console/t/acme/courses/c%201" id="import-course-link">`)
 
 		wantPage(t, cc.send("GET", "/console/t/acme/courses", nil), 200,
