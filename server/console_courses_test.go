@@ -100,6 +100,20 @@ func TestConsoleCourses(t *testing.T) {
 
 		wantPage(t, cc.send("GET", "/console/t/acme/courses", nil), 200,
 			`<th scope="row"><a href="/console/t/acme/courses/c%201?version=0">c 1</a></th>`, "<td>SCORM_12</td>")
+		// Paging: with one course version a page, the list links the next page by its more token.
+		e.importOK("acme", "c2", zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}), "")
+		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/ApiResultLimitSinceNotSpecified", root, map[string]any{"value": "1"}), 204, "page size")
+		first := cc.send("GET", "/console/t/acme/courses", nil)
+		m := regexp.MustCompile(`<a href="(/console/t/acme/courses\?more=[^"]+)" rel="next">`).FindStringSubmatch(first.Body)
+		if m == nil || strings.Count(first.Body, `<th scope="row">`) != 1 {
+			t.Fatalf("first page of one: %s", first.Body)
+		}
+		next := cc.send("GET", strings.ReplaceAll(m[1], "&amp;", "&"), nil)
+		wantPage(t, next, 200, `<th scope="row">`)
+		if strings.Contains(first.Body, "c2</a>") == strings.Contains(next.Body, "c2</a>") {
+			t.Fatalf("the second page repeats or misses the other course:\n%s\n%s", first.Body, next.Body)
+		}
+		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/ApiResultLimitSinceNotSpecified", root, map[string]any{"value": "100"}), 204, "page size")
 		detail := cc.send("GET", "/console/t/acme/courses/c%201?version=0", nil)
 		wantPage(t, detail, 200, `<dd id="course-title">Browser 1.2</dd>`, `<ul id="activity-tree" class="tree">`,
 			"The Only Lesson</span> <code>sco1</code> <small>sco</small>", "meta.xml", `href="/console/t/acme/courses/c%201/preview?version=0"`)
@@ -146,7 +160,7 @@ func TestConsoleCourses(t *testing.T) {
 		if p := cc.send("POST", "/console/t/acme/courses/c%201/delete", url.Values{}); p.Status != 303 {
 			t.Fatalf("delete course: %d %s", p.Status, p.Body)
 		}
-		wantPage(t, cc.send("GET", "/console/t/acme/courses?deleted=c+1", nil), 200, "Course c 1 was deleted.", "No courses yet.")
+		wantPage(t, cc.send("GET", "/console/t/acme/courses?deleted=c+1", nil), 200, "Course c 1 was deleted.", "c2</a>")
 		wantPage(t, cc.send("GET", "/console/t/acme/courses/c%201", nil), 404, `role="alert"`)
 	})
 }
