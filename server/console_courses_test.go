@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -152,6 +153,22 @@ func TestConsoleCourses(t *testing.T) {
 			t.Fatalf("broken import: %d %s", p.Status, p.Body)
 		}
 		wantPage(t, cc.waitImport(p.Header.Get("Location")), 200, `data-status="ERROR"`, `<p role="alert" class="error" id="import-error">`)
+		// By URL: a package that is there imports; a missing one fails with the download's status.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/course.zip" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Write(zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}))
+		}))
+		defer srv.Close()
+		p = cc.send("POST", "/console/t/acme/courses/import", url.Values{"course": {"byurl"}, "url": {srv.URL + "/course.zip"}, "courseName": {"By URL"}})
+		if p.Status != 303 {
+			t.Fatalf("url import: %d %s", p.Status, p.Body)
+		}
+		wantPage(t, cc.waitImport(p.Header.Get("Location")), 200, `data-status="COMPLETE"`, "Imported: Browser 1.2 (COMPLETE)")
+		p = cc.send("POST", "/console/t/acme/courses/import", url.Values{"course": {"nourl"}, "url": {srv.URL + "/missing.zip"}})
+		wantPage(t, cc.waitImport(p.Header.Get("Location")), 200, `data-status="ERROR"`, `id="import-error">`, "404")
 		// Neither a file nor a URL: the console says what is missing.
 		wantPage(t, cc.importForm("acme", "none", nil), 400, "choose a course package")
 
