@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"io"
 	"mime/multipart"
 	"net/url"
@@ -96,21 +95,25 @@ func (s *Server) consoleImportCourse(c *fiber.Ctx) error {
 			return err
 		}
 		defer f.Close()
-		// The API streams uploads: the file is passed on as a multipart body of its own.
-		var buf bytes.Buffer
-		mw := multipart.NewWriter(&buf)
-		part, err := mw.CreateFormFile("file", fh.Filename)
+		// The API streams uploads: the file is passed on as a multipart body of its own,
+		// written into a pipe as the API reads it, so the package is never held in memory.
+		pr, pw := io.Pipe()
+		mw := multipart.NewWriter(pw)
+		go func() {
+			part, err := mw.CreateFormFile("file", fh.Filename)
+			if err == nil {
+				_, err = io.Copy(part, f)
+			}
+			if err == nil {
+				err = mw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		_, err = s.api(c, apiRequest{Method: fiber.MethodPost, Path: path, BodyStream: pr, BodySize: -1,
+			ContentType: mw.FormDataContentType()}, &id)
+		// An API that stopped reading early (a refused package) must not leave the writer blocked.
+		pr.CloseWithError(io.ErrClosedPipe)
 		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(part, f); err != nil {
-			return err
-		}
-		if err := mw.Close(); err != nil {
-			return err
-		}
-		if _, err := s.api(c, apiRequest{Method: fiber.MethodPost, Path: path, BodyStream: &buf, BodySize: buf.Len(),
-			ContentType: mw.FormDataContentType()}, &id); err != nil {
 			return err
 		}
 	} else {

@@ -169,6 +169,8 @@ func TestConsoleCourses(t *testing.T) {
 		wantPage(t, cc.waitImport(p.Header.Get("Location")), 200, `data-status="COMPLETE"`, "Imported: Browser 1.2 (COMPLETE)")
 		p = cc.send("POST", "/console/t/acme/courses/import", url.Values{"course": {"nourl"}, "url": {srv.URL + "/missing.zip"}})
 		wantPage(t, cc.waitImport(p.Header.Get("Location")), 200, `data-status="ERROR"`, `id="import-error">`, "404")
+		// A file that is no course package is refused by the API at once, with its message.
+		wantPage(t, cc.importForm("acme", "text", bytes.Repeat([]byte("not a course\n"), 20000)), 400, "neither a zip archive nor a cmi5 course structure")
 		// Neither a file nor a URL: the console says what is missing.
 		wantPage(t, cc.importForm("acme", "none", nil), 400, "choose a course package")
 
