@@ -291,6 +291,62 @@ const (
 	ImportError    = "ERROR"
 )
 
+// Import stages, in order: where a job is (Lectern's extension of the import result). A
+// failed job keeps the stage it failed in.
+const (
+	// StageQueued: the job waits for a worker (an upload is already stored).
+	StageQueued = "QUEUED"
+	// StageReceived: the worker holds the package (the upload, or the download of a URL).
+	StageReceived = "RECEIVED"
+	// StageParsed: the manifest was read; the package's files are counted.
+	StageParsed = "PARSED"
+	// StageStoringFiles: files are being copied to the blob store, FilesStored of FilesTotal.
+	StageStoringFiles = "STORING_FILES"
+	// StageDone: the version is committed.
+	StageDone = "DONE"
+)
+
+// ImportProgress is how far an import got. Percent weighs the stages by the work they do:
+// receiving 10, parsing 10, storing the files 75 (in proportion to the files stored), the
+// commit the rest.
+type ImportProgress struct {
+	Stage       string `json:"stage"`
+	FilesStored int    `json:"filesStored"`
+	FilesTotal  int    `json:"filesTotal"`
+	Percent     int    `json:"percent"`
+}
+
+// NewImportProgress is the progress at stage with stored of total files stored.
+func NewImportProgress(stage string, stored, total int) *ImportProgress {
+	p := &ImportProgress{Stage: stage, FilesStored: stored, FilesTotal: total}
+	switch stage {
+	case StageReceived:
+		p.Percent = 10
+	case StageParsed:
+		p.Percent = 20
+	case StageStoringFiles:
+		p.Percent = 20
+		if total > 0 {
+			p.Percent += 75 * min(stored, total) / total
+		}
+	case StageDone:
+		p.Percent = 100
+	}
+	return p
+}
+
+// ProgressOf is a job's progress; a job recorded without one gets the stage its status implies.
+func ProgressOf(j *ImportJob) ImportProgress {
+	switch {
+	case j.Progress != nil:
+		return *j.Progress
+	case j.Status == ImportComplete:
+		return *NewImportProgress(StageDone, 0, 0)
+	default:
+		return *NewImportProgress(StageQueued, 0, 0)
+	}
+}
+
 // ImportJob is an import's state; it is the engine's "import result".
 type ImportJob struct {
 	ID                  string   `json:"id"`
@@ -306,15 +362,18 @@ type ImportJob struct {
 	URL       string `json:"url,omitempty"`
 	WebPath   string `json:"webPath,omitempty"`
 	// CourseName is the display name given in a JSON import.
-	CourseName string    `json:"courseName,omitempty"`
-	Version    *int      `json:"version,omitempty"`
-	Created    time.Time `json:"-"`
-	Updated    time.Time `json:"-"`
+	CourseName string `json:"courseName,omitempty"`
+	Version    *int   `json:"version,omitempty"`
+	// Progress is where a job is; nil on jobs recorded before it existed.
+	Progress *ImportProgress `json:"progress,omitempty"`
+	Created  time.Time       `json:"-"`
+	Updated  time.Time       `json:"-"`
 }
 
 // CreateImportJob records a new RUNNING job.
 func (s *Store) CreateImportJob(ctx context.Context, tenant string, j *ImportJob) error {
 	j.Status = ImportRunning
+	j.Progress = NewImportProgress(StageQueued, 0, 0)
 	if j.ParserWarnings == nil {
 		j.ParserWarnings = []string{}
 	}

@@ -38,6 +38,8 @@ type ImportResult struct {
 	Message        string   `json:"message"`
 	CourseTitle    string   `json:"courseTitle"`
 	ParserWarnings []string `json:"parserWarnings"`
+	// Progress is Lectern's extension: the job's stage and files stored.
+	Progress course.ImportProgress `json:"progress"`
 }
 
 // CourseSummary is one course version in the course list.
@@ -174,7 +176,8 @@ func (s *Server) getImportJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ImportResult{Status: j.Status, Message: j.Message, CourseTitle: j.CourseTitle, ParserWarnings: j.ParserWarnings})
+	return c.JSON(ImportResult{Status: j.Status, Message: j.Message, CourseTitle: j.CourseTitle, ParserWarnings: j.ParserWarnings,
+		Progress: course.ProgressOf(j)})
 }
 
 // pageLimit applies ApiResultLimit (with since) or ApiResultLimitSinceNotSpecified.

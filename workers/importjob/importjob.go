@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"testing/fstest"
+	"time"
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/archive"
@@ -145,6 +146,11 @@ func (h *Handler) ProcessTask(ctx context.Context, t *queue.Task) error {
 			j.Status, j.Message, j.CourseTitle = course.ImportComplete, "Import Successful", v.Title
 			j.ParserWarnings = nonNil(v.Package.Warnings)
 			j.Version = &v.Version
+			n := 0
+			if j.Progress != nil {
+				n = j.Progress.FilesTotal
+			}
+			j.Progress = course.NewImportProgress(course.StageDone, n, n)
 		})
 	case errors.As(err, &f):
 		h.cleanup(ctx, p.Tenant, job)
@@ -206,6 +212,7 @@ func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob)
 	if err := h.fetchZip(ctx, tenant, job, f); err != nil {
 		return nil, err
 	}
+	h.progress(ctx, tenant, job, course.StageReceived, 0, 0)
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, err
@@ -228,11 +235,22 @@ func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob)
 		return nil, fail("%v", err)
 	}
 	pkg.Warnings = append(a.Warnings(), pkg.Warnings...)
+	total := len(a.Files())
+	h.progress(ctx, tenant, job, course.StageParsed, 0, total)
 	prefix := FilesPrefix(tenant, job.ID)
+	stored, reported := 0, time.Now()
 	err = a.Extract(ctx, func(ctx context.Context, name string, r io.Reader, size int64) error {
 		_, err := h.Blobs.Put(ctx, prefix+name, r, size)
 		if errors.Is(err, blob.ErrInvalidKey) {
 			return fail("file %q cannot be stored: %v", name, err)
+		}
+		if err == nil {
+			// A write per file would cost more than storing small files: the count is
+			// written at most every progressEvery, and when the last file is in.
+			if stored++; stored == total || time.Since(reported) >= progressEvery {
+				h.progress(ctx, tenant, job, course.StageStoringFiles, stored, total)
+				reported = time.Now()
+			}
 		}
 		return err
 	})
@@ -244,6 +262,22 @@ func (h *Handler) run(ctx context.Context, tenant string, job *course.ImportJob)
 		return nil, err
 	}
 	return h.commit(ctx, tenant, job, pkg, prefix, "")
+}
+
+// progressEvery is the least time between two progress writes while files are stored.
+const progressEvery = 200 * time.Millisecond
+
+// progress records how far the job got. It is advisory: a failed write leaves the import
+// running, and the conclusion overwrites it.
+func (h *Handler) progress(ctx context.Context, tenant string, job *course.ImportJob, stage string, stored, total int) {
+	err := h.Courses.UpdateImportJob(ctx, tenant, job.ID, func(j *course.ImportJob) {
+		if j.Status == course.ImportRunning {
+			j.Progress = course.NewImportProgress(stage, stored, total)
+		}
+	})
+	if err != nil {
+		cmpLogger(h.Logger).Warn("import progress not recorded", "job", job.ID, "stage", stage, "error", err)
+	}
 }
 
 // importBare imports a cmi5 course structure that came on its own instead of in a zip (cmi5
