@@ -183,6 +183,10 @@ func (s *Server) consoleError(c *fiber.Ctx, err error) error {
 	if status == fiber.StatusUnauthorized {
 		// The credentials were revoked while the session lasted.
 		clearConsoleCookie(c)
+		if c.Get("HX-Request") == "true" {
+			c.Set("HX-Redirect", ConsolePath+"/signin")
+			return c.SendStatus(fiber.StatusNoContent)
+		}
 		return c.Redirect(ConsolePath+"/signin", fiber.StatusSeeOther)
 	}
 	if c.Get("HX-Request") == "true" {
@@ -365,8 +369,10 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 	if sess == nil {
 		return nil, errorf(fiber.StatusUnauthorized, "not signed in")
 	}
+	// Init copies a request but never its body stream, so the request is built in place.
 	var fc fasthttp.RequestCtx
-	var req fasthttp.Request
+	fc.Init(nil, c.Context().RemoteAddr(), nil)
+	req := &fc.Request
 	req.Header.SetMethod(r.Method)
 	req.SetRequestURI(r.Path)
 	req.Header.SetHost(string(c.Request().Host()))
@@ -386,7 +392,6 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 		}
 		req.Header.SetContentType(r.ContentType)
 	}
-	fc.Init(&req, c.Context().RemoteAddr(), nil)
 	fc.SetUserValue("console", true)
 	s.handler(&fc)
 	resp := &apiResponse{Status: fc.Response.StatusCode(), Body: append([]byte(nil), fc.Response.Body()...), Header: map[string]string{}}
