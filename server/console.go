@@ -371,7 +371,7 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 	}
 	// Init copies a request but never its body stream, so the request is built in place.
 	var fc fasthttp.RequestCtx
-	fc.Init(nil, c.Context().RemoteAddr(), nil)
+	fc.Init(&fasthttp.Request{}, c.Context().RemoteAddr(), nil)
 	req := &fc.Request
 	req.Header.SetMethod(r.Method)
 	req.SetRequestURI(r.Path)

@@ -19,14 +19,57 @@ func consoleSignIn(t *testing.T, ctx context.Context, e *env, key, secret string
 	}
 }
 
+// a11yCheck is JavaScript that lists what a console page lacks for assistive technology and
+// keyboard use: a document language, one h1, a label for every form control, an accessible
+// name for every button and link, header cells with a scope, and no positive tabindex
+// (which breaks the keyboard order).
+const a11yCheck = `(function(){
+var p=[];
+if(!document.documentElement.lang)p.push("html without lang");
+if(document.querySelectorAll("h1").length!==1)p.push(document.querySelectorAll("h1").length+" h1 elements");
+document.querySelectorAll("input,select,textarea").forEach(function(el){
+ if(el.type==="hidden")return;
+ var named=(el.labels&&el.labels.length>0)||el.getAttribute("aria-label")||el.getAttribute("aria-labelledby");
+ if(!named)p.push("unlabelled "+el.tagName.toLowerCase()+" "+(el.name||el.id));
+});
+document.querySelectorAll("button,a[href]").forEach(function(el){
+ if(!(el.textContent.trim()||el.getAttribute("aria-label")))p.push("unnamed "+el.tagName.toLowerCase()+" "+el.outerHTML.slice(0,80));
+});
+document.querySelectorAll("th").forEach(function(el){if(!el.getAttribute("scope"))p.push("th without scope: "+el.textContent.trim());});
+document.querySelectorAll("[tabindex]").forEach(function(el){if(el.tabIndex>0)p.push("positive tabindex on "+el.tagName);});
+return p.join("; ");
+})()`
+
+// accessible fails the test when the current page breaks a rule of a11yCheck.
+func accessible(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	problems, err := chromedp.Run(ctx, chromedp.Evaluate[string](a11yCheck))
+	if err != nil {
+		t.Fatalf("%s: accessibility check: %v", what, err)
+	}
+	if problems != "" {
+		t.Errorf("%s: %s", what, problems)
+	}
+}
+
 // TestConsoleTenantsInBrowser: root signs in, creates a tenant, disables and enables it
 // (htmx swaps the table in place) and issues a credential, which then signs in and lands
 // on its own tenant.
 func TestConsoleTenantsInBrowser(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		ctx := browser(t)
-		consoleSignIn(t, ctx, e, rootUser, rootPass)
+		// Signing in works from the keyboard alone: the key field has the focus, Tab moves to
+		// the secret, Enter submits.
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/console/"), chromedp.WaitVisible(`#key`)); err != nil {
+			t.Fatal(err)
+		}
+		accessible(t, ctx, "sign-in page")
+		waitJS(t, ctx, `document.activeElement.id`, "key", "focus on the key field")
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(rootUser), chromedp.KeyEvent("\t"), chromedp.KeyEvent(rootPass), chromedp.KeyEvent("\r")); err != nil {
+			t.Fatal(err)
+		}
 		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Tenants", "root lands on the tenants")
+		accessible(t, ctx, "tenants page")
 		if err := chromedp.Do(ctx,
 			chromedp.SendKeys(`#tenant_id`, "console-acme"),
 			chromedp.Submit(`#tenant_id`)); err != nil {
@@ -47,6 +90,7 @@ func TestConsoleTenantsInBrowser(t *testing.T) {
 
 		click(t, ctx, row+`.querySelector("a[href$='/credentials']")`)
 		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Credentials of console-acme", "credentials page")
+		accessible(t, ctx, "credentials page")
 		click(t, ctx, `document.querySelector("form[action$='/credentials'] button")`)
 		waitJS(t, ctx, `document.getElementById("issued-key") !== null`, "true", "issued credential shown")
 		key, err := chromedp.Run(ctx, chromedp.Text("#issued-key"))
