@@ -33,9 +33,10 @@ func TestEveryRoute(t *testing.T) {
 		}
 		for _, fr := range e.app.Server.App().GetRoutes(true) {
 			// The player's browser routes (pages, course files, the content's runtime calls) are
-			// not API operations (server/player.go, Server.browser); nor is the queue console.
+			// not API operations (server/player.go, Server.browser); nor are the web console's
+			// pages (server/console.go) and the queue console.
 			if fr.Method == "HEAD" || fr.Method == "USE" || fr.Path == "/" || strings.HasPrefix(fr.Path, "/player/") ||
-				strings.HasPrefix(fr.Path, server.QueueConsolePath) {
+				strings.HasPrefix(fr.Path, server.ConsolePath+"/") || strings.HasPrefix(fr.Path, server.QueueConsolePath) {
 				continue
 			}
 			if !documented[fr.Method+" "+fr.Path] {
