@@ -96,7 +96,7 @@ func versionLink(c *fiber.Ctx, id string, v int) string {
 }
 
 func (s *Server) consoleContentList(c *fiber.Ctx) error {
-	path := "/api/v1/content?limit=50"
+	path := "/api/v1/content?limit=" + url.QueryEscape(c.Query("limit", "50"))
 	if more := c.Query("more"); more != "" {
 		path = "/api/v1/content?more=" + url.QueryEscape(more)
 	}

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"bytes"
+	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -116,8 +118,30 @@ func TestConsoleContent(t *testing.T) {
 		wantPage(t, cc.sendFile(base+"/content", "", "", nil, url.Values{"url": {"ftp://example.com/x"}}), 400, `<p role="alert" class="error">`)
 		wantPage(t, cc.sendFile(base+"/content", "", "", nil, nil), 400, "choose a file to upload or enter the URL")
 
+		// Import from a URL, without htmx: the job's page.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/markdown")
+			io.WriteString(w, volcanoVTT)
+		}))
+		defer srv.Close()
+		p = cc.sendFile(base+"/content", "", "", nil, url.Values{"url": {srv.URL + "/volcano.vtt"}, "content_id": {"volcano"}})
+		if p.Status != 303 {
+			t.Fatalf("URL import: %d %s", p.Status, p.Body)
+		}
+		cc.followJob(ten, cc.send("GET", p.Header.Get("Location"), nil).Body)
+
 		wantPage(t, cc.send("GET", base+"/content", nil), 200, `<th scope="row"><a href="/console/t/cc-acme/content/kitchen/1">kitchen</a></th><td>1</td><td>Kitchen Safety Basics</td>`,
-			`<code>food</code>, <code>safety</code>`)
+			`<code>food</code>, <code>safety</code>`, `<a href="/console/t/cc-acme/content/volcano/1">volcano</a>`)
+		// Keyset paging: the API's more token becomes the next page's link.
+		p = cc.send("GET", base+"/content?limit=2", nil)
+		next := regexp.MustCompile(`<a href="([^"]+)" rel="next">Next page</a>`).FindStringSubmatch(p.Body)
+		if next == nil || strings.Count(p.Body, `<th scope="row">`) != 2 {
+			t.Fatalf("first page of 2: %s", p.Body)
+		}
+		p = cc.send("GET", strings.ReplaceAll(next[1], "&amp;", "&"), nil)
+		if strings.Count(p.Body, `<th scope="row">`) != 1 || strings.Contains(p.Body, `rel="next"`) {
+			t.Fatalf("last page: %s", p.Body)
+		}
 		// The version page: details and the four generated fields.
 		vp := cc.send("GET", base+"/content/kitchen/1", nil)
 		wantPage(t, vp, 200, `<h1>Content <code>kitchen</code> version 1</h1>`, `<dd><code>html</code></dd>`,
@@ -165,7 +189,7 @@ func TestConsoleContent(t *testing.T) {
 		}
 		wantPage(t, cc.send("GET", base+"/search?"+sq("search_type", "FIELD", "term", "kitchen safety basics", "field", "TITLE").Encode(), nil), 200,
 			`<strong>TITLE</strong>: <mark>Kitchen Safety Basics</mark>`, `<input type="checkbox" name="field" value="TITLE" checked>`)
-		wantPage(t, cc.send("GET", base+"/search?"+sq("search_type", "LEXICAL", "term", "volcano").Encode(), nil), 200, `<p id="search-count">0 results</p>`)
+		wantPage(t, cc.send("GET", base+"/search?"+sq("search_type", "LEXICAL", "term", "plumbing").Encode(), nil), 200, `<p id="search-count">0 results</p>`)
 		// The API's messages: a 400, and the 503 of a semantic search without a model.
 		wantPage(t, cc.send("GET", base+"/search?"+sq("search_type", "LEXICAL", "term", "x", "content_id", "kitchen").Encode(), nil), 400,
 			`<p role="alert" class="error" id="search-error">400: give both content_id and version, or neither</p>`)
