@@ -116,6 +116,7 @@ func Collapse(chunkHits []Hit, q Query) []Hit {
 			continue
 		}
 		seen[k] = true
+		KeepLocation(q, &h)
 		h.Location = ""
 		out = append(out, h)
 	}
@@ -126,4 +127,27 @@ func Collapse(chunkHits []Hit, q Query) []Hit {
 func Strength(cos float64) *float64 {
 	s := min(max(cos, 0), 1)
 	return &s
+}
+
+// KeepLocation records, for a query with ReturnText, the location of the chunk a hit stands
+// for in Hit.Text before a tenant-wide hit drops its Location; the backend fills in the text
+// later (TextKeys).
+func KeepLocation(q Query, h *Hit) {
+	if q.ReturnText && h.Text == nil {
+		h.Text = &ChunkText{Location: h.Location}
+	}
+}
+
+// TextKeys prepares the hits of a query with ReturnText for their texts: every hit gets
+// Text with the location of its chunk (its own Location, or the one KeepLocation kept).
+// The backend then sets each Text.Text. It returns false, doing nothing, when the query
+// does not ask for texts.
+func TextKeys(q Query, hits []Hit) bool {
+	if !q.ReturnText || q.Type == FieldSearch {
+		return false
+	}
+	for i := range hits {
+		KeepLocation(q, &hits[i])
+	}
+	return true
 }

@@ -176,6 +176,9 @@ type Query struct {
 	Limit int
 	// ReturnMatch asks lexical searches for Hit.Match.
 	ReturnMatch bool
+	// ReturnText asks lexical and semantic searches for Hit.Text (a Lectern extension of
+	// the spec's search: the text an API client highlights the match in).
+	ReturnText bool
 }
 
 // Validate checks q against the rules of Query and returns an error wrapping
@@ -193,6 +196,8 @@ func (q Query) Validate() error {
 		return bad("skip must not be negative")
 	case q.Limit < 0 || q.Limit > MaxLimit:
 		return bad("limit must be between 0 and %d", MaxLimit)
+	case q.ReturnText && q.Type == FieldSearch:
+		return bad("return text applies to lexical and semantic searches; a field hit carries its value")
 	}
 	switch q.Type {
 	case Lexical, FieldSearch:
@@ -257,12 +262,22 @@ type Hit struct {
 	Match any
 	// Field is the matching field; set only for field searches.
 	Field *Field
+	// Text is set for lexical and semantic searches with ReturnText: the chunk the hit stands
+	// for, within one content item the hit's own, tenant-wide the version's best chunk (whose
+	// location the hit itself does not carry).
+	Text *ChunkText
 	// Score orders the hits (higher first). Its scale depends on the search type: for keyword
 	// searches it is KeywordScores', for phrase searches the number of phrase occurrences in
 	// the chunk (PhraseOccurrences), for field searches FieldScore, each the same on every
 	// backend; for semantic searches it is the unclamped cosine. Tenant-wide, a version
 	// scores as its best chunk.
 	Score float64
+}
+
+// ChunkText is the location and text of one chunk.
+type ChunkText struct {
+	Location string
+	Text     string
 }
 
 // Compare orders hits as every backend must return them: Score descending, then

@@ -64,7 +64,27 @@ type SearchResult struct {
 	MatchStrength *float64     `json:"match_strength,omitempty"`
 	Match         any          `json:"match,omitempty"`
 	Field         *SearchField `json:"field,omitempty"`
+	// Snippet is the Lectern extension return_snippet.
+	Snippet *Snippet `json:"snippet,omitempty"`
 }
+
+// Snippet is an excerpt of the chunk a lexical or semantic result stands for, cut into
+// fragments at the words the search matched (return_snippet, a Lectern extension): a client
+// highlights the fragments with match set, without offsets to convert between encodings.
+type Snippet struct {
+	// Location is the chunk's location, also in tenant-wide results (which carry none).
+	Location  string            `json:"location"`
+	Fragments []SnippetFragment `json:"fragments"`
+}
+
+// SnippetFragment is a piece of a snippet's text; Match marks words the search matched.
+type SnippetFragment struct {
+	Text  string `json:"text"`
+	Match bool   `json:"match,omitempty"`
+}
+
+// snippetRunes is the length of a snippet's excerpt in characters.
+const snippetRunes = 240
 
 // localTime formats a timestamp as the content service does: UTC, ISO 8601, without a zone.
 func localTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000") }
@@ -129,6 +149,7 @@ func (s *Server) registerContent() {
 			{Name: "limit", Type: "integer", Description: "results to return, default 10, at most 100"},
 			{Name: "include_inactive", Type: "boolean"},
 			{Name: "return_match", Type: "boolean", Description: "lexical searches only: return the matched terms"},
+			{Name: "return_snippet", Type: "boolean", Description: "Lectern extension, lexical and semantic searches: each result carries snippet, an excerpt of its chunk (tenant-wide, of the best one) in fragments, the words the search matched marked match (semantic results mark none)"},
 			{Name: "field", Type: "string", Description: "field searches only: field types searched (TITLE, SUMMARY, ...); repeatable or comma-separated"}}}, s.searchContent)
 	s.handle(Route{Method: fiber.MethodGet, Path: base + "/:content_id/versions/:version", Summary: "A content version with its content_details", Tag: "content",
 		Scope: ScopeHeader, Success: 200, Response: "ContentVersion"}, s.getContentVersion)
@@ -155,6 +176,11 @@ func contentSchemas() map[string]any {
 			"match_strength": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "semantic search only"},
 			"match":          map[string]any{"description": "return_match on a lexical search: the matched terms (keyword) or a match regex (phrase)"},
 			"field":          obj(map[string]any{"create_dt": str(), "update_dt": str(), "field_type": str(), "value": str()}),
+			"snippet": obj(map[string]any{
+				"location": map[string]any{"type": "string", "description": "location of the chunk the excerpt is from (also tenant-wide)"},
+				"fragments": map[string]any{"type": "array", "description": "the excerpt in order; white space runs are one space, … marks text left out",
+					"items": obj(map[string]any{"text": str(), "match": map[string]any{"type": "boolean", "description": "words the search matched (absent: false)"}}, "text")},
+			}, "location", "fragments"),
 		}, "tenant_id", "content_id", "version")},
 	}
 }
@@ -370,7 +396,7 @@ func (s *Server) patchContentVersion(c *fiber.Ctx) error {
 
 // searchParams are the query parameters of the search; repeatable ones map to true.
 var searchParams = map[string]bool{"search_type": false, "term": false, "content_id": false, "version": false,
-	"tag_id": true, "skip": false, "limit": false, "include_inactive": false, "return_match": false, "field": true}
+	"tag_id": true, "skip": false, "limit": false, "include_inactive": false, "return_match": false, "return_snippet": false, "field": true}
 
 func (s *Server) searchContent(c *fiber.Ctx) error {
 	ctx := c.UserContext()
@@ -446,6 +472,12 @@ func (s *Server) searchContent(c *fiber.Ctx) error {
 	if q.ReturnMatch && q.Type != indexer.Lexical {
 		return badRequest("return_match applies to LEXICAL searches only")
 	}
+	if q.ReturnText, err = queryBool(c, "return_snippet", false); err != nil {
+		return err
+	}
+	if q.ReturnText && q.Type == indexer.FieldSearch {
+		return badRequest("return_snippet applies to LEXICAL and SEMANTIC searches only (a FIELD result carries its whole value)")
+	}
 	for _, f := range queryMulti(c, "field") {
 		for _, part := range strings.Split(f, ",") {
 			if part = strings.ToUpper(strings.TrimSpace(part)); part != "" {
@@ -505,6 +537,16 @@ func (s *Server) searchContent(c *fiber.Ctx) error {
 		if q.ContentID != "" && q.Type != indexer.FieldSearch {
 			loc := h.Location
 			r.Location = &loc
+		}
+		if h.Text != nil {
+			var spans []indexer.Span
+			if q.Type == indexer.Lexical {
+				spans = indexer.MatchSpans(h.Text.Text, q.Term)
+			}
+			r.Snippet = &Snippet{Location: h.Text.Location, Fragments: []SnippetFragment{}}
+			for _, f := range indexer.Snippet(h.Text.Text, spans, snippetRunes) {
+				r.Snippet.Fragments = append(r.Snippet.Fragments, SnippetFragment(f))
+			}
 		}
 		out = append(out, r)
 	}

@@ -281,6 +281,7 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 	g.record("content-version", ok(e.do("GET", "/api/v1/content/garden/versions/1", root, nil, th...), 200, "content version"))
 	g.record("content-version-update", ok(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
 	g.record("search-lexical", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "carrots", "content_id", "garden", "version", "1", "return_match", "true").Encode(), root, nil, th...), 200, "search"))
+	g.record("search-lexical-snippet", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", `"harvest carrots"`, "return_snippet", "true").Encode(), root, nil, th...), 200, "search with snippets"))
 	goldenSkills(t, e, g, ten)
 
 	// Record store.

@@ -717,16 +717,59 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	var (
+		hits []indexer.Hit
+		err  error
+	)
 	switch q.Type {
 	case indexer.Semantic:
-		return ix.semantic(ctx, q)
+		hits, err = ix.semantic(ctx, q)
 	case indexer.FieldSearch:
 		return ix.field(ctx, q)
+	default:
+		if phrase, ok := indexer.Phrase(q.Term); ok {
+			hits, err = ix.phrase(ctx, q, phrase)
+		} else {
+			hits, err = ix.keyword(ctx, q)
+		}
 	}
-	if phrase, ok := indexer.Phrase(q.Term); ok {
-		return ix.phrase(ctx, q, phrase)
+	if err != nil {
+		return nil, err
 	}
-	return ix.keyword(ctx, q)
+	if err := ix.texts(q, hits); err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+// texts sets the Text of every hit of a query with ReturnText, from the version records
+// (which hold the chunks' texts). The caller holds ix.mu.
+func (ix *Index) texts(q indexer.Query, hits []indexer.Hit) error {
+	if !indexer.TextKeys(q, hits) {
+		return nil
+	}
+	recs := map[string]*record{}
+	for i := range hits {
+		key := recordKey(q.Tenant, hits[i].ContentID, hits[i].Version)
+		r, ok := recs[key]
+		if !ok {
+			var err error
+			if r, err = ix.load(key); err != nil {
+				return fmt.Errorf("indexer/bleve: load chunk text: %w", err)
+			}
+			recs[key] = r
+		}
+		if r == nil {
+			return fmt.Errorf("indexer/bleve: no record of the hit %s", key)
+		}
+		for _, c := range r.Chunks {
+			if c.Location == hits[i].Text.Location {
+				hits[i].Text.Text = c.Text
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // chunkOf resolves a chunk document id to its version and index.

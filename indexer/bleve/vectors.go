@@ -228,8 +228,28 @@ func (ix *Index) semantic(ctx context.Context, q indexer.Query) ([]indexer.Hit, 
 	page := top.h[q.Skip:]
 	out := make([]indexer.Hit, len(page))
 	for i, x := range page {
-		s := float64(x.dot)
-		out[i] = indexer.Hit{ContentID: x.v.contentID, Version: x.v.version, Score: s, MatchStrength: indexer.Strength(s)}
+		score := float64(x.dot)
+		out[i] = indexer.Hit{ContentID: x.v.contentID, Version: x.v.version, Score: score, MatchStrength: indexer.Strength(score)}
+		if q.ReturnText {
+			out[i].Text = &indexer.ChunkText{Location: x.v.locations[s.bestChunk(x.v, qv)]}
+		}
 	}
 	return out, nil
+}
+
+// bestChunk returns the index of v's chunk nearest to qv (normalised), the chunk a
+// tenant-wide hit of v stands for: on equal products the lower location, as indexer.Collapse
+// orders hits.
+func (s *vectorSet) bestChunk(v *version, qv []float32) int {
+	sp := s.spans[v.span]
+	d := s.dims
+	best, at := float32(math.Inf(-1)), -1
+	for r := sp.start; r < sp.start+sp.n; r++ {
+		x := dot(s.data[r*d:r*d+d], qv)
+		c := int(s.chunk[r])
+		if at < 0 || x > best || x == best && v.locations[c] < v.locations[at] {
+			best, at = x, c
+		}
+	}
+	return at
 }

@@ -971,7 +971,31 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	if hits == nil {
 		hits = []indexer.Hit{}
 	}
+	if err := ix.texts(ctx, q, hits); err != nil {
+		return nil, err
+	}
 	return hits, nil
+}
+
+// texts sets the Text of every hit of a query with ReturnText: the chunks' texts, in one
+// request (after the search, like phrase counting's: the hits' own requests load no text).
+// A chunk deleted in between leaves its hit with an empty text.
+func (ix *Index) texts(ctx context.Context, q indexer.Query, hits []indexer.Hit) error {
+	if !indexer.TextKeys(q, hits) {
+		return nil
+	}
+	keys := make([]chunkKey, len(hits))
+	for i, h := range hits {
+		keys[i] = chunkKey{h.ContentID, h.Version, h.Text.Location}
+	}
+	texts, err := ix.chunkTexts(ctx, q, keys)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Text.Text = texts[keys[i]]
+	}
+	return nil
 }
 
 var (
@@ -1074,14 +1098,15 @@ func (h *hit) fromSort(dst ...any) error {
 	return nil
 }
 
-// dropLocations clears the locations of tenant-wide hits, which name versions, not chunks.
-func (ix *Index) dropLocations(q indexer.Query, hits []hit) []hit {
+// dropLocations clears the locations of tenant-wide hits, which name versions, not chunks
+// (keeping them for the hits' texts when q asks for them: indexer.KeepLocation).
+func dropLocations(q indexer.Query, hits []indexer.Hit) {
 	if q.ContentID == "" {
 		for i := range hits {
-			hits[i].Source.Location = ""
+			indexer.KeepLocation(q, &hits[i])
+			hits[i].Location = ""
 		}
 	}
-	return hits
 }
 
 func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, error) {
@@ -1127,13 +1152,13 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 	if err != nil {
 		return nil, err
 	}
-	raw = ix.dropLocations(q, raw)
 	page := make([]indexer.Hit, len(raw))
 	for i, h := range raw {
 		// Lucene's score is a float32: so is indexer.KeywordScore's.
 		page[i] = indexer.Hit{ContentID: h.Source.ContentID, Version: h.Source.Version, Location: h.Source.Location,
 			Score: float64(float32(h.Score))}
 	}
+	dropLocations(q, page)
 	if !q.ReturnMatch {
 		return page, nil
 	}
@@ -1350,11 +1375,7 @@ func (ix *Index) phraseRanked(ctx context.Context, q indexer.Query, query map[st
 			return nil, false, nil
 		}
 	}
-	if q.ContentID == "" {
-		for i := range page {
-			page[i].Location = "" // tenant-wide hits name versions, not chunks
-		}
-	}
+	dropLocations(q, page)
 	return page, true, nil
 }
 

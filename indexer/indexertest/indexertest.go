@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) indexer.Index) {
 		{"PhraseStopWords", s.phraseStopWords},
 		{"Contractions", s.contractions},
 		{"ReturnMatch", s.returnMatch},
+		{"ReturnText", s.returnText},
 		{"Field", s.field},
 		{"Semantic", s.semantic},
 		{"LocationWithinItem", s.locationWithinItem},
@@ -331,6 +332,53 @@ func (s *suite) returnMatch(t *testing.T) {
 	q.ReturnMatch = false
 	if h := search(t, ix, q); h[0].Match != nil {
 		t.Errorf("match without return_match: %v", h[0].Match)
+	}
+}
+
+// returnText: with ReturnText every lexical and semantic hit carries its chunk's location and
+// text, tenant-wide the best chunk's (whose location the hit does not carry), and without it
+// none.
+func (s *suite) returnText(t *testing.T) {
+	ix := s.index(t)
+	put(t, ix,
+		doc{id: "a", chunks: withVectors(texts("the oven is hot", "bake the bread in the oven, then bake again", "cool it"),
+			vec(0, 1, 0, 0), vec(1, 0, 0, 0), vec(0, 0, 1, 0))},
+		doc{id: "b", chunks: withVectors(texts("nothing here", "bread bake"), vec(0, 0, 0, 1), vec(1, 1, 0, 0))},
+	)
+	text := func(h indexer.Hit) string {
+		if h.Text == nil {
+			return "<nil>"
+		}
+		return h.Text.Location + ": " + h.Text.Text
+	}
+	check := func(what string, q indexer.Query, want ...string) {
+		t.Helper()
+		q.ReturnText = true
+		var got []string
+		for _, h := range search(t, ix, q) {
+			got = append(got, h.ContentID+"@"+h.Location+" "+text(h))
+		}
+		wantIDs(t, what, got, want...)
+	}
+	check("keyword, tenant-wide", lexical("bake oven"), "a@ loc2: bake the bread in the oven, then bake again")
+	q := lexical("bake")
+	q.ContentID = "a"
+	check("keyword, one item", q, "a@loc2 loc2: bake the bread in the oven, then bake again")
+	check("phrase, tenant-wide", lexical(`"bread bake"`), "b@ loc2: bread bake")
+	q = lexical(`"the oven"`)
+	q.ContentID = "a"
+	check("phrase, one item", q, "a@loc1 loc1: the oven is hot", "a@loc2 loc2: bake the bread in the oven, then bake again")
+	check("semantic, tenant-wide", indexer.Query{Type: indexer.Semantic, Vector: vec(1, 0, 0, 0)},
+		"a@ loc2: bake the bread in the oven, then bake again", "b@ loc2: bread bake")
+	check("semantic, one item", indexer.Query{Type: indexer.Semantic, Vector: vec(0, 0, 1, 0), ContentID: "a", Limit: 1},
+		"a@loc3 loc3: cool it")
+	for _, h := range search(t, ix, lexical("bake")) {
+		if h.Text != nil {
+			t.Errorf("hit %s carries text without ReturnText", h.ContentID)
+		}
+	}
+	if _, err := ix.Search(ctx(t), indexer.Query{Tenant: "t1", Type: indexer.FieldSearch, Term: "x", ReturnText: true}); !errors.Is(err, indexer.ErrInvalidQuery) {
+		t.Errorf("field search with ReturnText: %v, want ErrInvalidQuery", err)
 	}
 }
 

@@ -1,0 +1,426 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/content"
+)
+
+// The console's content service pages of a tenant: the content versions (list, import by
+// upload or URL with the job followed live, a version's details, tags, active flag and
+// generated fields, regeneration) and a search playground for the three search types. Like
+// every console page they only call the JSON API, with the tenant in the tenant_id header.
+
+func (s *Server) registerConsoleContent(g fiber.Router) {
+	need, h := s.consoleSessionRequired, s.consoleHandler
+	s.addConsoleSection(ConsoleSection{Path: "content", Label: "Content", Tenant: true})
+	s.addConsoleSection(ConsoleSection{Path: "search", Label: "Search", Tenant: true})
+	g.Get("/t/:tenant/content", need, h(s.consoleContentList))
+	g.Post("/t/:tenant/content", need, h(s.consoleContentImport))
+	g.Get("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentVersion))
+	g.Post("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentUpdate))
+	g.Post("/t/:tenant/content/:content_id/:version/fields", need, h(s.consoleGenerateFields))
+	g.Get("/t/:tenant/jobs/:job_id", need, h(s.consoleContentJob))
+	g.Get("/t/:tenant/search", need, h(s.consoleSearch))
+}
+
+// tenantAPI calls the JSON API for the page's tenant (header tenant_id).
+func (s *Server) tenantAPI(c *fiber.Ctx, method, path string, in, out any) error {
+	r := apiRequest{Method: method, Path: path, Header: map[string]string{"tenant_id": c.Params("tenant")}}
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		r.Body = b
+	}
+	_, err := s.api(c, r, out)
+	return err
+}
+
+func consoleTenantPath(c *fiber.Ctx, rest string) string {
+	return ConsolePath + "/t/" + url.PathEscape(c.Params("tenant")) + rest
+}
+
+// consoleJob is a JobRead as the console shows it.
+type consoleJob struct {
+	ID       string                          `json:"id"`
+	Type     string                          `json:"type"`
+	Status   string                          `json:"status"`
+	Results  map[string]any                  `json:"results"`
+	Error    *struct{ Code, Message string } `json:"error"`
+	Warnings []string                        `json:"warnings"`
+	Created  string                          `json:"create_dt"`
+	Updated  string                          `json:"update_dt"`
+}
+
+// Done reports whether the job has concluded (the page stops polling).
+func (j consoleJob) Done() bool { return j.Status == "COMPLETED" || j.Status == "FAILED" }
+
+// Version is the content version the job made or regenerated, "" until it has one.
+func (j consoleJob) Version() string {
+	id, _ := j.Results["content_id"].(string)
+	v, _ := j.Results["version"].(float64)
+	if id == "" || v < 1 {
+		return ""
+	}
+	return url.PathEscape(id) + "/" + strconv.Itoa(int(v))
+}
+
+type contentListData struct {
+	Rows []contentRow
+	// More is the link to the next page.
+	More string
+}
+
+// contentRow is a content version with its console link.
+type contentRow struct {
+	V    ContentVersion
+	Link string
+}
+
+// versionLink is the console page of a content version.
+func versionLink(c *fiber.Ctx, id string, v int) string {
+	return consoleTenantPath(c, "/content/"+url.PathEscape(id)+"/"+strconv.Itoa(v))
+}
+
+func (s *Server) consoleContentList(c *fiber.Ctx) error {
+	path := "/api/v1/content?limit=" + url.QueryEscape(c.Query("limit", "50"))
+	if more := c.Query("more"); more != "" {
+		path = "/api/v1/content?more=" + url.QueryEscape(more)
+	}
+	var list ContentList
+	if err := s.tenantAPI(c, fiber.MethodGet, path, nil, &list); err != nil {
+		return err
+	}
+	var d contentListData
+	for _, v := range list.Content {
+		d.Rows = append(d.Rows, contentRow{V: v, Link: versionLink(c, v.ContentID, v.Version)})
+	}
+	if list.More != "" {
+		d.More = consoleTenantPath(c, "/content?more="+url.QueryEscape(list.More))
+	}
+	return s.render(c, fiber.StatusOK, "content", "", &consoleView{Title: "Content", Section: "content", Data: d})
+}
+
+// consoleContentImport starts an import from the form: an uploaded file (sent on as the
+// API's multipart 'file' part) or a URL (the API's JSON body). htmx gets the job fragment,
+// which polls the job; a browser without scripts is sent to the job's page.
+func (s *Server) consoleContentImport(c *fiber.Ctx) error {
+	q := url.Values{}
+	if id := strings.TrimSpace(c.FormValue("content_id")); id != "" {
+		q.Set("content_id", id)
+	}
+	for _, t := range splitTags(c.FormValue("tags")) {
+		q.Add("tag_id", t)
+	}
+	r := apiRequest{Method: fiber.MethodPost, Path: "/api/v1/content?" + q.Encode(),
+		Header: map[string]string{"tenant_id": c.Params("tenant")}}
+	fh, ferr := c.FormFile("file")
+	u := strings.TrimSpace(c.FormValue("url"))
+	switch {
+	case ferr == nil && fh.Size > 0:
+		f, err := fh.Open()
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		part, err := mw.CreateFormFile("file", fh.Filename)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(part, f); err != nil {
+			return err
+		}
+		if err := mw.Close(); err != nil {
+			return err
+		}
+		// Upload routes read a multipart body as a stream (limitBody).
+		r.BodyStream, r.BodySize, r.ContentType = &body, body.Len(), mw.FormDataContentType()
+	case u != "":
+		b, _ := json.Marshal(ContentImportRequest{URL: &u})
+		r.Body = b
+	default:
+		return badRequest("choose a file to upload or enter the URL of the content")
+	}
+	var job consoleJob
+	if _, err := s.api(c, r, &job); err != nil {
+		return err
+	}
+	if c.Get("HX-Request") == "true" {
+		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
+	}
+	return c.Redirect(consoleTenantPath(c, "/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+}
+
+// splitTags reads a tags field: tags separated by commas or new lines.
+func splitTags(v string) []string {
+	var out []string
+	for _, t := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (s *Server) consoleContentJob(c *fiber.Ctx) error {
+	var job consoleJob
+	if err := s.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs/"+url.PathEscape(c.Params("job_id")), nil, &job); err != nil {
+		return err
+	}
+	return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job " + job.ID, Section: "content", Data: job})
+}
+
+// consoleField is one generated field on the version page.
+type consoleField struct {
+	Type   string
+	Field  *GeneratedFieldView
+	Status string // the API's message when the field is absent
+}
+
+type contentVersionData struct {
+	Version  ContentVersion
+	Metadata string // existing_metadata as indented JSON
+	Fields   []consoleField
+	Job      *consoleJob
+	// Regenerate is where the regenerate form posts.
+	Regenerate, Self string
+	// Tags is the tags field's value.
+	Tags string
+}
+
+func (s *Server) contentVersionPath(c *fiber.Ctx) (string, error) {
+	id, err := param(c, "content_id")
+	if err != nil {
+		return "", err
+	}
+	v, err := strconv.Atoi(c.Params("version"))
+	if err != nil || v < 1 {
+		return "", badRequest("version must be a positive integer, not %q", c.Params("version"))
+	}
+	return "/api/v1/content/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v), nil
+}
+
+func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *consoleJob, notice string) error {
+	base, err := s.contentVersionPath(c)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		v = new(ContentVersion)
+		if err := s.tenantAPI(c, fiber.MethodGet, base, nil, v); err != nil {
+			return err
+		}
+	}
+	d := contentVersionData{Version: *v, Job: job, Tags: strings.Join(v.Tags, ", "),
+		Self: versionLink(c, v.ContentID, v.Version)}
+	d.Regenerate = d.Self + "/fields"
+	if m, err := json.MarshalIndent(v.ContentDetails.ExistingMetadata, "", "  "); err == nil {
+		d.Metadata = string(m)
+	}
+	for _, t := range content.FieldTypes {
+		f := consoleField{Type: t}
+		var gf GeneratedFieldView
+		err := s.tenantAPI(c, fiber.MethodGet, base+"/fields/"+t, nil, &gf)
+		var ae *apiError
+		switch {
+		case err == nil:
+			f.Field = &gf
+		case errors.As(err, &ae) && ae.Status == fiber.StatusNotFound:
+			f.Status = "not generated yet"
+		default:
+			return err
+		}
+		d.Fields = append(d.Fields, f)
+	}
+	return s.render(c, fiber.StatusOK, "content_version", "", &consoleView{Title: fmt.Sprintf("%s version %d", v.ContentID, v.Version),
+		Section: "content", Notice: notice, Data: d})
+}
+
+func (s *Server) consoleContentVersion(c *fiber.Ctx) error {
+	return s.renderContentVersion(c, nil, nil, "")
+}
+
+// consoleContentUpdate sets the tags and the active flag (PATCH).
+func (s *Server) consoleContentUpdate(c *fiber.Ctx) error {
+	base, err := s.contentVersionPath(c)
+	if err != nil {
+		return err
+	}
+	tags := splitTags(c.FormValue("tags"))
+	if tags == nil {
+		tags = []string{}
+	}
+	active := c.FormValue("active") == "true"
+	var v ContentVersion
+	if err := s.tenantAPI(c, fiber.MethodPatch, base, ContentUpdate{Tags: &tags, Active: &active}, &v); err != nil {
+		return err
+	}
+	return s.renderContentVersion(c, &v, nil, "The tags and the active flag were saved.")
+}
+
+// consoleGenerateFields starts a field generation job of every field type; the page follows
+// it like an import.
+func (s *Server) consoleGenerateFields(c *fiber.Ctx) error {
+	id, err := param(c, "content_id")
+	if err != nil {
+		return err
+	}
+	v, err := strconv.Atoi(c.Params("version"))
+	if err != nil {
+		return badRequest("version must be a positive integer, not %q", c.Params("version"))
+	}
+	var job consoleJob
+	if err := s.tenantAPI(c, fiber.MethodPost, "/api/v1/jobs/field_generation", FieldGenerationRequest{ContentID: &id, Version: &v}, &job); err != nil {
+		return err
+	}
+	if c.Get("HX-Request") == "true" {
+		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
+	}
+	return c.Redirect(consoleTenantPath(c, "/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+}
+
+// consoleSearchForm is the search playground's form, echoed back.
+type consoleSearchForm struct {
+	Type, Term, ContentID, Version, Tags string
+	Fields                               map[string]bool
+	IncludeInactive                      bool
+	Limit, Skip                          string
+}
+
+type consoleSearchData struct {
+	Form       consoleSearchForm
+	FieldTypes []string
+	Ran        bool
+	Results    []searchRow
+	// APIPath is the API request the console made.
+	APIPath string
+	// Elapsed is the in-process API call's duration (see docs/console.md).
+	Elapsed string
+	// Error is the API's message when the search failed (a 400, a 503 without a model).
+	Error  string
+	Status int
+}
+
+// consoleSearch runs the form's search, when it has a term, through GET
+// /api/v1/content/search with return_match and return_snippet, and times the API call.
+func (s *Server) consoleSearch(c *fiber.Ctx) error {
+	f := consoleSearchForm{Type: strings.ToUpper(c.Query("search_type", "LEXICAL")), Term: c.Query("term"),
+		ContentID: strings.TrimSpace(c.Query("content_id")), Version: strings.TrimSpace(c.Query("version")),
+		Tags: c.Query("tags"), IncludeInactive: c.Query("include_inactive") == "true",
+		Limit: c.Query("limit", "10"), Skip: c.Query("skip", "0"), Fields: map[string]bool{}}
+	for _, v := range c.Context().QueryArgs().PeekMulti("field") {
+		f.Fields[strings.ToUpper(string(v))] = true
+	}
+	d := consoleSearchData{Form: f, FieldTypes: content.FieldTypes}
+	status := fiber.StatusOK
+	if strings.TrimSpace(f.Term) != "" {
+		q := url.Values{"search_type": {f.Type}, "term": {f.Term}}
+		if f.ContentID != "" {
+			q.Set("content_id", f.ContentID)
+		}
+		if f.Version != "" {
+			q.Set("version", f.Version)
+		}
+		for _, t := range splitTags(f.Tags) {
+			q.Add("tag_id", t)
+		}
+		if f.IncludeInactive {
+			q.Set("include_inactive", "true")
+		}
+		if f.Limit != "" && f.Limit != "10" {
+			q.Set("limit", f.Limit)
+		}
+		if f.Skip != "" && f.Skip != "0" {
+			q.Set("skip", f.Skip)
+		}
+		switch f.Type {
+		case "FIELD":
+			for _, t := range content.FieldTypes {
+				if f.Fields[t] {
+					q.Add("field", t)
+				}
+			}
+		case "LEXICAL":
+			q.Set("return_match", "true")
+			q.Set("return_snippet", "true")
+		default:
+			q.Set("return_snippet", "true")
+		}
+		d.APIPath = "/api/v1/content/search?" + q.Encode()
+		d.Ran = true
+		start := time.Now()
+		var results []SearchResult
+		err := s.tenantAPI(c, fiber.MethodGet, d.APIPath, nil, &results)
+		d.Elapsed = formatElapsed(time.Since(start))
+		for _, r := range results {
+			d.Results = append(d.Results, searchRow{R: r, Link: versionLink(c, r.ContentID, r.Version)})
+		}
+		var ae *apiError
+		switch {
+		case errors.As(err, &ae) && ae.Status != fiber.StatusUnauthorized:
+			d.Error, d.Status = ae.Message, ae.Status
+			if c.Get("HX-Request") != "true" {
+				status = ae.Status
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return s.render(c, status, "content_search", "search-results", &consoleView{Title: "Search", Section: "search", Data: d})
+}
+
+// searchRow is a search result with the console link of its content version.
+type searchRow struct {
+	R    SearchResult
+	Link string
+}
+
+// Terms is the match of a keyword search (the matched words), nil for a phrase's regex.
+func (r searchRow) Terms() []string {
+	l, _ := r.R.Match.([]any)
+	var out []string
+	for _, t := range l {
+		if s, ok := t.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Strength is the match_strength of a semantic result, "" for others.
+func (r searchRow) Strength() string {
+	if r.R.MatchStrength == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*r.R.MatchStrength, 'f', 3, 64)
+}
+
+// Regex is the match of a phrase search.
+func (r searchRow) Regex() string {
+	s, _ := r.R.Match.(string)
+	return s
+}
+
+// formatElapsed shows a duration in milliseconds with a precision that suits it.
+func formatElapsed(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	if ms < 10 {
+		return strconv.FormatFloat(ms, 'f', 2, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+}
