@@ -94,6 +94,7 @@ func (s *Server) registerConsole() {
 	g.Post("/signout", s.consoleSignOut)
 	g.Get("/", s.consoleSessionRequired, s.consoleHome)
 	s.registerConsoleTenants(g)
+	s.registerConsoleRecords(g)
 	// A request the routes above do not know gets a page, not the API's JSON 404. Mounted
 	// last, it leaves /console/queues (asynqmon, registered before) alone.
 	g.All("/*", func(c *fiber.Ctx) error {
