@@ -112,6 +112,14 @@ func TestConsoleRecordPages(t *testing.T) {
 		wantPage(t, cc.send("GET", base+"/"+ids[2], nil), 200, `<span class="off">voided</span>`, ids[2])
 		wantPage(t, cc.send("GET", base+"/a1b2c3d4-0000-4000-8000-00000000ffff", nil), 404, "statement &#39;a1b2c3d4-0000-4000-8000-00000000ffff&#39; not found")
 		wantPage(t, cc.send("GET", "/console/t/crec-other/statements", nil), 403, "cannot access tenant")
+		// Root reads any tenant's record store with its own credentials.
+		rc := &consoleClient{t: t, e: e}
+		rc.signIn(rootUser, rootPass)
+		p = rc.send("GET", "/console/t/crec-other/statements", nil)
+		wantPage(t, p, 200, `<td title="http://adlnet.gov/expapi/verbs/failed">failed</td>`)
+		if rows(p) != 1 {
+			t.Fatalf("root's view of another tenant: %d rows", rows(p))
+		}
 
 		// Jobs.
 		job := e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf"))
