@@ -297,6 +297,8 @@ func (s *Server) consoleJobs(c *fiber.Ctx) error {
 type jobData struct {
 	Job     *jobs.Job
 	Results string
+	// Running makes the page refresh itself until the job concludes.
+	Running bool
 }
 
 func (s *Server) consoleJob(c *fiber.Ctx) error {
@@ -305,8 +307,8 @@ func (s *Server) consoleJob(c *fiber.Ctx) error {
 		return err
 	}
 	b, _ := json.Marshal(j.Results)
-	return s.render(c, fiber.StatusOK, "job", "", &consoleView{Title: "Job " + j.ID, Section: "jobs",
-		Data: jobData{Job: &j, Results: prettyJSON(b)}})
+	return s.render(c, fiber.StatusOK, "job", "job-detail", &consoleView{Title: "Job " + j.ID, Section: "jobs",
+		Data: jobData{Job: &j, Results: prettyJSON(b), Running: !jobs.Concluded(j.Status)}})
 }
 
 // --- Webhooks ---

@@ -128,12 +128,16 @@ func TestConsoleRecordPages(t *testing.T) {
 		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs?status=COMPLETED", nil), 200, `<td colspan="6">No jobs.</td>`, `<option selected>COMPLETED</option>`)
 		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs?status=FAILED&type=CONTENT_IMPORT", nil), 200, `<tr id="job-`+job.ID+`">`)
 		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs?status=DONE", nil), 400, "status must be")
-		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs/"+job.ID, nil), 200, `<dd id="job-status">FAILED</dd>`, `<dd id="job-error">`)
+		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs/"+job.ID, nil), 200, `<dd id="job-status">FAILED</dd>`, `<dd id="job-error">`, `<div id="job-detail" aria-live="polite">`)
+		// A running job's page refreshes its detail with htmx, which gets that part alone.
+		if p := cc.send("GET", "/console/t/"+ten+"/jobs/"+job.ID, nil, "HX-Request", "true"); !strings.HasPrefix(strings.TrimSpace(p.Body), `<div id="job-detail"`) || strings.Contains(p.Body, "<html") {
+			t.Fatalf("job detail for htmx: %s", p.Body)
+		}
 		wantPage(t, cc.send("GET", "/console/t/"+ten+"/jobs/nope", nil), 404, "job &#39;nope&#39; not found")
 
 		// Webhooks.
 		hooks := "/console/t/" + ten + "/webhooks"
-		wantPage(t, cc.send("GET", hooks, nil), 200, `<td colspan="6">No subscriptions.</td>`, `<td colspan="7">No authentication configurations.</td>`)
+		wantPage(t, cc.send("GET", hooks, nil), 200, `<td colspan="6">No subscriptions.</td>`, `<td colspan="7">No authentication configurations.</td>`, `<p id="need-auth">`)
 		wantPage(t, cc.send("POST", hooks+"/auth", url.Values{"type": {"BASIC_AUTH"}, "key": {"hook-user"}}), 400, `<p role="alert" class="error">`, `value="hook-user"`)
 		p = cc.send("POST", hooks+"/auth", url.Values{"type": {"BASIC_AUTH"}, "key": {"hook-user"}, "secret": {"hook-pass-123"}})
 		if p.Status != 303 || p.Header.Get("Location") != hooks+"?done=auth" {
