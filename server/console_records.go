@@ -197,9 +197,12 @@ func (s *Server) consoleStatements(c *fiber.Ctx) error {
 	} else {
 		var err error
 		if q, err = f.query(); err != nil {
-			v.Error = err.(*Error).Message
-			v.Data = data
-			return s.render(c, fiber.StatusBadRequest, "statements", "", v)
+			var e *Error
+			if !errors.As(err, &e) {
+				return err
+			}
+			v.Error, v.Data = e.Message, data
+			return s.render(c, e.Status, "statements", "", v)
 		}
 	}
 	resp, err := s.lrsGet(c, q)
