@@ -96,6 +96,7 @@ func (s *Server) registerConsole() {
 	s.registerConsoleTenants(g)
 	s.registerConsoleCourses(g)
 	s.registerConsoleContent(g)
+	s.registerConsoleRecords(g)
 	// A request the routes above do not know gets a page, not the API's JSON 404. Mounted
 	// last, it leaves /console/queues (asynqmon, registered before) alone.
 	g.All("/*", func(c *fiber.Ctx) error {
@@ -425,4 +426,23 @@ func (s *Server) apiJSON(c *fiber.Ctx, method, path string, in, out any) error {
 	}
 	_, err := s.api(c, r, out)
 	return err
+}
+
+// tenantAPI calls the JSON API for the page's tenant (header tenant_id).
+func (s *Server) tenantAPI(c *fiber.Ctx, method, path string, in, out any) error {
+	r := apiRequest{Method: method, Path: path, Header: map[string]string{"tenant_id": c.Params("tenant")}}
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		r.Body = b
+	}
+	_, err := s.api(c, r, out)
+	return err
+}
+
+// consoleTenantPath is a console path under the page's tenant; rest starts with a slash.
+func consoleTenantPath(c *fiber.Ctx, rest string) string {
+	return ConsolePath + "/t/" + url.PathEscape(c.Params("tenant")) + rest
 }

@@ -31,26 +31,8 @@ func (s *Server) registerConsoleContent(g fiber.Router) {
 	g.Get("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentVersion))
 	g.Post("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentUpdate))
 	g.Post("/t/:tenant/content/:content_id/:version/fields", need, h(s.consoleGenerateFields))
-	g.Get("/t/:tenant/jobs/:job_id", need, h(s.consoleContentJob))
+	g.Get("/t/:tenant/content/jobs/:job_id", need, h(s.consoleContentJob))
 	g.Get("/t/:tenant/search", need, h(s.consoleSearch))
-}
-
-// tenantAPI calls the JSON API for the page's tenant (header tenant_id).
-func (s *Server) tenantAPI(c *fiber.Ctx, method, path string, in, out any) error {
-	r := apiRequest{Method: method, Path: path, Header: map[string]string{"tenant_id": c.Params("tenant")}}
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		r.Body = b
-	}
-	_, err := s.api(c, r, out)
-	return err
-}
-
-func consoleTenantPath(c *fiber.Ctx, rest string) string {
-	return ConsolePath + "/t/" + url.PathEscape(c.Params("tenant")) + rest
 }
 
 // consoleJob is a JobRead as the console shows it.
@@ -163,7 +145,7 @@ func (s *Server) consoleContentImport(c *fiber.Ctx) error {
 	if c.Get("HX-Request") == "true" {
 		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/content/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
 // splitTags reads a tags field: tags separated by commas or new lines.
@@ -291,7 +273,7 @@ func (s *Server) consoleGenerateFields(c *fiber.Ctx) error {
 	if c.Get("HX-Request") == "true" {
 		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/content/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
 // consoleSearchForm is the search playground's form, echoed back.

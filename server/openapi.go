@@ -56,6 +56,8 @@ func schemas() map[string]any {
 			"tenant_id": str(), "results": map[string]any{"type": "object"},
 			"error":    map[string]any{"nullable": true, "type": "object", "properties": map[string]any{"code": str(), "message": str()}},
 			"warnings": map[string]any{"type": "array", "items": str()}, "create_dt": dateTime(), "update_dt": dateTime()}),
+		"JobList": obj(map[string]any{"jobs": map[string]any{"type": "array", "items": ref("Job")},
+			"more": map[string]any{"type": "string", "description": "the next page's token; empty on the last page"}}, "jobs", "more"),
 		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
 			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
 		"SettingBody": obj(map[string]any{"value": str()}, "value"),

@@ -252,6 +252,7 @@ func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
 		t.Fatalf("content import: %+v", j)
 	}
 	g.record("job", ok(e.do("GET", "/api/v1/jobs/"+job, root, nil, th...), 200, "job"))
+	g.record("job-list", ok(e.do("GET", "/api/v1/jobs?status=COMPLETED&type=CONTENT_IMPORT", root, nil, th...), 200, "job list"))
 	eventually(t, 30*time.Second, "the JOB_PROCESSED delivery", func() bool { return len(hooks.delivered()) > 0 })
 	var msg struct {
 		MessageID string `json:"message_id"`

@@ -44,6 +44,7 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeRoot, Success: 202, Response: "Job"}, s.reindex)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/jobs/:job_id", Summary: "Status of a job", Tag: "jobs",
 		Scope: ScopeHeader, Success: 200, Response: "Job"}, s.getJob)
+	s.registerJobList()
 
 	const engine = "/engine/api/v1/:tenant"
 	cfg := []Param{configurationParam}

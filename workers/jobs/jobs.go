@@ -159,3 +159,51 @@ func (s *Store) update(ctx context.Context, id string, fn func(*Job), announce b
 	})
 	return err
 }
+
+// ErrBadCursor means a List cursor is not one this store issued.
+var ErrBadCursor = errors.New("malformed job list cursor")
+
+// Filter selects a tenant's jobs for List.
+type Filter struct {
+	Tenant string
+	// Status and Type keep jobs with exactly this status or type when set.
+	Status, Type string
+	// Cursor continues a previous List with the same filter; Limit caps the page (1..record.MaxPage).
+	Cursor string
+	Limit  int
+}
+
+// List returns one page of a tenant's jobs in (update time, id) order, the record port's
+// keyset order, and the cursor of the next page ("" on the last). Status and type are
+// filtered here, not by the port: a page asks the port for no more records than it still
+// needs, so every record read is either returned or filtered out and the port's cursor
+// resumes exactly after the page.
+func (s *Store) List(ctx context.Context, f Filter) ([]*Job, string, error) {
+	if f.Limit <= 0 || f.Limit > record.MaxPage {
+		f.Limit = record.MaxPage
+	}
+	out := []*Job{}
+	cursor := f.Cursor
+	for len(out) < f.Limit {
+		p, err := s.records.List(ctx, record.Query{Kind: kind, Key: f.Tenant, Cursor: cursor, Limit: f.Limit - len(out)})
+		if errors.Is(err, record.ErrInvalid) {
+			return nil, "", fmt.Errorf("%w: %w", ErrBadCursor, err)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		for _, r := range p.Records {
+			j, err := toJob(r)
+			if err != nil {
+				return nil, "", err
+			}
+			if (f.Status == "" || j.Status == f.Status) && (f.Type == "" || j.Type == f.Type) {
+				out = append(out, j)
+			}
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	return out, cursor, nil
+}
