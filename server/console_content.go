@@ -28,10 +28,11 @@ func (s *Server) registerConsoleContent(g fiber.Router) {
 	s.addConsoleSection(ConsoleSection{Path: "search", Label: "Search", Tenant: true})
 	g.Get("/t/:tenant/content", need, h(s.consoleContentList))
 	g.Post("/t/:tenant/content", need, h(s.consoleContentImport))
+	// Not under content/: "jobs" is a valid content id.
+	g.Get("/t/:tenant/content-jobs/:job_id", need, h(s.consoleContentJob))
 	g.Get("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentVersion))
 	g.Post("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentUpdate))
 	g.Post("/t/:tenant/content/:content_id/:version/fields", need, h(s.consoleGenerateFields))
-	g.Get("/t/:tenant/content/jobs/:job_id", need, h(s.consoleContentJob))
 	g.Get("/t/:tenant/search", need, h(s.consoleSearch))
 }
 
@@ -145,7 +146,7 @@ func (s *Server) consoleContentImport(c *fiber.Ctx) error {
 	if c.Get("HX-Request") == "true" {
 		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/content/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
 // splitTags reads a tags field: tags separated by commas or new lines.
@@ -273,7 +274,7 @@ func (s *Server) consoleGenerateFields(c *fiber.Ctx) error {
 	if c.Get("HX-Request") == "true" {
 		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/content/jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
 // consoleSearchForm is the search playground's form, echoed back.

@@ -26,7 +26,10 @@ func TestConsoleContentInBrowser(t *testing.T) {
 		}
 		ctx := browser(t)
 		consoleSignIn(t, ctx, e, key, secret)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Content", "a tenant credential lands on its content")
+		// A tenant credential lands on its first section (Courses); Content is a click away.
+		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Courses", "a tenant credential lands on its tenant")
+		click(t, ctx, `document.querySelector("nav a[href$='/content']")`)
+		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Content", "the content section")
 		accessible(t, ctx, "content page")
 
 		// Import by upload; the job's state is polled in place until COMPLETED.

@@ -65,7 +65,7 @@ func (cc *consoleClient) followJob(tenantID, fragment string) string {
 		if !strings.Contains(page, `hx-trigger="every 1s"`) || !strings.Contains(page, "<progress") {
 			cc.t.Fatalf("a running job's fragment neither polls nor shows progress: %s", page)
 		}
-		p := cc.send("GET", "/console/t/"+tenantID+"/content/jobs/"+m[1], nil, "HX-Request", "true")
+		p := cc.send("GET", "/console/t/"+tenantID+"/content-jobs/"+m[1], nil, "HX-Request", "true")
 		wantPage(cc.t, p, 200)
 		if strings.Contains(p.Body, "<html") {
 			cc.t.Fatalf("the job poll got a whole page: %s", p.Body)
@@ -91,8 +91,8 @@ func TestConsoleContent(t *testing.T) {
 		key, secret := e.credential(ten)
 		cc := &consoleClient{t: t, e: e}
 		cc.signIn(key, secret)
-		if p := cc.send("GET", "/console/", nil); p.Header.Get("Location") != "/console/t/"+ten+"/content" {
-			t.Fatalf("a tenant credential lands on %q, want its content", p.Header.Get("Location"))
+		if p := cc.send("GET", "/console/", nil); p.Header.Get("Location") != "/console/t/"+ten+"/courses" {
+			t.Fatalf("a tenant credential lands on %q, want its first section", p.Header.Get("Location"))
 		}
 		base := "/console/t/" + ten
 		wantPage(t, cc.send("GET", base+"/content", nil), 200, `<a href="/console/t/cc-acme/content" aria-current="page">Content</a>`,
@@ -108,7 +108,7 @@ func TestConsoleContent(t *testing.T) {
 		}
 		// Without htmx the form redirects to the job's page.
 		p = cc.sendFile(base+"/content", "file", "garden.md", []byte(gardenMarkdown), url.Values{"content_id": {"garden"}})
-		if p.Status != 303 || !strings.HasPrefix(p.Header.Get("Location"), base+"/content/jobs/") {
+		if p.Status != 303 || !strings.HasPrefix(p.Header.Get("Location"), base+"/content-jobs/") {
 			t.Fatalf("import without htmx: %d %s", p.Status, p.Header.Get("Location"))
 		}
 		jp := cc.send("GET", p.Header.Get("Location"), nil)

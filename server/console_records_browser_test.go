@@ -24,7 +24,9 @@ func TestConsoleRecordsInBrowser(t *testing.T) {
 			statement("ann@example.com", "attempted", "http://example.com/act/3"))
 		ctx := browser(t)
 		consoleSignIn(t, ctx, e, key, secret)
-		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Statements", "a tenant lands on its statements")
+		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Courses", "a tenant lands on its first section")
+		click(t, ctx, `document.querySelector("nav a[href$='/statements']")`)
+		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Statements", "the statements section")
 		rows := `document.querySelectorAll("#statement-table tbody tr[id]").length`
 		waitNav(t, ctx, rows, "3", "every statement listed")
 		settledAccessible(t, ctx, "statements page")

@@ -44,7 +44,7 @@ func TestConsoleRecordPages(t *testing.T) {
 
 		cc := &consoleClient{t: t, e: e}
 		cc.signIn(key, secret)
-		if p := cc.send("GET", "/console/t/"+ten+"/", nil); p.Status != 303 || p.Header.Get("Location") != "/console/t/"+ten+"/statements" {
+		if p := cc.send("GET", "/console/t/"+ten+"/", nil); p.Status != 303 || p.Header.Get("Location") != "/console/t/"+ten+"/courses" {
 			t.Fatalf("tenant home: %d %s", p.Status, p.Header.Get("Location"))
 		}
 		base := "/console/t/" + ten + "/statements"
