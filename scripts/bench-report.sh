@@ -211,8 +211,9 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 
 # ---------------------------------------------------------------------------------------------
 # Import throughput (issue 13, item 6). indexer/eval BenchmarkEmbedThroughput: the local model
-# on 1,000 chunks of 50-250 words, as it was before issue 13 (one session, an intra-op thread
-# per CPU, spinning, batches of 8) and as it is, in one run: "bulk" is one Embed call of all
+# on 1,000 chunks of 50-250 words, as it was before issue 13 (the float model only, one session,
+# an intra-op thread per CPU, spinning, batches of 8) and as it is (integer model for texts past
+# 32 tokens; docs/benchmarks.md, "Embedding speed"), in one run: "bulk" is one Embed call of all
 # of them, "import" one document (one or two chunks) per call from 4 goroutines; chunks/s
 # and process CPU-ms per chunk (EMBED_COUNT runs of each, default 2; means). Then
 # cmd/lectern BenchmarkContentImport: CONTENT_BENCH_DOCS (default 1,000) short text documents
