@@ -211,8 +211,9 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 
 # ---------------------------------------------------------------------------------------------
 # Import throughput (issue 13, item 6). indexer/eval BenchmarkEmbedThroughput: the local model
-# on 1,000 chunks of 50-250 words, as it was before issue 13 (one session, an intra-op thread
-# per CPU, spinning, batches of 8) and as it is, in one run: "bulk" is one Embed call of all
+# on 1,000 chunks of 50-250 words, as it was before issue 13 (the float model only, one session,
+# an intra-op thread per CPU, spinning, batches of 8) and as it is (integer model for texts past
+# 32 tokens; docs/benchmarks.md, "Embedding speed"), in one run: "bulk" is one Embed call of all
 # of them, "import" one document (one or two chunks) per call from 4 goroutines; chunks/s
 # and process CPU-ms per chunk (EMBED_COUNT runs of each, default 2; means). Then
 # cmd/lectern BenchmarkContentImport: CONTENT_BENCH_DOCS (default 1,000) short text documents
@@ -442,7 +443,8 @@ printf '%s\n' "$out" | awk -v n="${LECTERN_BENCH_REPORT_STATEMENTS:-1000000}" '
 # Skills taxonomy import (issue 13): a generated 20,000-skill CSV parsed, every skill embedded
 # once with the search model, stored (vectors blob and record) and loaded back, per record
 # store (workers/taxonomyjob BenchmarkTaxonomyImport; docs/benchmarks.md, "Skills taxonomy
-# import"). Needs the model; TAXONOMY_BENCHTIME (default 1x) sets the runs.
+# import"). Needs the model; TAXONOMY_BENCHTIME (default 1x) sets the runs. "before" is the
+# embedder as configured before issue 13's embedding work (batches of 8), "after" today's.
 cmd=(go test -run='^$' -bench='^BenchmarkTaxonomyImport$' -benchtime="${TAXONOMY_BENCHTIME:-1x}" -timeout=60m
   ./workers/taxonomyjob/)
 echo "+ ${cmd[*]}" >&2
@@ -451,13 +453,18 @@ printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "-" }
   $1 ~ /^BenchmarkTaxonomyImport\// {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkTaxonomyImport\//, "", name)
-    rows[++n] = sprintf("| %-28s | %12.1f | %10.0f | %10.1f |", name, $3 / 1e9, metric("skills/s"), metric("parse-ms"))
+    rows[++n] = sprintf("| %-28s | %12.1f | %10.0f | %10.1f | %12.3f |", name, $3 / 1e9, metric("skills/s"), metric("parse-ms"), metric("CPU-ms/skill"))
+    split(name, p, "/"); sec[p[1], p[2]] = $3 / 1e9; cpu[p[1], p[2]] = metric("CPU-ms/skill")
+    if (p[2] == "after") stores[++ns] = p[1]
   }
   END {
     if (n == 0) { print "no BenchmarkTaxonomyImport results found" > "/dev/stderr"; exit 1 }
-    printf "\n| %-28s | %12s | %10s | %10s |\n", "taxonomy import (20,000)", "seconds", "skills/s", "parse ms"
-    printf "|%s|%s:|%s:|%s:|\n", "------------------------------", "--------------", "------------", "------------"
+    printf "\n| %-28s | %12s | %10s | %10s | %12s |\n", "taxonomy import (20,000)", "seconds", "skills/s", "parse ms", "CPU-ms/skill"
+    printf "|%s|%s:|%s:|%s:|%s:|\n", "------------------------------", "--------------", "------------", "------------", "--------------"
     for (i = 1; i <= n; i++) print rows[i]
+    for (i = 1; i <= ns; i++) { st = stores[i]
+      if (sec[st, "after"] > 0 && cpu[st, "after"] > 0)
+        printf "%s: after/before speedup %.2fx, CPU ratio %.2fx\n", st, sec[st, "before"] / sec[st, "after"], cpu[st, "before"] / cpu[st, "after"] }
   }'
 
 # Skills precision/recall (issue 13, item 2): SKILLS of the built-in generator, precision@5

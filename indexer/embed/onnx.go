@@ -28,6 +28,8 @@ type ONNX struct {
 	batchSize int
 	// batchTokens bounds a batch's padded size (sequences × longest); see Embed.
 	batchTokens int
+	// intMin is the length past which a text runs on integer (IntegerMinTokens).
+	intMin int
 
 	inputNames   []string // order of the session inputs
 	pooledOutput bool     // model already returns [batch, dims]
@@ -41,6 +43,9 @@ type ONNX struct {
 
 	mu      sync.RWMutex // guards session against Close during Embed
 	session *ort.DynamicAdvancedSession
+	// integer runs texts longer than IntegerMinTokens, one per run (see IntegerMinTokens);
+	// nil without an integer model.
+	integer *ort.DynamicAdvancedSession
 	runtime *runtimeRef
 }
 
@@ -54,9 +59,11 @@ type onnxConfig struct {
 	parallel    int
 	spinning    bool
 	library     string
+	integer     bool
+	intMin      int
 }
 
-// WithBatchSize sets the most texts that go through the network in one run (default 8).
+// WithBatchSize sets the most texts that go through the network in one run (default 32).
 // Batches are also bounded by padded tokens (see [WithBatchTokens]), so long chunks run
 // one at a time and only short texts, such as queries, fill a batch.
 func WithBatchSize(n int) ONNXOption { return func(c *onnxConfig) { c.batchSize = n } }
@@ -84,6 +91,16 @@ func WithParallelRuns(n int) ONNXOption { return func(c *onnxConfig) { c.paralle
 // benchmarks use it to reproduce the embedder as it was before issue 13.
 func WithSpinning(on bool) ONNXOption { return func(c *onnxConfig) { c.spinning = on } }
 
+// WithIntegerModel sets whether texts longer than [IntegerMinTokens] run on the manifest's
+// integer model (integer_model_file, made by scripts/install-model.sh) when it has one
+// (default on). Off, every text runs on the float model as before; the benchmarks use that
+// as their "before".
+func WithIntegerModel(on bool) ONNXOption { return func(c *onnxConfig) { c.integer = on } }
+
+// WithIntegerMinTokens moves the length past which texts run on the integer model (default
+// [IntegerMinTokens]); the evaluation uses 0 to measure the integer model on every text.
+func WithIntegerMinTokens(n int) ONNXOption { return func(c *onnxConfig) { c.intMin = n } }
+
 // WithRuntimeLibrary loads the ONNX Runtime shared library from path instead
 // of the one named in the model directory's manifest.
 func WithRuntimeLibrary(path string) ONNXOption { return func(c *onnxConfig) { c.library = path } }
@@ -93,7 +110,7 @@ func WithRuntimeLibrary(path string) ONNXOption { return func(c *onnxConfig) { c
 // WordPiece vocabulary and the ONNX Runtime shared library. A missing
 // installation yields an error wrapping [ErrNoModel].
 func New(dir string, opts ...ONNXOption) (*ONNX, error) {
-	cfg := onnxConfig{batchSize: 8, batchTokens: 256, threads: 1}
+	cfg := onnxConfig{batchSize: 32, batchTokens: 256, threads: 1, integer: true, intMin: IntegerMinTokens}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -123,8 +140,12 @@ func New(dir string, opts ...ONNXOption) (*ONNX, error) {
 		return nil, err
 	}
 	e := &ONNX{info: Info{Name: m.Name, Dims: m.Dims}, tok: tok, batchSize: cfg.batchSize, batchTokens: cfg.batchTokens,
-		slots: newRunSlots(cfg.parallel), runtime: rt}
-	if err := e.open(filepath.Join(dir, m.ModelFile), cfg.threads, cfg.spinning); err != nil {
+		intMin: cfg.intMin, slots: newRunSlots(cfg.parallel), runtime: rt}
+	intFile := ""
+	if cfg.integer && m.IntegerModelFile != "" {
+		intFile = filepath.Join(dir, m.IntegerModelFile)
+	}
+	if err := e.open(filepath.Join(dir, m.ModelFile), intFile, cfg.threads, cfg.spinning); err != nil {
 		rt.release()
 		return nil, err
 	}
@@ -133,8 +154,8 @@ func New(dir string, opts ...ONNXOption) (*ONNX, error) {
 
 // open inspects the graph's inputs and outputs (exports differ: some lack
 // token_type_ids, some add a pooled "sentence_embedding" output) and creates
-// the session.
-func (e *ONNX) open(modelPath string, threads int, spinning bool) error {
+// the session, and the integer model's when intPath is not empty.
+func (e *ONNX) open(modelPath, intPath string, threads int, spinning bool) error {
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return fmt.Errorf("embed: session options: %w", err)
@@ -202,6 +223,15 @@ func (e *ONNX) open(modelPath string, threads int, spinning bool) error {
 	if err != nil {
 		return fmt.Errorf("embed: load model %s: %w", modelPath, err)
 	}
+	if intPath != "" {
+		// Derived from the float model by scripts/quantize-model.py: same inputs and output.
+		is, err := ort.NewDynamicAdvancedSession(intPath, e.inputNames, []string{outName}, so)
+		if err != nil {
+			_ = s.Destroy()
+			return fmt.Errorf("embed: load model %s: %w", intPath, err)
+		}
+		e.integer = is
+	}
 	e.session = s
 	return nil
 }
@@ -218,6 +248,10 @@ func (e *ONNX) Close() error {
 		return nil
 	}
 	err := e.session.Destroy()
+	if e.integer != nil {
+		err = errors.Join(err, e.integer.Destroy())
+		e.integer = nil
+	}
 	e.session = nil
 	e.runtime.release()
 	return err
@@ -240,22 +274,24 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(ids[a]) - len(ids[b]) })
-	// Batches from the longest down: the slowest runs start first, so the last one to
-	// finish is short.
-	var batches [][]int
-	for end := len(order); end > 0; {
-		start, width := end-1, len(ids[order[end-1]])
-		for start > 0 && end-start < e.batchSize && (end-start+1)*width <= e.batchTokens {
-			start--
-		}
-		batches = append(batches, order[start:end])
-		end = start
-	}
 
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.session == nil {
 		return nil, errors.New("embed: embedder is closed")
+	}
+	// Batches from the longest down: the slowest runs start first, so the last one to
+	// finish is short. A text for the integer model runs alone (see IntegerMinTokens).
+	var batches [][]int
+	for end := len(order); end > 0; {
+		start, width := end-1, len(ids[order[end-1]])
+		if e.integer == nil || width <= e.intMin {
+			for start > 0 && end-start < e.batchSize && (end-start+1)*width <= e.batchTokens {
+				start--
+			}
+		}
+		batches = append(batches, order[start:end])
+		end = start
 	}
 	// A short call (a search query) goes before the queued runs of long ones (imports), so
 	// searching stays fast while content is being indexed.
@@ -283,7 +319,11 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 				for j, idx := range batch {
 					seqs[j] = ids[idx]
 				}
-				vecs, err := e.run(ctx, seqs)
+				session := e.session
+				if e.integer != nil && len(seqs[0]) > e.intMin {
+					session = e.integer
+				}
+				vecs, err := e.run(ctx, session, seqs)
 				e.slots.release()
 				if err != nil {
 					cancel(err)
@@ -301,6 +341,20 @@ func (e *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	}
 	return out, nil
 }
+
+// IntegerMinTokens is the length (in tokens, with [CLS] and [SEP]) past which a text runs on
+// the integer model, when the installation has one, instead of the float model.
+//
+// Why a split (docs/benchmarks.md, "Embedding speed"): the integer model needs about half
+// the CPU per token, but it quantizes its activations with one scale per run, so a text's
+// vector would depend on the texts batched with it (cosine 0.995 between two batchings);
+// it therefore runs one text per run, and that run's fixed cost (about 1.3 ms) outweighs
+// the saving below about 32 tokens. Shorter texts (search queries, skill names, titles)
+// keep the float model in batches and the exact vectors they had before; longer ones
+// (content chunks) get the integer model's, cosine 0.99+ to the float model's, with
+// recall and MRR on the evaluation set unchanged. Every text gets one vector whatever
+// it is embedded with.
+const IntegerMinTokens = 32
 
 // urgentTokens is the most tokens (all texts together) of a call that takes a free run slot
 // before the waiting runs of longer calls: a search query is a few tokens, an imported chunk
@@ -366,7 +420,7 @@ func (r *runSlots) release() {
 }
 
 // run pushes one padded batch through the network and pools the result.
-func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
+func (e *ONNX) run(ctx context.Context, session *ort.DynamicAdvancedSession, seqs [][]int32) ([][]float32, error) {
 	n := len(seqs)
 	width := 0
 	for _, s := range seqs {
@@ -432,7 +486,7 @@ func (e *ONNX) run(ctx context.Context, seqs [][]int32) ([][]float32, error) {
 	}()
 
 	outputs := []ort.Value{nil}
-	if err := e.session.RunWithOptions(inputs, outputs, ro); err != nil {
+	if err := session.RunWithOptions(inputs, outputs, ro); err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}

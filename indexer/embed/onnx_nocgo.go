@@ -33,6 +33,12 @@ func WithThreads(int) ONNXOption { return func(*struct{}) {} }
 // WithRuntimeLibrary is a no-op without cgo.
 func WithRuntimeLibrary(string) ONNXOption { return func(*struct{}) {} }
 
+// WithIntegerModel is a no-op without cgo.
+func WithIntegerModel(bool) ONNXOption { return func(*struct{}) {} }
+
+// WithIntegerMinTokens is a no-op without cgo.
+func WithIntegerMinTokens(int) ONNXOption { return func(*struct{}) {} }
+
 var errNoCgo = errors.New("embed: the local ONNX embedder needs cgo (build with CGO_ENABLED=1); use an OpenAI-compatible endpoint instead")
 
 // New always fails without cgo.

@@ -29,8 +29,10 @@ func fixtureTexts() []string {
 
 // TestONNXMatchesRecordedVectors compares with vectors recorded from the embedder before its
 // batching and threading changed (issue 13: length-sorted batches of 8 on one session with
-// runtime.NumCPU() intra-op threads): the same text must keep its vector (cosine >= 1-1e-5),
-// or caches and indexes built before would no longer match new queries.
+// runtime.NumCPU() intra-op threads): a text of up to IntegerMinTokens tokens (queries, skill
+// names) must keep its vector (cosine >= 1-1e-5), or caches and indexes built before would no
+// longer match new queries; a longer one runs on the integer model when it is installed and
+// must stay within cosine 0.99 of it (the evaluation shows recall unchanged).
 func TestONNXMatchesRecordedVectors(t *testing.T) {
 	raw, err := os.ReadFile("testdata/recorded_vectors.json")
 	if err != nil {
@@ -48,14 +50,20 @@ func TestONNXMatchesRecordedVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := func(i int) float64 {
+		if e.integer != nil && len(e.tok.encode(rec.Texts[i])) > IntegerMinTokens {
+			return 0.99
+		}
+		return 1 - 1e-5
+	}
 	for i := range rec.Texts {
-		if c := Cosine(got[i], rec.Vectors[i]); c < 1-1e-5 {
+		if c := Cosine(got[i], rec.Vectors[i]); c < want(i) {
 			t.Errorf("text %d (%.40q): cosine to the recorded vector %.7f", i, rec.Texts[i], c)
 		}
 	}
 	// One at a time too: a text's vector must not depend on what it is batched with.
 	for i, text := range rec.Texts {
-		if c := Cosine(embedOne(t, e, text), rec.Vectors[i]); c < 1-1e-5 {
+		if c := Cosine(embedOne(t, e, text), rec.Vectors[i]); c < want(i) {
 			t.Errorf("text %d alone: cosine to the recorded vector %.7f", i, c)
 		}
 	}

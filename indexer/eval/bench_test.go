@@ -53,11 +53,11 @@ func BenchmarkEmbedQuery(b *testing.B) {
 	})
 }
 
-// legacyEmbedder is the local model configured as it was before issue 13: one session with
+// legacyEmbedder is the local model configured as it was before issue 13: the float model only, one session with
 // an intra-op thread per CPU, spinning between operators, batches of 8 padded to their
 // longest text, and every caller running its batches at once (parallel: the callers).
 func legacyEmbedder(b *testing.B, parallel int) *embed.ONNX {
-	return Embedder(b, embed.WithThreads(runtime.NumCPU()), embed.WithSpinning(true), embed.WithParallelRuns(parallel),
+	return Embedder(b, embed.WithIntegerModel(false), embed.WithThreads(runtime.NumCPU()), embed.WithSpinning(true), embed.WithParallelRuns(parallel),
 		embed.WithBatchTokens(math.MaxInt32))
 }
 

@@ -33,6 +33,18 @@ func TestEvaluation(t *testing.T) {
 		defer ix.Close()
 		evaluate(t, ix, e)
 	})
+	// Every passage on the integer model (by default only texts past embed.IntegerMinTokens
+	// use it, and most of the set's passages are shorter), queries too: it must keep the
+	// float model's recall.
+	t.Run("bleve-integer", func(t *testing.T) {
+		ei := Embedder(t, embed.WithIntegerMinTokens(0))
+		ix, err := bleve.Open(t.TempDir(), bleve.Options{Model: Model(ei)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		evaluate(t, ix, ei)
+	})
 	t.Run("elastic", func(t *testing.T) {
 		c := elastictest.NewClient(t, "lectern_eval")
 		ix, err := elastic.New(testCtx(t), c, elastic.Options{Model: Model(e)})
