@@ -40,11 +40,6 @@ func engineAPI(c *fiber.Ctx) string {
 	return "/engine/api/v1/" + url.PathEscape(c.Params("tenant"))
 }
 
-// consolePage is the console path of the tenant's page under rest.
-func consolePage(c *fiber.Ctx, rest string) string {
-	return ConsolePath + "/t/" + url.PathEscape(c.Params("tenant")) + "/" + rest
-}
-
 // consoleCoursesData is the course list page.
 type consoleCoursesData struct {
 	Courses []consoleCourseRow
@@ -129,7 +124,7 @@ func (s *Server) consoleImportCourse(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return c.Redirect(consolePage(c, "courses/imports/"+url.PathEscape(id.Result)+"?course="+url.QueryEscape(courseID)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/courses/imports/"+url.PathEscape(id.Result)+"?course="+url.QueryEscape(courseID)), fiber.StatusSeeOther)
 }
 
 // consoleImportData is an import job's state.
@@ -207,7 +202,7 @@ func (s *Server) consoleCoursePreview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"redirectOnExitUrl": {c.BaseURL() + consolePage(c, "courses/"+url.PathEscape(id))}}
+	q := url.Values{"redirectOnExitUrl": {c.BaseURL() + consoleTenantPath(c, "/courses/"+url.PathEscape(id))}}
 	if v := c.Query("version"); v != "" {
 		q.Set("version", v)
 	}
@@ -235,7 +230,7 @@ func (s *Server) consoleDeleteCourse(c *fiber.Ctx) error {
 	if err := s.apiJSON(c, fiber.MethodDelete, engineAPI(c)+"/courses/"+url.PathEscape(id), nil, nil); err != nil {
 		return err
 	}
-	return c.Redirect(consolePage(c, "courses?deleted="+url.QueryEscape(id)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/courses?deleted="+url.QueryEscape(id)), fiber.StatusSeeOther)
 }
 
 // consoleRegistrationsData is the registration list with its filter.
@@ -304,7 +299,7 @@ func (s *Server) consoleCreateRegistration(c *fiber.Ctx) error {
 	if err := s.apiJSON(c, fiber.MethodPost, engineAPI(c)+"/registrations", in, nil); err != nil {
 		return err
 	}
-	return c.Redirect(consolePage(c, "registrations/"+url.PathEscape(regID)+"?created=1"), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/registrations/"+url.PathEscape(regID)+"?created=1"), fiber.StatusSeeOther)
 }
 
 // consoleRegistrationData is a registration's progress with its activity tree.
@@ -340,7 +335,7 @@ func (s *Server) consoleLaunchRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"redirectOnExitUrl": {c.BaseURL() + consolePage(c, "registrations/"+url.PathEscape(id))}}
+	q := url.Values{"redirectOnExitUrl": {c.BaseURL() + consoleTenantPath(c, "/registrations/"+url.PathEscape(id))}}
 	var link LaunchLinkBody
 	if err := s.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/registrations/"+url.PathEscape(id)+"/launchLink?"+q.Encode(), nil, &link); err != nil {
 		return err
@@ -356,7 +351,7 @@ func (s *Server) consoleResetRegistration(c *fiber.Ctx) error {
 	if err := s.apiJSON(c, fiber.MethodDelete, engineAPI(c)+"/registrations/"+url.PathEscape(id)+"/progress", nil, nil); err != nil {
 		return err
 	}
-	return c.Redirect(consolePage(c, "registrations/"+url.PathEscape(id)+"?reset=1"), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/registrations/"+url.PathEscape(id)+"?reset=1"), fiber.StatusSeeOther)
 }
 
 func (s *Server) consoleDeleteRegistration(c *fiber.Ctx) error {
@@ -367,5 +362,5 @@ func (s *Server) consoleDeleteRegistration(c *fiber.Ctx) error {
 	if err := s.apiJSON(c, fiber.MethodDelete, engineAPI(c)+"/registrations/"+url.PathEscape(id), nil, nil); err != nil {
 		return err
 	}
-	return c.Redirect(consolePage(c, "registrations?deleted="+url.QueryEscape(id)), fiber.StatusSeeOther)
+	return c.Redirect(consoleTenantPath(c, "/registrations?deleted="+url.QueryEscape(id)), fiber.StatusSeeOther)
 }
