@@ -186,7 +186,6 @@ func contentSchemas() map[string]any {
 }
 
 func (s *Server) importContent(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
@@ -228,17 +227,8 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	default:
 		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send application/json {\"url\": ...}", ct)
 	}
-	job, err := s.deps.Jobs.Create(ctx, p.JobID, contentjob.JobType, tenantID, true)
-	if err != nil {
-		s.dropUpload(ctx, p.UploadKey)
-		return err
-	}
 	task, opts := contentjob.NewImportTask(p)
-	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, contentjob.CodeInternal, "import"); err != nil {
-		s.dropUpload(ctx, p.UploadKey)
-		return err
-	}
-	return c.Status(fiber.StatusAccepted).JSON(job)
+	return s.startUploadJob(c, p.JobID, contentjob.JobType, tenantID, p.UploadKey, task, opts, contentjob.CodeInternal)
 }
 
 // contentMore is the continuation token of the content list: the store cursor with the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/lectern-lms/lectern/workers/jobs"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -21,4 +23,21 @@ func (s *Server) enqueueJob(ctx context.Context, q queue.Queue, job *jobs.Job, t
 		j.Status, j.Error = jobs.StatusFailed, &jobs.JobError{Code: code, Message: "the " + what + " could not be queued"}
 	})
 	return err
+}
+
+// startUploadJob records a tenant's job and queues its task, answering 202 with the JobRead.
+// The uploaded blob under key (none when "") is the job's input: when the job cannot be
+// recorded or queued it is removed, so a refused request leaves nothing behind.
+func (s *Server) startUploadJob(c *fiber.Ctx, jobID, jobType, tenantID, key string, task *queue.Task, opts []queue.Option, code string) error {
+	ctx := c.UserContext()
+	job, err := s.deps.Jobs.Create(ctx, jobID, jobType, tenantID, true)
+	if err != nil {
+		s.dropUpload(ctx, key)
+		return err
+	}
+	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, code, "import"); err != nil {
+		s.dropUpload(ctx, key)
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(job)
 }

@@ -160,17 +160,8 @@ func (s *Server) importTaxonomy(c *fiber.Ctx) error {
 	if _, err := s.deps.Blobs.Put(ctx, p.SkillsKey, bytes.NewReader(b), int64(len(b))); err != nil {
 		return err
 	}
-	job, err := s.deps.Jobs.Create(ctx, p.JobID, taxonomyjob.JobType, tenantID, true)
-	if err != nil {
-		s.dropUpload(ctx, p.SkillsKey)
-		return err
-	}
 	task, opts := taxonomyjob.NewTask(p)
-	if err := s.enqueueJob(ctx, s.deps.Queue, job, task, opts, taxonomyjob.CodeInternal, "import"); err != nil {
-		s.dropUpload(ctx, p.SkillsKey)
-		return err
-	}
-	return c.Status(fiber.StatusAccepted).JSON(job)
+	return s.startUploadJob(c, p.JobID, taxonomyjob.JobType, tenantID, p.SkillsKey, task, opts, taxonomyjob.CodeInternal)
 }
 
 func (s *Server) getContentSetting(c *fiber.Ctx) error {

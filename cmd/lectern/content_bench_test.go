@@ -41,17 +41,8 @@ import (
 // app.Open, runRoles: the app exactly as the binary assembles it), so that -cpuprofile and
 // -blockprofile see the server, the queues and the index task.
 func BenchmarkContentImport(b *testing.B) {
-	modelDir := os.Getenv("LECTERN_TEST_MODEL_DIR")
-	if modelDir == "" {
-		b.Fatal("LECTERN_TEST_MODEL_DIR must name the installed model (scripts/install-model.sh)")
-	}
-	n := 1000
-	if v := os.Getenv("CONTENT_BENCH_DOCS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("CONTENT_BENCH_DOCS=%q: want a positive number", v)
-		}
-	}
+	modelDir := benchModelDir(b)
+	n := benchCount(b, "CONTENT_BENCH_DOCS", 1000)
 	dir := b.TempDir()
 	bins := map[string]string{"after": buildBinary(b)}
 	versions := []string{"after"}
@@ -336,4 +327,28 @@ func dropElasticIndexes(b *testing.B, url, prefix string) {
 		return
 	}
 	res.Body.Close()
+}
+
+// benchModelDir is the installed embedding model the import benchmarks need.
+func benchModelDir(b *testing.B) string {
+	b.Helper()
+	d := os.Getenv("LECTERN_TEST_MODEL_DIR")
+	if d == "" {
+		b.Fatal("LECTERN_TEST_MODEL_DIR must name the installed model (scripts/install-model.sh)")
+	}
+	return d
+}
+
+// benchCount is the positive number in the environment variable name, else def.
+func benchCount(b *testing.B, name string, def int) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,17 +17,8 @@ import (
 // case was short of CPU or of work. Needs the model (LECTERN_TEST_MODEL_DIR, as
 // BenchmarkContentImport); scripts/bench-report.sh runs it.
 func BenchmarkScaleOutImport(b *testing.B) {
-	modelDir := os.Getenv("LECTERN_TEST_MODEL_DIR")
-	if modelDir == "" {
-		b.Fatal("LECTERN_TEST_MODEL_DIR must name the installed model (scripts/install-model.sh)")
-	}
-	n := 300
-	if v := os.Getenv("SCALE_BENCH_DOCS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("SCALE_BENCH_DOCS=%q: want a positive number", v)
-		}
-	}
+	modelDir := benchModelDir(b)
+	n := benchCount(b, "SCALE_BENCH_DOCS", 300)
 	bin := buildBinary(b)
 	docs := benchDocuments(n)
 	for indexers := 1; indexers <= 3; indexers++ {

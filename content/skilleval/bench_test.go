@@ -29,21 +29,7 @@ func BenchmarkSkills(b *testing.B) {
 	model, noModel := &content.Builtin{Embedder: e}, &content.Builtin{}
 	low, high := &content.Builtin{Embedder: e, SkillThreshold: 0.30}, &content.Builtin{Embedder: e, SkillThreshold: 0.40}
 	skills := func(g *content.Builtin, tx *taxonomy.Taxonomy, text string) []string {
-		fs, err := g.Generate(ctx, content.GenerateInput{
-			Sections: []extract.Section{{Location: "1", Text: text}},
-			Types:    []string{content.FieldSkills},
-			Taxonomy: tx,
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out []string
-		for _, f := range fs {
-			if f.Type == content.FieldSkills {
-				out = append(out, f.Value)
-			}
-		}
-		return out
+		return generatedSkills(ctx, b, g, tx, text)
 	}
 	for b.Loop() {
 		var tax, tax30, tax40, word, free, base [][]string
@@ -75,4 +61,25 @@ func BenchmarkSkills(b *testing.B) {
 			}
 		}
 	}
+}
+
+// generatedSkills is what g generates as SKILLS for one text, exactly as the index task asks
+// (one section, SKILLS only).
+func generatedSkills(ctx context.Context, b *testing.B, g *content.Builtin, tx *taxonomy.Taxonomy, text string) []string {
+	b.Helper()
+	fs, err := g.Generate(ctx, content.GenerateInput{
+		Sections: []extract.Section{{Location: "1", Text: text}},
+		Types:    []string{content.FieldSkills},
+		Taxonomy: tx,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, f := range fs {
+		if f.Type == content.FieldSkills {
+			out = append(out, f.Value)
+		}
+	}
+	return out
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/content"
-	"github.com/lectern-lms/lectern/content/extract"
 	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/eval"
@@ -87,21 +86,7 @@ func BenchmarkSkillsESCO(b *testing.B) {
 	// best-scoring skills are more often right.
 	low, high := &content.Builtin{Embedder: e, SkillThreshold: 0.50}, &content.Builtin{Embedder: e, SkillThreshold: 0.60}
 	skills := func(g *content.Builtin, tx *taxonomy.Taxonomy, text string) []string {
-		fs, err := g.Generate(ctx, content.GenerateInput{
-			Sections: []extract.Section{{Location: "1", Text: text}},
-			Types:    []string{content.FieldSkills},
-			Taxonomy: tx,
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out []string
-		for _, f := range fs {
-			if f.Type == content.FieldSkills {
-				out = append(out, f.Value)
-			}
-		}
-		return out
+		return generatedSkills(ctx, b, g, tx, text)
 	}
 	wantURIs, wantLabels := make([][]string, len(set)), make([][]string, len(set))
 	texts := make([]string, len(set))
