@@ -25,7 +25,7 @@ import (
 
 // Query benchmark beside Learning Locker (issue 12, item 2): QUERY_BENCH_COUNT statements
 // (default 10,000) of the ingest workload (ingestStatement) are POSTed through each target's
-// statement API, then 4 concurrent clients run QUERY_BENCH_QUERIES (default 400) GET
+// statement API, then 4 concurrent clients run QUERY_BENCH_QUERIES (default 1,000) GET
 // /statements?limit=25 per filter shape against each target in turn. Reported per shape:
 // p50 and p99 in ms per target and the ratio Learning Locker p99 / Lectern p99.
 // scripts/bench-query.sh starts Learning Locker and prints the table.
@@ -84,7 +84,7 @@ func envInt(name string, def int) int {
 // the distributed target.
 func BenchmarkQueryLL(b *testing.B) {
 	n := envInt("QUERY_BENCH_COUNT", 10_000)
-	queries := envInt("QUERY_BENCH_QUERIES", 400)
+	queries := envInt("QUERY_BENCH_QUERIES", 1000)
 	targets, stop := lrsBenchTargets(b, "benchquery", os.Getenv("QUERY_BENCH_EMBEDDED_ONLY") != "")
 	defer stop()
 	batches := ingestBatches(n)
