@@ -251,7 +251,11 @@ func (w *Writer) mergeActivities(ctx context.Context, tid string, stmts []*xapi.
 	for _, st := range stmts {
 		for id, act := range st.Activities() {
 			if old, ok := batch[id]; ok {
-				batch[id] = xapi.MergeActivity(old, act)
+				// Definitions come serialised canonically, so equal bytes merge to themselves:
+				// most statements of a batch repeat their activities' definitions.
+				if !bytes.Equal(old, act) {
+					batch[id] = xapi.MergeActivity(old, act)
+				}
 				continue
 			}
 			batch[id] = act
@@ -266,6 +270,9 @@ func (w *Writer) mergeActivities(ctx context.Context, tid string, stmts []*xapi.
 			continue
 		}
 		merged := act
+		if bytes.Equal(old, act) {
+			continue
+		}
 		if old != nil {
 			merged = xapi.MergeActivity(old, act)
 			if bytes.Equal(merged, old) {

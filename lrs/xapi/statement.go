@@ -403,7 +403,7 @@ func (s *Statement) Activities() map[string]json.RawMessage {
 			return
 		}
 		raw := marshal(am)
-		if old, ok := out[id]; ok {
+		if old, ok := out[id]; ok && !bytes.Equal(old, raw) {
 			raw = MergeActivity(old, raw)
 		}
 		out[id] = raw
