@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,7 +150,12 @@ func BenchmarkQueryLL(b *testing.B) {
 			p99 := map[string]float64{}
 			for b.Loop() {
 				for _, t := range targets {
+					before, gcs := processCPU(), numGC()
 					lat := runQueries(b, t, sh, queries)
+					// Who else ran meanwhile: a tail that the query's work does not explain
+					// comes from here (other processes on the two cores, collections).
+					b.Logf("%s %s: %d collections; CPU of other processes meanwhile: %s",
+						t.name, sh.name, numGC()-gcs, busiest(before, processCPU(), 4))
 					slices.Sort(lat)
 					b.ReportMetric(ms(lat[len(lat)/2]), t.name+"-p50-ms")
 					b.ReportMetric(ms(lat[len(lat)*99/100]), t.name+"-p99-ms")
@@ -294,7 +300,8 @@ func runQueries(b *testing.B, t lrsTarget, sh queryShape, count int) []time.Dura
 // profileQueries profiles the query phase alone (the load would dominate a -cpuprofile of the
 // whole benchmark): with QUERY_BENCH_PROFILE_DIR set it writes cpu.pprof, block.pprof,
 // mutex.pprof and allocs.pprof there when the returned function runs, and allocs-base.pprof
-// now (go tool pprof -diff_base allocs-base.pprof … allocs.pprof: the query phase's allocations).
+// now (go tool pprof -diff_base allocs-base.pprof … allocs.pprof: the query phase's allocations),
+// and an execution trace, trace.out.
 func profileQueries(b *testing.B) func() {
 	dir := os.Getenv("QUERY_BENCH_PROFILE_DIR")
 	if dir == "" {
@@ -302,6 +309,15 @@ func profileQueries(b *testing.B) func() {
 	}
 	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
 	if err != nil {
+		b.Fatal(err)
+	}
+	// An execution trace as well: go tool trace -pprof=sched shows where goroutines waited
+	// for a CPU, which a CPU profile cannot.
+	tr, err := os.Create(filepath.Join(dir, "trace.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := trace.Start(tr); err != nil {
 		b.Fatal(err)
 	}
 	if err := pprof.StartCPUProfile(cpu); err != nil {
@@ -318,6 +334,8 @@ func profileQueries(b *testing.B) func() {
 	return func() {
 		pprof.StopCPUProfile()
 		cpu.Close()
+		trace.Stop()
+		tr.Close()
 		for _, name := range []string{"block", "mutex", "allocs"} {
 			f, err := os.Create(filepath.Join(dir, name+".pprof"))
 			if err != nil {
@@ -329,4 +347,72 @@ func profileQueries(b *testing.B) func() {
 		runtime.SetBlockProfileRate(0)
 		runtime.SetMutexProfileFraction(0)
 	}
+}
+
+// numGC is how many collections this process has run.
+func numGC() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
+}
+
+// processCPU is the CPU time (user + system, clock ticks) of every other process on the
+// machine, by pid, with its command name; empty where /proc is missing.
+func processCPU() map[int]procCPU {
+	out := map[int]procCPU{}
+	dirs, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid … : comm may hold spaces, so split after its last ')'.
+		s := string(b)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(s[closing+1:])
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = procCPU{s[open+1 : closing], u + st}
+	}
+	return out
+}
+
+type procCPU struct {
+	comm  string
+	ticks int64
+}
+
+// busiest names the n processes that used the most CPU between the two samples, as
+// "comm ms", summed by command name (ticks are 10 ms on Linux).
+func busiest(before, after map[int]procCPU, n int) string {
+	by := map[string]int64{}
+	for pid, a := range after {
+		if d := a.ticks - before[pid].ticks; d > 0 {
+			by[a.comm] += d
+		}
+	}
+	names := make([]string, 0, len(by))
+	for c := range by {
+		names = append(names, c)
+	}
+	slices.SortFunc(names, func(x, y string) int { return int(by[y] - by[x]) })
+	var parts []string
+	for _, c := range names[:min(n, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %d ms", c, by[c]*10))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
