@@ -43,6 +43,8 @@ for n in $SIZES; do
 	printf '%s\n' "$out" | awk -v n="$n" '
 		function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "" }
 		function f(v) { return v == "" ? "-" : sprintf("%.2f", v) }
+		# What else ran during each measurement (BenchmarkQueryLL logs it): printed under the table.
+		/ collections; CPU of other processes meanwhile: / { sub(/^.*_test\.go:[0-9]+: /, ""); notes[++m] = $0 }
 		$1 ~ /^BenchmarkQueryLL\// {
 			name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkQueryLL\//, "", name)
 			rows[++k] = sprintf("| %-27s | %6s | %6s | %6s | %6s | %5s | %6s | %6s | %5s |", name,
@@ -54,5 +56,7 @@ for n in $SIZES; do
 			printf "\n| GET /statements, %7d stored, limit 25, 4 clients | LL p50 ms | LL p99 ms | embedded p50 | embedded p99 | LL/emb p99 | distributed p50 | distributed p99 | LL/dist p99 |\n", n
 			printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 			for (i = 1; i <= k; i++) print rows[i]
+			if (m) printf "\n"
+			for (i = 1; i <= m; i++) print "    " notes[i]
 		}'
 done
