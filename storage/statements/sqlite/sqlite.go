@@ -175,11 +175,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 	q := url.Values{}
 	// temp_store(MEMORY) keeps temporary tables and sub-journals off the disk. cache_size
 	// (KiB when negative; SQLite's default is 2 MiB) lets a group's index pages stay in memory
-	// instead of spilling to the WAL mid-transaction and being read back; it is per connection and grows only as pages are used. mmap_size maps
-	// the file for reads (writes still go through the WAL): a page of 25 statements of one
-	// learner touches 25 rows spread over the file, and each page missing from the
-	// connection's own cache was a pread system call — half of an agent query's time at 100k
-	// statements, and its p99. None of these changes what a commit makes durable.
+	// instead of spilling to the WAL mid-transaction and being read back; it is per connection
+	// and grows only as pages are used. mmap_size maps the file for reads (writes still go
+	// through the WAL): a page of 25 statements of one learner touches 25 rows spread over the
+	// file, and each page missing from the connection's own cache was a pread system call —
+	// half of an agent query's time at 100k statements, and its p99. None of these changes
+	// what a commit makes durable.
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)",
 		"temp_store(MEMORY)", "cache_size(-32768)", fmt.Sprintf("mmap_size(%d)", mmapBytes),
 		fmt.Sprintf("wal_autocheckpoint(%d)", backstopCheckpointPages)} {
@@ -239,7 +240,8 @@ const checkpointInterval = 200 * time.Millisecond
 // durable once its WAL frames are fsynced.
 func (s *Store) checkpointer() {
 	defer close(s.stopped)
-	t := time.NewTimer(0)
+	t := time.NewTimer(checkpointInterval)
+	t.Stop()
 	defer t.Stop()
 	for {
 		select {

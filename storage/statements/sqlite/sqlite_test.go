@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,42 @@ func benchStore(b *testing.B) *sqlite.Store {
 // shape (statementstest.BenchQuery).
 func BenchmarkQuery(b *testing.B) {
 	statementstest.BenchQuery(b, benchStore(b), time.Now())
+}
+
+// TestBackgroundCheckpoint: committed statements reach the database file itself (not only the
+// WAL) without any writer checkpointing — the store's checkpointer copies them after commits,
+// where SQLite's own automatic checkpoint would wait for 20,000 WAL pages.
+func TestBackgroundCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "statements.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	raw := `{"id":"%s","padding":"` + strings.Repeat("x", 2000) + `"}`
+	var batch []*statements.Statement
+	for i := range 200 {
+		id := fmt.Sprintf("s%03d", i)
+		batch = append(batch, &statements.Statement{ID: id, Hash: id, Raw: []byte(fmt.Sprintf(raw, id))})
+	}
+	if err := s.Put(t.Context(), "t", batch, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size() < before+200*2000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file %d bytes 10 s after a 400 KB commit (%d before): no checkpoint ran", size(), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestGroupCommit: concurrent Puts share transactions, yet each batch stands alone — a
