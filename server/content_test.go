@@ -127,13 +127,20 @@ type jobRead struct {
 // waitContentJob checks the 202 JobRead and polls the job until it ends.
 func (e *env) waitContentJob(tenantID string, r resp) jobRead {
 	e.t.Helper()
-	e.expect(r, 202, "start content import")
+	return e.waitServiceJob(tenantID, r, "CONTENT_IMPORT")
+}
+
+// waitServiceJob checks that r is the 202 JobRead of a new content-service job of the type
+// and polls it until it ends (COMPLETED or FAILED).
+func (e *env) waitServiceJob(tenantID string, r resp, jobType string) jobRead {
+	e.t.Helper()
+	e.expect(r, 202, "start "+jobType)
 	var j jobRead
 	r.json(e.t, &j)
-	if j.ID == "" || j.Type != "CONTENT_IMPORT" || j.Status != "PENDING" {
-		e.t.Fatalf("import answer: %s", r.Body)
+	if j.ID == "" || j.Type != jobType || j.Status != "PENDING" {
+		e.t.Fatalf("%s answer: %s", jobType, r.Body)
 	}
-	eventually(e.t, 90*time.Second, "content job "+j.ID, func() bool {
+	eventually(e.t, 90*time.Second, jobType+" job "+j.ID, func() bool {
 		rr := e.do("GET", "/api/v1/jobs/"+j.ID, root, nil, "tenant_id", tenantID)
 		e.expect(rr, 200, "job status")
 		j = jobRead{}

@@ -44,20 +44,7 @@ func (e *env) postTaxonomy(tenantID, fileName, csv, col, id string) resp {
 // importTaxonomy imports a taxonomy and waits for its job to complete.
 func (e *env) importTaxonomy(tenantID, csv, col, id string) jobRead {
 	e.t.Helper()
-	r := e.postTaxonomy(tenantID, "skills.csv", csv, col, id)
-	e.expect(r, 202, "import taxonomy")
-	var j jobRead
-	r.json(e.t, &j)
-	if j.ID == "" || j.Type != "TAXONOMY_IMPORT" || j.Status != "PENDING" {
-		e.t.Fatalf("taxonomy import answer: %s", r.Body)
-	}
-	eventually(e.t, 90*time.Second, "taxonomy job "+j.ID, func() bool {
-		rr := e.do("GET", "/api/v1/jobs/"+j.ID, root, nil, "tenant_id", tenantID)
-		e.expect(rr, 200, "job status")
-		j = jobRead{}
-		rr.json(e.t, &j)
-		return j.Status == "COMPLETED" || j.Status == "FAILED"
-	})
+	j := e.waitServiceJob(tenantID, e.postTaxonomy(tenantID, "skills.csv", csv, col, id), "TAXONOMY_IMPORT")
 	if j.Status != "COMPLETED" {
 		e.t.Fatalf("taxonomy job ended %s: %+v", j.Status, j.Error)
 	}
