@@ -416,21 +416,16 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 
 // apiJSON is api with a JSON body marshalled from in (nil for none).
 func (s *Server) apiJSON(c *fiber.Ctx, method, path string, in, out any) error {
-	r := apiRequest{Method: method, Path: path}
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		r.Body = b
-	}
-	_, err := s.api(c, r, out)
-	return err
+	return s.callJSON(c, apiRequest{Method: method, Path: path}, in, out)
 }
 
 // tenantAPI calls the JSON API for the page's tenant (header tenant_id).
 func (s *Server) tenantAPI(c *fiber.Ctx, method, path string, in, out any) error {
-	r := apiRequest{Method: method, Path: path, Header: map[string]string{"tenant_id": c.Params("tenant")}}
+	return s.callJSON(c, apiRequest{Method: method, Path: path, Header: map[string]string{"tenant_id": c.Params("tenant")}}, in, out)
+}
+
+// callJSON sends r with a JSON body marshalled from in (nil for none) and decodes into out.
+func (s *Server) callJSON(c *fiber.Ctx, r apiRequest, in, out any) error {
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 )
@@ -77,31 +76,7 @@ func scaleImportOnce(b *testing.B, bin, modelDir string, indexers int, docs [][]
 		default:
 		}
 	}
-	if st, body := benchCall(b, "POST", base+"/api/v1/app_management/tenants", `{"tenant_id":"bench","enabled":true}`); st != 201 {
-		b.Fatalf("create tenant: %d %s", st, body)
-	}
-
-	b.StartTimer()
-	start, cpu0 := time.Now(), cpuAll()
-	ids := make([]string, len(docs))
-	var wg sync.WaitGroup
-	const clients = 4
-	for c := range clients {
-		wg.Go(func() {
-			for i := c; i < len(docs); i += clients {
-				ids[i] = postContent(b, base, fmt.Sprintf("doc-%04d.txt", i), docs[i])
-			}
-		})
-	}
-	wg.Wait()
-	for _, id := range ids {
-		if id == "" {
-			b.FailNow()
-		}
-		waitJob(b, base, id)
-	}
-	took, cpu := time.Since(start), cpuAll()-cpu0
-	b.StopTimer()
+	took, cpu := importDocs(b, base, docs, cpuAll)
 	for _, p := range procs {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
