@@ -9,9 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/content/extract"
 	"github.com/lectern-lms/lectern/content/taxonomy"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // More generated field types: KEYWORDS and SKILLS are lists, one GeneratedField per value.

@@ -1,6 +1,6 @@
 // Package content holds the content service's domain records: content items and their
 // versions (title, tags, active flag, content_details), kept in the record store. Extraction
-// (content/extract), text analysis (content/analysis) and the search index (indexer) live
+// (content/extract), text analysis (mappings/analysis) and the search index (indexer) live
 // beside it; this package only knows what a content version is and how it is stored.
 package content
 

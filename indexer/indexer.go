@@ -9,11 +9,11 @@
 // The search rules (spec 001, Search; ARCHITECTURE.md, "Text analysis"):
 //
 //   - Lexical, keyword (term not in double quotes): every lexeme of the term
-//     (content/analysis.Lexemes: stemmed, stop words dropped) occurs somewhere in the content
+//     (mappings/analysis.Lexemes: stemmed, stop words dropped) occurs somewhere in the content
 //     version, in any order; the chunks need not be the same.
 //   - Lexical, phrase (term in double quotes): the lexemes occur adjacent and in order within
 //     one chunk; a stop word in the phrase matches any stop word at that position and nothing
-//     else (content/analysis.PhraseTerms).
+//     else (mappings/analysis.PhraseTerms).
 //   - Field: exact, case-insensitive match of the whole term on a metadata field value; no
 //     stemming, no stop words.
 //   - Semantic: cosine similarity of the query vector and chunk vectors; MatchStrength is the
@@ -257,8 +257,8 @@ type Hit struct {
 	// searches.
 	MatchStrength *float64
 	// Match is set for lexical searches with ReturnMatch: a []string of the matched words
-	// as they appear in the text (content/analysis.MatchedTerms) for a keyword search, or
-	// the match regex string (content/analysis.MatchRegex) for a phrase search.
+	// as they appear in the text (mappings/analysis.MatchedTerms) for a keyword search, or
+	// the match regex string (mappings/analysis.MatchRegex) for a phrase search.
 	Match any
 	// Field is the matching field; set only for field searches.
 	Field *Field

@@ -3,7 +3,7 @@ package indexer
 import (
 	"math"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Lexical and field ranking.
@@ -20,7 +20,7 @@ import (
 //     score(c) = Σ_l w(l) × KeywordTF(tf(l, c)),
 //     w(l) = round(100 × ln(1 + N / df(l))),  KeywordTF(t) = round(64 × log2(1 + min(t, 255)))
 //
-//     where tf(l, c) is the number of words of c whose lexeme is l (content/analysis), N is
+//     where tf(l, c) is the number of words of c whose lexeme is l (mappings/analysis), N is
 //     the number of candidate chunks — the chunks the query may find (tenant, content id,
 //     version, tags, active) that hold at least one of the lexemes — and df(l) the number of
 //     candidates holding l. log(1+tf) rewards repetition with diminishing returns; the
@@ -59,7 +59,7 @@ import (
 const FieldScore = 1.0
 
 // TermCounts returns, for each of lexemes, the number of words of text whose lexeme it is
-// (content/analysis.Tokens; stop words never count): the term frequencies KeywordScores
+// (mappings/analysis.Tokens; stop words never count): the term frequencies KeywordScores
 // takes. A backend that has the chunk's text calls it; one whose index was built with the
 // same analysis chain may count the term positions it reports instead, which gives the
 // same numbers.
@@ -157,7 +157,7 @@ func KeywordScores(counts [][]int) []float64 {
 	return out
 }
 
-// PhraseOccurrences returns the number of places where terms (content/analysis.PhraseTerms
+// PhraseOccurrences returns the number of places where terms (mappings/analysis.PhraseTerms
 // of a phrase query) occur in text, adjacent and in order: a lexeme matches a word with that
 // lexeme, analysis.StopPlaceholder any stop word. Overlapping occurrences count separately.
 // It is the Score of a phrase search hit.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 func TestTermCounts(t *testing.T) {

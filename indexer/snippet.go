@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Span is a byte range [Start, End) of a text.

@@ -62,7 +62,7 @@ const (
 	// AnalyzerPhraseTerms is the analyzer of the text.phrase subfield, for phrase search:
 	// standard tokenizer, lectern_apostrophe_split, lowercase, lectern_stop_placeholder (every
 	// stop word of EnglishStopWords becomes the token "_STOP_", marked as a keyword so that it
-	// is not stemmed) and lectern_porter2 — the terms of Go's content/analysis.PhraseTerms.
+	// is not stemmed) and lectern_porter2 — the terms of Go's mappings/analysis.PhraseTerms.
 	AnalyzerPhraseTerms = "lectern_phrase_terms"
 	// NormalizerLowercase is the normalizer of the keyword field "value" (metadata field
 	// values, for field search): the whole value, lowercased.

@@ -33,7 +33,7 @@ echo "== fuzz (short)"
 FUZZTIME=${FUZZTIME:-8s}
 for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:FuzzParse \
   course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
-  lrs/xapi:FuzzParseStatements content/analysis:FuzzTokens content/extract:FuzzHTML \
+  lrs/xapi:FuzzParseStatements mappings/analysis:FuzzTokens content/extract:FuzzHTML \
   content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
   content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate \
   course/runtime:FuzzParseCommit content/taxonomy:FuzzParse; do

@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Item is one description with its expected skills (names of Taxonomy).

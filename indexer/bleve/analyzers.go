@@ -6,7 +6,7 @@ import (
 	bleveanalysis "github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/registry"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Names of the analyzers this package registers in Bleve's registry. Bleve stores analyzer
@@ -15,7 +15,7 @@ import (
 // package's init does it, and that registration is the package's only side effect outside
 // its own indexes. The names are prefixed so they cannot clash with Bleve's own.
 const (
-	// analyzerKeyword is content/analysis's chain with stop words dropped (field "text").
+	// analyzerKeyword is mappings/analysis's chain with stop words dropped (field "text").
 	analyzerKeyword = "lectern_english"
 	// analyzerPhrase is the same chain with stop words replaced by
 	// analysis.StopPlaceholder, every word at its own position (field "text_phrase").
@@ -39,7 +39,7 @@ func init() {
 	}
 }
 
-// chain runs content/analysis on a field, so Bleve indexes exactly the terms that queries
+// chain runs mappings/analysis on a field, so Bleve indexes exactly the terms that queries
 // (and the Elasticsearch backend) compute with the same Go code.
 type chain struct{ phrase bool }
 

@@ -8,7 +8,7 @@
 //     chunks with text and vector, fields), the embedding model, and a "dirty" list of
 //     versions whose Bleve documents are being rewritten.
 //   - bleve/ is a Bleve (scorch) index derived from the records: one document per chunk
-//     (fields text, analysed by content/analysis with stop words dropped, and text_phrase,
+//     (fields text, analysed by mappings/analysis with stop words dropped, and text_phrase,
 //     with stop words replaced by a placeholder) and one per metadata field (value, one
 //     lowercased token). Its analyzers are registered in Bleve's global registry by this
 //     package's init (see analyzers.go).
@@ -53,8 +53,8 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Options configures Open.

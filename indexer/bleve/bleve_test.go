@@ -15,10 +15,10 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search/query"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/indexertest"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 func TestContract(t *testing.T) {

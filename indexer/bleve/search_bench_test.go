@@ -16,9 +16,9 @@ import (
 	blevesearch "github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/eval"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // benchIndex is the latency benchmarks' index of eval.BenchChunks synthetic chunks, built

@@ -42,7 +42,7 @@
 //
 // # Queries
 //
-// Query terms are computed in Go by content/analysis (Lexemes, PhraseTerms), never by
+// Query terms are computed in Go by mappings/analysis (Lexemes, PhraseTerms), never by
 // Elasticsearch, so both backends look for the same terms. Elasticsearch ranks, collapses
 // (tenant-wide: one hit per version_key, the best chunk) and pages every search itself, with
 // the sort [_score desc, content_id, version, location] — keyword sort order is Go's byte
@@ -129,9 +129,9 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 	"github.com/lectern-lms/lectern/storage/elastic"
 )
 

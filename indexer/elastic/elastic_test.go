@@ -16,12 +16,12 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
-	"github.com/lectern-lms/lectern/content/analysis"
-	"github.com/lectern-lms/lectern/content/analysis/analysistest"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/indexertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/mappings/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis/analysistest"
 	"github.com/lectern-lms/lectern/storage/elastic"
 	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
@@ -164,8 +164,8 @@ func TestReplaceIsAtomic(t *testing.T) {
 }
 
 // TestPhraseAnalyzerMatchesGo checks that the analyzer of text.phrase
-// (mappings.AnalyzerPhraseTerms) produces exactly content/analysis.PhraseTerms, at the same
-// positions and offsets, for every line of content/analysis's corpus; and that
+// (mappings.AnalyzerPhraseTerms) produces exactly mappings/analysis.PhraseTerms, at the same
+// positions and offsets, for every line of mappings/analysis's corpus; and that
 // lectern_english still matches analysis.Lexemes' terms.
 func TestPhraseAnalyzerMatchesGo(t *testing.T) {
 	c := newClient(t)

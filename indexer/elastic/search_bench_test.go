@@ -13,11 +13,11 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/eval"
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 	"github.com/lectern-lms/lectern/storage/elastic"
 	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )

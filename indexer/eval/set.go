@@ -7,7 +7,7 @@ type Item struct {
 	// Passage is the text indexed (one chunk).
 	Passage string
 	// Query is a paraphrase of what the passage is about that shares no content lexeme with
-	// it (content/analysis.Lexemes; TestSetDisjoint enforces it), so a lexical search cannot
+	// it (mappings/analysis.Lexemes; TestSetDisjoint enforces it), so a lexical search cannot
 	// find it and a semantic one must.
 	Query string
 }

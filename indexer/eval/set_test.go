@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lectern-lms/lectern/content/analysis"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // TestSetDisjoint checks the evaluation set's design mechanically: enough passages and
-// queries, unique ids, and no query sharing a content lexeme (content/analysis.Lexemes:
+// queries, unique ids, and no query sharing a content lexeme (mappings/analysis.Lexemes:
 // stemmed, stop words dropped) with its target passage.
 func TestSetDisjoint(t *testing.T) {
 	if len(Set) < 60 {

@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Synthetic data for the benchmarks: content versions of ChunksPerVersion chunks, each of

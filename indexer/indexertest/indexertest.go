@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/content/analysis"
 	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Model is the embedding model the suite's hand-made vectors belong to; open must return an

@@ -15,7 +15,7 @@ import org.apache.lucene.analysis.tokenattributes.KeywordAttribute;
  * <p>The placeholder is marked as a keyword, so stemmers that follow (such as
  * {@code lectern_porter2}) leave it alone. Put this filter after {@code lowercase}: the stop
  * list is matched exactly. This is the Elasticsearch side of Go's
- * {@code content/analysis.PhraseTerms}.
+ * {@code mappings/analysis.PhraseTerms}.
  */
 public final class StopPlaceholderFilter extends TokenFilter {
 

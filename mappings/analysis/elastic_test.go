@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/lectern-lms/lectern/content/analysis/analysistest"
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/mappings/analysis/analysistest"
 	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 

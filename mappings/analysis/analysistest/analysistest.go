@@ -1,5 +1,5 @@
 // Package analysistest holds the text corpus that checks the Go analysis chain
-// (content/analysis) against the Elasticsearch analyzers, for the tests of both sides.
+// (mappings/analysis) against the Elasticsearch analyzers, for the tests of both sides.
 package analysistest
 
 import (
