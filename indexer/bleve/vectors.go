@@ -253,3 +253,27 @@ func (s *vectorSet) bestChunk(v *version, qv []float32) int {
 	}
 	return at
 }
+
+func normalize(v []float32) []float32 {
+	if v == nil {
+		return nil
+	}
+	return normalizeTo(slices.Clone(v), 0)
+}
+
+// normalizeTo scales v[from:] to unit length in place (a zero vector stays zero) and
+// returns v.
+func normalizeTo(v []float32, from int) []float32 {
+	var s float64
+	for _, x := range v[from:] {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return v
+	}
+	n := math.Sqrt(s)
+	for i, x := range v[from:] {
+		v[from+i] = float32(float64(x) / n)
+	}
+	return v
+}
