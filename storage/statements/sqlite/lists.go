@@ -7,6 +7,17 @@ import (
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
+// lists keeps the multi-valued fields so Get and Query return the statement as it was put;
+// the filterable copies live in terms.
+type lists struct {
+	Agents            []string `json:"a,omitempty"`
+	RelatedAgents     []string `json:"ra,omitempty"`
+	RelatedActivities []string `json:"ro,omitempty"`
+	AttachmentHashes  []string `json:"h,omitempty"`
+	// ReportActors are the statement's report actors, read back by the actors report.
+	ReportActors []statements.ReportActor `json:"p,omitempty"`
+}
+
 // decodeLists sets st's multi-valued fields from the lists column. The column is always the
 // json.Marshal of lists, so a small scanner reads it (encoding/json's reflection was a third
 // of a query's CPU); anything it does not expect, such as an escaped string, goes to
