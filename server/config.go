@@ -6,6 +6,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/workers/convertjob"
 )
 
 // ConfigurationList is the engine's configuration list body.
@@ -86,10 +88,13 @@ func (s *Server) putTenantSetting(c *fiber.Ctx) error {
 	if err := s.deps.Settings.SetTenant(c.UserContext(), tenantOf(c), c.Params("settingId"), *body.Value); err != nil {
 		return err
 	}
-	if c.Params("settingId") == settingConvertHistorical && *body.Value == "true" {
+	if c.Params("settingId") == learner.SettingConvertHistorical && *body.Value == "true" {
 		// Switching the historical conversion on converts what is stored (docs/decisions.md,
 		// "SCORM to xAPI conversion"); setting it again runs it again, which adds nothing twice.
-		if err := s.enqueueHistorical(c.UserContext(), tenantOf(c)); err != nil {
+		if s.deps.Queue == nil {
+			return errors.New("this server has no job queue")
+		}
+		if err := convertjob.Enqueue(c.UserContext(), s.deps.Queue, tenantOf(c)); err != nil {
 			return err
 		}
 	}

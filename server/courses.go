@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -361,15 +362,6 @@ func (s *Server) courseLayers(c *fiber.Ctx, courseID string) ([]settings.Layer, 
 	return s.deps.Settings.Layers(c.UserContext(), tenantOf(c), settings.TenantScope, settings.CourseScope(courseID))
 }
 
-// XAPIActivityID is a course version's activity IRI: the package's own for xAPI and cmi5, a
-// stable URN for SCORM and AICC courses (independent of the public URL, which may change).
-func XAPIActivityID(tenantID string, v *course.Version) string {
-	if v.Package != nil && v.Package.XAPIActivityID != "" {
-		return v.Package.XAPIActivityID
-	}
-	return "urn:lectern:course:" + url.PathEscape(tenantID) + ":" + url.PathEscape(v.CourseID)
-}
-
 func (s *Server) courseXAPIActivityID(c *fiber.Ctx) error {
 	v, err := s.courseVersion(c)
 	if err != nil {
@@ -382,7 +374,7 @@ func (s *Server) courseXAPIActivityID(c *fiber.Ctx) error {
 	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
 		return notFound("xAPI is not enabled for course '%s' (setting xAPIEnabled)", v.CourseID)
 	}
-	return c.JSON(IDBody{ID: XAPIActivityID(tenantOf(c), v)})
+	return c.JSON(IDBody{ID: learner.CourseActivityID(tenantOf(c), v)})
 }
 
 func (s *Server) coursePreview(c *fiber.Ctx) error {

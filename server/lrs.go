@@ -19,7 +19,7 @@ import (
 
 // LRSBase is the mount path of the xAPI record store. Resources live at
 // LRSBase/<resource> (tenant from the credential) and LRSBase/<tenant>/<resource>.
-const LRSBase = "/lrs/TCAPI"
+const LRSBase = access.Base
 
 // DefaultLRSTenant is the tenant the platform root credentials address at LRSBase without
 // a tenant segment; it is created on first use.
@@ -246,13 +246,7 @@ func queryValues(c *fiber.Ctx) url.Values {
 	return out
 }
 
-func (s *Server) lrsHomePage() string {
-	base := strings.TrimRight(s.deps.PublicURL, "/")
-	if base == "" {
-		base = "https://lectern.invalid"
-	}
-	return base + LRSBase
-}
+func (s *Server) lrsHomePage() string { return access.HomePage(s.deps.PublicURL) }
 
 func (s *Server) hooks() LRSHooks {
 	h := s.deps.LRS

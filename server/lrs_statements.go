@@ -96,8 +96,12 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		return nil, lrsError(err)
 	}
 	s.hooks().Stored.StatementsStored(ctx, tid, res.Batch)
-	s.statementSession(ctx, tid, p)
-	s.statementProgress(ctx, tid, res.Batch)
+	// A statement of launched content is a sign of life of its player session, and it may
+	// change its registration's progress.
+	if p != nil {
+		s.deps.Learner.StatementSession(ctx, tid, p.LaunchSession)
+	}
+	s.deps.Learner.StatementsStored(ctx, tid, res.Batch)
 	return res.IDs, nil
 }
 

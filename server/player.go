@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -18,8 +17,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
-	"github.com/lectern-lms/lectern/course/settings"
-	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/server/player"
 	"github.com/lectern-lms/lectern/storage/blob"
 )
@@ -153,7 +151,7 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 	// A session lives ApiTokenPostbackValidHours: the page, its files and its posts.
 	lifetime := time.Duration(0)
 	if claims.Preview {
-		if lifetime, err = s.previewLifetime(ctx, claims.Tenant, claims.CourseID); err != nil {
+		if lifetime, err = s.deps.Learner.PreviewLifetime(ctx, claims.Tenant, claims.CourseID); err != nil {
 			return err
 		}
 	} else {
@@ -173,7 +171,7 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 				return err
 			}
 		}
-		if reg, err = s.restartIfDue(c, claims.Tenant, reg); err != nil {
+		if reg, err = s.deps.Learner.RestartIfDue(ctx, claims.Tenant, reg); err != nil {
 			return err
 		}
 		in := reg.Current()
@@ -183,19 +181,13 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 		sess.RegistrationID, sess.Instance, sess.InstanceKey, sess.Version = reg.ID, in.Number, in.Key, in.CourseVersion
 		if claims.ForceReview {
 			// A review tracks nothing: no measured session, no concurrent launch.
-			layers, err := s.registrationLayersOf(ctx, claims.Tenant, reg)
-			if err != nil {
+			if lifetime, err = s.deps.Learner.SessionLifetime(ctx, claims.Tenant, reg); err != nil {
 				return err
 			}
-			h, err := s.sessionHours(layers)
-			if err != nil {
-				return err
-			}
-			lifetime = time.Duration(h) * time.Hour
-		} else if sess.Launch, lifetime, err = s.startSession(ctx, claims.Tenant, reg, in); err != nil {
+		} else if sess.Launch, lifetime, err = s.deps.Learner.StartSession(ctx, claims.Tenant, reg, in); err != nil {
 			return err
 		}
-		if sess.NoCredit, err = s.launchesNoCredit(ctx, claims.Tenant, reg, in); err != nil {
+		if sess.NoCredit, err = s.deps.Learner.LaunchesNoCredit(ctx, claims.Tenant, reg, in); err != nil {
 			return err
 		}
 	}
@@ -217,13 +209,6 @@ func (s *Server) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
 		return nil, errorf(fiber.StatusForbidden, "the player session is invalid or has expired; launch the course again")
 	}
 	return sess, nil
-}
-
-// sessionVersion is the course version a session plays, from the course store's cache of
-// decoded versions (every commit, activity load and content file needs it; the launch that
-// signed the session checked that the course exists).
-func (s *Server) sessionVersion(ctx context.Context, sess *course.SessionClaims) (*course.Version, error) {
-	return s.deps.Courses.PinnedVersion(ctx, sess.Tenant, sess.CourseID, sess.Version, time.Time{})
 }
 
 // contentURL is where the player's iframe loads a launch URL of the package.
@@ -252,42 +237,15 @@ func runtimeDialect(std course.Standard) (scormrt.Dialect, bool) {
 	return scormrt.DialectOf(std)
 }
 
-func launchable(a *course.Activity) bool {
-	return a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco" || a.ScormType == "asset")
-}
-
-// sessionSetting resolves a setting for a player session: its tenant, course and (unless a
-// preview) registration.
-func (s *Server) sessionSetting(ctx context.Context, sess *course.SessionClaims, id string) (string, error) {
-	vs, err := s.sessionSettings(ctx, sess, id)
-	return vs[id], err
-}
-
-// sessionSettings resolves several settings of a session's cascade with one read of its layers.
-func (s *Server) sessionSettings(ctx context.Context, sess *course.SessionClaims, ids ...string) (map[string]string, error) {
-	scopes := []settings.Scope{settings.TenantScope, settings.CourseScope(sess.CourseID)}
-	if sess.RegistrationID != "" {
-		scopes = append(scopes, settings.RegistrationScope(sess.RegistrationID))
-	}
-	layers, err := s.deps.Settings.Layers(ctx, sess.Tenant, scopes...)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(ids))
-	for _, id := range ids {
-		if out[id], err = s.deps.Settings.Catalogue().Resolve(id, layers...); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+// launchable reports whether the player launches a (learner.Launchable).
+func launchable(a *course.Activity) bool { return learner.Launchable(a) }
 
 func (s *Server) playerPage(c *fiber.Ctx) error {
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
 		return htmlError(c, fiber.StatusForbidden, "This player session has ended", "Launch the course again from the system that sent you here.")
 	}
-	v, err := s.sessionVersion(c.UserContext(), sess)
+	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
 	if errors.Is(err, course.ErrCourseNotFound) {
 		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The course was deleted.")
 	}
@@ -304,7 +262,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/web-assets.sh before building).")
 	}
 	token := c.Params("session")
-	vs, err := s.sessionSettings(c.UserContext(), sess, "PlayerCommCommitFrequency", settingSuspendDataMax,
+	vs, err := s.deps.Learner.SessionSettings(c.UserContext(), sess, "PlayerCommCommitFrequency", settingSuspendDataMax,
 		"PlayerCommMaxFailedSubmissions", "PlayerFinishCausesImmediateCommit")
 	if err != nil {
 		return err
@@ -324,7 +282,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return playerLauncher(c, v.Title, token, launchType)
 	}
 	if chrome.Progress {
-		if chrome.Completed, err = s.completedActivities(c.UserContext(), sess); err != nil {
+		if chrome.Completed, err = s.deps.Learner.CompletedActivities(c.UserContext(), sess); err != nil {
 			return err
 		}
 	}
@@ -352,11 +310,8 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	var tincan url.Values
 	if xapi {
 		cfg.Dialect = "xapi"
-		if tincan, err = s.tincanParams(c.UserContext(), sess, base); err != nil {
-			return err
-		}
-		if err := s.xapiLaunched(c.UserContext(), sess, v, tincan); err != nil {
-			return err
+		if tincan, err = s.deps.Learner.XAPILaunch(c.UserContext(), sess, v, base); err != nil {
+			return launchError(err)
 		}
 	}
 	var walk func(a *course.Activity, depth int)
@@ -383,7 +338,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 					for k, vs := range tincan {
 						q[k] = vs
 					}
-					q.Set("activity_id", xapiActivityID(v.Package, a))
+					q.Set("activity_id", learner.ActivityID(v.Package, a))
 					sep := "?"
 					if strings.Contains(e.URL, "?") {
 						sep = "&"
@@ -514,7 +469,7 @@ func (s *Server) playerContent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.sessionVersion(ctx, sess)
+	v, err := s.deps.Learner.SessionVersion(ctx, sess)
 	if err != nil {
 		return err
 	}
@@ -606,7 +561,7 @@ func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.Sessi
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	v, err := s.sessionVersion(c.UserContext(), sess)
+	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -642,53 +597,16 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	reset, err := s.sessionSetting(ctx, sess, settingResetRunTimeData)
+	reset, err := s.deps.Learner.SessionSetting(ctx, sess, settingResetRunTimeData)
 	if err != nil {
 		return err
 	}
-	values, err := s.initialValues(ctx, sess, act, d, reset)
+	values, err := s.deps.Learner.InitialValues(ctx, sess, act, d, reset)
 	if err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(ActivityState{Attempt: s.deps.Runtime.NewAttempt(), CMI: values})
-}
-
-// initialValues is the data model an activity starts a session with: the stored data, unless
-// the launch starts a new attempt under reset (PlayerResetRunTimeData).
-func (s *Server) initialValues(ctx context.Context, sess *course.SessionClaims, act *course.Activity, d scormrt.Dialect, reset string) (scormrt.Values, error) {
-	l := scormrt.Launch{Credit: true, Review: sess.ForceReview, LaunchData: act.DataFromLMS, MaxTimeAllowed: act.MaxTimeAllowed,
-		TimeLimitAction: act.TimeLimitAction}
-	if act.MasteryScore != nil {
-		f := *act.MasteryScore
-		if d == scormrt.SCORM12 {
-			l.MasteryScore = strconv.FormatFloat(f, 'f', -1, 64)
-		} else {
-			l.ScaledPassingScore = strconv.FormatFloat(f, 'f', -1, 64)
-		}
-	}
-	if act.CompletionThreshold != nil {
-		l.CompletionThreshold = strconv.FormatFloat(act.CompletionThreshold.MinProgressMeasure, 'f', -1, 64)
-	}
-	var rec *scormrt.Record
-	if !sess.Preview {
-		reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-		if err != nil {
-			return nil, err
-		}
-		l.LearnerID, l.Credit = reg.Learner.ID, reg.ForCredit && !sess.NoCredit
-		l.LearnerName = strings.TrimSpace(reg.Learner.LastName + ", " + reg.Learner.FirstName)
-		l.LearnerName = strings.Trim(l.LearnerName, ", ")
-		if rec, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, sess.InstanceKey, act.ID); err != nil {
-			return nil, err
-		}
-		if scormrt.StartsAfresh(reset, d, rec) {
-			rec = nil
-		}
-	} else {
-		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
-	}
-	return scormrt.InitialValues(d, l, rec), nil
+	return c.JSON(ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values})
 }
 
 func (s *Server) playerCommit(c *fiber.Ctx) error {
@@ -734,91 +652,38 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 		return c.JSON(CommitAnswer{Result: "true"})
 	}
 	// The player's scorm-again adds terminate=true to the commit of Terminate / LMSFinish.
-	if err := s.storeRuntime(ctx, sess, v, act, d, attempt, commit, c.Query("terminate") == "true"); err != nil {
-		var e *Error
-		var sr *sessionRefused
-		if errors.As(err, &sr) {
-			return sr.answer(c)
+	err = s.deps.Learner.Commit(ctx, learner.Commit{Session: sess, Version: v, Activity: act, Dialect: d, Attempt: attempt,
+		Data: commit, Exit: c.Query("terminate") == "true"})
+	if err != nil {
+		if answered, ok := sessionRefusal(c, err); ok {
+			return answered
 		}
-		if errors.As(err, &e) {
-			return commitRefused(c, e.Status, 101, e.Message)
+		if status, ok := commitStatus(err); ok {
+			return commitRefused(c, status, 101, err.Error())
 		}
 		return err
 	}
 	return c.JSON(CommitAnswer{Result: "true"})
 }
 
-// storeRuntime stores a commit of a tracked session and runs the rollup seam. The *Error
-// it returns says why a commit is refused: the registration is gone (404), was reset since
-// the launch (410), or the commit is stale (409); a *sessionRefused when a later launch took
-// the session over or it expired (nothing is stored then). exit marks the content's
-// terminating commit.
-func (s *Server) storeRuntime(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, d scormrt.Dialect, attempt int64, commit *scormrt.Commit, exit bool) error {
-	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if errors.Is(err, registration.ErrNotFound) {
-		return notFound("%s", err.Error())
+// commitStatus is the status of a commit the learner's path refused: its registration is
+// gone (404) or the commit is older than the stored one (409).
+func commitStatus(err error) (int, bool) {
+	switch {
+	case errors.Is(err, registration.ErrNotFound):
+		return fiber.StatusNotFound, true
+	case errors.Is(err, scormrt.ErrStale):
+		return fiber.StatusConflict, true
 	}
-	if err != nil {
-		return err
-	}
-	var in *registration.Instance
-	for i := range reg.Instances {
-		if reg.Instances[i].Key == sess.InstanceKey {
-			in = &reg.Instances[i]
-		}
-	}
-	if in == nil {
-		return errorf(fiber.StatusGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
-	}
-	if _, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive); err != nil {
-		return err
-	}
-	// The registration's settings cascade, read once for the conversion and the rollup. A
-	// failure to read it never refuses the commit: conversion is skipped and the rollup reads
-	// it again (and logs).
-	layers, err := s.registrationLayersOf(ctx, sess.Tenant, reg)
-	if err != nil {
-		s.log.Warn("registration settings unreadable", "tenant", sess.Tenant, "registration", reg.ID, "error", err)
-		layers = nil
-	}
-	convert := s.convertsRealtime(layers)
-	var before *scormrt.Record
-	if convert {
-		// What the commit replaces tells a resumed load from a new one.
-		if before, err = s.deps.Runtime.Get(ctx, sess.Tenant, reg.ID, in.Key, act.ID); err != nil {
-			return err
-		}
-	}
-	rec, err := s.deps.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, d, attempt, commit)
-	if errors.Is(err, scormrt.ErrStale) {
-		return errorf(fiber.StatusConflict, "%s", err.Error())
-	}
-	if err != nil {
-		return err
-	}
-	s.afterRuntimeCommit(ctx, sess.Tenant, reg, *in, v, exit, layers)
-	if convert {
-		s.convertCommit(ctx, sess.Tenant, reg, *in, v, act, before, rec, exit, layers)
-	}
-	return nil
+	return 0, false
 }
 
-// runtimeExit is an exit without data (AICC ExitAU): the rollup runs as after a terminating
-// commit, for the post-back at exit.
-func (s *Server) runtimeExit(ctx context.Context, sess *course.SessionClaims, v *course.Version) error {
-	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if errors.Is(err, registration.ErrNotFound) {
-		return nil
+// launchError is a launch the learner's path refused as this server's limit (503), or err.
+func launchError(err error) error {
+	if errors.Is(err, learner.ErrUnavailable) {
+		return errorf(fiber.StatusServiceUnavailable, "%s", err.Error())
 	}
-	if err != nil {
-		return err
-	}
-	for _, in := range reg.Instances {
-		if in.Key == sess.InstanceKey {
-			s.afterRuntimeCommit(ctx, sess.Tenant, reg, in, v, true, nil)
-		}
-	}
-	return nil
+	return err
 }
 
 // Run-time settings the commit path reads.
@@ -831,7 +696,7 @@ const (
 // suspend data limit (a *scormrt.Error with the dialect's code), the reset mode its load was
 // started under, and no-credit, which keeps the recorded status and score.
 func (s *Server) applyRuntimeSettings(ctx context.Context, sess *course.SessionClaims, d scormrt.Dialect, commit *scormrt.Commit) error {
-	vs, err := s.sessionSettings(ctx, sess, settingSuspendDataMax, settingResetRunTimeData)
+	vs, err := s.deps.Learner.SessionSettings(ctx, sess, settingSuspendDataMax, settingResetRunTimeData)
 	if err != nil {
 		return err
 	}
@@ -846,21 +711,6 @@ func (s *Server) applyRuntimeSettings(ctx context.Context, sess *course.SessionC
 		commit.Values = commit.Values.WithoutResults()
 	}
 	return nil
-}
-
-// launchesNoCredit reports whether a launch of instance in runs in no-credit: a SCORM 1.2,
-// 1.1 or AICC course whose progress is COMPLETED, with PlayerLaunchCompletedRegsAsNoCredit.
-func (s *Server) launchesNoCredit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (bool, error) {
-	std := course.Standard(in.Course.Standard)
-	if in.Progress.Completion != registration.Completed || (std != course.SCORM11 && std != course.SCORM12 && std != course.AICC) {
-		return false, nil
-	}
-	layers, err := s.registrationLayersOf(ctx, tenant, reg)
-	if err != nil {
-		return false, err
-	}
-	v, err := s.deps.Settings.Catalogue().Resolve("PlayerLaunchCompletedRegsAsNoCredit", layers...)
-	return v == "true", err
 }
 
 // playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the
@@ -892,14 +742,9 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 	}
 	cmd := strings.ToLower(field("command"))
 	if cmd != "putparam" { // PutParam's store touches the session itself
-		_, err := s.touchSession(ctx, sess, act.ID, registration.SignalActive)
-		var sr *sessionRefused
-		if errors.As(err, &sr) {
-			return answer(scormrt.HACPInvalidSession, sr.msg, "")
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			return answer(scormrt.HACPInvalidSession, e.Message, "")
+		_, err := s.deps.Learner.Touch(ctx, sess, act.ID, registration.SignalActive)
+		if hacpRefused(err) {
+			return answer(scormrt.HACPInvalidSession, err.Error(), "")
 		}
 		if err != nil {
 			return err
@@ -908,7 +753,7 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 	switch cmd {
 	case "getparam":
 		// HACP has no load boundary in its PutParams, so AICC keeps its data (NEVER).
-		values, err := s.initialValues(ctx, sess, act, scormrt.SCORM12, scormrt.ResetNever)
+		values, err := s.deps.Learner.InitialValues(ctx, sess, act, scormrt.SCORM12, scormrt.ResetNever)
 		if err != nil {
 			return err
 		}
@@ -925,31 +770,12 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 		} else if err != nil {
 			return err
 		}
-		values = put.Values
 		if sess.Preview || sess.ForceReview {
 			return answer(scormrt.HACPOK, "Successful", "")
 		}
-		// HACP has no commit counter: requests are ordered by arrival, each its own attempt.
-		if values["cmi.core.session_time"] != "" {
-			rec, err := s.deps.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
-			if err != nil {
-				return err
-			}
-			total := ""
-			if rec != nil {
-				total = rec.Values["cmi.core.total_time"]
-			}
-			values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
-		}
-		put.Values = values
-		err = s.storeRuntime(ctx, sess, v, act, scormrt.SCORM12, s.deps.Runtime.NewAttempt(), put, false)
-		var e *Error
-		var sr *sessionRefused
-		if errors.As(err, &sr) {
-			return answer(scormrt.HACPInvalidSession, sr.msg, "")
-		}
-		if errors.As(err, &e) {
-			return answer(scormrt.HACPInvalidSession, e.Message, "")
+		err = s.deps.Learner.HACPPut(ctx, sess, v, act, put)
+		if hacpRefused(err) {
+			return answer(scormrt.HACPInvalidSession, err.Error(), "")
 		}
 		if err != nil {
 			return err
@@ -957,7 +783,7 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 		return answer(scormrt.HACPOK, "Successful", "")
 	case "exitau":
 		if !sess.Preview && !sess.ForceReview {
-			if err := s.runtimeExit(ctx, sess, v); err != nil {
+			if err := s.deps.Learner.Exit(ctx, sess, v); err != nil {
 				return err
 			}
 		}
@@ -969,158 +795,11 @@ func (s *Server) playerHACP(c *fiber.Ctx) error {
 	return answer(scormrt.HACPInvalidCommand, fmt.Sprintf("unknown command %q", field("command")), "")
 }
 
-// xapiActivityID is the activity IRI an xAPI activity is launched with.
-func xapiActivityID(pkg *course.Package, a *course.Activity) string {
-	if a.Extra != nil && a.Extra.XAPIActivityID != "" {
-		return a.Extra.XAPIActivityID
-	}
-	if pkg.XAPIActivityID != "" {
-		return pkg.XAPIActivityID
-	}
-	return a.ID
-}
-
-// tincanParams are the launch parameters of an xAPI (TinCan) activity: the built-in record
-// store's endpoint for the session's tenant, a launch-scoped credential acting as the learner
-// (lrs/launch, valid for xAPILaunchTokenLifeInSeconds), the learner as an account agent, and
-// the session instance's xAPI registration id. Preview launches act as the account "preview"
-// with no registration.
-func (s *Server) tincanParams(ctx context.Context, sess *course.SessionClaims, base string) (url.Values, error) {
-	if s.deps.LaunchTokens == nil {
-		return nil, errorf(fiber.StatusServiceUnavailable, "this server issues no record-store launch credentials")
-	}
-	who, err := s.sessionLearner(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	actorJSON, ifi, err := who.actor(base)
-	if err != nil {
-		return nil, err
-	}
-	life, err := s.launchTokenLife(ctx, sess)
-	if err != nil {
-		return nil, err
-	}
-	_, authz := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
-		ActorIFI: ifi, Session: sess.Launch}, life, time.Now())
-	q := url.Values{"endpoint": {base + LRSBase + "/" + sess.Tenant + "/"}, "auth": {authz}, "actor": {string(actorJSON)}}
-	if who.xreg != "" {
-		q.Set("registration", who.xreg)
-	}
-	return q, nil
-}
-
-// launchTokenLife is how long the record-store credential handed to launched content stays
-// valid: the session's xAPILaunchTokenLifeInSeconds.
-func (s *Server) launchTokenLife(ctx context.Context, sess *course.SessionClaims) (time.Duration, error) {
-	v, err := s.sessionSetting(ctx, sess, "xAPILaunchTokenLifeInSeconds")
-	if err != nil {
-		return 0, err
-	}
-	secs, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("xAPILaunchTokenLifeInSeconds %q: %w", v, err)
-	}
-	return time.Duration(secs) * time.Second, nil
-}
-
-// xapiLaunched records, when GenerateTinCanLaunchStatements says so, the LMS's launched
-// statement of a tracked xAPI launch: the learner launched the activity the player starts
-// with (startSco, else the first launchable one) in the instance's xAPI registration, the
-// course activity as grouping.
-func (s *Server) xapiLaunched(ctx context.Context, sess *course.SessionClaims, v *course.Version, tincan url.Values) error {
-	if sess.Preview {
-		return nil
-	}
-	on, err := s.sessionSetting(ctx, sess, "GenerateTinCanLaunchStatements")
-	if err != nil || on != "true" {
-		return err
-	}
-	var start *course.Activity
-	v.Package.Root.Walk(func(a *course.Activity) {
-		if launchable(a) && (start == nil || (a.ID == sess.StartSco && start.ID != sess.StartSco)) {
-			start = a
-		}
-	})
-	if start == nil {
-		return nil
-	}
-	object := xapiActivityID(v.Package, start)
-	ctxt := map[string]any{"registration": tincan.Get("registration")}
-	if c := v.Package.XAPIActivityID; c != "" && c != object {
-		ctxt["contextActivities"] = map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": c}}}
-	}
-	return s.storeLMSStatement(ctx, sess.Tenant, map[string]any{
-		"id":     uuid.NewString(),
-		"actor":  json.RawMessage(tincan.Get("actor")),
-		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "launched"}},
-		"object": map[string]any{"objectType": "Activity", "id": object}, "context": ctxt,
-		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
-	})
-}
-
-// launchLearner is who a player session launches xAPI or cmi5 content as: the
-// registration's learner, or "preview" with no registration.
-type launchLearner struct{ name, learner, regID, xreg string }
-
-// sessionLearner reads the learner of a session (registration.ErrNotFound when its
-// registration was deleted since).
-func (s *Server) sessionLearner(ctx context.Context, sess *course.SessionClaims) (launchLearner, error) {
-	if sess.Preview {
-		return launchLearner{name: "Preview", learner: "preview"}, nil
-	}
-	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if err != nil {
-		return launchLearner{}, err
-	}
-	// The session's instance, by its key: a reset since the launch removed it, and its
-	// statements count for nothing (the old xAPI registration id is retired).
-	xreg := ""
-	for _, in := range reg.Instances {
-		if in.Key == sess.InstanceKey {
-			xreg = reg.XAPIRegistrationOf(in)
-		}
-	}
-	if xreg == "" {
-		return launchLearner{}, fmt.Errorf("registration '%s' has no instance %d any more: %w", reg.ID, sess.Instance, registration.ErrNotFound)
-	}
-	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
-		learner: reg.Learner.ID, regID: reg.ID, xreg: xreg}, nil
-}
-
-// actor is the learner as an xAPI agent (an account on base) and its IFI.
-func (l launchLearner) actor(base string) ([]byte, string, error) {
-	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": base, "name": l.learner}}
-	if l.name != "" {
-		actor["name"] = l.name
-	}
-	b, err := json.Marshal(actor)
-	return b, "account:" + base + "|" + l.learner, err
-}
-
-// restartIfDue starts a new instance of reg, pinned to the course's latest version, when
-// WhenToRestartRegistration says the launch should (registration.ShouldRestart; by default:
-// the current instance is completed and a newer version exists), and returns the registration
-// as launched.
-func (s *Server) restartIfDue(c *fiber.Ctx, tenant string, reg *registration.Registration) (*registration.Registration, error) {
-	ctx := c.UserContext()
-	mode := registration.RestartWhenCompleteAndNewerVersion
-	if _, ok := s.deps.Settings.Catalogue().Lookup("WhenToRestartRegistration"); ok {
-		layers, err := s.registrationLayersOf(ctx, tenant, reg)
-		if err != nil {
-			return nil, err
-		}
-		if mode, err = s.deps.Settings.Catalogue().Resolve("WhenToRestartRegistration", layers...); err != nil {
-			return nil, err
-		}
-	}
-	latest, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, -1)
-	if err != nil {
-		return nil, err
-	}
-	in := reg.Current()
-	if !registration.ShouldRestart(mode, in, latest.Version) {
-		return reg, nil
-	}
-	return s.deps.Registrations.Restart(ctx, tenant, reg.ID, in.Number, latest.Version, courseRef(latest))
+// hacpRefused reports whether the learner's path refused an AU's post for its session (taken
+// over, expired, the registration gone or reset, a stale post): HACP answers all of them as
+// an invalid session, with the refusal's message.
+func hacpRefused(err error) bool {
+	var se *learner.SessionError
+	_, status := commitStatus(err)
+	return errors.As(err, &se) || errors.Is(err, learner.ErrGone) || status
 }

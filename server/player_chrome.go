@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course"
-	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/server/player"
 )
 
@@ -16,23 +15,13 @@ import (
 // player and its activities open, and the launch parameters passed on to the content
 // (docs/decisions.md, "Player chrome and launch settings").
 
-// sessionLayers are the settings layers of a player session: its tenant, course and (unless
-// a preview) registration.
-func (s *Server) sessionLayers(ctx context.Context, tenant, courseID, registrationID string) ([]settings.Layer, error) {
-	scopes := []settings.Scope{settings.TenantScope, settings.CourseScope(courseID)}
-	if registrationID != "" {
-		scopes = append(scopes, settings.RegistrationScope(registrationID))
-	}
-	return s.deps.Settings.Layers(ctx, tenant, scopes...)
-}
-
 // playerChrome resolves the chrome settings of a session whose course has scos launchable
 // activities, and the PlayerLaunchType. A PlayerShow* setting left empty takes the package's
 // value; SCORM, AICC, xAPI and cmi5 packages carry none, so Lectern's are: the title bar and
 // the Exit button shown, the table of contents and Previous/Next shown when the course has
 // more than one launchable activity, the rest hidden.
 func (s *Server) playerChrome(ctx context.Context, sess *course.SessionClaims, scos int) (player.Chrome, string, error) {
-	layers, err := s.sessionLayers(ctx, sess.Tenant, sess.CourseID, sess.RegistrationID)
+	layers, err := s.deps.Learner.SessionLayers(ctx, sess)
 	if err != nil {
 		return player.Chrome{}, "", err
 	}
@@ -65,35 +54,6 @@ func (s *Server) playerChrome(ctx context.Context, sess *course.SessionClaims, s
 	}
 	launchType := get("PlayerLaunchType")
 	return ch, launchType, firstErr
-}
-
-// completedActivities lists the activities of the session's registration instance whose
-// rolled-up completion is COMPLETED (none for a preview).
-func (s *Server) completedActivities(ctx context.Context, sess *course.SessionClaims) ([]string, error) {
-	if sess.Preview || sess.RegistrationID == "" {
-		return nil, nil
-	}
-	reg, err := s.deps.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if err != nil {
-		return nil, err
-	}
-	for _, in := range reg.Instances {
-		if in.Key != sess.InstanceKey {
-			continue
-		}
-		_, _, res, _, err := s.instanceRollup(ctx, sess.Tenant, reg, in)
-		if err != nil {
-			return nil, err
-		}
-		var ids []string
-		for id, o := range res.Activities {
-			if o != nil && o.Completion == "COMPLETED" {
-				ids = append(ids, id)
-			}
-		}
-		return ids, nil
-	}
-	return nil, nil
 }
 
 // windowFeatures are window.open's features for a launch type: a popup without toolbar and
@@ -143,7 +103,7 @@ func (s *Server) launchSupplemental(c *fiber.Ctx, claims *course.LaunchClaims) (
 		// A launch link's own query is Lectern's; anything unreadable appended to it is ignored.
 		return "", nil
 	}
-	layers, err := s.sessionLayers(c.UserContext(), claims.Tenant, claims.CourseID, claims.RegistrationID)
+	layers, err := s.deps.Learner.SessionLayers(c.UserContext(), &course.SessionClaims{Tenant: claims.Tenant, CourseID: claims.CourseID, RegistrationID: claims.RegistrationID})
 	if err != nil {
 		return "", err
 	}

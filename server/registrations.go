@@ -11,6 +11,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/record"
 )
 
@@ -185,7 +186,7 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version, courseRef(v)); err != nil {
+	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version, learner.CourseRef(v)); err != nil {
 		if errors.Is(err, registration.ErrExists) {
 			return badRequest("registration '%s' already exists", q.ID)
 		}
@@ -290,11 +291,6 @@ func optionalTime(t *time.Time) string {
 	return isoTime(*t)
 }
 
-// courseRef is the snapshot of a course version a registration instance keeps.
-func courseRef(v *course.Version) registration.CourseRef {
-	return registration.CourseRef{Title: v.Title, Standard: string(v.Standard), Updated: v.Updated}
-}
-
 // registrationSummary builds the progress answer of one instance from the registration
 // record alone; with detail, it reads the instance's course version for the activity tree.
 func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
@@ -310,18 +306,12 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
 	if detail {
-		v, state, res, layers, err := s.instanceRollup(c.UserContext(), tenantOf(c), reg, in)
+		// The activity tree of the one rollup, as the ACTIVITY and FULL post-backs report it.
+		tree, err := s.deps.Learner.Detail(c.UserContext(), tenantOf(c), reg, in)
 		if err != nil {
 			return nil, err
 		}
-		if v.Package != nil && v.Package.Root != nil {
-			// Details maps the stored CMI data to each activity's runtime (the one mapping, shared
-			// with the FULL post-back report).
-			sum.ActivityDetails = res.Details(v.Package, state, reg.ForCredit)
-			if err := s.statementInteractions(c.UserContext(), tenantOf(c), reg, in, v, layers, sum.ActivityDetails); err != nil {
-				return nil, err
-			}
-		}
+		sum.ActivityDetails = tree
 	}
 	return sum, nil
 }
@@ -351,7 +341,7 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, courseRef(latest)); err != nil {
+	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, learner.CourseRef(latest)); err != nil {
 		return err
 	}
 	for _, in := range reg.Instances {
@@ -364,7 +354,7 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 
 // registrationLayers is the cascade tenant → course → registration of a request.
 func (s *Server) registrationLayers(c *fiber.Ctx, reg *registration.Registration) ([]settings.Layer, error) {
-	return s.registrationLayersOf(c.UserContext(), tenantOf(c), reg)
+	return s.deps.Learner.RegistrationLayers(c.UserContext(), tenantOf(c), reg)
 }
 
 // registrationConfig is the configuration scope of the path's registration (checking the

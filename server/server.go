@@ -28,12 +28,12 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/jobs"
-	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -63,9 +63,9 @@ type Deps struct {
 	Launch        *course.LaunchSigner
 	// Runtime keeps the SCORM run-time data the player commits.
 	Runtime *scormrt.Store
-	// PostBack delivers registration reports inline (ApiRollupRegistrationSynchronous); the
-	// queue's handler of the same type delivers the queued ones. Nil queues every attempt.
-	PostBack *postbackjob.Handler
+	// Learner is the learner's path (launch, sessions, commits, rollup, post-backs,
+	// conversion) the player and the registration endpoints call.
+	Learner *learner.Service
 	// Content holds content items and versions; Index is the content search index.
 	Content *content.Store
 	Index   indexer.Index

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/workers/convertjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -208,9 +208,9 @@ func TestScormToXAPIHistorical(t *testing.T) {
 			t.Fatalf("historical verbs %s", got)
 		}
 		// Run the job again, to its end, through the handler the queue runs.
-		h := e.app.Server.ConvertHistorical()
+		h := convertjob.Handler(e.app.Learner)
 		for i := 0; i < 2; i++ {
-			if err := h.ProcessTask(context.Background(), queue.NewTask(server.TypeConvertHistorical, mustJSON(t, server.ConvertPayload{Tenant: "hist"}))); err != nil {
+			if err := h.ProcessTask(context.Background(), queue.NewTask(convertjob.TypeConvertHistorical, mustJSON(t, convertjob.Payload{Tenant: "hist"}))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -221,7 +221,7 @@ func TestScormToXAPIHistorical(t *testing.T) {
 			t.Fatalf("the job changed the realtime statements: %s, was %s", verbs(got), verbs(live))
 		}
 		// A bad payload is dropped for good.
-		if err := h.ProcessTask(context.Background(), queue.NewTask(server.TypeConvertHistorical, []byte("{}"))); err == nil {
+		if err := h.ProcessTask(context.Background(), queue.NewTask(convertjob.TypeConvertHistorical, []byte("{}"))); err == nil {
 			t.Fatal("a payload without tenant was accepted")
 		}
 	})

@@ -108,3 +108,18 @@ func (a SettingsAccounts) AuthorityFromBasicAuth(ctx context.Context, tenantID, 
 	}
 	return AccountPrincipal(a.HomePage, found.User, tenantID, found.Level), nil
 }
+
+// Base is the record store's mount on the server's origin.
+const Base = "/lrs/TCAPI"
+
+// HomePage is the homePage of the accounts the record store names itself (credentials, the
+// LMS's authority on the statements the course engine writes): the record store's URL on
+// the server's public origin, or on an invalid origin when none was given, so the homePage
+// is still a valid IRI.
+func HomePage(publicURL string) string {
+	base := strings.TrimRight(publicURL, "/")
+	if base == "" {
+		base = "https://lectern.invalid"
+	}
+	return base + Base
+}

@@ -22,8 +22,8 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/postback"
 	"github.com/lectern-lms/lectern/course/registration"
-	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage"
 	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
@@ -32,25 +32,18 @@ import (
 // TypePostback is the task type of one delivery.
 const TypePostback = "registration:postback"
 
-// The settings that name a registration's post-back when its postBack override does not.
+// The settings that name a registration's post-back when its postBack override does not
+// (the learner's path reads those that say when one is due).
 const (
-	SettingURL      = "ApiRollupRegistrationPostBackUrl"
+	SettingURL      = learner.SettingPostBackURL
 	SettingAuthType = "ApiRollupRegistrationAuthType"
 	SettingUser     = "ApiRollupRegistrationAuthUser"
 	SettingPassword = "ApiRollupRegistrationAuthPassword"
 	SettingFormat   = "ApiRollupRegistrationFormat"
-	// SettingDuringSession: true posts whenever the rollup changes; false only when the
-	// content exits (the server reads it when a commit is stored).
-	SettingDuringSession = "ApiRollupRegistrationDuringSession"
-	// SettingSynchronous: the first attempt is made inline, before the request that caused it
-	// answers; retries are queued (the server reads it).
-	SettingSynchronous = "ApiRollupRegistrationSynchronous"
 	// SettingTimeout bounds one delivery request, in seconds.
 	SettingTimeout = "ApiPostbackTimeoutSeconds"
 	// SettingDataModel is v1 (the registrationreport XML) or v2 (the JSON report).
 	SettingDataModel = "ApiPostbackDataModelVersion"
-	// SettingMaxTries is how many attempts a post-back gets before it is given up.
-	SettingMaxTries = "SimpleQueueMaxTries"
 )
 
 // DataModelJSON is the ApiPostbackDataModelVersion value that posts the JSON report.
@@ -69,23 +62,58 @@ func Options(tries int) []queue.Option {
 	return []queue.Option{queue.MaxRetry(tries - 1)}
 }
 
-// StateSource reads the run-time state of a registration instance, for the ACTIVITY and
-// FULL reports. A nil StateSource reports every activity as untracked.
-type StateSource interface {
-	State(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (rollup.State, error)
+// DetailSource computes the activity tree of a registration instance for the ACTIVITY and
+// FULL reports: learner.Service.Detail, the one rollup progress/detail shows too.
+type DetailSource interface {
+	Detail(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*registration.ActivityResult, error)
 }
 
 // Handler delivers post-backs.
 type Handler struct {
 	Registrations *registration.Store
-	Courses       *course.Store
 	Settings      *settings.Store
 	Outbound      *outbound.Client
-	State         StateSource
-	Logger        *slog.Logger
+	// Details computes the reports' activity trees; nil reports none.
+	Details DetailSource
+	Logger  *slog.Logger
 	// Outcome, when set, is told the outcome of every delivery attempt: "delivered" (2xx),
 	// "rejected" (another status), "failed" (no answer), "refused" (the outbound policy).
 	Outcome func(outcome string)
+}
+
+// Sender sends the reports the learner's path finds due (learner.PostBacks): the first
+// attempt inline when asked and a Handler is at hand, the remaining ones through the queue
+// with its backoff.
+type Sender struct {
+	// Handler makes inline attempts; nil queues every attempt.
+	Handler *Handler
+	Queue   queue.Queue
+	Logger  *slog.Logger
+}
+
+// Send implements learner.PostBacks. Failures are logged: the change that caused the report
+// is stored already.
+func (s *Sender) Send(ctx context.Context, tenant, registrationID string, inline bool, tries int) {
+	p := Payload{Tenant: tenant, RegistrationID: registrationID}
+	log := s.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if inline && s.Handler != nil {
+		err := s.Handler.Deliver(ctx, p)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, queue.SkipRetry) || tries <= 1 {
+			s.Handler.GiveUp(p, err)
+			return
+		}
+		log.Info("post-back: the inline attempt failed; the retries are queued", "tenant", tenant, "registration", registrationID, "error", err)
+		tries--
+	}
+	if err := Enqueue(ctx, s.Queue, p, Options(tries)...); err != nil {
+		log.Warn("post-back not queued", "tenant", tenant, "registration", registrationID, "error", err)
+	}
 }
 
 // Enqueue schedules a delivery of the registration's report; opts are usually Options(tries).
@@ -152,7 +180,7 @@ func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.report(ctx, p.Tenant, reg, target.Format, layers)
+	rep, err := h.report(ctx, p.Tenant, reg, target.Format)
 	if err != nil {
 		return err
 	}
@@ -204,55 +232,18 @@ func signingKey(password string) []byte {
 	return []byte(password)
 }
 
-func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format, layers []settings.Layer) (postback.Report, error) {
+func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format) (postback.Report, error) {
 	in := reg.Current()
 	rep := postback.Report{Registration: reg, Instance: in.Number, Progress: in.Progress, Updated: reg.Updated}
-	if f == "" || f == postback.Course {
+	if f == "" || f == postback.Course || h.Details == nil {
 		return rep, nil
 	}
-	v, err := h.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
+	details, err := h.Details.Detail(ctx, tenant, reg, in)
 	if errors.Is(err, course.ErrCourseNotFound) {
 		return rep, fmt.Errorf("registration '%s': %v: %w", reg.ID, err, queue.SkipRetry)
 	}
-	if err != nil {
-		return rep, err
-	}
-	if std := v.Package.Standard; std == course.XAPI || std == course.CMI5 {
-		// Their activities come from what the instance's statements said (the fold the
-		// record store's rollup keeps), with the answered questions as interactions when
-		// TinCanInteractionsEnabled says so.
-		f, err := h.Registrations.XAPIFold(ctx, tenant, reg, in)
-		if err != nil {
-			return rep, err
-		}
-		if f == nil {
-			f = &registration.StatementFold{}
-		}
-		rep.Details = rollup.Statements(v.Package, rollup.VerbsOfFold(f)).Details(v.Package, nil, reg.ForCredit)
-		if on, _ := h.Settings.Catalogue().Resolve("TinCanInteractionsEnabled", layers...); on == "true" {
-			rollup.AddInteractions(rep.Details, rollup.FoldInteractions(v.Package, f))
-		}
-		return rep, nil
-	}
-	var state rollup.State
-	if h.State != nil {
-		if state, err = h.State.State(ctx, tenant, reg, in); err != nil {
-			return rep, err
-		}
-	}
-	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return h.Settings.Catalogue().Resolve(id, layers...) })
-	if err != nil {
-		return rep, err
-	}
-	res := rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
-	// Time tracked is what the server measured of the player sessions, as in progress/detail.
-	tracked, err := h.Registrations.TrackedTime(ctx, tenant, reg.ID, in.Key)
-	if err != nil {
-		return rep, err
-	}
-	res.UseMeasuredTime(v.Package, state, tracked)
-	rep.Details = res.Details(v.Package, state, reg.ForCredit)
-	return rep, nil
+	rep.Details = details
+	return rep, err
 }
 
 func (h *Handler) send(ctx context.Context, regID string, r *postback.Request) error {

@@ -72,11 +72,22 @@ func (rc *receiver) requests() []received {
 	return append([]received(nil), rc.got...)
 }
 
-// fixedState is the run-time state of the rolluptest course for every registration.
-type fixedState struct{ state rollup.State }
+// fixedDetails computes the activity tree of the rolluptest course under one run-time state
+// for every registration, as the learner's path would from stored run-time data: the
+// delivery is what these tests check; learner's own tests and server's check the rollup.
+type fixedDetails struct {
+	pkg   *course.Package
+	state rollup.State
+	set   *settings.Store
+}
 
-func (f fixedState) State(context.Context, string, *registration.Registration, registration.Instance) (rollup.State, error) {
-	return f.state, nil
+func (f fixedDetails) Detail(_ context.Context, _ string, reg *registration.Registration, _ registration.Instance) (*registration.ActivityResult, error) {
+	rs, err := rollup.SettingsFrom(func(id string) (string, error) { return f.set.Catalogue().Resolve(id) })
+	if err != nil {
+		return nil, err
+	}
+	res := rollup.Compute(rollup.Input{Package: f.pkg, State: f.state, Settings: rs, ForCredit: reg.ForCredit})
+	return res.Details(f.pkg, f.state, reg.ForCredit), nil
 }
 
 type world struct {
@@ -102,7 +113,7 @@ func newWorld(t *testing.T, be recordstores.Backend, allow []string) *world {
 		t.Fatal(err)
 	}
 	w := &world{regs: registration.NewStore(records, sealer), set: settings.NewStore(records, settings.Default(), sealer)}
-	w.h = &postbackjob.Handler{Registrations: w.regs, Courses: courses, Settings: w.set, Outbound: ob, State: fixedState{state}}
+	w.h = &postbackjob.Handler{Registrations: w.regs, Settings: w.set, Outbound: ob, Details: fixedDetails{pkg: pkg, state: state, set: w.set}}
 	return w
 }
 

@@ -10,7 +10,9 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
 	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
@@ -39,7 +41,9 @@ func TestXAPIFullReport(t *testing.T) {
 				t.Fatal(err)
 			}
 			regs, set := registration.NewStore(records, sealer), settings.NewStore(records, settings.Default(), sealer)
-			h := &postbackjob.Handler{Registrations: regs, Courses: courses, Settings: set, Outbound: ob}
+			// The report's activity tree is the learner's path's, over the same stores.
+			path := learner.New(learner.Deps{Courses: courses, Registrations: regs, Runtime: scormrt.NewStore(records), Settings: set})
+			h := &postbackjob.Handler{Registrations: regs, Settings: set, Outbound: ob, Details: path}
 			rc := newReceiver(t, 0)
 			q := registration.CreateRequest{ID: "r1", CourseID: "golf", Learner: registration.Learner{ID: "ann"}, ForCredit: true,
 				PostBack: &registration.PostBack{URL: rc.srv.URL, ResultsFormat: "FULL"}}

@@ -44,6 +44,7 @@ import (
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/internal/metrics"
+	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -58,6 +59,7 @@ import (
 	stsqlite "github.com/lectern-lms/lectern/storage/statements/sqlite"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/contentjob"
+	"github.com/lectern-lms/lectern/workers/convertjob"
 	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -224,6 +226,8 @@ type App struct {
 	// role runs it (Forwarder.Run).
 	Forwarder *forward.Forwarder
 	Server    *server.Server
+	// Learner is the learner's path: launches, commits, rollup, post-backs, conversion.
+	Learner *learner.Service
 	// Metrics is the instrumentation over this App's own Prometheus registry, served at
 	// /metrics; Registry is that registry.
 	Metrics  *metrics.Metrics
@@ -484,10 +488,20 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
 	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)
 	runtimeStore := scormrt.NewStore(a.Records)
-	postBack := &postbackjob.Handler{Registrations: a.Registrations, Courses: a.Courses,
-		Settings: a.Settings, Outbound: a.Outbound, State: runtimeStore, Logger: cfg.Logger,
-		Outcome: a.Metrics.OutboundHook("postback")}
+	launchTokens := launch.NewIssuer(cfg.SecretKey)
+	postBacks := &postbackjob.Sender{Queue: a.Queue, Logger: cfg.Logger}
+	var stored learner.StoredHook
+	if cfg.LRSHooks.Stored != nil {
+		stored = cfg.LRSHooks.Stored.StatementsStored
+	}
+	a.Learner = learner.New(learner.Deps{Courses: a.Courses, Registrations: a.Registrations, Runtime: runtimeStore,
+		Settings: a.Settings, Statements: a.Statements, LaunchTokens: launchTokens, PostBacks: postBacks,
+		Stored: stored, StatementsCounted: a.Metrics.StatementsStored, PublicURL: cfg.PublicURL, Logger: cfg.Logger})
+	postBack := &postbackjob.Handler{Registrations: a.Registrations, Settings: a.Settings, Outbound: a.Outbound,
+		Details: a.Learner, Logger: cfg.Logger, Outcome: a.Metrics.OutboundHook("postback")}
+	postBacks.Handler = postBack
 	a.handle(a.Queue, postbackjob.TypePostback, postBack)
+	a.handle(a.Queue, convertjob.TypeConvertHistorical, convertjob.Handler(a.Learner))
 	var schemaDir fs.FS
 	if cfg.SchemaDir != "" {
 		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
@@ -513,15 +527,14 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	}
 	a.Server = server.New(server.Deps{Forward: pairs, Subscriptions: subs, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
-		Runtime: runtimeStore, PostBack: postBack,
+		Runtime: runtimeStore, Learner: a.Learner,
 		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
 		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launch.NewIssuer(cfg.SecretKey), OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
+		LaunchTokens: launchTokens, OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
 		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
 		Metrics: a.Metrics, QueueConsole: a.queueConsole(), ConsoleSealer: sealer})
-	a.handle(a.Queue, server.TypeConvertHistorical, a.Server.ConvertHistorical())
 	return a, nil
 }
 

@@ -1,11 +1,10 @@
-package server
+package learner
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lectern-lms/lectern/lrs/ingest"
 	"strings"
 	"time"
 
@@ -14,26 +13,17 @@ import (
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/course/xapiconv"
+	"github.com/lectern-lms/lectern/lrs/ingest"
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
-	"github.com/lectern-lms/lectern/workers/queue"
 )
 
 // The settings of SCORM to xAPI conversion (docs/decisions.md, "SCORM to xAPI conversion").
 const (
-	settingConvertRealtime   = "ConvertTinCanFromScormRealtime"
-	settingConvertHistorical = "ConvertTinCanFromScormHistorical"
-	settingSystemHomePage    = "SystemHomepageUrl"
+	settingConvertRealtime = "ConvertTinCanFromScormRealtime"
+	// SettingConvertHistorical switched on converts what is stored, as a job.
+	SettingConvertHistorical = "ConvertTinCanFromScormHistorical"
 )
-
-// TypeConvertHistorical is the task type of the historical conversion of one tenant's SCORM
-// registrations; its payload is ConvertPayload.
-const TypeConvertHistorical = "xapiconv:historical"
-
-// ConvertPayload names the tenant a historical conversion runs for.
-type ConvertPayload struct {
-	Tenant string `json:"tenant"`
-}
 
 // convertLoad is one SCO load to convert, with what the run-time record does not say.
 type convertLoad struct {
@@ -46,25 +36,12 @@ type convertLoad struct {
 	at                  time.Time
 }
 
-// convertHomePage is the account homePage of converted statements' actors: SystemHomepageUrl,
-// else the server's public URL (the homePage xAPI launches give the same learner when the
-// public URL is configured).
-func (s *Server) convertHomePage(layers []settings.Layer) string {
-	if hp, err := s.deps.Settings.Catalogue().Resolve(settingSystemHomePage, layers...); err == nil && hp != "" {
-		return hp
-	}
-	if base := strings.TrimRight(s.deps.PublicURL, "/"); base != "" {
-		return base
-	}
-	return "https://lectern.invalid"
-}
-
 // convertStatements converts one load (course/xapiconv) and writes the statements.
-func (s *Server) convertStatements(ctx context.Context, tenant string, l convertLoad, layers []settings.Layer) error {
+func (s *Service) convertStatements(ctx context.Context, tenant string, l convertLoad, layers []settings.Layer) error {
 	in := xapiconv.Input{Dialect: l.rec.Dialect, Values: l.rec.Values, Attempt: l.rec.Attempt,
-		HomePage: s.convertHomePage(layers), LearnerID: l.reg.Learner.ID,
+		HomePage: s.LearnerHomePage(layers), LearnerID: l.reg.Learner.ID,
 		LearnerName:  strings.TrimSpace(l.reg.Learner.FirstName + " " + l.reg.Learner.LastName),
-		Registration: l.reg.XAPIRegistrationOf(l.in), CourseIRI: XAPIActivityID(tenant, l.v), SCOID: l.rec.Activity,
+		Registration: l.reg.XAPIRegistrationOf(l.in), CourseIRI: CourseActivityID(tenant, l.v), SCOID: l.rec.Activity,
 		Resumed: l.resumed, Terminated: l.terminated, Timestamp: l.at}
 	if l.v.Package != nil {
 		in.CourseTitle = l.v.Package.Title
@@ -78,16 +55,20 @@ func (s *Server) convertStatements(ctx context.Context, tenant string, l convert
 // writeConverted stores statements the server writes itself (not a client), with the LMS as
 // authority, skipping ids already stored: that makes conversion idempotent whatever the
 // timestamps of a rerun. It is the one place converted statements enter the record store.
-func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapiconv.Statement) error {
-	authority, err := json.Marshal(map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": s.lrsHomePage(), "name": "lms"}})
+func (s *Service) writeConverted(ctx context.Context, tenant string, sts []xapiconv.Statement) error {
+	authority, err := s.lmsAuthority()
 	if err != nil {
 		return err
 	}
-	w := ingest.New(s.deps.Statements, s.log, ingest.OnStored(s.statementsStored))
+	var opts []ingest.Option
+	if s.d.StatementsCounted != nil {
+		opts = append(opts, ingest.OnStored(s.d.StatementsCounted))
+	}
+	w := ingest.New(s.d.Statements, s.log, opts...)
 	for try := 0; ; try++ {
 		var fresh []xapiconv.Statement
 		for _, st := range sts {
-			_, err := s.deps.Statements.Get(ctx, tenant, st.ID())
+			_, err := s.d.Statements.Get(ctx, tenant, st.ID())
 			if err == nil {
 				continue
 			}
@@ -113,18 +94,20 @@ func (s *Server) writeConverted(ctx context.Context, tenant string, sts []xapico
 		if err != nil {
 			return fmt.Errorf("converted statements: %w", err)
 		}
-		s.hooks().Stored.StatementsStored(ctx, tenant, res.Batch)
+		if s.d.Stored != nil {
+			s.d.Stored(ctx, tenant, res.Batch)
+		}
 		return nil
 	}
 }
 
 // convertsRealtime reports whether ConvertTinCanFromScormRealtime is on in a registration's
 // cascade (layers; nil when they could not be read: no conversion then).
-func (s *Server) convertsRealtime(layers []settings.Layer) bool {
+func (s *Service) convertsRealtime(layers []settings.Layer) bool {
 	if layers == nil {
 		return false
 	}
-	on, err := s.deps.Settings.Catalogue().Resolve(settingConvertRealtime, layers...)
+	on, err := s.d.Settings.Catalogue().Resolve(settingConvertRealtime, layers...)
 	return err == nil && on == "true"
 }
 
@@ -132,7 +115,7 @@ func (s *Server) convertsRealtime(layers []settings.Layer) bool {
 // was before the commit (nil for the first): a newer load that follows a suspended one is a
 // resumption. Failures are logged; the commit is durable already, and the historical job or
 // the next commit of the load writes what is missing.
-func (s *Server) convertCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, act *course.Activity,
+func (s *Service) convertCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, act *course.Activity,
 	before, after *scormrt.Record, exit bool, layers []settings.Layer) {
 	resumed := before != nil && before.Attempt != after.Attempt && before.Values[suspendExit(before.Dialect)] == "suspend"
 	l := convertLoad{reg: reg, in: in, v: v, act: act, rec: after, resumed: resumed, terminated: exit, at: time.Now()}
@@ -148,44 +131,22 @@ func suspendExit(d scormrt.Dialect) string {
 	return "cmi.exit"
 }
 
-// enqueueHistorical queues the historical conversion of a tenant (when
-// ConvertTinCanFromScormHistorical is switched on).
-func (s *Server) enqueueHistorical(ctx context.Context, tenant string) error {
-	if s.deps.Queue == nil {
-		return errors.New("this server has no job queue")
-	}
-	b, _ := json.Marshal(ConvertPayload{Tenant: tenant})
-	_, err := s.deps.Queue.Enqueue(ctx, queue.NewTask(TypeConvertHistorical, b))
-	return err
-}
-
-// ConvertHistorical is the handler of TypeConvertHistorical: it converts the stored run-time
-// data of every SCORM registration instance of the tenant, each SCO's latest load taken as
-// ended (terminated) at the record's last update. It does nothing when
-// ConvertTinCanFromScormHistorical is off by the time it runs. Statement ids are
-// deterministic and stored ids are skipped, so a redelivered task, a rerun, or a load the
-// realtime path converted already adds nothing twice.
-func (s *Server) ConvertHistorical() queue.Handler {
-	return queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
-		var p ConvertPayload
-		if err := json.Unmarshal(t.Payload, &p); err != nil || p.Tenant == "" {
-			return fmt.Errorf("bad %s payload %q: %w", TypeConvertHistorical, t.Payload, queue.SkipRetry)
-		}
-		return s.convertTenant(ctx, p.Tenant)
-	})
-}
-
-func (s *Server) convertTenant(ctx context.Context, tenant string) error {
-	tl, err := s.deps.Settings.TenantLayer(ctx, tenant)
+// ConvertTenant converts the stored run-time data of every SCORM registration instance of
+// the tenant, each SCO's latest load taken as ended (terminated) at the record's last
+// update. It does nothing when ConvertTinCanFromScormHistorical is off by the time it runs.
+// Statement ids are deterministic and stored ids are skipped, so a rerun, or a load the
+// realtime path converted already, adds nothing twice.
+func (s *Service) ConvertTenant(ctx context.Context, tenant string) error {
+	tl, err := s.d.Settings.TenantLayer(ctx, tenant)
 	if err != nil {
 		return err
 	}
-	if on, err := s.deps.Settings.Catalogue().Resolve(settingConvertHistorical, tl); err != nil || on != "true" {
+	if on, err := s.d.Settings.Catalogue().Resolve(SettingConvertHistorical, tl); err != nil || on != "true" {
 		return err
 	}
 	q := registration.ListQuery{Limit: 100}
 	for {
-		page, err := s.deps.Registrations.List(ctx, tenant, q)
+		page, err := s.d.Registrations.List(ctx, tenant, q)
 		if err != nil {
 			return err
 		}
@@ -201,7 +162,7 @@ func (s *Server) convertTenant(ctx context.Context, tenant string) error {
 	}
 }
 
-func (s *Server) convertRegistration(ctx context.Context, tenant string, reg *registration.Registration) error {
+func (s *Service) convertRegistration(ctx context.Context, tenant string, reg *registration.Registration) error {
 	var layers []settings.Layer
 	for _, in := range reg.Instances {
 		// AICC stores CMI run-time data too (HACP, in the SCORM 1.2 model), and the realtime
@@ -210,14 +171,14 @@ func (s *Server) convertRegistration(ctx context.Context, tenant string, reg *re
 		if _, ok := scormrt.DialectOf(std); !ok && std != course.AICC {
 			continue
 		}
-		recs, err := s.deps.Runtime.List(ctx, tenant, reg.ID, in.Key)
+		recs, err := s.d.Runtime.List(ctx, tenant, reg.ID, in.Key)
 		if err != nil {
 			return err
 		}
 		if len(recs) == 0 {
 			continue
 		}
-		v, err := s.deps.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
+		v, err := s.d.Courses.Version(ctx, tenant, reg.CourseID, in.CourseVersion)
 		if errors.Is(err, course.ErrCourseNotFound) {
 			continue
 		}
@@ -225,7 +186,7 @@ func (s *Server) convertRegistration(ctx context.Context, tenant string, reg *re
 			return err
 		}
 		if layers == nil {
-			if layers, err = s.registrationLayersOf(ctx, tenant, reg); err != nil {
+			if layers, err = s.RegistrationLayers(ctx, tenant, reg); err != nil {
 				return err
 			}
 		}

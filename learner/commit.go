@@ -1,0 +1,219 @@
+package learner
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/course/settings"
+)
+
+// Commit is one post of run-time data by a tracked player session.
+type Commit struct {
+	Session  *course.SessionClaims
+	Version  *course.Version
+	Activity *course.Activity
+	Dialect  scormrt.Dialect
+	// Attempt is the load the data belongs to (the activity load's number).
+	Attempt int64
+	Data    *scormrt.Commit
+	// Exit marks the content's terminating commit (Terminate, LMSFinish).
+	Exit bool
+}
+
+// Commit stores a commit of a tracked session, then rolls the instance up, posts the
+// registration's report when it is due and converts the data to xAPI when
+// ConvertTinCanFromScormRealtime says so. It is refused, storing nothing, with
+// registration.ErrNotFound (the registration is gone), ErrGone (reset since the launch),
+// scormrt.ErrStale (an older commit than the stored one) or a *SessionError (a later launch
+// took the session over, or it expired).
+func (s *Service) Commit(ctx context.Context, c Commit) error {
+	sess, act := c.Session, c.Activity
+	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if err != nil {
+		return err
+	}
+	in := instanceOf(reg, sess.InstanceKey)
+	if in == nil {
+		return refuse(ErrGone, "registration '%s' was reset since this launch; launch it again", reg.ID)
+	}
+	if _, err := s.Touch(ctx, sess, act.ID, registration.SignalActive); err != nil {
+		return err
+	}
+	// The registration's settings cascade, read once for the conversion and the rollup. A
+	// failure to read it never refuses the commit: conversion is skipped and the rollup reads
+	// it again (and logs).
+	layers, err := s.RegistrationLayers(ctx, sess.Tenant, reg)
+	if err != nil {
+		s.log.Warn("registration settings unreadable", "tenant", sess.Tenant, "registration", reg.ID, "error", err)
+		layers = nil
+	}
+	convert := s.convertsRealtime(layers)
+	var before *scormrt.Record
+	if convert {
+		// What the commit replaces tells a resumed load from a new one.
+		if before, err = s.d.Runtime.Get(ctx, sess.Tenant, reg.ID, in.Key, act.ID); err != nil {
+			return err
+		}
+	}
+	rec, err := s.d.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, c.Dialect, c.Attempt, c.Data)
+	if err != nil {
+		return err
+	}
+	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers)
+	if convert {
+		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)
+	}
+	return nil
+}
+
+// HACPPut stores an AICC PutParam: HACP has no commit counter, so requests are ordered by
+// arrival, each its own attempt, and the session time each carries is added to the
+// activity's total time here. Refused as Commit is.
+func (s *Service) HACPPut(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, put *scormrt.Commit) error {
+	values := put.Values
+	if values["cmi.core.session_time"] != "" {
+		rec, err := s.d.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
+		if err != nil {
+			return err
+		}
+		total := ""
+		if rec != nil {
+			total = rec.Values["cmi.core.total_time"]
+		}
+		values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
+	}
+	put.Values = values
+	return s.Commit(ctx, Commit{Session: sess, Version: v, Activity: act, Dialect: scormrt.SCORM12,
+		Attempt: s.d.Runtime.NewAttempt(), Data: put})
+}
+
+// Exit is an exit without data (AICC ExitAU): the rollup runs as after a terminating commit,
+// for the post-back at exit.
+func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *course.Version) error {
+	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if errors.Is(err, registration.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if in := instanceOf(reg, sess.InstanceKey); in != nil {
+		s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil)
+	}
+	return nil
+}
+
+// errUnchanged ends a progress update that would write what is already stored.
+var errUnchanged = errors.New("progress unchanged")
+
+// afterCommit runs after every stored commit: it rolls the instance's progress up and posts
+// the registration's report when ApiRollupRegistrationDuringSession says so (see
+// storeRollup); exit marks the content's terminating commit. It must not fail the commit,
+// which is already durable: a failure is logged, and the next commit repairs it
+// (progress/detail's activity tree computes the same rollup meanwhile). Progress is written
+// after the commit's run-time data, so it may lag behind what progress/detail shows.
+// layers is the registration's settings cascade when the commit read it (nil: read here).
+func (s *Service) afterCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool, layers []settings.Layer) {
+	p, err := s.versionRollup(ctx, tenant, reg, in, v, layers)
+	if err == nil && p.Result.Completion == "" {
+		return
+	}
+	if err == nil {
+		err = s.storeRollup(ctx, tenant, reg, in, p.Result, p.Layers, exit)
+	}
+	if err != nil {
+		s.log.Warn("rollup after a commit failed", "tenant", tenant, "registration", reg.ID, "instance", in.Number, "error", err)
+	}
+}
+
+// storeRollup writes a rollup into the instance's progress when it changes what a post-back
+// reports, and then posts the registration's report (postBackAfter).
+func (s *Service) storeRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result, layers []settings.Layer, exit bool) error {
+	changed := false
+	_, err := s.d.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
+		if changed = res.Changed(*p); !changed {
+			return errUnchanged
+		}
+		res.Apply(p, time.Now())
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return err
+	}
+	return s.postBackAfter(ctx, tenant, reg, layers, changed, exit)
+}
+
+// The settings of post-backs the learner's path reads (workers/postbackjob reads those of
+// the delivery itself).
+const (
+	// SettingPostBackURL names the report's receiver when the registration's postBack does not.
+	SettingPostBackURL = "ApiRollupRegistrationPostBackUrl"
+	// SettingDuringSession: true posts whenever the rollup changes; false only when the
+	// content exits.
+	SettingDuringSession = "ApiRollupRegistrationDuringSession"
+	// SettingSynchronous: the first attempt is made inline, before the request that caused
+	// it answers; retries are queued.
+	SettingSynchronous = "ApiRollupRegistrationSynchronous"
+	// SettingMaxTries is how many attempts a post-back gets before it is given up.
+	SettingMaxTries = "SimpleQueueMaxTries"
+)
+
+// postBackAfter posts the registration's report after a rollup: on every change of what a
+// post-back reports while ApiRollupRegistrationDuringSession is true; else only at exit
+// (the content's terminating commit), whether or not the exit itself changed anything,
+// since the session's changes were held back until then.
+func (s *Service) postBackAfter(ctx context.Context, tenant string, reg *registration.Registration, layers []settings.Layer, changed, exit bool) error {
+	if !s.hasPostBack(reg, layers) {
+		return nil
+	}
+	during, err := s.d.Settings.Catalogue().Resolve(SettingDuringSession, layers...)
+	if err != nil {
+		return err
+	}
+	if (changed && during == "true") || (exit && during != "true") {
+		s.postBack(ctx, tenant, reg, layers)
+	}
+	return nil
+}
+
+// postBack sends the registration's report: the first attempt inline when
+// ApiRollupRegistrationSynchronous is true (the request that caused it answers after it, so
+// the receiver has the report before the player exits), and the remaining attempts of
+// SimpleQueueMaxTries through the queue, with its backoff. Failures are logged, never
+// returned: the change that caused the post-back is stored already.
+func (s *Service) postBack(ctx context.Context, tenant string, reg *registration.Registration, layers []settings.Layer) {
+	if s.d.PostBacks == nil {
+		return
+	}
+	cat := s.d.Settings.Catalogue()
+	sync, err := cat.Resolve(SettingSynchronous, layers...)
+	var triesText string
+	if err == nil {
+		triesText, err = cat.Resolve(SettingMaxTries, layers...)
+	}
+	tries, cerr := strconv.Atoi(triesText)
+	if err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.log.Warn("post-back settings unreadable; post-back not sent", "tenant", tenant, "registration", reg.ID, "error", err)
+		return
+	}
+	s.d.PostBacks.Send(ctx, tenant, reg.ID, sync == "true", tries)
+}
+
+// hasPostBack reports whether the registration's report goes anywhere: its own postBack URL,
+// or the ApiRollupRegistrationPostBackUrl of its cascade.
+func (s *Service) hasPostBack(reg *registration.Registration, layers []settings.Layer) bool {
+	if reg.PostBack != nil && reg.PostBack.URL != "" {
+		return true
+	}
+	u, err := s.d.Settings.Catalogue().Resolve(SettingPostBackURL, layers...)
+	return err == nil && u != ""
+}
