@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPostBackAgreesWithProgressDetail takes one registration of every standard through the
+// player and checks that the FULL post-back report (JSON data model) and progress/detail say
+// the same: the same activity tree with the same run-time data, interactions and time, and
+// the same registration progress. Each registration's last action changes its progress, so
+// the last report was made after everything the learner did. Both are the learner's path's one rollup; a second copy of
+// the rollup (as the post-back job once had) shows up here as a difference.
+func TestPostBackAgreesWithProgressDetail(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rc := newPostReceiver(t)
+		e.createTenant("acme", true)
+		e.setConfig("acme", "", "ApiPostbackDataModelVersion", "v2")
+		e.setConfig("acme", "", "TinCanInteractionsEnabled", "true")
+		regs := "/engine/api/v1/acme/registrations"
+		// activityURL is the URL the player page gives the first activity.
+		activityURL := func(t *testing.T, session string) *url.URL {
+			t.Helper()
+			m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
+			if m == nil {
+				t.Fatal("no activity URL in the player page")
+			}
+			u, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}
+		// send posts xAPI statements as launched content does, with the launch's credential.
+		send := func(t *testing.T, endpoint string, cred auth, sts ...map[string]any) {
+			t.Helper()
+			ep, err := url.Parse(endpoint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.expect(e.do("POST", ep.Path+"statements", cred, sts, v103...), 200, "statements")
+		}
+		statement := func(actor any, verb, object, xreg string, result map[string]any) map[string]any {
+			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb},
+				"object": map[string]any{"id": object}, "context": map[string]any{"registration": xreg}}
+			if result != nil {
+				st["result"] = result
+			}
+			return st
+		}
+		cases := []struct {
+			name, fixture, xreg string
+			take                func(t *testing.T, session, xreg string)
+		}{
+			{name: "scorm12", take: func(t *testing.T, session, _ string) {
+				// The last commit completes the registration, so the last report follows it.
+				e.runtimeCommit(session, "i1", false, `{"commitSequence":1,"cmi.core.lesson_status":"incomplete","cmi.core.lesson_location":"p2",
+					"cmi.core.session_time":"0000:01:30","cmi.interactions.0.id":"q1","cmi.interactions.0.type":"choice",
+					"cmi.interactions.0.student_response":"a","cmi.interactions.0.result":"correct"}`)
+				e.runtimeCommit(session, "i2", true, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"85"}`)
+			}},
+			{name: "scorm2004", fixture: "scorm2004_4th", take: func(t *testing.T, session, _ string) {
+				e.runtimeCommit(session, "u1_sco", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
+					"cmi.score.scaled":"0.9","cmi.progress_measure":"1","cmi.session_time":"PT1M","cmi.objectives.0.id":"hazards",
+					"cmi.objectives.0.success_status":"passed","cmi.objectives.0.score.scaled":"0.9"}`)
+			}},
+			{name: "aicc", fixture: "aicc_single", take: func(t *testing.T, session, _ string) {
+				au := activityURL(t, session)
+				for _, step := range [][2]string{{"PutParam", "[Core]\r\nLesson_Status=p\r\nScore=90\r\nTime=00:02:00\r\n"}, {"ExitAU", ""}} {
+					form := url.Values{"command": {step[0]}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {step[1]}}
+					res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					res.Body.Close()
+				}
+			}},
+			{name: "xapi", fixture: "xapi_single", xreg: "5f0c7d1e-2b3a-4c5d-8e9f-0a1b2c3d4e50", take: func(t *testing.T, session, xreg string) {
+				q := activityURL(t, session).Query()
+				var actor map[string]any
+				if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
+					t.Fatal(err)
+				}
+				question := statement(actor, "answered", "urn:example:question:7", xreg, map[string]any{"response": "true", "success": true})
+				question["object"] = map[string]any{"id": "urn:example:question:7", "definition": map[string]any{"interactionType": "true-false"}}
+				send(t, q.Get("endpoint"), authFromHeader(q.Get("auth")), question,
+					statement(actor, "completed", q.Get("activity_id"), xreg, map[string]any{"score": map[string]any{"scaled": 0.75}}),
+					statement(actor, "terminated", q.Get("activity_id"), xreg, nil))
+			}},
+			{name: "cmi5", fixture: "cmi5_minimal", xreg: "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b60", take: func(t *testing.T, session, xreg string) {
+				r := e.get(activityURL(t, session).String())
+				au, err := url.Parse(r.Header.Get("Location"))
+				if r.Status != 302 || err != nil {
+					t.Fatalf("cmi5 launch: %d %s", r.Status, r.Body)
+				}
+				q := au.Query()
+				fetchURL, _ := url.Parse(q.Get("fetch"))
+				var fa struct {
+					AuthToken string `json:"auth-token"`
+				}
+				e.do("POST", fetchURL.Path, noAuth, nil).json(t, &fa)
+				var actor map[string]any
+				if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
+					t.Fatal(err)
+				}
+				aid := q.Get("activityId")
+				send(t, q.Get("endpoint"), auth{"Basic " + fa.AuthToken}, statement(actor, "initialized", aid, xreg, nil),
+					statement(actor, "completed", aid, xreg, nil),
+					statement(actor, "passed", aid, xreg, map[string]any{"score": map[string]any{"scaled": 0.8}, "success": true}),
+					statement(actor, "terminated", aid, xreg, nil))
+			}},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				pkg := scorm12Package(t) // two SCOs, i1 and i2
+				if c.fixture != "" {
+					pkg = zipOf(t, fixtureFiles(t, c.fixture))
+				}
+				e.importOK("acme", c.name, pkg, "")
+				reg := map[string]any{"courseId": c.name, "registrationId": "r-" + c.name,
+					"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+					"postBack": map[string]any{"url": rc.url("/" + c.name), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}
+				if c.xreg != "" {
+					reg["xapiRegistrationId"] = c.xreg
+				}
+				e.expect(e.do("POST", regs, root, reg), 204, "create registration")
+				// A frozen clock: the time the server measures cannot move between the report
+				// and the read.
+				e.clock.freeze()
+				session := e.launch(e.launchPath(regs + "/r-" + c.name + "/launchLink"))
+				// 20 s in the content before it reports: measured time the report must carry.
+				e.clock.advance(20 * time.Second)
+				c.take(t, session, c.xreg)
+				got := rc.at("/" + c.name)
+				if len(got) == 0 {
+					t.Fatal("no report reached the receiver")
+				}
+				var report, detail map[string]any
+				if err := json.Unmarshal(got[len(got)-1].body, &report); err != nil {
+					t.Fatalf("report: %v: %s", err, got[len(got)-1].body)
+				}
+				r := e.do("GET", regs+"/r-"+c.name+"/progress/detail", root, nil)
+				r.json(t, &detail)
+				if report["activityDetails"] == nil {
+					t.Fatalf("the FULL report has no activity tree: %s", got[len(got)-1].body)
+				}
+				for _, k := range []string{"activityDetails", "registrationCompletion", "registrationSuccess", "score", "totalSecondsTracked",
+					"registrationCompletionAmount"} {
+					if !reflect.DeepEqual(report[k], detail[k]) {
+						a, _ := json.Marshal(report[k])
+						b, _ := json.Marshal(detail[k])
+						t.Errorf("%s differs:\npost-back:       %s\nprogress/detail: %s", k, a, b)
+					}
+				}
+				if secs, _ := report["totalSecondsTracked"].(float64); secs < 20 {
+					t.Errorf("the report's time tracked is %v s, want the 20 s measured", report["totalSecondsTracked"])
+				}
+				if report["registrationCompletion"] == "UNKNOWN" {
+					t.Errorf("the learner's work did not reach the rollup: %s", got[len(got)-1].body)
+				}
+			})
+		}
+	})
+}
