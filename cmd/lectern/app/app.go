@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/metrics"
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/chatgen"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
@@ -43,7 +44,6 @@ import (
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/internal/metrics"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -479,7 +479,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	a.handle(a.Queue, contentjob.TypeImport, importer)
 	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
 	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
+		Index: a.Index, Embedder: embed.Observe(a.chunkEmbedder, a.Metrics.Embedded), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
 	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
 	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
 	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)

@@ -19,7 +19,7 @@ import (
 // handle registers h on q wrapped in the job metrics: registration is the one place every
 // handler of both queue backends passes.
 func (a *App) handle(q queue.Queue, taskType string, h queue.Handler) {
-	q.Handle(taskType, a.Metrics.Job(taskType, h))
+	q.Handle(taskType, queue.Observe(h, a.Metrics.JobHook(taskType)))
 }
 
 // pendingCounter is what both queue backends offer beside the port for the depth gauge.
