@@ -27,6 +27,14 @@ type pendingCounter interface {
 	Pending(ctx context.Context) (int, error)
 }
 
+// measurePorts adds what the metrics read from the ports on each scrape: the queues' depth and
+// the search indexes' statistics.
+func (a *App) measurePorts(context.Context) error {
+	a.queueMetrics()
+	a.indexMetrics()
+	return nil
+}
+
 // queueMetrics adds the depth of the two queues, read on scrape. The label is the logical
 // name ("default", "index"), without the deployment's prefix.
 func (a *App) queueMetrics() {
