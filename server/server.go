@@ -121,7 +121,7 @@ type Deps struct {
 	ConsoleSealer *settings.Sealer
 }
 
-// Metrics is what the HTTP layer measures and exposes; internal/metrics implements it over
+// Metrics is what the HTTP layer measures and exposes; cmd/lectern/metrics implements it over
 // a Prometheus registry, which this package never imports.
 type Metrics interface {
 	// ObserveRequest records one request under its route pattern (never the raw path).

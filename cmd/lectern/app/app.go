@@ -10,10 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lectern-lms/lectern/lrs/forward"
-	"github.com/lectern-lms/lectern/lrs/launch"
-	"github.com/lectern-lms/lectern/lrs/oauth"
-	"github.com/lectern-lms/lectern/lrs/xapi"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -28,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/metrics"
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/chatgen"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
@@ -43,8 +40,11 @@ import (
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/internal/metrics"
 	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/lrs/forward"
+	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
+	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -233,6 +233,14 @@ type App struct {
 	Metrics  *metrics.Metrics
 	Registry *prometheus.Registry
 	closers  []func() error
+
+	// What one step of Open builds for the steps after it and is not part of the App's API.
+	checks        []server.Check
+	sealer        *settings.Sealer
+	subscriptions *subscription.Store
+	runtime       *scormrt.Store
+	forwardPairs  *forward.Manager
+	launchTokens  *launch.Issuer
 }
 
 // Validate rejects half-given or contradictory settings before anything is opened.
@@ -306,7 +314,10 @@ func (c Config) DrainTimeout() time.Duration {
 	return c.ShutdownDeadline() - c.handBack()
 }
 
-// Open connects every backend and assembles the server and job handlers.
+// Open connects every backend and assembles the server and job handlers. It reads as the list
+// of what it wires: each step opens one port, its backend picked by one switch in the step, or
+// builds one layer over the ports. The steps run in start-up order, so a bad setting fails
+// with the same error at the same point, and the first error closes what earlier steps opened.
 func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -325,47 +336,82 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			opened.Close()
 		}
 	}()
-	var checks []server.Check
+	for _, step := range []func(ctx context.Context) error{
+		a.openRecords,
+		a.openBlobs,
+		a.openQueues,
+		a.openElastic,
+		a.openStatements,
+		a.openEmbedder,
+		a.openContentIndex,
+		a.measurePorts,
+		a.openStores,
+		a.openOutbound,
+		a.handleWebhookJobs,
+		a.handleTenantJobs,
+		a.handleContentJobs,
+		a.handleCourseJobs,
+		a.openForwarder,
+		a.openServer,
+	} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
 
-	// Record store: PostgreSQL when configured, else SQLite in the data directory.
+// openRecords opens the record store: PostgreSQL when configured, else SQLite in the data
+// directory.
+func (a *App) openRecords(ctx context.Context) error {
+	cfg := a.Config
 	switch {
 	case cfg.PostgresURL != "":
 		s, err := postgres.Open(ctx, cfg.PostgresURL)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Records = s
-		checks = append(checks, server.Check{Name: "postgres", Ping: s.DB().PingContext})
+		a.checks = append(a.checks, server.Check{Name: "postgres", Ping: s.DB().PingContext})
 	default:
 		s, err := sqlite.Open(filepath.Join(cfg.DataDir, "lectern.db"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Records = s
-		checks = append(checks, server.Check{Name: "sqlite", Ping: s.DB().PingContext})
+		a.checks = append(a.checks, server.Check{Name: "sqlite", Ping: s.DB().PingContext})
 	}
 	a.closers = append(a.closers, a.Records.Close)
+	return nil
+}
 
-	// Blob store: MinIO/S3 when configured, else a local directory.
+// openBlobs opens the blob store: MinIO/S3 when configured, else a local directory.
+func (a *App) openBlobs(ctx context.Context) error {
+	cfg := a.Config
 	switch {
 	case cfg.S3.Endpoint != "":
 		s, err := minio.New(ctx, minio.Config{Endpoint: cfg.S3.Endpoint, AccessKey: cfg.S3.AccessKey,
 			SecretKey: cfg.S3.SecretKey, Bucket: cfg.S3.Bucket, UseSSL: cfg.S3.UseSSL})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Blobs = s
-		checks = append(checks, server.Check{Name: "s3", Ping: blobPing(s)})
+		a.checks = append(a.checks, server.Check{Name: "s3", Ping: blobPing(s)})
 	default:
 		s, err := local.New(filepath.Join(cfg.DataDir, "blobs"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Blobs = s
-		checks = append(checks, server.Check{Name: "blobs", Ping: blobPing(s)})
+		a.checks = append(a.checks, server.Check{Name: "blobs", Ping: blobPing(s)})
 	}
+	return nil
+}
 
-	// Job queue: Asynq on Redis when configured, else the in-process queue in the record store.
+// openQueues opens the two job queues (default and index): Asynq on Redis when configured,
+// else the in-process queue in the record store.
+func (a *App) openQueues(ctx context.Context) error {
+	cfg := a.Config
 	switch {
 	case cfg.RedisURL != "":
 		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
@@ -373,7 +419,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Queue = q
 		a.closers = append(a.closers, a.Queue.Close)
@@ -381,16 +427,16 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.IndexQueue = iq
 		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
-			return nil, fmt.Errorf("LECTERN_REDIS_URL: %w", err)
+			return fmt.Errorf("LECTERN_REDIS_URL: %w", err)
 		}
 		rdb := redis.NewClient(opt)
 		a.closers = append(a.closers, rdb.Close)
-		checks = append(checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+		a.checks = append(a.checks, server.Check{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
 	default:
 		a.Queue = inproc.New(a.Records, inproc.Config{Concurrency: cfg.WorkerConcurrency, BaseRetryDelay: cfg.RetryBaseDelay,
 			ReleaseTimeout: cfg.handBack()})
@@ -399,168 +445,57 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 			ReleaseTimeout: cfg.handBack()})
 	}
 	a.closers = append(a.closers, a.IndexQueue.Close)
-	a.queueMetrics()
+	return nil
+}
 
-	// Elasticsearch holds statements and content in the distributed mode.
-	if cfg.Elastic.URL != "" {
-		c, err := elastic.New(elastic.Config{URLs: []string{cfg.Elastic.URL}, IndexPrefix: cfg.Elastic.IndexPrefix})
-		if err != nil {
-			return nil, err
-		}
-		if err := c.Ping(ctx); err != nil {
-			return nil, fmt.Errorf("elasticsearch at %s: %w", cfg.Elastic.URL, err)
-		}
-		if _, _, err := c.EnsureIndex(ctx, "statements", mappings.Options{}); err != nil {
-			return nil, err
-		}
-		a.Elastic = c
-		checks = append(checks, server.Check{Name: "elasticsearch", Ping: elasticReady(c)})
+// openElastic connects Elasticsearch, which holds statements and content in the distributed
+// mode, and creates the statements index; without a URL there is nothing to open.
+func (a *App) openElastic(ctx context.Context) error {
+	cfg := a.Config
+	if cfg.Elastic.URL == "" {
+		return nil
 	}
+	c, err := elastic.New(elastic.Config{URLs: []string{cfg.Elastic.URL}, IndexPrefix: cfg.Elastic.IndexPrefix})
+	if err != nil {
+		return err
+	}
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("elasticsearch at %s: %w", cfg.Elastic.URL, err)
+	}
+	if _, _, err := c.EnsureIndex(ctx, "statements", mappings.Options{}); err != nil {
+		return err
+	}
+	a.Elastic = c
+	a.checks = append(a.checks, server.Check{Name: "elasticsearch", Ping: elasticReady(c)})
+	return nil
+}
 
-	// xAPI record store: Elasticsearch in the distributed mode, else SQLite in the data directory.
+// openStatements opens the xAPI record store's backend: Elasticsearch in the distributed mode,
+// else SQLite in the data directory.
+func (a *App) openStatements(ctx context.Context) error {
 	switch {
 	case a.Elastic != nil:
 		// Writes ask for no refresh; a search refreshes first when writes are not yet searchable
 		// (one refresh per wave of queries, none per write): see storage/statements/elastic.
 		st, err := stelastic.New(ctx, a.Elastic, stelastic.WithReportFields(xapi.ReportFields))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Statements = st
 	default:
-		st, err := stsqlite.Open(filepath.Join(cfg.DataDir, "lrs.db"), stsqlite.WithReportFields(xapi.ReportFields))
+		st, err := stsqlite.Open(filepath.Join(a.Config.DataDir, "lrs.db"), stsqlite.WithReportFields(xapi.ReportFields))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Statements = st
 	}
 	a.closers = append(a.closers, a.Statements.Close)
-
-	if err := a.openContentIndex(ctx); err != nil {
-		return nil, err
-	}
-	a.indexMetrics()
-
-	sealer, err := settings.NewSealer(cfg.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	a.Tenants = tenant.NewRegistry(a.Records)
-	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
-	a.Jobs = jobs.NewStore(a.Records)
-	// Webhooks: every job that concludes, whatever its type, queues JOB_PROCESSED messages.
-	subs := &subscription.Store{Records: a.Records, Sealer: sealer}
-	// The hooks queue a fan-out before the conclusion is written (engine course imports
-	// conclude in the course store); the fan-out reads the job back and queues the messages.
-	a.Courses = course.NewStore(a.Records)
-	webhooks := &webhookjob.Handler{Subscriptions: subs, Jobs: a.Jobs, Courses: a.Courses, Queue: a.Queue, Logger: cfg.Logger,
-		BaseDelay: cfg.RetryBaseDelay}
-	a.Jobs.OnConcluding(webhooks.JobConcluding)
-	a.Courses.OnImportConcluding(webhooks.CourseImportConcluding)
-	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(cfg.Clock))
-	a.Content = content.NewStore(a.Records)
-	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
-	a.ContentConfig = content.NewConfig(a.Records)
-	a.ContentFields = content.NewFieldStore(a.Records)
-	a.handle(a.Queue, taxonomyjob.TypeImport, &taxonomyjob.Handler{Taxonomies: a.Taxonomies, Jobs: a.Jobs, Blobs: a.Blobs,
-		Embedder: a.chunkEmbedder, Logger: cfg.Logger})
-	if a.Outbound, err = outbound.New(outbound.Config{Allow: cfg.OutboundAllow, Timeout: 15 * time.Minute}); err != nil {
-		return nil, err
-	}
-	webhooks.Outbound = a.Outbound
-	webhooks.Outcome = a.Metrics.OutboundHook("webhook")
-	a.handle(a.Queue, webhookjob.TypeDeliver, webhooks)
-	a.handle(a.Queue, webhookjob.TypeFanout, queue.HandlerFunc(webhooks.ProcessFanout))
-	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
-		Others: []jobs.Purger{a.Statements, a.Index}})
-	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
-	if len(cfg.ExtractCommand) > 0 {
-		importer.InProcessText = inProcessText
-		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
-			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
-	}
-	a.handle(a.Queue, contentjob.TypeImport, importer)
-	// The embedding metrics wrap the bare model under the vector cache: computed vectors count.
-	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
-		Index: a.Index, Embedder: a.Metrics.Embedder(a.chunkEmbedder), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
-	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
-	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
-	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)
-	runtimeStore := scormrt.NewStore(a.Records)
-	launchTokens := launch.NewIssuer(cfg.SecretKey)
-	postBacks := &postbackjob.Sender{Queue: a.Queue, Logger: cfg.Logger}
-	var stored learner.StoredHook
-	if cfg.LRSHooks.Stored != nil {
-		stored = cfg.LRSHooks.Stored.StatementsStored
-	}
-	a.Learner = learner.New(learner.Deps{Courses: a.Courses, Registrations: a.Registrations, Runtime: runtimeStore,
-		Settings: a.Settings, Statements: a.Statements, LaunchTokens: launchTokens, PostBacks: postBacks,
-		Stored: stored, StatementsCounted: a.Metrics.StatementsStored, PublicURL: cfg.PublicURL, Logger: cfg.Logger})
-	postBack := &postbackjob.Handler{Registrations: a.Registrations, Settings: a.Settings, Outbound: a.Outbound,
-		Details: a.Learner, Logger: cfg.Logger, Outcome: a.Metrics.OutboundHook("postback")}
-	postBacks.Handler = postBack
-	a.handle(a.Queue, postbackjob.TypePostback, postBack)
-	a.handle(a.Queue, convertjob.TypeConvertHistorical, convertjob.Handler(a.Learner))
-	var schemaDir fs.FS
-	if cfg.SchemaDir != "" {
-		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("schema directory %s is not a readable directory", cfg.SchemaDir)
-		}
-		schemaDir = os.DirFS(cfg.SchemaDir)
-	}
-	a.handle(a.Queue, importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
-		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
-		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
-	pairs := &forward.Manager{Records: a.Records, Sealer: sealer}
-	a.Forwarder = &forward.Forwarder{Pairs: pairs, Statements: a.Statements, Client: a.Outbound, Logger: cfg.Logger,
-		Tenants: a.forwardTenants, Config: a.forwardConfig, Outcome: a.Metrics.OutboundHook("forward")}
-	if a.Elastic != nil {
-		a.Forwarder.Settle = elasticForwardSettle
-	}
-	// The lease owner: one process owns the embedded data directory's forwarding, so a
-	// restart resumes at once; distributed workers are told apart.
-	a.Forwarder.ID = "embedded"
-	if cfg.RedisURL != "" {
-		host, _ := os.Hostname()
-		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
-	}
-	a.Server = server.New(server.Deps{Forward: pairs, Subscriptions: subs, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
-		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
-		Runtime: runtimeStore, Learner: a.Learner,
-		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
-		Statements: a.Statements, Root: cfg.Root, Checks: checks, Logger: cfg.Logger,
-		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
-		LaunchTokens: launchTokens, OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
-		LRS:     cfg.LRSHooks,
-		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
-		Metrics: a.Metrics, QueueConsole: a.queueConsole(), ConsoleSealer: sealer})
-	return a, nil
+	return nil
 }
 
-// inProcessText is the largest plain-text file a content import reads in the worker rather
-// than in the extraction child (contentjob.Importer.InProcessText): well under the child's
-// memory limit, and a short text costs less to read than the child costs to start.
-const inProcessText = 1 << 20
-
-// indexGroupWindow is how long the search index waits for more content writes to commit
-// with the first of a group (ibleve and ielastic Options.GroupWindow): a content import takes
-// seconds, and writes committed together make one Bleve segment to merge later, or one
-// Elasticsearch refresh, instead of one per document.
-const indexGroupWindow = 50 * time.Millisecond
-
-// indexConcurrency is Config.IndexConcurrency with its default.
-func indexConcurrency(cfg Config) int {
-	if cfg.IndexConcurrency > 0 {
-		return cfg.IndexConcurrency
-	}
-	return 4 * runtime.NumCPU()
-}
-
-// openContentIndex picks the embedder (an OpenAI-compatible endpoint when configured, else
-// the local ONNX model, else none) and the content index (Elasticsearch in the distributed
-// mode, else Bleve in <DataDir>/search) recording the embedder's model.
-func (a *App) openContentIndex(ctx context.Context) error {
+// openEmbedder picks the embedder: an OpenAI-compatible endpoint when configured, else the
+// local ONNX model, else none (NoEmbedder then says why semantic search answers 503).
+func (a *App) openEmbedder(ctx context.Context) error {
 	cfg := a.Config
 	var inner embed.Embedder
 	switch {
@@ -580,21 +515,28 @@ func (a *App) openContentIndex(ctx context.Context) error {
 					err.Error() + "); run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
 			}
 			cfg.Logger.Warn("no embedding model: semantic search answers 503", "model_dir", cfg.ModelDir, "error", err)
-			break
+			return nil
 		}
 		inner = o
 		a.closers = append(a.closers, o.Close)
 	default:
 		a.NoEmbedder = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
+		return nil
 	}
+	a.Embedder = embed.NewCached(inner, embed.NewLRU(embedCacheEntries))
+	a.chunkEmbedder = inner
+	a.vectors = embed.NewRecordCache(a.Records, embed.RecordCacheOptions{FrontEntries: embedCacheEntries,
+		Retention: time.Duration(cmp.Or(cfg.EmbeddingCacheDays, 30)) * 24 * time.Hour, Logger: cfg.Logger})
+	return nil
+}
+
+// openContentIndex opens the content search index, recording the embedder's model:
+// Elasticsearch in the distributed mode, else Bleve in <DataDir>/search.
+func (a *App) openContentIndex(ctx context.Context) error {
 	var model indexer.Model
-	if inner != nil {
-		info := inner.Model()
+	if a.chunkEmbedder != nil {
+		info := a.chunkEmbedder.Model()
 		model = indexer.Model{Name: info.Name, Dims: info.Dims}
-		a.Embedder = embed.NewCached(inner, embed.NewLRU(embedCacheEntries))
-		a.chunkEmbedder = inner
-		a.vectors = embed.NewRecordCache(a.Records, embed.RecordCacheOptions{FrontEntries: embedCacheEntries,
-			Retention: time.Duration(cmp.Or(cfg.EmbeddingCacheDays, 30)) * 24 * time.Hour, Logger: cfg.Logger})
 	}
 	switch {
 	case a.Elastic != nil:
@@ -612,7 +554,7 @@ func (a *App) openContentIndex(ctx context.Context) error {
 		}
 		a.Index = ix
 	default:
-		ix, err := ibleve.Open(filepath.Join(cfg.DataDir, "search"), ibleve.Options{Model: model, GroupWindow: indexGroupWindow})
+		ix, err := ibleve.Open(filepath.Join(a.Config.DataDir, "search"), ibleve.Options{Model: model, GroupWindow: indexGroupWindow})
 		if err != nil {
 			return err
 		}
@@ -620,6 +562,167 @@ func (a *App) openContentIndex(ctx context.Context) error {
 	}
 	a.closers = append(a.closers, a.Index.Close)
 	return nil
+}
+
+// openStores builds the domain stores over the record and blob stores, with the sealer that
+// keeps secret-valued settings encrypted.
+func (a *App) openStores(context.Context) error {
+	sealer, err := settings.NewSealer(a.Config.SecretKey)
+	if err != nil {
+		return err
+	}
+	a.sealer = sealer
+	a.Tenants = tenant.NewRegistry(a.Records)
+	a.Settings = settings.NewStore(a.Records, settings.Default(), sealer)
+	a.Jobs = jobs.NewStore(a.Records)
+	a.subscriptions = &subscription.Store{Records: a.Records, Sealer: sealer}
+	a.Courses = course.NewStore(a.Records)
+	a.Registrations = registration.NewStore(a.Records, sealer, registration.WithClock(a.Config.Clock))
+	a.runtime = scormrt.NewStore(a.Records)
+	a.Content = content.NewStore(a.Records)
+	a.Taxonomies = taxonomy.NewStore(a.Records, a.Blobs)
+	a.ContentConfig = content.NewConfig(a.Records)
+	a.ContentFields = content.NewFieldStore(a.Records)
+	a.forwardPairs = &forward.Manager{Records: a.Records, Sealer: sealer}
+	return nil
+}
+
+// openOutbound builds the one client of outbound HTTP (imports from URLs, webhooks,
+// post-backs, forwarding), with the private-address policy of LECTERN_OUTBOUND_ALLOW.
+func (a *App) openOutbound(context.Context) error {
+	var err error
+	a.Outbound, err = outbound.New(outbound.Config{Allow: a.Config.OutboundAllow, Timeout: 15 * time.Minute})
+	return err
+}
+
+// handleWebhookJobs makes every job that concludes, whatever its type, queue JOB_PROCESSED
+// messages, and registers their fan-out and delivery.
+func (a *App) handleWebhookJobs(context.Context) error {
+	// The hooks queue a fan-out before the conclusion is written (engine course imports
+	// conclude in the course store); the fan-out reads the job back and queues the messages.
+	webhooks := &webhookjob.Handler{Subscriptions: a.subscriptions, Jobs: a.Jobs, Courses: a.Courses, Queue: a.Queue,
+		Logger: a.Config.Logger, BaseDelay: a.Config.RetryBaseDelay, Outbound: a.Outbound, Outcome: a.Metrics.OutboundHook("webhook")}
+	a.Jobs.OnConcluding(webhooks.JobConcluding)
+	a.Courses.OnImportConcluding(webhooks.CourseImportConcluding)
+	a.handle(a.Queue, webhookjob.TypeDeliver, webhooks)
+	a.handle(a.Queue, webhookjob.TypeFanout, queue.HandlerFunc(webhooks.ProcessFanout))
+	return nil
+}
+
+// handleTenantJobs registers the deletion of a tenant's data in every store.
+func (a *App) handleTenantJobs(context.Context) error {
+	a.handle(a.Queue, jobs.TypeTenantDelete, &jobs.TenantDeleter{Tenants: a.Tenants, Blobs: a.Blobs, Jobs: a.Jobs,
+		Others: []jobs.Purger{a.Statements, a.Index}})
+	return nil
+}
+
+// handleContentJobs registers the content service's jobs: taxonomy imports, content imports
+// (read in the extraction child when ExtractCommand is set), index tasks on the index queue,
+// and reindexing.
+func (a *App) handleContentJobs(context.Context) error {
+	cfg := a.Config
+	a.handle(a.Queue, taxonomyjob.TypeImport, &taxonomyjob.Handler{Taxonomies: a.Taxonomies, Jobs: a.Jobs, Blobs: a.Blobs,
+		Embedder: a.chunkEmbedder, Logger: cfg.Logger})
+	importer := &contentjob.Importer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Outbound: a.Outbound, IndexQueue: a.IndexQueue, Limits: archive.DefaultLimits(), Logger: cfg.Logger}
+	if len(cfg.ExtractCommand) > 0 {
+		importer.InProcessText = inProcessText
+		importer.Extractor = &sandbox.Runner{Command: cfg.ExtractCommand, Env: sandbox.RuntimeEnv(os.Environ()), Timeout: cfg.ExtractTimeout,
+			MemoryBytes: cfg.ExtractMemory, Archive: archive.DefaultLimits()}
+	}
+	a.handle(a.Queue, contentjob.TypeImport, importer)
+	// The embedding metrics observe the bare model under the vector cache: computed vectors count.
+	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
+		Index: a.Index, Embedder: embed.Observe(a.chunkEmbedder, a.Metrics.Embedded), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
+	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
+	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
+	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)
+	return nil
+}
+
+// handleCourseJobs builds the learner's path and registers the course engine's jobs:
+// post-backs (the first attempt inline when the learner's path asks), the historical
+// SCORM-to-xAPI conversion, and course imports, which validate against the schemas in
+// SchemaDir when a package ships none.
+func (a *App) handleCourseJobs(context.Context) error {
+	cfg := a.Config
+	a.launchTokens = launch.NewIssuer(cfg.SecretKey)
+	postBacks := &postbackjob.Sender{Queue: a.Queue, Logger: cfg.Logger}
+	var stored learner.StoredHook
+	if cfg.LRSHooks.Stored != nil {
+		stored = cfg.LRSHooks.Stored.StatementsStored
+	}
+	a.Learner = learner.New(learner.Deps{Courses: a.Courses, Registrations: a.Registrations, Runtime: a.runtime,
+		Settings: a.Settings, Statements: a.Statements, LaunchTokens: a.launchTokens, PostBacks: postBacks,
+		Stored: stored, StatementsCounted: a.Metrics.StatementsStored, PublicURL: cfg.PublicURL, Logger: cfg.Logger})
+	postBacks.Handler = &postbackjob.Handler{Registrations: a.Registrations, Settings: a.Settings, Outbound: a.Outbound,
+		Details: a.Learner, Logger: cfg.Logger, Outcome: a.Metrics.OutboundHook("postback")}
+	a.handle(a.Queue, postbackjob.TypePostback, postBacks.Handler)
+	a.handle(a.Queue, convertjob.TypeConvertHistorical, convertjob.Handler(a.Learner))
+	var schemaDir fs.FS
+	if cfg.SchemaDir != "" {
+		if st, err := os.Stat(cfg.SchemaDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("schema directory %s is not a readable directory", cfg.SchemaDir)
+		}
+		schemaDir = os.DirFS(cfg.SchemaDir)
+	}
+	a.handle(a.Queue, importjob.TypeCourseImport, &importjob.Handler{Courses: a.Courses, Blobs: a.Blobs,
+		Outbound: a.Outbound, Limits: archive.DefaultLimits(), Logger: cfg.Logger,
+		Schemas: xsd.New(schemaDir), Settings: a.Settings, Statements: a.Statements})
+	return nil
+}
+
+// openForwarder builds the statement forwarder, which the worker role runs.
+func (a *App) openForwarder(context.Context) error {
+	cfg := a.Config
+	a.Forwarder = &forward.Forwarder{Pairs: a.forwardPairs, Statements: a.Statements, Client: a.Outbound, Logger: cfg.Logger,
+		Tenants: a.forwardTenants, Config: a.forwardConfig, Outcome: a.Metrics.OutboundHook("forward")}
+	if a.Elastic != nil {
+		a.Forwarder.Settle = elasticForwardSettle
+	}
+	// The lease owner: one process owns the embedded data directory's forwarding, so a
+	// restart resumes at once; distributed workers are told apart.
+	a.Forwarder.ID = "embedded"
+	if cfg.RedisURL != "" {
+		host, _ := os.Hostname()
+		a.Forwarder.ID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomID())
+	}
+	return nil
+}
+
+// openServer builds the HTTP server over everything above.
+func (a *App) openServer(context.Context) error {
+	cfg := a.Config
+	a.Server = server.New(server.Deps{Forward: a.forwardPairs, Subscriptions: a.subscriptions, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
+		Runtime: a.runtime, Learner: a.Learner,
+		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
+		Statements: a.Statements, Root: cfg.Root, Checks: a.checks, Logger: cfg.Logger,
+		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
+		LaunchTokens: a.launchTokens, OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
+		LRS:     cfg.LRSHooks,
+		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
+		Metrics: a.Metrics, QueueConsole: a.queueConsole(), ConsoleSealer: a.sealer})
+	return nil
+}
+
+// inProcessText is the largest plain-text file a content import reads in the worker rather
+// than in the extraction child (contentjob.Importer.InProcessText): well under the child's
+// memory limit, and a short text costs less to read than the child costs to start.
+const inProcessText = 1 << 20
+
+// indexGroupWindow is how long the search index waits for more content writes to commit
+// with the first of a group (ibleve and ielastic Options.GroupWindow): a content import takes
+// seconds, and writes committed together make one Bleve segment to merge later, or one
+// Elasticsearch refresh, instead of one per document.
+const indexGroupWindow = 50 * time.Millisecond
+
+// indexConcurrency is Config.IndexConcurrency with its default.
+func indexConcurrency(cfg Config) int {
+	if cfg.IndexConcurrency > 0 {
+		return cfg.IndexConcurrency
+	}
+	return 4 * runtime.NumCPU()
 }
 
 // elasticForwardSettle keeps the forwarder behind Elasticsearch's clock: a Put stamps stored

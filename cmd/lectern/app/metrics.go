@@ -19,12 +19,20 @@ import (
 // handle registers h on q wrapped in the job metrics: registration is the one place every
 // handler of both queue backends passes.
 func (a *App) handle(q queue.Queue, taskType string, h queue.Handler) {
-	q.Handle(taskType, a.Metrics.Job(taskType, h))
+	q.Handle(taskType, queue.Observe(h, a.Metrics.JobHook(taskType)))
 }
 
 // pendingCounter is what both queue backends offer beside the port for the depth gauge.
 type pendingCounter interface {
 	Pending(ctx context.Context) (int, error)
+}
+
+// measurePorts adds what the metrics read from the ports on each scrape: the queues' depth and
+// the search indexes' statistics.
+func (a *App) measurePorts(context.Context) error {
+	a.queueMetrics()
+	a.indexMetrics()
+	return nil
 }
 
 // queueMetrics adds the depth of the two queues, read on scrape. The label is the logical

@@ -1,8 +1,10 @@
 // Package metrics is Lectern's Prometheus instrumentation: one Metrics value over one
-// prometheus.Registry that cmd/lectern/app creates and hands to the pieces it wires. Only
-// this package and the app wiring import Prometheus; the HTTP layer and the domain packages
-// receive plain methods or func hooks (ObserveRequest, StatementsStored, Outbound), so they
-// stay testable and free of the dependency.
+// prometheus.Registry that cmd/lectern/app creates and hands to the pieces it wires. It sits
+// above everything it measures and imports none of it, so that only cmd/ imports Prometheus
+// (internal/layering keeps it so): the HTTP layer takes the server.Metrics interface (and
+// hands lrs/ingest's OnStored hook to it), and the packages below expose what they count as
+// func hooks declared in their own package (queue.Observe, embed.Observe, the delivering
+// handlers' Outcome fields), which the app binds to the methods here.
 //
 // Every metric name is exported as a constant: the Grafana dashboard in compose/grafana reads
 // exactly these names, and a test checks that it names nothing else.
@@ -10,7 +12,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -20,10 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/storage"
-	"github.com/lectern-lms/lectern/workers/queue"
 )
 
 // The exported metric names.
@@ -47,7 +44,8 @@ func Names() []string {
 		StatementsStored, EmbeddingChunks, EmbeddingDuration, OutboundDeliveries, ScrapeSourceErrors}
 }
 
-// Job outcomes (the outcome label of lectern_job_duration_seconds).
+// Job outcomes (the outcome label of lectern_job_duration_seconds): the values
+// workers/queue.Observe reports (queue.OutcomeCompleted, …), which a test pins.
 const (
 	// JobCompleted: the handler returned nil.
 	JobCompleted = "completed"
@@ -160,51 +158,36 @@ func (m *Metrics) OutboundHook(kind string) func(outcome string) {
 	return func(outcome string) { m.Outbound(kind, outcome) }
 }
 
-// Job wraps a queue handler so that each run is timed under its task type and outcome. It is
-// applied where handlers are registered (cmd/lectern/app), the one place every handler of
-// both queue backends passes.
-func (m *Metrics) Job(taskType string, h queue.Handler) queue.Handler {
+// JobRun records one run of a queue handler of taskType: how long it took and its outcome
+// (JobCompleted, JobRetried, JobFailed).
+func (m *Metrics) JobRun(taskType, outcome string, d time.Duration) {
 	if m == nil {
-		return h
+		return
 	}
-	return queue.HandlerFunc(func(ctx context.Context, t *queue.Task) error {
-		start := time.Now()
-		err := h.ProcessTask(ctx, t)
-		outcome := JobCompleted
-		switch {
-		case err == nil:
-		case errors.Is(err, queue.SkipRetry), queue.LastAttempt(ctx) && !errors.Is(err, storage.ErrUnavailable):
-			outcome = JobFailed
-		default:
-			outcome = JobRetried
-		}
-		m.jobs.WithLabelValues(taskType, outcome).Observe(time.Since(start).Seconds())
-		return err
-	})
+	m.jobs.WithLabelValues(taskType, outcome).Observe(d.Seconds())
 }
 
-// Embedder wraps the content pipeline's chunk embedder: every call counts its texts and is
-// timed. Wrap the bare model (below any vector cache), so that only computed vectors count.
-func (m *Metrics) Embedder(e embed.Embedder) embed.Embedder {
-	if m == nil || e == nil {
-		return e
+// JobHook returns JobRun bound to one task type, the hook queue.Observe takes where the app
+// registers a handler (the one place every handler of both queue backends passes); nil when
+// m is nil.
+func (m *Metrics) JobHook(taskType string) func(outcome string, d time.Duration) {
+	if m == nil {
+		return nil
 	}
-	return &timedEmbedder{Embedder: e, m: m}
+	return func(outcome string, d time.Duration) { m.JobRun(taskType, outcome, d) }
 }
 
-type timedEmbedder struct {
-	embed.Embedder
-	m *Metrics
-}
-
-func (t *timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	vecs, err := t.Embedder.Embed(ctx, texts)
-	t.m.embedDur.Observe(time.Since(start).Seconds())
-	if err == nil {
-		t.m.chunks.Add(float64(len(vecs)))
+// Embedded records one embedding call of the content pipeline: its run time and the vectors
+// it computed (none when it failed), as embed.Observe reports them. Observe the bare model,
+// below any vector cache, so that cache hits are not counted.
+func (m *Metrics) Embedded(vectors int, d time.Duration) {
+	if m == nil {
+		return
 	}
-	return vecs, err
+	m.embedDur.Observe(d.Seconds())
+	if vectors > 0 {
+		m.chunks.Add(float64(vectors))
+	}
 }
 
 // QueueDepth adds a scrape-time source of lectern_queue_depth{queue=name}: pending reports
