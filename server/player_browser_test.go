@@ -47,6 +47,12 @@ func waitJS(t *testing.T, ctx context.Context, expr, want, what string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string]("(function(){try{return String("+expr+")}catch(e){return 'error: '+e}})()"))
+		if err != nil && navigating(err) {
+			// The page is being replaced (a click that navigates): ask the next one.
+			got = "navigating: " + err.Error()
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -56,6 +62,14 @@ func waitJS(t *testing.T, ctx context.Context, expr, want, what string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("%s: %q, want %q", what, got, want)
+}
+
+// navigating reports whether an evaluation failed only because the page it ran in was being
+// replaced by a navigation, which a wait outlasts.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") || strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id")
 }
 
 func click(t *testing.T, ctx context.Context, expr string) {
