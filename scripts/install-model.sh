@@ -21,7 +21,7 @@
 # model-qint8.onnx, which Lectern runs for texts past 32 tokens (content chunks),
 # is derived here from model.onnx by scripts/quantize-model.py (integer MatMuls
 # instead of float ones: about half the CPU per token, same recall; see
-# docs/benchmarks.md, "Embedding speed" and embed.IntegerMinTokens), with onnx
+# docs/benchmarks.md, "Embedding speed" and onnx.IntegerMinTokens), with onnx
 # and onnxruntime pip-installed at the pinned versions below into a throwaway
 # virtualenv; the result is checked against its sha256.
 #
@@ -117,7 +117,7 @@ die() {
 
 sha_of() { sha256sum "$1" | cut -d' ' -f1; }
 
-# manifest is what indexer/embed reads: the model's identity (name + dims is
+# manifest is what indexer/embed/onnx reads: the model's identity (name + dims is
 # what an index records), how to tokenize, and which runtime library to load.
 manifest() {
 	cat <<EOF

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/storage/record"
 )
@@ -81,8 +82,8 @@ func testModelDir(t *testing.T) (string, bool) {
 	if os.Getenv("CI") != "" {
 		t.Fatal("LECTERN_TEST_MODEL_DIR is not set: CI needs the embedding model (scripts/install-model.sh)")
 	}
-	d := embed.DefaultModelDir(testenv.CacheDir())
-	if _, err := os.Stat(filepath.Join(d, embed.ManifestFile)); err == nil {
+	d := onnx.DefaultModelDir(testenv.CacheDir())
+	if _, err := os.Stat(filepath.Join(d, onnx.ManifestFile)); err == nil {
 		return d, true
 	}
 	return "", false

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 )
 
 // TestModelDirConfig checks that the default model location follows the configuration the
@@ -22,8 +22,8 @@ func TestModelDirConfig(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"cache dir":       {map[string]string{"LECTERN_CACHE_DIR": cache, "HOME": home}, filepath.Join(cache, "model", embed.DefaultInstallDir)},
-		"home":            {map[string]string{"HOME": home}, filepath.Join(home, ".cache", "lectern", "model", embed.DefaultInstallDir)},
+		"cache dir":       {map[string]string{"LECTERN_CACHE_DIR": cache, "HOME": home}, filepath.Join(cache, "model", onnx.DefaultInstallDir)},
+		"home":            {map[string]string{"HOME": home}, filepath.Join(home, ".cache", "lectern", "model", onnx.DefaultInstallDir)},
 		"model dir":       {map[string]string{"LECTERN_MODEL_DIR": explicit, "LECTERN_CACHE_DIR": cache}, explicit},
 		"nothing to find": {map[string]string{}, ""},
 	} {

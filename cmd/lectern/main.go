@@ -26,7 +26,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/content/extract/sandbox"
-	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/outbound"
@@ -273,7 +273,7 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 		// Without a cache directory (no LECTERN_CACHE_DIR and no HOME) there is no default
 		// model; the server starts and semantic search says how to install one.
 		if cache := cacheDir(getenv); cache != "" {
-			cfg.ModelDir = embed.DefaultModelDir(cache)
+			cfg.ModelDir = onnx.DefaultModelDir(cache)
 		}
 	}
 	var err error

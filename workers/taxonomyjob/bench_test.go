@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/content/taxonomy"
-	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/storage/blob/local"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -54,16 +54,16 @@ func BenchmarkTaxonomyImport(b *testing.B) {
 	const n = 20000
 	csv := generatedTaxonomy(n)
 	// before: the embedder's configuration before issue 13's embedding work (batches of 8,
-	// float model only); after: embed.New's defaults. Skill names are short, so both run the
+	// float model only); after: onnx.New's defaults. Skill names are short, so both run the
 	// float model and get the same vectors.
 	for _, cfg := range []struct {
 		name string
-		opts []embed.ONNXOption
+		opts []onnx.Option
 	}{
-		{"before", []embed.ONNXOption{embed.WithBatchSize(8), embed.WithIntegerModel(false)}},
+		{"before", []onnx.Option{onnx.WithBatchSize(8), onnx.WithIntegerModel(false)}},
 		{"after", nil},
 	} {
-		model, err := embed.New(dir, cfg.opts...)
+		model, err := onnx.New(dir, cfg.opts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -40,6 +40,7 @@ import (
 	ibleve "github.com/lectern-lms/lectern/indexer/bleve"
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -506,11 +507,11 @@ func (a *App) openEmbedder(ctx context.Context) error {
 		}
 		inner = o
 	case cfg.ModelDir != "":
-		o, err := embed.New(cfg.ModelDir)
+		o, err := onnx.New(cfg.ModelDir)
 		if err != nil {
 			a.NoEmbedder = "semantic search is unavailable: no embedding model is installed in " + cfg.ModelDir +
 				"; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
-			if !errors.Is(err, embed.ErrNoModel) {
+			if !errors.Is(err, onnx.ErrNoModel) {
 				a.NoEmbedder = "semantic search is unavailable: the embedding model in " + cfg.ModelDir + " cannot be loaded (" +
 					err.Error() + "); run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
 			}

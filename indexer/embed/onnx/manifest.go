@@ -1,4 +1,4 @@
-package embed
+package onnx
 
 import (
 	"encoding/json"
@@ -8,6 +8,14 @@ import (
 	"os"
 	"path/filepath"
 )
+
+// ErrNoModel reports that no local embedding model is installed. It is
+// returned (wrapped, with the directory that was searched) by [New] when the
+// model directory or one of its files is missing, so callers can tell "not
+// installed" apart from a broken installation and show the fix.
+var ErrNoModel = errors.New("embed: no local embedding model installed; run `make model` " +
+	"(scripts/install-model.sh) to install all-MiniLM-L6-v2 and ONNX Runtime into " +
+	"$HOME/.cache/lectern/model, or configure an OpenAI-compatible embeddings endpoint")
 
 // DefaultModelName is the model scripts/install-model.sh installs.
 const DefaultModelName = "all-MiniLM-L6-v2-onnx-int8"

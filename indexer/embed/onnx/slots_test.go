@@ -1,6 +1,6 @@
 //go:build cgo
 
-package embed
+package onnx
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package embed
+package onnx
 
 import (
 	"context"
@@ -16,9 +16,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/indexer/embed"
 )
 
-func newTestONNX(t testing.TB, opts ...ONNXOption) *ONNX {
+func newTestONNX(t testing.TB, opts ...Option) *Embedder {
 	t.Helper()
 	e, err := New(testModelDir(t), opts...)
 	if err != nil {
@@ -28,7 +30,7 @@ func newTestONNX(t testing.TB, opts ...ONNXOption) *ONNX {
 	return e
 }
 
-func embedOne(t testing.TB, e Embedder, text string) []float32 {
+func embedOne(t testing.TB, e embed.Embedder, text string) []float32 {
 	t.Helper()
 	v, err := e.Embed(context.Background(), []string{text})
 	if err != nil {
@@ -39,7 +41,7 @@ func embedOne(t testing.TB, e Embedder, text string) []float32 {
 
 func TestONNXInfo(t *testing.T) {
 	e := newTestONNX(t)
-	if got := e.Model(); got != (Info{Name: DefaultModelName, Dims: 384}) {
+	if got := e.Model(); got != (embed.Info{Name: DefaultModelName, Dims: 384}) {
 		t.Fatalf("Model() = %+v", got)
 	}
 }
@@ -51,7 +53,7 @@ func TestONNXSemantics(t *testing.T) {
 	cat := embedOne(t, e, "A cat sits on the mat")
 	kitten := embedOne(t, e, "A kitten is resting on a rug")
 	revenue := embedOne(t, e, "Quarterly revenue grew by 5%")
-	simPara, simOther := Cosine(cat, kitten), Cosine(cat, revenue)
+	simPara, simOther := embed.Cosine(cat, kitten), embed.Cosine(cat, revenue)
 	t.Logf("cos(cat, kitten)=%.3f cos(cat, revenue)=%.3f", simPara, simOther)
 	if simPara <= simOther+0.3 {
 		t.Fatalf("paraphrase %.3f not clearly above unrelated %.3f", simPara, simOther)
@@ -60,8 +62,8 @@ func TestONNXSemantics(t *testing.T) {
 	q := embedOne(t, e, "settling arguments among coworkers")
 	good := embedOne(t, e, "resolving workplace disputes between colleagues")
 	bad := embedOne(t, e, "baking sourdough bread at home")
-	if Cosine(q, good) <= Cosine(q, bad)+0.3 {
-		t.Fatalf("cos(q, good)=%.3f cos(q, bad)=%.3f", Cosine(q, good), Cosine(q, bad))
+	if embed.Cosine(q, good) <= embed.Cosine(q, bad)+0.3 {
+		t.Fatalf("cos(q, good)=%.3f cos(q, bad)=%.3f", embed.Cosine(q, good), embed.Cosine(q, bad))
 	}
 }
 
@@ -85,7 +87,7 @@ func TestONNXMatchesFP32Reference(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range ref.Cases {
-		if sim := Cosine(embedOne(t, e, c.Text), c.Vector); sim < 0.995 {
+		if sim := embed.Cosine(embedOne(t, e, c.Text), c.Vector); sim < 0.995 {
 			t.Errorf("%q: cosine to fp32 reference %.4f, want >= 0.995", c.Text, sim)
 		}
 	}
@@ -165,8 +167,8 @@ func TestONNXConcurrent(t *testing.T) {
 				errs <- err
 				return
 			}
-			if Cosine(vs[1], want) < 0.99999 {
-				errs <- fmt.Errorf("concurrent result differs: %f", Cosine(vs[1], want))
+			if embed.Cosine(vs[1], want) < 0.99999 {
+				errs <- fmt.Errorf("concurrent result differs: %f", embed.Cosine(vs[1], want))
 			}
 		}()
 	}
@@ -236,7 +238,7 @@ func TestCachedWithONNX(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	c := NewCached(e, NewLRU(10))
+	c := embed.NewCached(e, embed.NewLRU(10))
 	texts := []string{"A cat sits on the mat", "Quarterly revenue grew by 5%"}
 	direct, err := e.Embed(context.Background(), texts)
 	if err != nil {

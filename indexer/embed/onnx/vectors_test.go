@@ -1,6 +1,6 @@
 //go:build cgo
 
-package embed
+package onnx
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/indexer/embed"
 )
 
 // fixtureTexts are the texts of testdata/recorded_vectors.json: lengths from one token to
@@ -57,13 +59,13 @@ func TestONNXMatchesRecordedVectors(t *testing.T) {
 		return 1 - 1e-5
 	}
 	for i := range rec.Texts {
-		if c := Cosine(got[i], rec.Vectors[i]); c < want(i) {
+		if c := embed.Cosine(got[i], rec.Vectors[i]); c < want(i) {
 			t.Errorf("text %d (%.40q): cosine to the recorded vector %.7f", i, rec.Texts[i], c)
 		}
 	}
 	// One at a time too: a text's vector must not depend on what it is batched with.
 	for i, text := range rec.Texts {
-		if c := Cosine(embedOne(t, e, text), rec.Vectors[i]); c < want(i) {
+		if c := embed.Cosine(embedOne(t, e, text), rec.Vectors[i]); c < want(i) {
 			t.Errorf("text %d alone: cosine to the recorded vector %.7f", i, c)
 		}
 	}
