@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/tenant"
 )
 
@@ -181,7 +182,7 @@ func (s *Server) consoleError(c *fiber.Ctx, err error) error {
 	case errors.As(err, &e):
 		status, msg = e.Status, e.Message
 	default:
-		s.log.Error("console", "request_id", requestID(c), "path", c.Path(), "error", err)
+		s.log.Error("console", "request_id", httpx.RequestID(c), "path", c.Path(), "error", err)
 	}
 	if status == fiber.StatusUnauthorized {
 		// The credentials were revoked while the session lasted.
@@ -300,7 +301,7 @@ func (s *Server) consoleSignIn(c *fiber.Ctx) error {
 	if key == "" || secret == "" {
 		return fail(fiber.StatusBadRequest, "enter the key and the secret of an API credential (or the root user and password)")
 	}
-	p, err := s.principalFor(c, key, secret)
+	p, err := s.principalFor(c.UserContext(), key, secret)
 	if errors.Is(err, tenant.ErrBadCredentials) {
 		return fail(fiber.StatusUnauthorized, "invalid credentials")
 	}
@@ -379,8 +380,8 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 	req.Header.SetMethod(r.Method)
 	req.SetRequestURI(r.Path)
 	req.Header.SetHost(string(c.Request().Host()))
-	req.Header.Set(fiber.HeaderAuthorization, "Basic "+basicAuth(sess.Key, sess.Secret))
-	req.Header.Set("X-Request-ID", requestID(c))
+	req.Header.Set(fiber.HeaderAuthorization, "Basic "+httpx.BasicAuth(sess.Key, sess.Secret))
+	req.Header.Set("X-Request-ID", httpx.RequestID(c))
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
 	}
@@ -400,7 +401,7 @@ func (s *Server) api(c *fiber.Ctx, r apiRequest, out any) (*apiResponse, error) 
 	resp := &apiResponse{Status: fc.Response.StatusCode(), Body: append([]byte(nil), fc.Response.Body()...), Header: map[string]string{}}
 	fc.Response.Header.VisitAll(func(k, v []byte) { resp.Header[string(k)] = string(v) })
 	if resp.Status < 200 || resp.Status > 299 {
-		var m Message
+		var m httpx.Message
 		if json.Unmarshal(resp.Body, &m) != nil || m.Message == "" {
 			m.Message = strings.TrimSpace(string(resp.Body))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 )
@@ -319,12 +320,12 @@ func (s *Server) lrsAuthenticate(c *fiber.Ctx) error {
 			return lrsUnauthorized("the OAuth access token is not valid: it expired, its client was deleted, or this server did not issue it")
 		}
 	case strings.EqualFold(scheme, "basic") || strings.EqualFold(scheme, "bearer"):
-		key, secret, ok := parseAuthorization(h)
+		key, secret, ok := httpx.ParseAuthorization(h)
 		if !ok {
 			break
 		}
 		root := s.deps.Root
-		if root.User != "" && equalConstantTime(key, root.User) && equalConstantTime(secret, root.Password) {
+		if root.Match(key, secret) {
 			p = accountPrincipal(s.lrsHomePage(), root.User, "", LRSRoot)
 			break
 		}
@@ -406,7 +407,7 @@ func (s *Server) lrsScope(r Route) fiber.Handler {
 		}
 		method := lrsMethodOf(c)
 		perm := hooks.Permissions.Permissions(ctx, p)
-		if err := perm.Check(lrsResourceOf(r.Path), isWrite(method)); err != nil {
+		if err := perm.Check(lrsResourceOf(r.Path), httpx.IsWrite(method)); err != nil {
 			return errorf(fiber.StatusForbidden, "the credential '%s' %s", p.Name, strings.TrimPrefix(err.Error(), access.ErrForbidden.Error()+": "))
 		}
 		if p.Tenant != "" && p.Tenant != id {
@@ -421,13 +422,13 @@ func (s *Server) lrsScope(r Route) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if !t.Enabled && isWrite(method) && !r.AllowDisabled {
+		if !t.Enabled && httpx.IsWrite(method) && !r.AllowDisabled {
 			return errorf(fiber.StatusConflict, "tenant '%s' is disabled; enable it before changing its data", id)
 		}
 		if s.deps.Statements == nil {
 			return errorf(fiber.StatusServiceUnavailable, "the LRS has no statements backend configured")
 		}
-		c.Locals("tenant", t.ID)
+		httpx.SetTenant(c, t.ID)
 		c.Locals("lrsPermissions", perm)
 		c.Locals("lrsContext", lc)
 		return c.Next()

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/lrs/forward"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // Statement forwarding management (spec/002 "Forwarding management"): Engine's
@@ -135,7 +136,7 @@ func (s *Server) listForwardPairs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(ForwardPairList{Pairs: showAll(ps, showPair)})
+	return c.JSON(ForwardPairList{Pairs: httpx.ShowAll(ps, showPair)})
 }
 
 func (s *Server) getForwardPair(c *fiber.Ctx) error {
@@ -168,7 +169,7 @@ func (s *Server) updateForwardPair(c *fiber.Ctx) error {
 }
 
 func (s *Server) deleteForwardPair(c *fiber.Ctx) error {
-	return deleteItem(c, pathTenant, "pair_id", s.deps.Forward.Delete, forwardErr)
+	return httpx.DeleteItem(c, httpx.PathTenant, "pair_id", s.deps.Forward.Delete, forwardErr)
 }
 
 func forwardSchemas() map[string]any {

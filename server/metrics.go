@@ -3,6 +3,8 @@ package server
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // QueueConsolePath is where Deps.QueueConsole is served (root only). The console is a web
@@ -17,7 +19,7 @@ func (s *Server) registerQueueConsole() {
 	}
 	h := adaptor.HTTPHandler(s.deps.QueueConsole)
 	rootOnly := func(c *fiber.Ctx) error {
-		if !principalOf(c).Root {
+		if !httpx.PrincipalOf(c).Root {
 			return errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
 		}
 		return c.Next()

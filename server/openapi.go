@@ -8,27 +8,14 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 var fiberParam = regexp.MustCompile(`:([A-Za-z_][A-Za-z0-9_]*)`)
 
 // OpenAPIPath converts a Fiber path (:param) to OpenAPI syntax ({param}).
 func OpenAPIPath(p string) string { return fiberParam.ReplaceAllString(p, "{$1}") }
-
-func obj(props map[string]any, required ...string) map[string]any {
-	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
-}
-
-func str() map[string]any      { return map[string]any{"type": "string"} }
-func boolean() map[string]any  { return map[string]any{"type": "boolean"} }
-func dateTime() map[string]any { return map[string]any{"type": "string", "format": "date-time"} }
-func ref(name string) map[string]any {
-	return map[string]any{"$ref": "#/components/schemas/" + name}
-}
 
 // schemas are the components every route refers to by name.
 func schemas() map[string]any {
@@ -145,10 +132,10 @@ func (s *Server) OpenAPI() map[string]any {
 			responses["404"] = withDesc(msg, "not found")
 			// Every authenticated operation reaches a backend; an outage is 503 (errors.go).
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
-			if isWrite(r.Method) {
+			if httpx.IsWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
-			if r.Scope == ScopeLRS && isWrite(r.Method) {
+			if r.Scope == ScopeLRS && httpx.IsWrite(r.Method) {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
@@ -282,13 +269,13 @@ func (s *Server) limitText(r Route) string {
 	switch {
 	case r.Upload:
 		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
-			s.deps.BodyLimit, maxJSONBody)
-	case r.Scope == ScopeLRS && isWrite(r.Method):
+			s.deps.BodyLimit, httpx.MaxJSONBody)
+	case r.Scope == ScopeLRS && httpx.IsWrite(r.Method):
 		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
 	case r.Body != "":
-		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+		return fmt.Sprintf("JSON body over %d bytes", httpx.MaxJSONBody)
 	case r.FormBody != "":
-		return fmt.Sprintf("form body over %d bytes", maxJSONBody)
+		return fmt.Sprintf("form body over %d bytes", httpx.MaxJSONBody)
 	}
 	return ""
 }

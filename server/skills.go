@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/taxonomy"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -56,14 +57,14 @@ func skillsSchemas() map[string]any {
 
 // taxonomyForm reads the three parts of a taxonomy upload, in any order.
 func taxonomyForm(c *fiber.Ctx) (csv []byte, fileName string, fields map[string]string, err error) {
-	body, ok := c.Locals(localsBody).(*streamBody)
+	body, ok := httpx.StreamedBody(c)
 	ct := c.Get(fiber.HeaderContentType)
 	mt, params, perr := mime.ParseMediaType(ct)
 	if !ok || perr != nil || mt != fiber.MIMEMultipartForm || params["boundary"] == "" {
 		return nil, "", nil, badRequest("send multipart/form-data with the parts taxonomy_csv (the CSV file), csv_col_name and taxonomy_id")
 	}
 	malformed := func(err error) error {
-		if ce := body.clientError(); ce != nil {
+		if ce := body.ClientError(); ce != nil {
 			return ce
 		}
 		return badRequest("the multipart body is malformed: %v", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/content/subscription"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // Webhook subscriptions of the content service (spec/001 "Subscription authentication
@@ -151,11 +152,11 @@ func (s *Server) listSubscriptionAuth(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(SubscriptionAuthList{Configs: showAll(as, showAuth)})
+	return c.JSON(SubscriptionAuthList{Configs: httpx.ShowAll(as, showAuth)})
 }
 
 func (s *Server) deleteSubscriptionAuth(c *fiber.Ctx) error {
-	return deleteItem(c, contentTenant, "auth_config_id", s.deps.Subscriptions.DeleteAuth, subscriptionErr)
+	return httpx.DeleteItem(c, contentTenant, "auth_config_id", s.deps.Subscriptions.DeleteAuth, subscriptionErr)
 }
 
 func (s *Server) createSubscription(c *fiber.Ctx) error {
@@ -191,11 +192,11 @@ func (s *Server) listSubscriptions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(SubscriptionList{Subscriptions: showAll(subs, showSubscription)})
+	return c.JSON(SubscriptionList{Subscriptions: httpx.ShowAll(subs, showSubscription)})
 }
 
 func (s *Server) deleteSubscription(c *fiber.Ctx) error {
-	return deleteItem(c, contentTenant, "subscription_id", s.deps.Subscriptions.DeleteSubscription, subscriptionErr)
+	return httpx.DeleteItem(c, contentTenant, "subscription_id", s.deps.Subscriptions.DeleteSubscription, subscriptionErr)
 }
 
 func (s *Server) listDeliveries(c *fiber.Ctx) error {
@@ -207,7 +208,7 @@ func (s *Server) listDeliveries(c *fiber.Ctx) error {
 	if err != nil {
 		return subscriptionErr(err)
 	}
-	return c.JSON(DeliveryList{Deliveries: showAll(ds, showDelivery)})
+	return c.JSON(DeliveryList{Deliveries: httpx.ShowAll(ds, showDelivery)})
 }
 
 func subscriptionSchemas() map[string]any {

@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -26,32 +26,6 @@ type TenantUpdate struct {
 // TenantList is the body of GET /api/v1/app_management/tenants.
 type TenantList struct {
 	Tenants []*tenant.Tenant `json:"tenants"`
-}
-
-func queryBool(c *fiber.Ctx, name string, def bool) (bool, error) {
-	v := c.Query(name)
-	if v == "" {
-		return def, nil
-	}
-	switch strings.ToLower(v) {
-	case "true", "1", "yes":
-		return true, nil
-	case "false", "0", "no":
-		return false, nil
-	}
-	return false, badRequest("query parameter %s must be true or false, not %q", name, v)
-}
-
-func queryInt(c *fiber.Ctx, name string, def, min, max int) (int, error) {
-	v := c.Query(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		return 0, badRequest("query parameter %s must be an integer from %d to %d, not %q", name, min, max, v)
-	}
-	return n, nil
 }
 
 func (s *Server) createTenant(c *fiber.Ctx) error {
@@ -171,7 +145,7 @@ func (s *Server) deleteCredential(c *fiber.Ctx) error {
 
 func (s *Server) getJob(c *fiber.Ctx) error {
 	j, err := s.deps.Jobs.Get(c.UserContext(), c.Params("job_id"))
-	if err == nil && !principalOf(c).Root && j.Tenant != tenantOf(c) {
+	if err == nil && !httpx.PrincipalOf(c).Root && j.Tenant != tenantOf(c) {
 		err = jobs.ErrNotFound
 	}
 	if errors.Is(err, jobs.ErrNotFound) {
