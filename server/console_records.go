@@ -70,7 +70,7 @@ type statementsData struct {
 func (s *Server) lrsGet(c *fiber.Ctx, query url.Values) (*apiResponse, error) {
 	return s.api(c, apiRequest{Method: fiber.MethodGet,
 		Path:   LRSBase + "/" + url.PathEscape(c.Params("tenant")) + "/statements?" + query.Encode(),
-		Header: map[string]string{hdrVersion: "1.0.3"}}, nil)
+		Header: map[string]string{"X-Experience-API-Version": "1.0.3"}}, nil)
 }
 
 func (f statementFilter) query() (url.Values, error) {

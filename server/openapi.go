@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/server/httpx"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 )
 
 var fiberParam = regexp.MustCompile(`:([A-Za-z_][A-Za-z0-9_]*)`)
@@ -74,19 +75,10 @@ func schemas() map[string]any {
 	for k, v := range contentSchemas() {
 		out[k] = v
 	}
-	for k, v := range lrsSchemas() {
-		out[k] = v
-	}
-	for k, v := range oauthSchemas() {
-		out[k] = v
-	}
-	for k, v := range forwardSchemas() {
+	for k, v := range lrsapi.Schemas() {
 		out[k] = v
 	}
 	for k, v := range subscriptionSchemas() {
-		out[k] = v
-	}
-	for k, v := range reportSchemas() {
 		out[k] = v
 	}
 	return out
@@ -208,7 +200,7 @@ func (s *Server) OpenAPI() map[string]any {
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
 				"oauth2": map[string]any{"type": "oauth2", "description": "record store only: client credentials of a client registered under /api/v1/app_management/tenants/{tenant_id}/lrs_oauth_clients",
-					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": oauthScopeDescriptions}}},
+					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": lrsapi.OAuthScopes()}}},
 			},
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},

@@ -3,6 +3,8 @@ package server
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"github.com/lectern-lms/lectern/server/lrsapi"
 )
 
 var configurationParam = Param{Name: "configuration", Type: "string",
@@ -39,7 +41,6 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeRootTenant, Success: 200, Response: "CredentialList"}, s.listCredentials)
 	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id/credentials/:key", Summary: "Revoke a credential", Tag: "tenants",
 		Scope: ScopeRootTenant, Success: 204}, s.deleteCredential)
-	s.registerForwarding(tenants)
 	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/app_management/reindex", Summary: "Rebuild the content search index from the stored content versions (as a job)", Tag: "tenants",
 		Scope: ScopeRoot, Success: 202, Response: "Job"}, s.reindex)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/jobs/:job_id", Summary: "Status of a job", Tag: "jobs",
@@ -90,6 +91,8 @@ func (s *Server) registerRoutes() {
 	s.registerContent()
 	s.registerSkills()
 	s.registerSubscriptions()
-	s.registerLRS()
-	s.registerOAuth()
+	// The record store's prelude reads form bodies (the alternate request syntax): the body
+	// limit under its base comes first.
+	s.app.Use(lrsapi.Base, s.limitPrefix(int64(s.deps.RecordBodyLimit)))
+	s.lrs.Register(registrar{s})
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/server/httpx"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -141,6 +142,7 @@ type Server struct {
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
 	console consoleState
+	lrs     *lrsapi.API
 }
 
 // New builds the application and registers every route.
@@ -155,6 +157,10 @@ func New(deps Deps) *Server {
 		deps.RecordBodyLimit = defaultRecordLimit
 	}
 	s := &Server{deps: deps, log: deps.Logger}
+	s.lrs = lrsapi.New(lrsapi.Deps{Tenants: deps.Tenants, Root: deps.Root, Statements: deps.Statements,
+		Settings: deps.Settings, Forward: deps.Forward, OAuth: deps.OAuth, LaunchTokens: deps.LaunchTokens,
+		Hooks: deps.LRS, PublicURL: deps.PublicURL, DefaultVersion: deps.XAPIDefaultVersion, Logger: deps.Logger,
+		Counted: s.statementsStored, AfterStore: s.afterStatements})
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
 		ErrorHandler:          s.errorHandler,
@@ -226,13 +232,20 @@ func routeOf(c *fiber.Ctx) string {
 	return unmatchedRoute
 }
 
+// registrar is the httpx.Registrar the product packages register their routes with.
+type registrar struct{ s *Server }
+
+func (r registrar) Handle(rt httpx.Route, h fiber.Handler) { r.s.handle(rt, h) }
+func (r registrar) Router() fiber.Router                   { return r.s.app }
+
+// handle registers an API operation: the body limit, the chain of its scope, the handler.
 func (s *Server) handle(r Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
 	chain := []fiber.Handler{s.limitBody(r)}
 	switch r.Scope {
 	case ScopePublic:
 	case ScopeLRS:
-		chain = append(chain, s.lrsChain(r)...)
+		chain = append(chain, s.lrs.Chain(r)...)
 	default:
 		chain = append(chain, s.authenticate, s.scopeTenant(r))
 	}

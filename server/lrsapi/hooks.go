@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"context"
@@ -14,33 +14,15 @@ import (
 )
 
 // The extension points of the xAPI record store (spec/002 "Integration hooks"). Each is a small
-// interface with a default implementation; Deps.LRS overrides any of them. They never see
-// Fiber: an integrator implements them with plain Go values.
+// interface with a default implementation; Deps.Hooks overrides any of them. They never see
+// Fiber: an integrator implements them with plain Go values. Principals, their levels and
+// permissions are lrs/access's; the default permissions (TinCanGetPermissions) map the levels
+// to access.Permissions (docs/decisions.md "xAPI record store" and "OAuth 2.0 for the record
+// store").
 
-// LRSLevel is the permission level of an LRS principal (lrs/access.Level).
-type LRSLevel = access.Level
-
-// The permission levels. The default permissions (TinCanGetPermissions) map them to
-// LRSPermissions; see docs/decisions.md "xAPI record store" and "OAuth 2.0 for the record
-// store".
-const (
-	LRSRoot      = access.Root
-	LRSReadWrite = access.ReadWrite
-	LRSReadOnly  = access.ReadOnly
-	LRSPerson    = access.Person
-	// LRSOAuth is an OAuth 2.0 client, whose access token's scopes decide.
-	LRSOAuth = access.OAuth
-)
-
-// LRSPrincipal is who an LRS request authenticated as (lrs/access.Principal).
-type LRSPrincipal = access.Principal
-
-// LRSPermissions is what a principal may do within its tenant (lrs/access.Permissions).
-type LRSPermissions = access.Permissions
-
-// LRSContext is the request context the integration hooks build (TinCanBuildContext and
+// RequestContext is the request context the integration hooks build (TinCanBuildContext and
 // TinCanPostProcessContext): the tenant the request addresses and how it was addressed.
-type LRSContext struct {
+type RequestContext struct {
 	// Version is the request's X-Experience-API-Version ("1.0.3" or "2.0.0" family).
 	Version string
 	// Tenant is the internal tenant (the spec's appId); "" lets the credential decide.
@@ -53,44 +35,44 @@ type LRSContext struct {
 	IsLaunchLink bool
 }
 
-// LRSBasicAuthority resolves HTTP Basic credentials to a principal
+// BasicAuthority resolves HTTP Basic credentials to a principal
 // (TinCanGetAuthorityFromBasicAuth). It returns nil, nil when the credentials are unknown;
 // tenant is the tenant the request addresses ("default" without a tenant segment).
-type LRSBasicAuthority interface {
-	AuthorityFromBasicAuth(ctx context.Context, tenant, user, password string) (*LRSPrincipal, error)
+type BasicAuthority interface {
+	AuthorityFromBasicAuth(ctx context.Context, tenant, user, password string) (*access.Principal, error)
 }
 
-// LRSOAuthAuthority resolves an OAuth Authorization header to a principal
+// OAuthAuthority resolves an OAuth Authorization header to a principal
 // (TinCanGetAuthorityFromOAuthCredentials): a "Bearer lat_…" access token of the token
 // endpoint, or an "OAuth …" (1.0a) header. The default (OAuthClients) accepts the access
 // tokens it issued and no OAuth 1.0a header. It returns nil, nil for credentials it does not
 // accept.
-type LRSOAuthAuthority interface {
-	AuthorityFromOAuth(ctx context.Context, tenant, method, url, authorization string) (*LRSPrincipal, error)
+type OAuthAuthority interface {
+	AuthorityFromOAuth(ctx context.Context, tenant, method, url, authorization string) (*access.Principal, error)
 }
 
 // LaunchAuthorizer accepts the short-lived credentials handed to launched content. The
 // default rejects every token; the player fills it in. It returns nil, nil when the
 // Authorization header is not a launch token it knows.
 type LaunchAuthorizer interface {
-	AuthorizeLaunch(ctx context.Context, tenant, authorization string) (*LRSPrincipal, error)
+	AuthorizeLaunch(ctx context.Context, tenant, authorization string) (*access.Principal, error)
 }
 
-// LRSContextBuilder builds the request context (TinCanBuildContext).
-type LRSContextBuilder interface {
-	BuildContext(version string, isLaunchLink bool) LRSContext
+// ContextBuilder builds the request context (TinCanBuildContext).
+type ContextBuilder interface {
+	BuildContext(version string, isLaunchLink bool) RequestContext
 }
 
-// LRSContextPostProcessor completes the context from the request parameters and the extra
+// ContextPostProcessor completes the context from the request parameters and the extra
 // endpoint information, the segment between /TCAPI/ and the resource name
 // (TinCanPostProcessContext).
-type LRSContextPostProcessor interface {
-	PostProcessContext(c LRSContext, params url.Values, endpointInfo string) (LRSContext, error)
+type ContextPostProcessor interface {
+	PostProcessContext(c RequestContext, params url.Values, endpointInfo string) (RequestContext, error)
 }
 
-// LRSPermissionResolver returns a principal's permissions (TinCanGetPermissions).
-type LRSPermissionResolver interface {
-	Permissions(ctx context.Context, p *LRSPrincipal) LRSPermissions
+// PermissionResolver returns a principal's permissions (TinCanGetPermissions).
+type PermissionResolver interface {
+	Permissions(ctx context.Context, p *access.Principal) access.Permissions
 }
 
 // StatementsStoredHook sees every batch of statements right after it is stored
@@ -99,38 +81,38 @@ type StatementsStoredHook interface {
 	StatementsStored(ctx context.Context, tenant string, stored []*statements.Statement)
 }
 
-// LRSHooks are the extension points; nil fields use the defaults.
-type LRSHooks struct {
-	BasicAuthority LRSBasicAuthority
-	OAuthAuthority LRSOAuthAuthority
+// Hooks are the extension points; nil fields use the defaults.
+type Hooks struct {
+	BasicAuthority BasicAuthority
+	OAuthAuthority OAuthAuthority
 	Launch         LaunchAuthorizer
-	BuildContext   LRSContextBuilder
-	PostProcess    LRSContextPostProcessor
-	Permissions    LRSPermissionResolver
+	BuildContext   ContextBuilder
+	PostProcess    ContextPostProcessor
+	Permissions    PermissionResolver
 	Stored         StatementsStoredHook
 }
 
-// DefaultLRSPermissions is lrs/access.DefaultPermissions: root and readwrite read and write
+// DefaultPermissions is lrs/access.DefaultPermissions: root and readwrite read and write
 // everything of their tenant, readonly reads everything, person has the default write and
 // read rules, an OAuth client what its scopes grant.
-type DefaultLRSPermissions struct{}
+type DefaultPermissions struct{}
 
-// Permissions implements LRSPermissionResolver.
-func (DefaultLRSPermissions) Permissions(_ context.Context, p *LRSPrincipal) LRSPermissions {
+// Permissions implements PermissionResolver.
+func (DefaultPermissions) Permissions(_ context.Context, p *access.Principal) access.Permissions {
 	return access.DefaultPermissions(p)
 }
 
-// DefaultLRSContext builds a context carrying only the version.
-type DefaultLRSContext struct{}
+// DefaultContext builds a context carrying only the version.
+type DefaultContext struct{}
 
-// BuildContext implements LRSContextBuilder.
-func (DefaultLRSContext) BuildContext(version string, isLaunchLink bool) LRSContext {
-	return LRSContext{Version: version, IsLaunchLink: isLaunchLink}
+// BuildContext implements ContextBuilder.
+func (DefaultContext) BuildContext(version string, isLaunchLink bool) RequestContext {
+	return RequestContext{Version: version, IsLaunchLink: isLaunchLink}
 }
 
-// PostProcessContext implements LRSContextPostProcessor: the endpoint information is the
+// PostProcessContext implements ContextPostProcessor: the endpoint information is the
 // tenant id, lowercased (the platform's engine tenants are lowercase).
-func (DefaultLRSContext) PostProcessContext(c LRSContext, _ url.Values, endpointInfo string) (LRSContext, error) {
+func (DefaultContext) PostProcessContext(c RequestContext, _ url.Values, endpointInfo string) (RequestContext, error) {
 	c.OriginalTenant = endpointInfo
 	c.Tenant = strings.ToLower(endpointInfo)
 	c.Sandbox = false
@@ -147,7 +129,7 @@ type LaunchTokens struct {
 }
 
 // AuthorizeLaunch implements LaunchAuthorizer.
-func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization string) (*LRSPrincipal, error) {
+func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization string) (*access.Principal, error) {
 	tok, ok := launch.FromAuthorization(authorization)
 	if !ok {
 		return nil, nil
@@ -156,7 +138,7 @@ func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization
 	if err != nil || (tenantID != "" && tenantID != c.Tenant) {
 		return nil, nil // answered 401 like any other invalid credential
 	}
-	p := accountPrincipal(l.HomePage, "launch:"+c.Registration, c.Tenant, LRSPerson)
+	p := access.AccountPrincipal(l.HomePage, "launch:"+c.Registration, c.Tenant, access.Person)
 	if c.ActorIFI != "" {
 		p.IFI = c.ActorIFI
 	}
@@ -168,16 +150,16 @@ func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization
 type RejectLaunches struct{}
 
 // AuthorizeLaunch implements LaunchAuthorizer.
-func (RejectLaunches) AuthorizeLaunch(context.Context, string, string) (*LRSPrincipal, error) {
+func (RejectLaunches) AuthorizeLaunch(context.Context, string, string) (*access.Principal, error) {
 	return nil, nil
 }
 
-// NoOAuth is the LRSOAuthAuthority of a server without OAuth clients (Deps.OAuth nil): every
+// NoOAuth is the OAuthAuthority of a server without OAuth clients (Deps.OAuth nil): every
 // OAuth credential gets a 401 saying so.
 type NoOAuth struct{}
 
-// AuthorityFromOAuth implements LRSOAuthAuthority.
-func (NoOAuth) AuthorityFromOAuth(context.Context, string, string, string, string) (*LRSPrincipal, error) {
+// AuthorityFromOAuth implements OAuthAuthority.
+func (NoOAuth) AuthorityFromOAuth(context.Context, string, string, string, string) (*access.Principal, error) {
 	return nil, nil
 }
 
@@ -187,7 +169,7 @@ type NoStoredHook struct{}
 // StatementsStored implements StatementsStoredHook.
 func (NoStoredHook) StatementsStored(context.Context, string, []*statements.Statement) {}
 
-// OAuthClients is the default LRSOAuthAuthority: the access tokens of the OAuth 2.0 token
+// OAuthClients is the default OAuthAuthority: the access tokens of the OAuth 2.0 token
 // endpoint (lrs/oauth), as Bearer credentials of the client's tenant. OAuth 1.0a headers are
 // not accepted.
 type OAuthClients struct {
@@ -195,8 +177,8 @@ type OAuthClients struct {
 	HomePage string
 }
 
-// AuthorityFromOAuth implements LRSOAuthAuthority.
-func (o OAuthClients) AuthorityFromOAuth(ctx context.Context, _, _, _, authorization string) (*LRSPrincipal, error) {
+// AuthorityFromOAuth implements OAuthAuthority.
+func (o OAuthClients) AuthorityFromOAuth(ctx context.Context, _, _, _, authorization string) (*access.Principal, error) {
 	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
 	if !strings.EqualFold(scheme, "bearer") {
 		return nil, nil
