@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/server/contentapi"
 )
 
 // The console's content service pages of a tenant: the content versions (list, import by
@@ -69,7 +70,7 @@ type contentListData struct {
 
 // contentRow is a content version with its console link.
 type contentRow struct {
-	V    ContentVersion
+	V    contentapi.ContentVersion
 	Link string
 }
 
@@ -83,7 +84,7 @@ func (s *Server) consoleContentList(c *fiber.Ctx) error {
 	if more := c.Query("more"); more != "" {
 		path = "/api/v1/content?more=" + url.QueryEscape(more)
 	}
-	var list ContentList
+	var list contentapi.ContentList
 	if err := s.tenantAPI(c, fiber.MethodGet, path, nil, &list); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (s *Server) consoleContentImport(c *fiber.Ctx) error {
 		// Upload routes read a multipart body as a stream (limitBody).
 		r.BodyStream, r.BodySize, r.ContentType = &body, body.Len(), mw.FormDataContentType()
 	case u != "":
-		b, _ := json.Marshal(ContentImportRequest{URL: &u})
+		b, _ := json.Marshal(contentapi.ContentImportRequest{URL: &u})
 		r.Body = b
 	default:
 		return badRequest("choose a file to upload or enter the URL of the content")
@@ -171,12 +172,12 @@ func (s *Server) consoleContentJob(c *fiber.Ctx) error {
 // consoleField is one generated field on the version page.
 type consoleField struct {
 	Type   string
-	Field  *GeneratedFieldView
+	Field  *contentapi.GeneratedFieldView
 	Status string // the API's message when the field is absent
 }
 
 type contentVersionData struct {
-	Version  ContentVersion
+	Version  contentapi.ContentVersion
 	Metadata string // existing_metadata as indented JSON
 	Fields   []consoleField
 	Job      *consoleJob
@@ -198,13 +199,13 @@ func (s *Server) contentVersionPath(c *fiber.Ctx) (string, error) {
 	return "/api/v1/content/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v), nil
 }
 
-func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *consoleJob, notice string) error {
+func (s *Server) renderContentVersion(c *fiber.Ctx, v *contentapi.ContentVersion, job *consoleJob, notice string) error {
 	base, err := s.contentVersionPath(c)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		v = new(ContentVersion)
+		v = new(contentapi.ContentVersion)
 		if err := s.tenantAPI(c, fiber.MethodGet, base, nil, v); err != nil {
 			return err
 		}
@@ -217,7 +218,7 @@ func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *cons
 	}
 	for _, t := range content.FieldTypes {
 		f := consoleField{Type: t}
-		var gf GeneratedFieldView
+		var gf contentapi.GeneratedFieldView
 		err := s.tenantAPI(c, fiber.MethodGet, base+"/fields/"+t, nil, &gf)
 		var ae *apiError
 		switch {
@@ -249,8 +250,8 @@ func (s *Server) consoleContentUpdate(c *fiber.Ctx) error {
 		tags = []string{}
 	}
 	active := c.FormValue("active") == "true"
-	var v ContentVersion
-	if err := s.tenantAPI(c, fiber.MethodPatch, base, ContentUpdate{Tags: &tags, Active: &active}, &v); err != nil {
+	var v contentapi.ContentVersion
+	if err := s.tenantAPI(c, fiber.MethodPatch, base, contentapi.ContentUpdate{Tags: &tags, Active: &active}, &v); err != nil {
 		return err
 	}
 	return s.renderContentVersion(c, &v, nil, "The tags and the active flag were saved.")
@@ -268,7 +269,7 @@ func (s *Server) consoleGenerateFields(c *fiber.Ctx) error {
 		return badRequest("version must be a positive integer, not %q", c.Params("version"))
 	}
 	var job consoleJob
-	if err := s.tenantAPI(c, fiber.MethodPost, "/api/v1/jobs/field_generation", FieldGenerationRequest{ContentID: &id, Version: &v}, &job); err != nil {
+	if err := s.tenantAPI(c, fiber.MethodPost, "/api/v1/jobs/field_generation", contentapi.FieldGenerationRequest{ContentID: &id, Version: &v}, &job); err != nil {
 		return err
 	}
 	if c.Get("HX-Request") == "true" {
@@ -347,7 +348,7 @@ func (s *Server) consoleSearch(c *fiber.Ctx) error {
 		d.APIPath = "/api/v1/content/search?" + q.Encode()
 		d.Ran = true
 		start := time.Now()
-		var results []SearchResult
+		var results []contentapi.SearchResult
 		err := s.tenantAPI(c, fiber.MethodGet, d.APIPath, nil, &results)
 		d.Elapsed = formatElapsed(time.Since(start))
 		for _, r := range results {
@@ -369,7 +370,7 @@ func (s *Server) consoleSearch(c *fiber.Ctx) error {
 
 // searchRow is a search result with the console link of its content version.
 type searchRow struct {
-	R    SearchResult
+	R    contentapi.SearchResult
 	Link string
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/workers/jobs"
 )
 
@@ -265,7 +266,7 @@ func (s *Server) consoleJobs(c *fiber.Ctx) error {
 		}
 	}
 	q.Set("limit", "50")
-	var list JobList
+	var list contentapi.JobList
 	if err := s.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &list); err != nil {
 		return err
 	}
@@ -304,20 +305,20 @@ const (
 )
 
 type webhooksData struct {
-	Subscriptions []SubscriptionView
-	Auth          []SubscriptionAuth
+	Subscriptions []contentapi.SubscriptionView
+	Auth          []contentapi.SubscriptionAuth
 	// Created is the subscription just created, with its signing secret (shown once).
-	Created *SubscriptionView
+	Created *contentapi.SubscriptionView
 	// Form keeps what was typed when the API refused it.
 	Form map[string]string
 }
 
 func (s *Server) renderWebhooks(c *fiber.Ctx, status int, d webhooksData, msg, notice string) error {
-	var subs SubscriptionList
+	var subs contentapi.SubscriptionList
 	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
 		return err
 	}
-	var auth SubscriptionAuthList
+	var auth contentapi.SubscriptionAuthList
 	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionAuthPath, nil, &auth); err != nil {
 		return err
 	}
@@ -359,7 +360,7 @@ func optional(c *fiber.Ctx, name string) *string {
 }
 
 func (s *Server) consoleCreateAuth(c *fiber.Ctx) error {
-	body := SubscriptionAuthBody{Type: c.FormValue("type"), Key: optional(c, "key"), Secret: optional(c, "secret"),
+	body := contentapi.SubscriptionAuthBody{Type: c.FormValue("type"), Key: optional(c, "key"), Secret: optional(c, "secret"),
 		Scope: optional(c, "scope"), TokenURL: optional(c, "token_url")}
 	if err := s.tenantAPI(c, fiber.MethodPost, subscriptionAuthPath, body, nil); err != nil {
 		// The secret is not sent back into the form.
@@ -376,8 +377,8 @@ func (s *Server) consoleDeleteAuth(c *fiber.Ctx) error {
 }
 
 func (s *Server) consoleCreateSubscription(c *fiber.Ctx) error {
-	body := SubscriptionBody{Topic: c.FormValue("topic"), URL: strings.TrimSpace(c.FormValue("url")), AuthConfigID: c.FormValue("auth_config_id")}
-	var sub SubscriptionView
+	body := contentapi.SubscriptionBody{Topic: c.FormValue("topic"), URL: strings.TrimSpace(c.FormValue("url")), AuthConfigID: c.FormValue("auth_config_id")}
+	var sub contentapi.SubscriptionView
 	if err := s.tenantAPI(c, fiber.MethodPost, subscriptionsPath, body, &sub); err != nil {
 		return s.formErr(c, err, map[string]string{"url": body.URL, "auth_config_id": body.AuthConfigID})
 	}
@@ -393,17 +394,17 @@ func (s *Server) consoleDeleteSubscription(c *fiber.Ctx) error {
 }
 
 type deliveriesData struct {
-	Subscription SubscriptionView
-	Deliveries   []DeliveryView
+	Subscription contentapi.SubscriptionView
+	Deliveries   []contentapi.DeliveryView
 }
 
 func (s *Server) consoleDeliveries(c *fiber.Ctx) error {
 	id := c.Params("id")
-	var subs SubscriptionList
+	var subs contentapi.SubscriptionList
 	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
 		return err
 	}
-	var log DeliveryList
+	var log contentapi.DeliveryList
 	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath+"/"+url.PathEscape(id)+"/deliveries", nil, &log); err != nil {
 		return err
 	}

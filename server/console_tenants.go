@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/tenant"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) consoleTenants(c *fiber.Ctx) error {
 
 // renderTenants shows the tenant list (the table alone for htmx).
 func (s *Server) renderTenants(c *fiber.Ctx, status int, fragment, created string) error {
-	var list TenantList
+	var list contentapi.TenantList
 	if err := s.apiJSON(c, fiber.MethodGet, "/api/v1/app_management/tenants?limit=1000", nil, &list); err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (s *Server) consoleCreateTenant(c *fiber.Ctx) error {
 	id := c.FormValue("tenant_id")
 	enabled := c.FormValue("enabled") == "true"
 	var t tenant.Tenant
-	if err := s.apiJSON(c, fiber.MethodPost, "/api/v1/app_management/tenants", TenantCreate{TenantID: &id, Enabled: &enabled}, &t); err != nil {
+	if err := s.apiJSON(c, fiber.MethodPost, "/api/v1/app_management/tenants", contentapi.TenantCreate{TenantID: &id, Enabled: &enabled}, &t); err != nil {
 		return err
 	}
 	return c.Redirect(ConsolePath+"/tenants?created="+url.QueryEscape(t.ID), fiber.StatusSeeOther)
@@ -60,7 +61,7 @@ func (s *Server) consoleSetTenantEnabled(c *fiber.Ctx) error {
 	if err != nil {
 		return badRequest("enabled must be true or false")
 	}
-	if err := s.apiJSON(c, fiber.MethodPut, tenantsPath(c.Params("id")), TenantUpdate{Enabled: &on}, nil); err != nil {
+	if err := s.apiJSON(c, fiber.MethodPut, tenantsPath(c.Params("id")), contentapi.TenantUpdate{Enabled: &on}, nil); err != nil {
 		return err
 	}
 	if c.Get("HX-Request") == "true" {
@@ -77,7 +78,7 @@ type credentialsData struct {
 
 func (s *Server) renderCredentials(c *fiber.Ctx, issued *tenant.Credential) error {
 	id := c.Params("id")
-	var list CredentialList
+	var list contentapi.CredentialList
 	if err := s.apiJSON(c, fiber.MethodGet, tenantsPath(id)+"/credentials", nil, &list); err != nil {
 		return err
 	}

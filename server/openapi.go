@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
 )
@@ -28,24 +29,11 @@ func schemas() map[string]any {
 	for k, v := range courseSummary {
 		courseDetail[k] = v
 	}
-	tenantSchema := obj(map[string]any{"tenant_id": str(), "enabled": boolean(), "create_dt": dateTime(), "update_dt": dateTime()})
 	out := map[string]any{
-		"Message":        obj(map[string]any{"message": str()}, "message"),
-		"Health":         obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
-		"Readiness":      obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
-		"OpenAPI":        map[string]any{"type": "object"},
-		"TenantCreate":   obj(map[string]any{"tenant_id": str(), "enabled": map[string]any{"type": "boolean", "default": true}}, "tenant_id"),
-		"TenantUpdate":   obj(map[string]any{"enabled": boolean()}, "enabled"),
-		"Tenant":         tenantSchema,
-		"TenantList":     obj(map[string]any{"tenants": map[string]any{"type": "array", "items": ref("Tenant")}}),
-		"Credential":     obj(map[string]any{"key": str(), "secret": map[string]any{"type": "string", "description": "shown only in the creation response"}, "tenant_id": str(), "create_dt": dateTime()}),
-		"CredentialList": obj(map[string]any{"credentials": map[string]any{"type": "array", "items": ref("Credential")}}),
-		"Job": obj(map[string]any{"id": str(), "type": str(), "status": map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "FAILED"}},
-			"tenant_id": str(), "results": map[string]any{"type": "object"},
-			"error":    map[string]any{"nullable": true, "type": "object", "properties": map[string]any{"code": str(), "message": str()}},
-			"warnings": map[string]any{"type": "array", "items": str()}, "create_dt": dateTime(), "update_dt": dateTime()}),
-		"JobList": obj(map[string]any{"jobs": map[string]any{"type": "array", "items": ref("Job")},
-			"more": map[string]any{"type": "string", "description": "the next page's token; empty on the last page"}}, "jobs", "more"),
+		"Message":   obj(map[string]any{"message": str()}, "message"),
+		"Health":    obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
+		"Readiness": obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
+		"OpenAPI":   map[string]any{"type": "object"},
 		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
 			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
 		"SettingBody": obj(map[string]any{"value": str()}, "value"),
@@ -69,16 +57,10 @@ func schemas() map[string]any {
 	for k, v := range registrationSchemas() {
 		out[k] = v
 	}
-	for k, v := range skillsSchemas() {
-		out[k] = v
-	}
-	for k, v := range contentSchemas() {
+	for k, v := range contentapi.Schemas() {
 		out[k] = v
 	}
 	for k, v := range lrsapi.Schemas() {
-		out[k] = v
-	}
-	for k, v := range subscriptionSchemas() {
 		out[k] = v
 	}
 	return out

@@ -29,6 +29,7 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/storage/blob"
@@ -143,6 +144,7 @@ type Server struct {
 	handler fasthttp.RequestHandler
 	console consoleState
 	lrs     *lrsapi.API
+	content *contentapi.API
 }
 
 // New builds the application and registers every route.
@@ -157,6 +159,11 @@ func New(deps Deps) *Server {
 		deps.RecordBodyLimit = defaultRecordLimit
 	}
 	s := &Server{deps: deps, log: deps.Logger}
+	s.content = contentapi.New(contentapi.Deps{Tenants: deps.Tenants, Jobs: deps.Jobs, Queue: deps.Queue,
+		IndexQueue: deps.IndexQueue, Blobs: deps.Blobs, Content: deps.Content, Fields: deps.ContentFields,
+		Config: deps.ContentConfig, Taxonomies: deps.Taxonomies,
+		Search:        contentapi.Search{Index: deps.Index, Embedder: deps.Embedder, Unavailable: deps.NoEmbedder},
+		Subscriptions: deps.Subscriptions, Outbound: deps.Outbound, Logger: deps.Logger})
 	s.lrs = lrsapi.New(lrsapi.Deps{Tenants: deps.Tenants, Root: deps.Root, Statements: deps.Statements,
 		Settings: deps.Settings, Forward: deps.Forward, OAuth: deps.OAuth, LaunchTokens: deps.LaunchTokens,
 		Hooks: deps.LRS, PublicURL: deps.PublicURL, DefaultVersion: deps.XAPIDefaultVersion, Logger: deps.Logger,

@@ -270,8 +270,8 @@ func (a *API) statementsPath(c *fiber.Ctx) string {
 func (a *API) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, error) {
 	var out statements.Query
 	v := xapiVersionOf(c)
-	if a := q.Get("agent"); q.Has("agent") {
-		_, ifi, err := xapi.ParseAgent([]byte(a), v)
+	if ag := q.Get("agent"); q.Has("agent") {
+		_, ifi, err := xapi.ParseAgent([]byte(ag), v)
 		if err != nil {
 			return out, httpx.BadRequest("agent: %v", err)
 		}
@@ -283,11 +283,11 @@ func (a *API) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, erro
 		}
 		out.Verb = vb
 	}
-	if a := q.Get("activity"); q.Has("activity") {
-		if !xapi.ValidIRI(a) {
-			return out, httpx.BadRequest("activity: %q is not an IRI", a)
+	if act := q.Get("activity"); q.Has("activity") {
+		if !xapi.ValidIRI(act) {
+			return out, httpx.BadRequest("activity: %q is not an IRI", act)
 		}
-		out.Activity = a
+		out.Activity = act
 	}
 	if r := q.Get("registration"); q.Has("registration") {
 		if !xapi.ValidUUID(r) {
@@ -383,8 +383,8 @@ func (a *API) sendMultipart(c *fiber.Ctx, result []byte, hashes []string) error 
 		if err != nil {
 			return lrsError(err)
 		}
-		for _, a := range atts {
-			parts = append(parts, xapi.Part{ContentType: a.ContentType, Data: a.Data})
+		for _, att := range atts {
+			parts = append(parts, xapi.Part{ContentType: att.ContentType, Data: att.Data})
 		}
 	}
 	var buf bytes.Buffer
