@@ -4,8 +4,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"github.com/lectern-lms/lectern/server/console"
 	"github.com/lectern-lms/lectern/server/httpx"
 )
+
+// ConsolePath is where the web console is served (console.Path).
+const ConsolePath = console.Path
 
 // QueueConsolePath is where Deps.QueueConsole is served (root only). The console is a web
 // application of its own, not an API operation, so /openapi.json does not describe it.

@@ -142,7 +142,6 @@ type Server struct {
 	// handler is the application's request handler, taken once the routes are registered;
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
-	console consoleState
 	lrs     *lrsapi.API
 	content *contentapi.API
 }
