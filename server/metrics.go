@@ -24,7 +24,7 @@ func (s *Server) registerQueueConsole() {
 	h := adaptor.HTTPHandler(s.deps.QueueConsole)
 	rootOnly := func(c *fiber.Ctx) error {
 		if !httpx.PrincipalOf(c).Root {
-			return errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
+			return httpx.Errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
 		}
 		return c.Next()
 	}

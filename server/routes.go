@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/server/console"
 	"github.com/lectern-lms/lectern/server/lrsapi"
@@ -22,8 +21,7 @@ func (s *Server) registerRoutes() {
 			Scope: ScopeRoot, Success: 200, Media: []string{"text/plain"}}, adaptor.HTTPHandler(s.deps.Metrics.Handler()))
 	}
 	s.registerQueueConsole()
-	console.New(console.Deps{Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) }, SignIn: s.principalFor,
-		Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}).Register(s.app)
+	console.New(s.consoleDeps()).Register(s.app)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 

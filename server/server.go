@@ -1,6 +1,11 @@
-// Package server is Lectern's HTTP layer on Fiber: routing, authentication, tenant scoping,
-// the central error handler and the handlers of the three APIs. It holds no domain logic:
-// handlers translate HTTP to calls on the domain packages and ports.
+// Package server is the root of Lectern's HTTP layer on Fiber: New, the routing with
+// authentication and tenant scoping, the central error handler, body limits and framing,
+// /openapi.json, health, the metrics middleware and the queue console. The products have
+// packages of their own below it, each with its own Deps built here from this package's:
+// server/contentapi (the content service), server/lrsapi (the xAPI record store) and
+// server/console (the web console); what they share is server/httpx. The course engine API
+// and the player are still handled here (courses.go, registrations.go, config.go, player*.go,
+// with rollup.go and xapiconv.go), until they move to packages of their own.
 package server
 
 import (
@@ -10,18 +15,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern-lms/lectern/content/subscription"
-	"github.com/lectern-lms/lectern/lrs/forward"
-	"github.com/lectern-lms/lectern/lrs/launch"
-	"github.com/lectern-lms/lectern/lrs/oauth"
-	"github.com/lectern-lms/lectern/workers/outbound"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/subscription"
 	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -29,6 +29,9 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/lrs/forward"
+	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
@@ -37,6 +40,7 @@ import (
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -142,6 +146,7 @@ type Server struct {
 	// handler is the application's request handler, taken once the routes are registered;
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
+	// The products' HTTP sides; the console is built with the routes (consoleDeps).
 	lrs     *lrsapi.API
 	content *contentapi.API
 }
@@ -158,15 +163,8 @@ func New(deps Deps) *Server {
 		deps.RecordBodyLimit = defaultRecordLimit
 	}
 	s := &Server{deps: deps, log: deps.Logger}
-	s.content = contentapi.New(contentapi.Deps{Tenants: deps.Tenants, Jobs: deps.Jobs, Queue: deps.Queue,
-		IndexQueue: deps.IndexQueue, Blobs: deps.Blobs, Content: deps.Content, Fields: deps.ContentFields,
-		Config: deps.ContentConfig, Taxonomies: deps.Taxonomies,
-		Search:        contentapi.Search{Index: deps.Index, Embedder: deps.Embedder, Unavailable: deps.NoEmbedder},
-		Subscriptions: deps.Subscriptions, Outbound: deps.Outbound, Logger: deps.Logger})
-	s.lrs = lrsapi.New(lrsapi.Deps{Tenants: deps.Tenants, Root: deps.Root, Statements: deps.Statements,
-		Settings: deps.Settings, Forward: deps.Forward, OAuth: deps.OAuth, LaunchTokens: deps.LaunchTokens,
-		Hooks: deps.LRS, PublicURL: deps.PublicURL, DefaultVersion: deps.XAPIDefaultVersion, Logger: deps.Logger,
-		Counted: s.statementsStored, AfterStore: s.afterStatements})
+	s.content = contentapi.New(s.contentDeps())
+	s.lrs = lrsapi.New(s.lrsDeps())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
 		ErrorHandler:          s.errorHandler,
@@ -181,7 +179,7 @@ func New(deps Deps) *Server {
 		DisablePreParseMultipartForm: true,
 	})
 	s.app.Use(recover.New())
-	s.app.Use(requestid.New(requestid.Config{ContextKey: "requestid"}))
+	s.app.Use(requestid.New(requestid.Config{ContextKey: httpx.LocalsRequestID}))
 	s.app.Use(s.accessLog)
 	s.app.Use(s.framing)
 	s.registerRoutes()

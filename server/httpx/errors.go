@@ -82,9 +82,12 @@ func StatusOf(err error) (status int, msg string, ok bool) {
 	return fiber.StatusInternalServerError, "internal error", false
 }
 
+// LocalsRequestID is the Locals key the root's requestid middleware keeps the id under.
+const LocalsRequestID = "requestid"
+
 // RequestID is the request's id (the requestid middleware's), "" when it has none.
 func RequestID(c *fiber.Ctx) string {
-	if v, ok := c.Locals("requestid").(string); ok {
+	if v, ok := c.Locals(LocalsRequestID).(string); ok {
 		return v
 	}
 	return ""
