@@ -62,6 +62,7 @@ type Body struct {
 	eof      bool
 }
 
+// Read reads the body, failing once it has passed the limit or could not be read.
 func (b *Body) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err

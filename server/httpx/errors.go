@@ -20,6 +20,7 @@ type Error struct {
 	Message string
 }
 
+// Error is the message the client sees.
 func (e *Error) Error() string { return e.Message }
 
 // Errorf is an *Error with status and a formatted message.

@@ -35,6 +35,50 @@ type RequestContext struct {
 	IsLaunchLink bool
 }
 
+// HomePage is the homePage of the record store's account agents: the root's, the tenant
+// credentials', the launches' and the LMS's authority.
+func (a *API) HomePage() string {
+	base := strings.TrimRight(a.d.PublicURL, "/")
+	if base == "" {
+		base = "https://lectern.invalid"
+	}
+	return base + Base
+}
+
+// Hooks are the extension points in effect: Deps.Hooks with the defaults filled in.
+func (a *API) Hooks() Hooks { return a.hooks }
+
+func (a *API) withDefaults(h Hooks) Hooks {
+	if h.BasicAuthority == nil {
+		h.BasicAuthority = access.SettingsAccounts{Settings: a.d.Settings, HomePage: a.HomePage()}
+	}
+	if h.OAuthAuthority == nil && a.d.OAuth != nil {
+		h.OAuthAuthority = OAuthClients{Service: a.d.OAuth, HomePage: a.HomePage()}
+	}
+	if h.OAuthAuthority == nil {
+		h.OAuthAuthority = NoOAuth{}
+	}
+	if h.Launch == nil && a.d.LaunchTokens != nil {
+		h.Launch = LaunchTokens{Issuer: a.d.LaunchTokens, HomePage: a.HomePage()}
+	}
+	if h.Launch == nil {
+		h.Launch = RejectLaunches{}
+	}
+	if h.BuildContext == nil {
+		h.BuildContext = DefaultContext{}
+	}
+	if h.PostProcess == nil {
+		h.PostProcess = DefaultContext{}
+	}
+	if h.Permissions == nil {
+		h.Permissions = DefaultPermissions{}
+	}
+	if h.Stored == nil {
+		h.Stored = NoStoredHook{}
+	}
+	return h
+}
+
 // BasicAuthority resolves HTTP Basic credentials to a principal
 // (TinCanGetAuthorityFromBasicAuth). It returns nil, nil when the credentials are unknown;
 // tenant is the tenant the request addresses ("default" without a tenant segment).
