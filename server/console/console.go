@@ -49,9 +49,9 @@ type session struct {
 	Expires int64  `json:"e"`
 }
 
-// Section is one entry of the console's navigation: a page of a tenant (Tenant set,
+// section is one entry of the console's navigation: a page of a tenant (Tenant set,
 // under /console/t/{tenant}/{Path}) or a page of the root account.
-type Section struct {
+type section struct {
 	Path  string
 	Label string
 	// Tenant marks a section that lives under a tenant.
@@ -64,7 +64,7 @@ type view struct {
 	Section  string
 	Session  *session
 	Tenant   string
-	Sections []Section
+	Sections []section
 	// QueueConsole links asynqmon for root when it is mounted.
 	QueueConsole bool
 	Error        string
@@ -92,7 +92,7 @@ type Deps struct {
 type Console struct {
 	d        Deps
 	tpl      *Templates
-	sections []Section
+	sections []section
 }
 
 // New returns the console over d.
@@ -107,7 +107,7 @@ func New(d Deps) *Console {
 // the server has a key to seal sessions with; otherwise /console/ explains what is missing.
 // Anything the application serves under Path (the queue console) is registered before.
 func (co *Console) Register(app fiber.Router) {
-	co.sections = []Section{{Path: "tenants", Label: "Tenants"}}
+	co.sections = []section{{Path: "tenants", Label: "Tenants"}}
 	tpl, err := Load()
 	if err != nil {
 		panic(fmt.Sprintf("console templates: %v", err)) // the templates are embedded: a bug, not input
@@ -143,7 +143,7 @@ func (co *Console) Register(app fiber.Router) {
 }
 
 // addSection adds a navigation entry; sections appear in the order they were added.
-func (co *Console) addSection(sec Section) {
+func (co *Console) addSection(sec section) {
 	co.sections = append(co.sections, sec)
 }
 

@@ -26,8 +26,8 @@ import (
 
 func (co *Console) registerContent(g fiber.Router) {
 	need, h := co.sessionRequired, co.handler
-	co.addSection(Section{Path: "content", Label: "Content", Tenant: true})
-	co.addSection(Section{Path: "search", Label: "Search", Tenant: true})
+	co.addSection(section{Path: "content", Label: "Content", Tenant: true})
+	co.addSection(section{Path: "search", Label: "Search", Tenant: true})
 	g.Get("/t/:tenant/content", need, h(co.contentList))
 	g.Post("/t/:tenant/content", need, h(co.contentImport))
 	// Not under content/: "jobs" is a valid content id.

@@ -19,8 +19,8 @@ import (
 
 func (co *Console) registerCourses(g fiber.Router) {
 	need, h := co.sessionRequired, co.handler
-	co.addSection(Section{Path: "courses", Label: "Courses", Tenant: true})
-	co.addSection(Section{Path: "registrations", Label: "Registrations", Tenant: true})
+	co.addSection(section{Path: "courses", Label: "Courses", Tenant: true})
+	co.addSection(section{Path: "registrations", Label: "Registrations", Tenant: true})
 	g.Get("/t/:tenant/courses", need, h(co.courses))
 	g.Post("/t/:tenant/courses/import", need, h(co.importCourse))
 	g.Get("/t/:tenant/courses/imports/:job", need, h(co.importStatus))

@@ -22,9 +22,9 @@ import (
 // tenant in header tenant_id.
 
 func (co *Console) registerRecords(g fiber.Router) {
-	co.addSection(Section{Path: "statements", Label: "Statements", Tenant: true})
-	co.addSection(Section{Path: "jobs", Label: "Jobs", Tenant: true})
-	co.addSection(Section{Path: "webhooks", Label: "Webhooks", Tenant: true})
+	co.addSection(section{Path: "statements", Label: "Statements", Tenant: true})
+	co.addSection(section{Path: "jobs", Label: "Jobs", Tenant: true})
+	co.addSection(section{Path: "webhooks", Label: "Webhooks", Tenant: true})
 	need, h := co.sessionRequired, co.handler
 	g.Get("/t/:tenant/statements", need, h(co.statements))
 	g.Get("/t/:tenant/statements/:id", need, h(co.statement))

@@ -33,9 +33,9 @@ import (
 // Base/<resource> (tenant from the credential) and Base/<tenant>/<resource>.
 const Base = "/lrs/TCAPI"
 
-// DefaultTenant is the tenant the platform root credentials address at Base without
+// defaultTenant is the tenant the platform root credentials address at Base without
 // a tenant segment; it is created on first use.
-const DefaultTenant = "default"
+const defaultTenant = "default"
 
 const (
 	hdrVersion           = "X-Experience-API-Version"

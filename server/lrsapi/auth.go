@@ -41,7 +41,7 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 	hooks := a.hooks
 	addressed := strings.ToLower(c.Params("tenant"))
 	if addressed == "" {
-		addressed = DefaultTenant
+		addressed = defaultTenant
 	}
 	var p *access.Principal
 	scheme, rest, _ := strings.Cut(strings.TrimSpace(h), " ")
@@ -139,7 +139,7 @@ func (a *API) scope(r httpx.Route) fiber.Handler {
 			id = p.Tenant
 		}
 		if id == "" {
-			id = DefaultTenant
+			id = defaultTenant
 		}
 		method := methodOf(c)
 		perm := hooks.Permissions.Permissions(ctx, p)
@@ -150,7 +150,7 @@ func (a *API) scope(r httpx.Route) fiber.Handler {
 			return httpx.Errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", p.Tenant, id)
 		}
 		t, err := a.d.Tenants.Get(ctx, id)
-		if errors.Is(err, tenant.ErrNotFound) && id == DefaultTenant && c.Params("tenant") == "" {
+		if errors.Is(err, tenant.ErrNotFound) && id == defaultTenant && c.Params("tenant") == "" {
 			if t, err = a.d.Tenants.Create(ctx, id, true); errors.Is(err, tenant.ErrExists) {
 				t, err = a.d.Tenants.Get(ctx, id)
 			}
