@@ -133,7 +133,7 @@ func (co *Console) contentImport(c *fiber.Ctx) error {
 		if err := mw.Close(); err != nil {
 			return err
 		}
-		// Upload routes read a multipart body as a stream (limitBody).
+		// Upload routes read a multipart body as a stream (the root's body limit).
 		r.BodyStream, r.BodySize, r.ContentType = &body, body.Len(), mw.FormDataContentType()
 	case u != "":
 		b, _ := json.Marshal(contentapi.ContentImportRequest{URL: &u})
