@@ -3,7 +3,13 @@ package server
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
+
+// ConsolePath is where the web console is served (console.Path).
+const ConsolePath = console.Path
 
 // QueueConsolePath is where Deps.QueueConsole is served (root only). The console is a web
 // application of its own, not an API operation, so /openapi.json does not describe it.
@@ -17,8 +23,8 @@ func (s *Server) registerQueueConsole() {
 	}
 	h := adaptor.HTTPHandler(s.deps.QueueConsole)
 	rootOnly := func(c *fiber.Ctx) error {
-		if !principalOf(c).Root {
-			return errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
+		if !httpx.PrincipalOf(c).Root {
+			return httpx.Errorf(fiber.StatusForbidden, "the queue console needs the root credentials")
 		}
 		return c.Next()
 	}

@@ -8,27 +8,16 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/httpx"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 )
 
 var fiberParam = regexp.MustCompile(`:([A-Za-z_][A-Za-z0-9_]*)`)
 
 // OpenAPIPath converts a Fiber path (:param) to OpenAPI syntax ({param}).
 func OpenAPIPath(p string) string { return fiberParam.ReplaceAllString(p, "{$1}") }
-
-func obj(props map[string]any, required ...string) map[string]any {
-	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		o["required"] = required
-	}
-	return o
-}
-
-func str() map[string]any      { return map[string]any{"type": "string"} }
-func boolean() map[string]any  { return map[string]any{"type": "boolean"} }
-func dateTime() map[string]any { return map[string]any{"type": "string", "format": "date-time"} }
-func ref(name string) map[string]any {
-	return map[string]any{"$ref": "#/components/schemas/" + name}
-}
 
 // schemas are the components every route refers to by name.
 func schemas() map[string]any {
@@ -40,24 +29,11 @@ func schemas() map[string]any {
 	for k, v := range courseSummary {
 		courseDetail[k] = v
 	}
-	tenantSchema := obj(map[string]any{"tenant_id": str(), "enabled": boolean(), "create_dt": dateTime(), "update_dt": dateTime()})
 	out := map[string]any{
-		"Message":        obj(map[string]any{"message": str()}, "message"),
-		"Health":         obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
-		"Readiness":      obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
-		"OpenAPI":        map[string]any{"type": "object"},
-		"TenantCreate":   obj(map[string]any{"tenant_id": str(), "enabled": map[string]any{"type": "boolean", "default": true}}, "tenant_id"),
-		"TenantUpdate":   obj(map[string]any{"enabled": boolean()}, "enabled"),
-		"Tenant":         tenantSchema,
-		"TenantList":     obj(map[string]any{"tenants": map[string]any{"type": "array", "items": ref("Tenant")}}),
-		"Credential":     obj(map[string]any{"key": str(), "secret": map[string]any{"type": "string", "description": "shown only in the creation response"}, "tenant_id": str(), "create_dt": dateTime()}),
-		"CredentialList": obj(map[string]any{"credentials": map[string]any{"type": "array", "items": ref("Credential")}}),
-		"Job": obj(map[string]any{"id": str(), "type": str(), "status": map[string]any{"type": "string", "enum": []string{"PENDING", "RUNNING", "COMPLETED", "FAILED"}},
-			"tenant_id": str(), "results": map[string]any{"type": "object"},
-			"error":    map[string]any{"nullable": true, "type": "object", "properties": map[string]any{"code": str(), "message": str()}},
-			"warnings": map[string]any{"type": "array", "items": str()}, "create_dt": dateTime(), "update_dt": dateTime()}),
-		"JobList": obj(map[string]any{"jobs": map[string]any{"type": "array", "items": ref("Job")},
-			"more": map[string]any{"type": "string", "description": "the next page's token; empty on the last page"}}, "jobs", "more"),
+		"Message":   obj(map[string]any{"message": str()}, "message"),
+		"Health":    obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
+		"Readiness": obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
+		"OpenAPI":   map[string]any{"type": "object"},
 		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
 			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
 		"SettingBody": obj(map[string]any{"value": str()}, "value"),
@@ -81,25 +57,10 @@ func schemas() map[string]any {
 	for k, v := range registrationSchemas() {
 		out[k] = v
 	}
-	for k, v := range skillsSchemas() {
+	for k, v := range contentapi.Schemas() {
 		out[k] = v
 	}
-	for k, v := range contentSchemas() {
-		out[k] = v
-	}
-	for k, v := range lrsSchemas() {
-		out[k] = v
-	}
-	for k, v := range oauthSchemas() {
-		out[k] = v
-	}
-	for k, v := range forwardSchemas() {
-		out[k] = v
-	}
-	for k, v := range subscriptionSchemas() {
-		out[k] = v
-	}
-	for k, v := range reportSchemas() {
+	for k, v := range lrsapi.Schemas() {
 		out[k] = v
 	}
 	return out
@@ -145,10 +106,10 @@ func (s *Server) OpenAPI() map[string]any {
 			responses["404"] = withDesc(msg, "not found")
 			// Every authenticated operation reaches a backend; an outage is 503 (errors.go).
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
-			if isWrite(r.Method) {
+			if httpx.IsWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
-			if r.Scope == ScopeLRS && isWrite(r.Method) {
+			if r.Scope == ScopeLRS && httpx.IsWrite(r.Method) {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
@@ -221,7 +182,7 @@ func (s *Server) OpenAPI() map[string]any {
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
 				"bearer": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "<key>.<secret>"},
 				"oauth2": map[string]any{"type": "oauth2", "description": "record store only: client credentials of a client registered under /api/v1/app_management/tenants/{tenant_id}/lrs_oauth_clients",
-					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": oauthScopeDescriptions}}},
+					"flows": map[string]any{"clientCredentials": map[string]any{"tokenUrl": OAuthTokenPath, "scopes": lrsapi.OAuthScopes()}}},
 			},
 		},
 		"security": []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}},
@@ -282,13 +243,13 @@ func (s *Server) limitText(r Route) string {
 	switch {
 	case r.Upload:
 		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
-			s.deps.BodyLimit, maxJSONBody)
-	case r.Scope == ScopeLRS && isWrite(r.Method):
+			s.deps.BodyLimit, httpx.MaxJSONBody)
+	case r.Scope == ScopeLRS && httpx.IsWrite(r.Method):
 		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
 	case r.Body != "":
-		return fmt.Sprintf("JSON body over %d bytes", maxJSONBody)
+		return fmt.Sprintf("JSON body over %d bytes", httpx.MaxJSONBody)
 	case r.FormBody != "":
-		return fmt.Sprintf("form body over %d bytes", maxJSONBody)
+		return fmt.Sprintf("form body over %d bytes", httpx.MaxJSONBody)
 	}
 	return ""
 }

@@ -3,6 +3,9 @@ package server
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 )
 
 var configurationParam = Param{Name: "configuration", Type: "string",
@@ -18,33 +21,11 @@ func (s *Server) registerRoutes() {
 			Scope: ScopeRoot, Success: 200, Media: []string{"text/plain"}}, adaptor.HTTPHandler(s.deps.Metrics.Handler()))
 	}
 	s.registerQueueConsole()
-	s.registerConsole()
+	console.New(s.consoleDeps()).Register(s.app)
 	s.handle(Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 
-	const tenants = "/api/v1/app_management/tenants"
-	s.handle(Route{Method: fiber.MethodPost, Path: tenants, Summary: "Create a tenant", Tag: "tenants",
-		Scope: ScopeRoot, Body: "TenantCreate", Success: 201, Response: "Tenant",
-		Query: []Param{{Name: "for_engine", Type: "boolean", Description: "lowercase the id for engine integration"}}}, s.createTenant)
-	s.handle(Route{Method: fiber.MethodGet, Path: tenants, Summary: "List tenants", Tag: "tenants",
-		Scope: ScopeRoot, Success: 200, Response: "TenantList",
-		Query: []Param{{Name: "skip", Type: "integer"}, {Name: "limit", Type: "integer"}}}, s.listTenants)
-	s.handle(Route{Method: fiber.MethodPut, Path: tenants + "/:tenant_id", Summary: "Enable or disable a tenant", Tag: "tenants",
-		Scope: ScopeRootTenant, Body: "TenantUpdate", Success: 200, Response: "Tenant", AllowDisabled: true}, s.updateTenant)
-	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id", Summary: "Delete a tenant and all its data (as a job)", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 202, Response: "Job"}, s.deleteTenant)
-	s.handle(Route{Method: fiber.MethodPost, Path: tenants + "/:tenant_id/credentials", Summary: "Issue an API credential for a tenant", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 201, Response: "Credential"}, s.createCredential)
-	s.handle(Route{Method: fiber.MethodGet, Path: tenants + "/:tenant_id/credentials", Summary: "List a tenant's credential keys", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 200, Response: "CredentialList"}, s.listCredentials)
-	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id/credentials/:key", Summary: "Revoke a credential", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 204}, s.deleteCredential)
-	s.registerForwarding(tenants)
-	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/app_management/reindex", Summary: "Rebuild the content search index from the stored content versions (as a job)", Tag: "tenants",
-		Scope: ScopeRoot, Success: 202, Response: "Job"}, s.reindex)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/jobs/:job_id", Summary: "Status of a job", Tag: "jobs",
-		Scope: ScopeHeader, Success: 200, Response: "Job"}, s.getJob)
-	s.registerJobList()
+	s.content.Register(registrar{s})
 
 	const engine = "/engine/api/v1/:tenant"
 	cfg := []Param{configurationParam}
@@ -87,9 +68,8 @@ func (s *Server) registerRoutes() {
 
 	s.registerRegistrations(engine)
 	s.registerPlayer(engine)
-	s.registerContent()
-	s.registerSkills()
-	s.registerSubscriptions()
-	s.registerLRS()
-	s.registerOAuth()
+	// The record store's prelude reads form bodies (the alternate request syntax): the body
+	// limit under its base comes first.
+	s.app.Use(lrsapi.Base, s.limitPrefix(int64(s.deps.RecordBodyLimit)))
+	s.lrs.Register(registrar{s})
 }

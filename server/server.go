@@ -1,15 +1,15 @@
-// Package server is Lectern's HTTP layer on Fiber: routing, authentication, tenant scoping,
-// the central error handler and the handlers of the three APIs. It holds no domain logic:
-// handlers translate HTTP to calls on the domain packages and ports.
+// Package server is the root of Lectern's HTTP layer on Fiber: New, the routing with
+// authentication and tenant scoping, the central error handler, body limits and framing,
+// /openapi.json, health, the metrics middleware and the queue console. The products have
+// packages of their own below it, each with its own Deps built here from this package's:
+// server/contentapi (the content service), server/lrsapi (the xAPI record store) and
+// server/console (the web console); what they share is server/httpx. The course engine API
+// and the player are still handled here (courses.go, registrations.go, config.go, player*.go,
+// with rollup.go and xapiconv.go), until they move to packages of their own.
 package server
 
 import (
 	"context"
-	"github.com/lectern-lms/lectern/content/subscription"
-	"github.com/lectern-lms/lectern/lrs/forward"
-	"github.com/lectern-lms/lectern/lrs/launch"
-	"github.com/lectern-lms/lectern/lrs/oauth"
-	"github.com/lectern-lms/lectern/workers/outbound"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/subscription"
 	"github.com/lectern-lms/lectern/content/taxonomy"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
@@ -29,11 +30,18 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/lrs/forward"
+	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/lrs/oauth"
+	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/httpx"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
 	"github.com/lectern-lms/lectern/tenant"
 	"github.com/lectern-lms/lectern/workers/jobs"
+	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -44,10 +52,7 @@ type Check struct {
 }
 
 // RootCredentials is the platform's root account.
-type RootCredentials struct {
-	User     string
-	Password string
-}
+type RootCredentials = httpx.RootCredentials
 
 // Deps is everything the HTTP layer needs; cmd/lectern builds it from configuration.
 type Deps struct {
@@ -121,7 +126,7 @@ type Deps struct {
 	ConsoleSealer *settings.Sealer
 }
 
-// Metrics is what the HTTP layer measures and exposes; cmd/lectern/metrics implements it over
+// Metrics is what the HTTP layer measures and exposes; internal/metrics implements it over
 // a Prometheus registry, which this package never imports.
 type Metrics interface {
 	// ObserveRequest records one request under its route pattern (never the raw path).
@@ -141,7 +146,9 @@ type Server struct {
 	// handler is the application's request handler, taken once the routes are registered;
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
-	console consoleState
+	// The products' HTTP sides; the console is built with the routes (consoleDeps).
+	lrs     *lrsapi.API
+	content *contentapi.API
 }
 
 // New builds the application and registers every route.
@@ -156,10 +163,12 @@ func New(deps Deps) *Server {
 		deps.RecordBodyLimit = defaultRecordLimit
 	}
 	s := &Server{deps: deps, log: deps.Logger}
+	s.content = contentapi.New(s.contentDeps())
+	s.lrs = lrsapi.New(s.lrsDeps())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
 		ErrorHandler:          s.errorHandler,
-		BodyLimit:             max(deps.BodyLimit, deps.RecordBodyLimit, maxJSONBody),
+		BodyLimit:             max(deps.BodyLimit, deps.RecordBodyLimit, httpx.MaxJSONBody),
 		DisableStartupMessage: true,
 		ReadTimeout:           5 * time.Minute,
 		IdleTimeout:           2 * time.Minute,
@@ -170,13 +179,13 @@ func New(deps Deps) *Server {
 		DisablePreParseMultipartForm: true,
 	})
 	s.app.Use(recover.New())
-	s.app.Use(requestid.New(requestid.Config{ContextKey: "requestid"}))
+	s.app.Use(requestid.New(requestid.Config{ContextKey: httpx.LocalsRequestID}))
 	s.app.Use(s.accessLog)
 	s.app.Use(s.framing)
 	s.registerRoutes()
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(routeLocal, unmatchedRoute)
-		return notFound("no route for %s %s", c.Method(), c.Path())
+		return httpx.NotFound("no route for %s %s", c.Method(), c.Path())
 	})
 	// Handler builds the route tree; taking it once here keeps the console's in-process
 	// calls from rebuilding the tree while requests are served.
@@ -200,7 +209,7 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 		}
 	}
 	took := time.Since(start)
-	s.log.Info("http", "request_id", requestID(c), "method", c.Method(), "path", c.Path(),
+	s.log.Info("http", "request_id", httpx.RequestID(c), "method", c.Method(), "path", c.Path(),
 		"status", c.Response().StatusCode(), "duration_ms", took.Milliseconds())
 	if s.deps.Metrics != nil {
 		s.deps.Metrics.ObserveRequest(c.Method(), routeOf(c), c.Response().StatusCode(), took)
@@ -227,84 +236,20 @@ func routeOf(c *fiber.Ctx) string {
 	return unmatchedRoute
 }
 
-// Scope says how a route finds its tenant and who may call it.
-type Scope int
+// registrar is the httpx.Registrar the product packages register their routes with.
+type registrar struct{ s *Server }
 
-const (
-	// ScopePublic routes need no credentials (health, API description).
-	ScopePublic Scope = iota
-	// ScopeRoot routes are app management: root credentials only.
-	ScopeRoot
-	// ScopeRootTenant routes are app management of one tenant named by :tenant_id (root only).
-	ScopeRootTenant
-	// ScopeEnginePath routes take the tenant from the :tenant path segment, lowercased.
-	ScopeEnginePath
-	// ScopeHeader routes take the tenant from the tenant_id header (content service).
-	ScopeHeader
-	// ScopeLRS routes are the xAPI record store's: LRS credentials (root, tenant credentials,
-	// the tenant's LRS accounts, launch tokens), the tenant from the optional :tenant segment
-	// or else the credential, and the X-Experience-API-Version rules.
-	ScopeLRS
-)
+func (r registrar) Handle(rt httpx.Route, h fiber.Handler) { r.s.handle(rt, h) }
+func (r registrar) Router() fiber.Router                   { return r.s.app }
 
-// Route is one registered endpoint with what /openapi.json says about it.
-type Route struct {
-	Method  string
-	Path    string // Fiber syntax, :param
-	Summary string
-	Tag     string
-	Scope   Scope
-	// Body names the request schema (a key of the OpenAPI components), "" for none.
-	Body string
-	// Response names the success schema, "" for an empty body.
-	Response string
-	Success  int
-	// Query lists the query parameters.
-	Query []Param
-	// AllowDisabled exempts a write from the disabled-tenant rule (the PUT that changes enabled).
-	AllowDisabled bool
-	// Head also answers HEAD on a GET route: the same headers without the body.
-	Head bool
-	// Media lists content types of the success body other than application/json (with
-	// Response as its schema); "*/*" stands for any.
-	Media []string
-	// Answers are further success answers beside Success: the record store's alternate
-	// request syntax makes one POST answer as each method of its resource does.
-	Answers []Answer
-	// Upload marks a route whose multipart body streams to the blob store, up to
-	// Deps.BodyLimit; its other bodies (JSON) and every other route's are read into memory
-	// up to the JSON limit (the record store: Deps.RecordBodyLimit).
-	Upload bool
-	// UploadSchema names the multipart body's schema when it is not a single 'file' part.
-	UploadSchema string
-	// FormBody names the schema of an application/x-www-form-urlencoded variant of the body.
-	FormBody string
-	// ErrorSchema, when set, names the schema of the route's own 400 and 401 bodies (the
-	// OAuth token endpoint answers RFC 6749 error objects).
-	ErrorSchema string
-}
-
-// Answer is one documented success answer of a route.
-type Answer struct {
-	Status int
-	// Schema names the application/json body's schema, "" for none.
-	Schema string
-	Media  []string
-}
-
-// Param is one documented query parameter.
-type Param struct {
-	Name, Type, Description string
-	Required                bool
-}
-
+// handle registers an API operation: the body limit, the chain of its scope, the handler.
 func (s *Server) handle(r Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
 	chain := []fiber.Handler{s.limitBody(r)}
 	switch r.Scope {
 	case ScopePublic:
 	case ScopeLRS:
-		chain = append(chain, s.lrsChain(r)...)
+		chain = append(chain, s.lrs.Chain(r)...)
 	default:
 		chain = append(chain, s.authenticate, s.scopeTenant(r))
 	}
@@ -315,21 +260,17 @@ func (s *Server) handle(r Route, h fiber.Handler) {
 	}
 }
 
-func isWrite(method string) bool {
-	return method == fiber.MethodPost || method == fiber.MethodPut || method == fiber.MethodDelete || method == fiber.MethodPatch
-}
-
 // scopeTenant enforces, in order: root-only routes (403 for tenant credentials), a tenant
 // credential used on another tenant (403), an unknown tenant (404) and writes to a disabled
 // tenant (409). The resolved tenant id is stored in Locals("tenant").
 func (s *Server) scopeTenant(r Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		p := principalOf(c)
+		p := httpx.PrincipalOf(c)
 		var id string
 		switch r.Scope {
 		case ScopeRoot, ScopeRootTenant:
 			if !p.Root {
-				return errorf(fiber.StatusForbidden, "this operation needs the root credentials")
+				return httpx.Errorf(fiber.StatusForbidden, "this operation needs the root credentials")
 			}
 			if r.Scope == ScopeRoot {
 				return c.Next()
@@ -348,21 +289,16 @@ func (s *Server) scopeTenant(r Route) fiber.Handler {
 			}
 		}
 		if !p.Root && p.Tenant != id {
-			return errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", p.Tenant, id)
+			return httpx.Errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", p.Tenant, id)
 		}
 		t, err := s.deps.Tenants.Get(c.UserContext(), id)
 		if err != nil {
 			return err
 		}
-		if !t.Enabled && isWrite(r.Method) && !r.AllowDisabled {
-			return errorf(fiber.StatusConflict, "tenant '%s' is disabled; enable it before changing its data", id)
+		if !t.Enabled && httpx.IsWrite(r.Method) && !r.AllowDisabled {
+			return httpx.Errorf(fiber.StatusConflict, "tenant '%s' is disabled; enable it before changing its data", id)
 		}
-		c.Locals("tenant", t.ID)
+		httpx.SetTenant(c, t.ID)
 		return c.Next()
 	}
-}
-
-func tenantOf(c *fiber.Ctx) string {
-	v, _ := c.Locals("tenant").(string)
-	return v
 }

@@ -1,4 +1,4 @@
-package server
+package console
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // The console's content service pages of a tenant: the content versions (list, import by
@@ -22,22 +24,22 @@ import (
 // generated fields, regeneration) and a search playground for the three search types. Like
 // every console page they only call the JSON API, with the tenant in the tenant_id header.
 
-func (s *Server) registerConsoleContent(g fiber.Router) {
-	need, h := s.consoleSessionRequired, s.consoleHandler
-	s.addConsoleSection(ConsoleSection{Path: "content", Label: "Content", Tenant: true})
-	s.addConsoleSection(ConsoleSection{Path: "search", Label: "Search", Tenant: true})
-	g.Get("/t/:tenant/content", need, h(s.consoleContentList))
-	g.Post("/t/:tenant/content", need, h(s.consoleContentImport))
+func (co *Console) registerContent(g fiber.Router) {
+	need, h := co.sessionRequired, co.handler
+	co.addSection(section{Path: "content", Label: "Content", Tenant: true})
+	co.addSection(section{Path: "search", Label: "Search", Tenant: true})
+	g.Get("/t/:tenant/content", need, h(co.contentList))
+	g.Post("/t/:tenant/content", need, h(co.contentImport))
 	// Not under content/: "jobs" is a valid content id.
-	g.Get("/t/:tenant/content-jobs/:job_id", need, h(s.consoleContentJob))
-	g.Get("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentVersion))
-	g.Post("/t/:tenant/content/:content_id/:version", need, h(s.consoleContentUpdate))
-	g.Post("/t/:tenant/content/:content_id/:version/fields", need, h(s.consoleGenerateFields))
-	g.Get("/t/:tenant/search", need, h(s.consoleSearch))
+	g.Get("/t/:tenant/content-jobs/:job_id", need, h(co.contentJob))
+	g.Get("/t/:tenant/content/:content_id/:version", need, h(co.contentVersion))
+	g.Post("/t/:tenant/content/:content_id/:version", need, h(co.contentUpdate))
+	g.Post("/t/:tenant/content/:content_id/:version/fields", need, h(co.generateFields))
+	g.Get("/t/:tenant/search", need, h(co.search))
 }
 
-// consoleJob is a JobRead as the console shows it.
-type consoleJob struct {
+// jobView is a JobRead as the console shows it.
+type jobView struct {
 	ID       string                          `json:"id"`
 	Type     string                          `json:"type"`
 	Status   string                          `json:"status"`
@@ -49,10 +51,10 @@ type consoleJob struct {
 }
 
 // Done reports whether the job has concluded (the page stops polling).
-func (j consoleJob) Done() bool { return j.Status == "COMPLETED" || j.Status == "FAILED" }
+func (j jobView) Done() bool { return j.Status == "COMPLETED" || j.Status == "FAILED" }
 
 // Version is the content version the job made or regenerated, "" until it has one.
-func (j consoleJob) Version() string {
+func (j jobView) Version() string {
 	id, _ := j.Results["content_id"].(string)
 	v, _ := j.Results["version"].(float64)
 	if id == "" || v < 1 {
@@ -69,22 +71,22 @@ type contentListData struct {
 
 // contentRow is a content version with its console link.
 type contentRow struct {
-	V    ContentVersion
+	V    contentapi.ContentVersion
 	Link string
 }
 
 // versionLink is the console page of a content version.
 func versionLink(c *fiber.Ctx, id string, v int) string {
-	return consoleTenantPath(c, "/content/"+url.PathEscape(id)+"/"+strconv.Itoa(v))
+	return tenantPath(c, "/content/"+url.PathEscape(id)+"/"+strconv.Itoa(v))
 }
 
-func (s *Server) consoleContentList(c *fiber.Ctx) error {
+func (co *Console) contentList(c *fiber.Ctx) error {
 	path := "/api/v1/content?limit=" + url.QueryEscape(c.Query("limit", "50"))
 	if more := c.Query("more"); more != "" {
 		path = "/api/v1/content?more=" + url.QueryEscape(more)
 	}
-	var list ContentList
-	if err := s.tenantAPI(c, fiber.MethodGet, path, nil, &list); err != nil {
+	var list contentapi.ContentList
+	if err := co.tenantAPI(c, fiber.MethodGet, path, nil, &list); err != nil {
 		return err
 	}
 	var d contentListData
@@ -92,15 +94,15 @@ func (s *Server) consoleContentList(c *fiber.Ctx) error {
 		d.Rows = append(d.Rows, contentRow{V: v, Link: versionLink(c, v.ContentID, v.Version)})
 	}
 	if list.More != "" {
-		d.More = consoleTenantPath(c, "/content?more="+url.QueryEscape(list.More))
+		d.More = tenantPath(c, "/content?more="+url.QueryEscape(list.More))
 	}
-	return s.render(c, fiber.StatusOK, "content", "", &consoleView{Title: "Content", Section: "content", Data: d})
+	return co.render(c, fiber.StatusOK, "content", "", &view{Title: "Content", Section: "content", Data: d})
 }
 
-// consoleContentImport starts an import from the form: an uploaded file (sent on as the
+// contentImport starts an import from the form: an uploaded file (sent on as the
 // API's multipart 'file' part) or a URL (the API's JSON body). htmx gets the job fragment,
 // which polls the job; a browser without scripts is sent to the job's page.
-func (s *Server) consoleContentImport(c *fiber.Ctx) error {
+func (co *Console) contentImport(c *fiber.Ctx) error {
 	q := url.Values{}
 	if id := strings.TrimSpace(c.FormValue("content_id")); id != "" {
 		q.Set("content_id", id)
@@ -131,22 +133,22 @@ func (s *Server) consoleContentImport(c *fiber.Ctx) error {
 		if err := mw.Close(); err != nil {
 			return err
 		}
-		// Upload routes read a multipart body as a stream (limitBody).
+		// Upload routes read a multipart body as a stream (the root's body limit).
 		r.BodyStream, r.BodySize, r.ContentType = &body, body.Len(), mw.FormDataContentType()
 	case u != "":
-		b, _ := json.Marshal(ContentImportRequest{URL: &u})
+		b, _ := json.Marshal(contentapi.ContentImportRequest{URL: &u})
 		r.Body = b
 	default:
-		return badRequest("choose a file to upload or enter the URL of the content")
+		return httpx.BadRequest("choose a file to upload or enter the URL of the content")
 	}
-	var job consoleJob
-	if _, err := s.api(c, r, &job); err != nil {
+	var job jobView
+	if _, err := co.api(c, r, &job); err != nil {
 		return err
 	}
 	if c.Get("HX-Request") == "true" {
-		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
+		return co.render(c, fiber.StatusOK, "content_job", "content-job", &view{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(tenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
 // splitTags reads a tags field: tags separated by commas or new lines.
@@ -160,52 +162,52 @@ func splitTags(v string) []string {
 	return out
 }
 
-func (s *Server) consoleContentJob(c *fiber.Ctx) error {
-	var job consoleJob
-	if err := s.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs/"+url.PathEscape(c.Params("job_id")), nil, &job); err != nil {
+func (co *Console) contentJob(c *fiber.Ctx) error {
+	var job jobView
+	if err := co.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs/"+url.PathEscape(c.Params("job_id")), nil, &job); err != nil {
 		return err
 	}
-	return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job " + job.ID, Section: "content", Data: job})
+	return co.render(c, fiber.StatusOK, "content_job", "content-job", &view{Title: "Job " + job.ID, Section: "content", Data: job})
 }
 
-// consoleField is one generated field on the version page.
-type consoleField struct {
+// fieldView is one generated field on the version page.
+type fieldView struct {
 	Type   string
-	Field  *GeneratedFieldView
+	Field  *contentapi.GeneratedFieldView
 	Status string // the API's message when the field is absent
 }
 
 type contentVersionData struct {
-	Version  ContentVersion
+	Version  contentapi.ContentVersion
 	Metadata string // existing_metadata as indented JSON
-	Fields   []consoleField
-	Job      *consoleJob
+	Fields   []fieldView
+	Job      *jobView
 	// Regenerate is where the regenerate form posts.
 	Regenerate, Self string
 	// Tags is the tags field's value.
 	Tags string
 }
 
-func (s *Server) contentVersionPath(c *fiber.Ctx) (string, error) {
-	id, err := param(c, "content_id")
+func (co *Console) contentVersionPath(c *fiber.Ctx) (string, error) {
+	id, err := httpx.PathValue(c, "content_id")
 	if err != nil {
 		return "", err
 	}
 	v, err := strconv.Atoi(c.Params("version"))
 	if err != nil || v < 1 {
-		return "", badRequest("version must be a positive integer, not %q", c.Params("version"))
+		return "", httpx.BadRequest("version must be a positive integer, not %q", c.Params("version"))
 	}
 	return "/api/v1/content/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(v), nil
 }
 
-func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *consoleJob, notice string) error {
-	base, err := s.contentVersionPath(c)
+func (co *Console) renderContentVersion(c *fiber.Ctx, v *contentapi.ContentVersion, job *jobView, notice string) error {
+	base, err := co.contentVersionPath(c)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		v = new(ContentVersion)
-		if err := s.tenantAPI(c, fiber.MethodGet, base, nil, v); err != nil {
+		v = new(contentapi.ContentVersion)
+		if err := co.tenantAPI(c, fiber.MethodGet, base, nil, v); err != nil {
 			return err
 		}
 	}
@@ -216,9 +218,9 @@ func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *cons
 		d.Metadata = string(m)
 	}
 	for _, t := range content.FieldTypes {
-		f := consoleField{Type: t}
-		var gf GeneratedFieldView
-		err := s.tenantAPI(c, fiber.MethodGet, base+"/fields/"+t, nil, &gf)
+		f := fieldView{Type: t}
+		var gf contentapi.GeneratedFieldView
+		err := co.tenantAPI(c, fiber.MethodGet, base+"/fields/"+t, nil, &gf)
 		var ae *apiError
 		switch {
 		case err == nil:
@@ -230,17 +232,17 @@ func (s *Server) renderContentVersion(c *fiber.Ctx, v *ContentVersion, job *cons
 		}
 		d.Fields = append(d.Fields, f)
 	}
-	return s.render(c, fiber.StatusOK, "content_version", "", &consoleView{Title: fmt.Sprintf("%s version %d", v.ContentID, v.Version),
+	return co.render(c, fiber.StatusOK, "content_version", "", &view{Title: fmt.Sprintf("%s version %d", v.ContentID, v.Version),
 		Section: "content", Notice: notice, Data: d})
 }
 
-func (s *Server) consoleContentVersion(c *fiber.Ctx) error {
-	return s.renderContentVersion(c, nil, nil, "")
+func (co *Console) contentVersion(c *fiber.Ctx) error {
+	return co.renderContentVersion(c, nil, nil, "")
 }
 
-// consoleContentUpdate sets the tags and the active flag (PATCH).
-func (s *Server) consoleContentUpdate(c *fiber.Ctx) error {
-	base, err := s.contentVersionPath(c)
+// contentUpdate sets the tags and the active flag (PATCH).
+func (co *Console) contentUpdate(c *fiber.Ctx) error {
+	base, err := co.contentVersionPath(c)
 	if err != nil {
 		return err
 	}
@@ -249,44 +251,44 @@ func (s *Server) consoleContentUpdate(c *fiber.Ctx) error {
 		tags = []string{}
 	}
 	active := c.FormValue("active") == "true"
-	var v ContentVersion
-	if err := s.tenantAPI(c, fiber.MethodPatch, base, ContentUpdate{Tags: &tags, Active: &active}, &v); err != nil {
+	var v contentapi.ContentVersion
+	if err := co.tenantAPI(c, fiber.MethodPatch, base, contentapi.ContentUpdate{Tags: &tags, Active: &active}, &v); err != nil {
 		return err
 	}
-	return s.renderContentVersion(c, &v, nil, "The tags and the active flag were saved.")
+	return co.renderContentVersion(c, &v, nil, "The tags and the active flag were saved.")
 }
 
-// consoleGenerateFields starts a field generation job of every field type; the page follows
+// generateFields starts a field generation job of every field type; the page follows
 // it like an import.
-func (s *Server) consoleGenerateFields(c *fiber.Ctx) error {
-	id, err := param(c, "content_id")
+func (co *Console) generateFields(c *fiber.Ctx) error {
+	id, err := httpx.PathValue(c, "content_id")
 	if err != nil {
 		return err
 	}
 	v, err := strconv.Atoi(c.Params("version"))
 	if err != nil {
-		return badRequest("version must be a positive integer, not %q", c.Params("version"))
+		return httpx.BadRequest("version must be a positive integer, not %q", c.Params("version"))
 	}
-	var job consoleJob
-	if err := s.tenantAPI(c, fiber.MethodPost, "/api/v1/jobs/field_generation", FieldGenerationRequest{ContentID: &id, Version: &v}, &job); err != nil {
+	var job jobView
+	if err := co.tenantAPI(c, fiber.MethodPost, "/api/v1/jobs/field_generation", contentapi.FieldGenerationRequest{ContentID: &id, Version: &v}, &job); err != nil {
 		return err
 	}
 	if c.Get("HX-Request") == "true" {
-		return s.render(c, fiber.StatusOK, "content_job", "content-job", &consoleView{Title: "Job", Section: "content", Data: job})
+		return co.render(c, fiber.StatusOK, "content_job", "content-job", &view{Title: "Job", Section: "content", Data: job})
 	}
-	return c.Redirect(consoleTenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
+	return c.Redirect(tenantPath(c, "/content-jobs/"+url.PathEscape(job.ID)), fiber.StatusSeeOther)
 }
 
-// consoleSearchForm is the search playground's form, echoed back.
-type consoleSearchForm struct {
+// searchForm is the search playground's form, echoed back.
+type searchForm struct {
 	Type, Term, ContentID, Version, Tags string
 	Fields                               map[string]bool
 	IncludeInactive                      bool
 	Limit, Skip                          string
 }
 
-type consoleSearchData struct {
-	Form       consoleSearchForm
+type searchData struct {
+	Form       searchForm
 	FieldTypes []string
 	Ran        bool
 	Results    []searchRow
@@ -299,17 +301,17 @@ type consoleSearchData struct {
 	Status int
 }
 
-// consoleSearch runs the form's search, when it has a term, through GET
+// search runs the form's search, when it has a term, through GET
 // /api/v1/content/search with return_match and return_snippet, and times the API call.
-func (s *Server) consoleSearch(c *fiber.Ctx) error {
-	f := consoleSearchForm{Type: strings.ToUpper(c.Query("search_type", "LEXICAL")), Term: c.Query("term"),
+func (co *Console) search(c *fiber.Ctx) error {
+	f := searchForm{Type: strings.ToUpper(c.Query("search_type", "LEXICAL")), Term: c.Query("term"),
 		ContentID: strings.TrimSpace(c.Query("content_id")), Version: strings.TrimSpace(c.Query("version")),
 		Tags: c.Query("tags"), IncludeInactive: c.Query("include_inactive") == "true",
 		Limit: c.Query("limit", "10"), Skip: c.Query("skip", "0"), Fields: map[string]bool{}}
 	for _, v := range c.Context().QueryArgs().PeekMulti("field") {
 		f.Fields[strings.ToUpper(string(v))] = true
 	}
-	d := consoleSearchData{Form: f, FieldTypes: content.FieldTypes}
+	d := searchData{Form: f, FieldTypes: content.FieldTypes}
 	status := fiber.StatusOK
 	if strings.TrimSpace(f.Term) != "" {
 		q := url.Values{"search_type": {f.Type}, "term": {f.Term}}
@@ -347,8 +349,8 @@ func (s *Server) consoleSearch(c *fiber.Ctx) error {
 		d.APIPath = "/api/v1/content/search?" + q.Encode()
 		d.Ran = true
 		start := time.Now()
-		var results []SearchResult
-		err := s.tenantAPI(c, fiber.MethodGet, d.APIPath, nil, &results)
+		var results []contentapi.SearchResult
+		err := co.tenantAPI(c, fiber.MethodGet, d.APIPath, nil, &results)
 		d.Elapsed = formatElapsed(time.Since(start))
 		for _, r := range results {
 			d.Results = append(d.Results, searchRow{R: r, Link: versionLink(c, r.ContentID, r.Version)})
@@ -364,12 +366,12 @@ func (s *Server) consoleSearch(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return s.render(c, status, "content_search", "search-results", &consoleView{Title: "Search", Section: "search", Data: d})
+	return co.render(c, status, "content_search", "search-results", &view{Title: "Search", Section: "search", Data: d})
 }
 
 // searchRow is a search result with the console link of its content version.
 type searchRow struct {
-	R    SearchResult
+	R    contentapi.SearchResult
 	Link string
 }
 

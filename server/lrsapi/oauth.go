@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"encoding/base64"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/oauth"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // OAuthTokenPath is the record store's OAuth 2.0 token endpoint (client credentials grant).
@@ -45,45 +46,45 @@ type OAuthErrorResponse struct {
 	Message     string `json:"message"`
 }
 
-func (s *Server) registerOAuth() {
+func (a *API) registerOAuth(r httpx.Registrar) {
 	const clients = "/api/v1/app_management/tenants/:tenant_id/lrs_oauth_clients"
-	s.handle(Route{Method: fiber.MethodPost, Path: clients, Summary: "Register an OAuth 2.0 client of the tenant's record store (its secret is in this answer only)", Tag: "tenants",
-		Scope: ScopeRootTenant, Body: "OAuthClientCreate", Success: 201, Response: "OAuthClient"}, s.createOAuthClient)
-	s.handle(Route{Method: fiber.MethodGet, Path: clients, Summary: "List the tenant's record-store OAuth clients", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 200, Response: "OAuthClientList"}, s.listOAuthClients)
-	s.handle(Route{Method: fiber.MethodGet, Path: clients + "/:client_id", Summary: "One record-store OAuth client", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 200, Response: "OAuthClient"}, s.getOAuthClient)
-	s.handle(Route{Method: fiber.MethodDelete, Path: clients + "/:client_id", Summary: "Delete an OAuth client; its access tokens stop working at once", Tag: "tenants",
-		Scope: ScopeRootTenant, Success: 204}, s.deleteOAuthClient)
-	s.handle(Route{Method: fiber.MethodPost, Path: OAuthTokenPath, Summary: "OAuth 2.0 token endpoint of the record store (client credentials grant, RFC 6749 §4.4)", Tag: "xapi",
-		Scope: ScopePublic, FormBody: "OAuthTokenRequest", Success: 200, Response: "OAuthToken", ErrorSchema: "OAuthError"}, s.oauthToken)
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: clients, Summary: "Register an OAuth 2.0 client of the tenant's record store (its secret is in this answer only)", Tag: "tenants",
+		Scope: httpx.ScopeRootTenant, Body: "OAuthClientCreate", Success: 201, Response: "OAuthClient"}, a.createOAuthClient)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: clients, Summary: "List the tenant's record-store OAuth clients", Tag: "tenants",
+		Scope: httpx.ScopeRootTenant, Success: 200, Response: "OAuthClientList"}, a.listOAuthClients)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: clients + "/:client_id", Summary: "One record-store OAuth client", Tag: "tenants",
+		Scope: httpx.ScopeRootTenant, Success: 200, Response: "OAuthClient"}, a.getOAuthClient)
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: clients + "/:client_id", Summary: "Delete an OAuth client; its access tokens stop working at once", Tag: "tenants",
+		Scope: httpx.ScopeRootTenant, Success: 204}, a.deleteOAuthClient)
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: OAuthTokenPath, Summary: "OAuth 2.0 token endpoint of the record store (client credentials grant, RFC 6749 §4.4)", Tag: "xapi",
+		Scope: httpx.ScopePublic, FormBody: "OAuthTokenRequest", Success: 200, Response: "OAuthToken", ErrorSchema: "OAuthError"}, a.oauthToken)
 }
 
-func (s *Server) oauthService() (*oauth.Service, error) {
-	if s.deps.OAuth == nil {
-		return nil, errorf(fiber.StatusServiceUnavailable, "this server has no OAuth clients configured")
+func (a *API) oauthService() (*oauth.Service, error) {
+	if a.d.OAuth == nil {
+		return nil, httpx.Errorf(fiber.StatusServiceUnavailable, "this server has no OAuth clients configured")
 	}
-	return s.deps.OAuth, nil
+	return a.d.OAuth, nil
 }
 
 // oauthError maps the oauth package's sentinels of client management.
 func oauthError(err error) error {
 	switch {
 	case errors.Is(err, oauth.ErrNotFound):
-		return notFound("%s", err.Error())
+		return httpx.NotFound("%s", err.Error())
 	case errors.Is(err, oauth.ErrInvalidClientSpec):
-		return badRequest("%s", strings.TrimPrefix(err.Error(), oauth.ErrInvalidClientSpec.Error()+": "))
+		return httpx.BadRequest("%s", strings.TrimPrefix(err.Error(), oauth.ErrInvalidClientSpec.Error()+": "))
 	}
 	return err
 }
 
-func (s *Server) createOAuthClient(c *fiber.Ctx) error {
-	svc, err := s.oauthService()
+func (a *API) createOAuthClient(c *fiber.Ctx) error {
+	svc, err := a.oauthService()
 	if err != nil {
 		return err
 	}
 	var body OAuthClientCreate
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	var spec oauth.ClientSpec
@@ -98,47 +99,47 @@ func (s *Server) createOAuthClient(c *fiber.Ctx) error {
 	}
 	if body.TokenLifetime != nil {
 		if *body.TokenLifetime == 0 {
-			return badRequest("token_lifetime must be from 1 to %d seconds, not 0", oauth.MaxLifetime)
+			return httpx.BadRequest("token_lifetime must be from 1 to %d seconds, not 0", oauth.MaxLifetime)
 		}
 		spec.Lifetime = *body.TokenLifetime
 	}
-	cl, err := svc.CreateClient(c.UserContext(), tenantOf(c), spec)
+	cl, err := svc.CreateClient(c.UserContext(), httpx.TenantOf(c), spec)
 	if err != nil {
 		return oauthError(err)
 	}
 	return c.Status(fiber.StatusCreated).JSON(cl)
 }
 
-func (s *Server) listOAuthClients(c *fiber.Ctx) error {
-	svc, err := s.oauthService()
+func (a *API) listOAuthClients(c *fiber.Ctx) error {
+	svc, err := a.oauthService()
 	if err != nil {
 		return err
 	}
-	cs, err := svc.ListClients(c.UserContext(), tenantOf(c))
+	cs, err := svc.ListClients(c.UserContext(), httpx.TenantOf(c))
 	if err != nil {
 		return err
 	}
 	return c.JSON(OAuthClientList{Clients: cs})
 }
 
-func (s *Server) getOAuthClient(c *fiber.Ctx) error {
-	svc, err := s.oauthService()
+func (a *API) getOAuthClient(c *fiber.Ctx) error {
+	svc, err := a.oauthService()
 	if err != nil {
 		return err
 	}
-	cl, err := svc.GetClient(c.UserContext(), tenantOf(c), c.Params("client_id"))
+	cl, err := svc.GetClient(c.UserContext(), httpx.TenantOf(c), c.Params("client_id"))
 	if err != nil {
 		return oauthError(err)
 	}
 	return c.JSON(cl)
 }
 
-func (s *Server) deleteOAuthClient(c *fiber.Ctx) error {
-	svc, err := s.oauthService()
+func (a *API) deleteOAuthClient(c *fiber.Ctx) error {
+	svc, err := a.oauthService()
 	if err != nil {
 		return err
 	}
-	if err := svc.DeleteClient(c.UserContext(), tenantOf(c), c.Params("client_id")); err != nil {
+	if err := svc.DeleteClient(c.UserContext(), httpx.TenantOf(c), c.Params("client_id")); err != nil {
 		return oauthError(err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -147,8 +148,8 @@ func (s *Server) deleteOAuthClient(c *fiber.Ctx) error {
 // oauthToken is the token endpoint: a form-encoded client credentials grant, the client
 // authenticated by HTTP Basic or by client_id and client_secret in the form (RFC 6749 §2.3.1),
 // never both. Errors answer RFC 6749 §5.2 bodies: 401 invalid_client, 400 otherwise.
-func (s *Server) oauthToken(c *fiber.Ctx) error {
-	svc, err := s.oauthService()
+func (a *API) oauthToken(c *fiber.Ctx) error {
+	svc, err := a.oauthService()
 	if err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (s *Server) oauthToken(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderPragma, "no-cache")
 	fail := func(code error, format string, args ...any) error {
 		status := fiber.StatusBadRequest
-		desc := errorf(0, format, args...).Message
+		desc := httpx.Errorf(0, format, args...).Message
 		if errors.Is(code, oauth.ErrInvalidClient) {
 			status = fiber.StatusUnauthorized
 			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs-oauth"`)
@@ -247,24 +248,24 @@ func oauthSchemas() map[string]any {
 	scopes := map[string]any{"type": "array", "items": scope}
 	lifetime := map[string]any{"type": "integer", "minimum": 1, "maximum": oauth.MaxLifetime, "description": "lifetime of the access tokens in seconds"}
 	return map[string]any{
-		"OAuthClientCreate": obj(map[string]any{"name": map[string]any{"type": "string", "description": "label; also the name of the client's authority agent"},
+		"OAuthClientCreate": httpx.Obj(map[string]any{"name": map[string]any{"type": "string", "description": "label; also the name of the client's authority agent"},
 			"scopes":         withDefault(scopes, "xAPI scopes the client may ask for", access.DefaultScopes),
 			"token_lifetime": withDefault(lifetime, "lifetime of the access tokens in seconds", oauth.DefaultLifetime)}),
-		"OAuthClient": obj(map[string]any{"client_id": str(), "client_secret": map[string]any{"type": "string", "description": "shown only in the creation response"},
-			"name": str(), "tenant_id": str(), "scopes": scopes, "token_lifetime": lifetime, "create_dt": dateTime()},
+		"OAuthClient": httpx.Obj(map[string]any{"client_id": httpx.Str(), "client_secret": map[string]any{"type": "string", "description": "shown only in the creation response"},
+			"name": httpx.Str(), "tenant_id": httpx.Str(), "scopes": scopes, "token_lifetime": lifetime, "create_dt": httpx.DateTime()},
 			"client_id", "tenant_id", "scopes", "token_lifetime", "create_dt"),
-		"OAuthClientList": obj(map[string]any{"clients": map[string]any{"type": "array", "items": ref("OAuthClient")}}, "clients"),
+		"OAuthClientList": httpx.Obj(map[string]any{"clients": map[string]any{"type": "array", "items": httpx.Ref("OAuthClient")}}, "clients"),
 		"OAuthTokenRequest": map[string]any{"type": "object", "required": []string{"grant_type"}, "properties": map[string]any{
 			"grant_type":    map[string]any{"type": "string", "enum": []string{oauth.GrantClientCredentials}},
 			"scope":         map[string]any{"type": "string", "description": "space-separated subset of the client's scopes; omitted: all of them"},
 			"client_id":     map[string]any{"type": "string", "description": "with client_secret, instead of HTTP Basic client authentication"},
-			"client_secret": str()}},
-		"OAuthToken": obj(map[string]any{"access_token": map[string]any{"type": "string", "description": "send as Authorization: Bearer <access_token> to the record store"},
+			"client_secret": httpx.Str()}},
+		"OAuthToken": httpx.Obj(map[string]any{"access_token": map[string]any{"type": "string", "description": "send as Authorization: Bearer <access_token> to the record store"},
 			"token_type": map[string]any{"type": "string", "enum": []string{"Bearer"}}, "expires_in": map[string]any{"type": "integer"},
-			"scope": str()}, "access_token", "token_type", "expires_in", "scope"),
-		"OAuthError": obj(map[string]any{"error": map[string]any{"type": "string",
+			"scope": httpx.Str()}, "access_token", "token_type", "expires_in", "scope"),
+		"OAuthError": httpx.Obj(map[string]any{"error": map[string]any{"type": "string",
 			"enum": []string{"invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"}},
-			"error_description": str(), "message": str()}, "error", "message"),
+			"error_description": httpx.Str(), "message": httpx.Str()}, "error", "message"),
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"errors"
@@ -9,10 +9,11 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/report"
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // The report extension endpoints (spec/002 "Endpoints"): GET Report/results, Report/activities
-// and Report/actors, below LRSBase and LRSBase/<tenant> like every LRS resource, so they share
+// and Report/actors, below Base and Base/<tenant> like every LRS resource, so they share
 // authentication, the context hooks (tenant resolution), permissions, the version header and
 // CORS. The use case is lrs/report.Service over the backend's aggregation port
 // (statements.Reports); these handlers parse parameters and write answers. See
@@ -36,42 +37,42 @@ type ReportActors struct {
 	More    string         `json:"more"`
 }
 
-func (s *Server) lrsReportResources() []lrsResource {
-	agentP := Param{Name: "agent", Type: "string", Description: "JSON agent object"}
-	activityP := Param{Name: "activity", Type: "string", Description: "activity IRI (the statement object)"}
-	moreP := Param{Name: "more", Type: "string", Description: "continuation from the previous page; sent alone"}
+func (a *API) lrsReportResources() []lrsResource {
+	agentP := httpx.Param{Name: "agent", Type: "string", Description: "JSON agent object"}
+	activityP := httpx.Param{Name: "activity", Type: "string", Description: "activity IRI (the statement object)"}
+	moreP := httpx.Param{Name: "more", Type: "string", Description: "continuation from the previous page; sent alone"}
 	return []lrsResource{
 		{path: "/Report/results", methods: []lrsMethod{{method: fiber.MethodGet,
 			summary: "Report: score, success, completion and duration of the statements of an agent and/or activity (at least one; 404 when nothing matches)",
-			success: 200, response: "XAPIReportResults", h: s.getReportResults,
-			query: []Param{agentP, activityP, moreP}}}},
+			success: 200, response: "XAPIReportResults", h: a.getReportResults,
+			query: []httpx.Param{agentP, activityP, moreP}}}},
 		{path: "/Report/activities", methods: []lrsMethod{{method: fiber.MethodGet,
 			summary: "Report: the activities of an agent's statements, or of all statements, by id (pages of 1000 linked by more)",
-			success: 200, response: "XAPIReportActivities", h: s.getReportActivities, query: []Param{agentP, moreP}}}},
+			success: 200, response: "XAPIReportActivities", h: a.getReportActivities, query: []httpx.Param{agentP, moreP}}}},
 		{path: "/Report/actors", methods: []lrsMethod{{method: fiber.MethodGet,
 			summary: "Report: the actors of an activity's statements, or of all statements, by identifier (pages of 1000 linked by more; 404 when nothing matches)",
-			success: 200, response: "XAPIReportActors", h: s.getReportActors, query: []Param{activityP, moreP}}}},
+			success: 200, response: "XAPIReportActors", h: a.getReportActors, query: []httpx.Param{activityP, moreP}}}},
 	}
 }
 
 // reportSchemas are the OpenAPI components of the report endpoints.
 func reportSchemas() map[string]any {
-	langMap := map[string]any{"type": "object", "additionalProperties": str()}
+	langMap := map[string]any{"type": "object", "additionalProperties": httpx.Str()}
 	num := map[string]any{"type": "number"}
-	actor := obj(map[string]any{"objectType": str(), "name": str(), "mbox": str(), "mbox_sha1sum": str(), "openid": str(),
-		"account": obj(map[string]any{"homePage": str(), "name": str()}, "homePage", "name")}, "objectType")
-	activity := obj(map[string]any{"objectType": str(), "id": str(), "definition": obj(map[string]any{"name": langMap})}, "objectType", "id")
-	entry := obj(map[string]any{"date": dateTime(),
-		"result": obj(map[string]any{"score": obj(map[string]any{"raw": num}), "success": boolean(), "completion": boolean(),
+	actor := httpx.Obj(map[string]any{"objectType": httpx.Str(), "name": httpx.Str(), "mbox": httpx.Str(), "mbox_sha1sum": httpx.Str(), "openid": httpx.Str(),
+		"account": httpx.Obj(map[string]any{"homePage": httpx.Str(), "name": httpx.Str()}, "homePage", "name")}, "objectType")
+	activity := httpx.Obj(map[string]any{"objectType": httpx.Str(), "id": httpx.Str(), "definition": httpx.Obj(map[string]any{"name": langMap})}, "objectType", "id")
+	entry := httpx.Obj(map[string]any{"date": httpx.DateTime(),
+		"result": httpx.Obj(map[string]any{"score": httpx.Obj(map[string]any{"raw": num}), "success": httpx.Bool(), "completion": httpx.Bool(),
 			"duration": map[string]any{"type": "string", "description": "ISO 8601 duration"}}),
-		"actor": ref("XAPIReportActor"), "activity": ref("XAPIReportActivity")}, "date", "result", "actor", "activity")
+		"actor": httpx.Ref("XAPIReportActor"), "activity": httpx.Ref("XAPIReportActivity")}, "date", "result", "actor", "activity")
 	return map[string]any{
 		"XAPIReportActor":      actor,
 		"XAPIReportActivity":   activity,
 		"XAPIReportResult":     entry,
-		"XAPIReportResults":    obj(map[string]any{"results": map[string]any{"type": "array", "items": ref("XAPIReportResult")}, "more": str()}, "results", "more"),
-		"XAPIReportActivities": obj(map[string]any{"results": map[string]any{"type": "array", "items": ref("XAPIReportActivity")}, "more": str()}, "results", "more"),
-		"XAPIReportActors":     obj(map[string]any{"results": map[string]any{"type": "array", "items": ref("XAPIReportActor")}, "more": str()}, "results", "more"),
+		"XAPIReportResults":    httpx.Obj(map[string]any{"results": map[string]any{"type": "array", "items": httpx.Ref("XAPIReportResult")}, "more": httpx.Str()}, "results", "more"),
+		"XAPIReportActivities": httpx.Obj(map[string]any{"results": map[string]any{"type": "array", "items": httpx.Ref("XAPIReportActivity")}, "more": httpx.Str()}, "results", "more"),
+		"XAPIReportActors":     httpx.Obj(map[string]any{"results": map[string]any{"type": "array", "items": httpx.Ref("XAPIReportActor")}, "more": httpx.Str()}, "results", "more"),
 	}
 }
 
@@ -82,7 +83,7 @@ func reportAgent(c *fiber.Ctx, q url.Values) (string, error) {
 	}
 	_, ifi, err := xapi.ParseAgent([]byte(q.Get("agent")), xapiVersionOf(c))
 	if err != nil {
-		return "", badRequest("agent: %v", err)
+		return "", httpx.BadRequest("agent: %v", err)
 	}
 	return ifi, nil
 }
@@ -91,7 +92,7 @@ func reportAgent(c *fiber.Ctx, q url.Values) (string, error) {
 func reportActivity(q url.Values) (string, error) {
 	a := q.Get("activity")
 	if q.Has("activity") && !xapi.ValidIRI(a) {
-		return "", badRequest("activity: %q is not an IRI", a)
+		return "", httpx.BadRequest("activity: %q is not an IRI", a)
 	}
 	return a, nil
 }
@@ -100,7 +101,7 @@ func reportActivity(q url.Values) (string, error) {
 // request of the caller's tenant, with the read rule's viewer.
 func reportRequest(c *fiber.Ctx, names ...string) (report.Request, error) {
 	q := queryValues(c)
-	r := report.Request{Tenant: tenantOf(c)}
+	r := report.Request{Tenant: httpx.TenantOf(c)}
 	if err := checkParams(q, append(names, "more")...); err != nil {
 		return r, err
 	}
@@ -109,7 +110,7 @@ func reportRequest(c *fiber.Ctx, names ...string) (report.Request, error) {
 	}
 	if q.Has("more") {
 		if len(q) != 1 {
-			return r, badRequest("more: send the continuation alone; it carries the original parameters")
+			return r, httpx.BadRequest("more: send the continuation alone; it carries the original parameters")
 		}
 		r.More = q.Get("more")
 		return r, nil
@@ -130,11 +131,11 @@ func reportError(err error) error {
 	}
 	switch {
 	case errors.Is(err, report.ErrNotFound):
-		return notFound("%s", detail(report.ErrNotFound))
+		return httpx.NotFound("%s", detail(report.ErrNotFound))
 	case errors.Is(err, report.ErrInvalid):
-		return badRequest("%s", detail(report.ErrInvalid))
+		return httpx.BadRequest("%s", detail(report.ErrInvalid))
 	case errors.Is(err, report.ErrForbidden):
-		return errorf(fiber.StatusForbidden, "more: the continuation belongs to another principal")
+		return httpx.Errorf(fiber.StatusForbidden, "more: the continuation belongs to another principal")
 	}
 	return lrsError(err)
 }
@@ -151,18 +152,18 @@ func reportMore(c *fiber.Ctx, name, token string) string {
 // reportPath is the relative URL of a report resource as the request addressed it.
 func reportPath(c *fiber.Ctx, name string) string {
 	if t := c.Params("tenant"); t != "" {
-		return LRSBase + "/" + url.PathEscape(t) + "/Report/" + name
+		return Base + "/" + url.PathEscape(t) + "/Report/" + name
 	}
-	return LRSBase + "/Report/" + name
+	return Base + "/Report/" + name
 }
 
 // getReportResults is GET Report/results?agent=&activity= (at least one) or ?more=.
-func (s *Server) getReportResults(c *fiber.Ctx) error {
+func (a *API) getReportResults(c *fiber.Ctx) error {
 	r, err := reportRequest(c, "agent", "activity")
 	if err != nil {
 		return err
 	}
-	page, err := s.reports().Results(c.UserContext(), r)
+	page, err := a.reports().Results(c.UserContext(), r)
 	if err != nil {
 		return reportError(err)
 	}
@@ -170,12 +171,12 @@ func (s *Server) getReportResults(c *fiber.Ctx) error {
 }
 
 // getReportActivities is GET Report/activities[?agent=] or ?more=.
-func (s *Server) getReportActivities(c *fiber.Ctx) error {
+func (a *API) getReportActivities(c *fiber.Ctx) error {
 	r, err := reportRequest(c, "agent")
 	if err != nil {
 		return err
 	}
-	page, err := s.reports().Activities(c.UserContext(), r)
+	page, err := a.reports().Activities(c.UserContext(), r)
 	if err != nil {
 		return reportError(err)
 	}
@@ -183,16 +184,16 @@ func (s *Server) getReportActivities(c *fiber.Ctx) error {
 }
 
 // getReportActors is GET Report/actors[?activity=] or ?more=.
-func (s *Server) getReportActors(c *fiber.Ctx) error {
+func (a *API) getReportActors(c *fiber.Ctx) error {
 	r, err := reportRequest(c, "activity")
 	if err != nil {
 		return err
 	}
-	page, err := s.reports().Actors(c.UserContext(), r)
+	page, err := a.reports().Actors(c.UserContext(), r)
 	if err != nil {
 		return reportError(err)
 	}
 	return c.JSON(ReportActors{Results: page.Results, More: reportMore(c, "actors", page.More)})
 }
 
-func (s *Server) reports() report.Service { return report.Service{Store: s.deps.Statements} }
+func (a *API) reports() report.Service { return report.Service{Store: a.d.Statements} }

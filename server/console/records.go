@@ -1,4 +1,4 @@
-package server
+package console
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/httpx"
+	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/workers/jobs"
 )
 
@@ -18,21 +21,21 @@ import (
 // credentials the console signs in with; jobs and webhooks from the content API with the
 // tenant in header tenant_id.
 
-func (s *Server) registerConsoleRecords(g fiber.Router) {
-	s.addConsoleSection(ConsoleSection{Path: "statements", Label: "Statements", Tenant: true})
-	s.addConsoleSection(ConsoleSection{Path: "jobs", Label: "Jobs", Tenant: true})
-	s.addConsoleSection(ConsoleSection{Path: "webhooks", Label: "Webhooks", Tenant: true})
-	need, h := s.consoleSessionRequired, s.consoleHandler
-	g.Get("/t/:tenant/statements", need, h(s.consoleStatements))
-	g.Get("/t/:tenant/statements/:id", need, h(s.consoleStatement))
-	g.Get("/t/:tenant/jobs", need, h(s.consoleJobs))
-	g.Get("/t/:tenant/jobs/:id", need, h(s.consoleJob))
-	g.Get("/t/:tenant/webhooks", need, h(s.consoleWebhooks))
-	g.Post("/t/:tenant/webhooks/auth", need, h(s.consoleCreateAuth))
-	g.Post("/t/:tenant/webhooks/auth/:id/delete", need, h(s.consoleDeleteAuth))
-	g.Post("/t/:tenant/webhooks/subscriptions", need, h(s.consoleCreateSubscription))
-	g.Post("/t/:tenant/webhooks/subscriptions/:id/delete", need, h(s.consoleDeleteSubscription))
-	g.Get("/t/:tenant/webhooks/subscriptions/:id", need, h(s.consoleDeliveries))
+func (co *Console) registerRecords(g fiber.Router) {
+	co.addSection(section{Path: "statements", Label: "Statements", Tenant: true})
+	co.addSection(section{Path: "jobs", Label: "Jobs", Tenant: true})
+	co.addSection(section{Path: "webhooks", Label: "Webhooks", Tenant: true})
+	need, h := co.sessionRequired, co.handler
+	g.Get("/t/:tenant/statements", need, h(co.statements))
+	g.Get("/t/:tenant/statements/:id", need, h(co.statement))
+	g.Get("/t/:tenant/jobs", need, h(co.jobList))
+	g.Get("/t/:tenant/jobs/:id", need, h(co.jobView))
+	g.Get("/t/:tenant/webhooks", need, h(co.webhooks))
+	g.Post("/t/:tenant/webhooks/auth", need, h(co.createAuth))
+	g.Post("/t/:tenant/webhooks/auth/:id/delete", need, h(co.deleteAuth))
+	g.Post("/t/:tenant/webhooks/subscriptions", need, h(co.createSubscription))
+	g.Post("/t/:tenant/webhooks/subscriptions/:id/delete", need, h(co.deleteSubscription))
+	g.Get("/t/:tenant/webhooks/subscriptions/:id", need, h(co.deliveries))
 }
 
 // prettyJSON indents a JSON document for a <pre> (the template escapes it).
@@ -67,17 +70,17 @@ type statementsData struct {
 }
 
 // lrsGet reads the tenant's record store; the version header is the one the console speaks.
-func (s *Server) lrsGet(c *fiber.Ctx, query url.Values) (*apiResponse, error) {
-	return s.api(c, apiRequest{Method: fiber.MethodGet,
-		Path:   LRSBase + "/" + url.PathEscape(c.Params("tenant")) + "/statements?" + query.Encode(),
-		Header: map[string]string{hdrVersion: "1.0.3"}}, nil)
+func (co *Console) lrsGet(c *fiber.Ctx, query url.Values) (*apiResponse, error) {
+	return co.api(c, apiRequest{Method: fiber.MethodGet,
+		Path:   lrsapi.Base + "/" + url.PathEscape(c.Params("tenant")) + "/statements?" + query.Encode(),
+		Header: map[string]string{"X-Experience-API-Version": "1.0.3"}}, nil)
 }
 
 func (f statementFilter) query() (url.Values, error) {
 	q := url.Values{}
 	switch {
 	case f.Mbox != "" && (f.AccountHome != "" || f.AccountName != ""):
-		return nil, badRequest("give the agent either by its e-mail (mbox) or by its account, not both")
+		return nil, httpx.BadRequest("give the agent either by its e-mail (mbox) or by its account, not both")
 	case f.Mbox != "":
 		m := f.Mbox
 		if !strings.HasPrefix(m, "mailto:") {
@@ -165,12 +168,12 @@ func statementRowOf(st map[string]any) statementRow {
 	return r
 }
 
-func (s *Server) consoleStatements(c *fiber.Ctx) error {
+func (co *Console) statements(c *fiber.Ctx) error {
 	f := statementFilter{Mbox: strings.TrimSpace(c.Query("mbox")), AccountHome: strings.TrimSpace(c.Query("account_home")),
 		AccountName: strings.TrimSpace(c.Query("account_name")), Verb: strings.TrimSpace(c.Query("verb")),
 		Activity: strings.TrimSpace(c.Query("activity")), Registration: strings.TrimSpace(c.Query("registration")),
 		Since: strings.TrimSpace(c.Query("since")), Until: strings.TrimSpace(c.Query("until")), Limit: strings.TrimSpace(c.Query("limit"))}
-	v := &consoleView{Title: "Statements", Section: "statements"}
+	v := &view{Title: "Statements", Section: "statements"}
 	data := statementsData{Filter: f}
 	var q url.Values
 	if more := c.Query("more"); more != "" {
@@ -179,20 +182,20 @@ func (s *Server) consoleStatements(c *fiber.Ctx) error {
 	} else {
 		var err error
 		if q, err = f.query(); err != nil {
-			var e *Error
+			var e *httpx.Error
 			if !errors.As(err, &e) {
 				return err
 			}
 			v.Error, v.Data = e.Message, data
-			return s.render(c, e.Status, "statements", "", v)
+			return co.render(c, e.Status, "statements", "", v)
 		}
 	}
-	resp, err := s.lrsGet(c, q)
+	resp, err := co.lrsGet(c, q)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == fiber.StatusBadRequest {
 		// A filter the record store refused: the form stays, with its message.
 		v.Error, v.Data = ae.Message, data
-		return s.render(c, fiber.StatusBadRequest, "statements", "", v)
+		return co.render(c, fiber.StatusBadRequest, "statements", "", v)
 	}
 	if err != nil {
 		return err
@@ -209,11 +212,11 @@ func (s *Server) consoleStatements(c *fiber.Ctx) error {
 	}
 	if res.More != "" {
 		if u, err := url.Parse(res.More); err == nil && u.Query().Get("more") != "" {
-			data.More = consoleTenantPath(c, "/statements") + "?" + url.Values{"more": {u.Query().Get("more")}}.Encode()
+			data.More = tenantPath(c, "/statements") + "?" + url.Values{"more": {u.Query().Get("more")}}.Encode()
 		}
 	}
 	v.Data = data
-	return s.render(c, fiber.StatusOK, "statements", "", v)
+	return co.render(c, fiber.StatusOK, "statements", "", v)
 }
 
 type statementData struct {
@@ -223,19 +226,19 @@ type statementData struct {
 	Row    statementRow
 }
 
-// consoleStatement shows one statement; a voided statement is only answered to
+// statement shows one statement; a voided statement is only answered to
 // voidedStatementId, which is how the page learns that it is voided.
-func (s *Server) consoleStatement(c *fiber.Ctx) error {
+func (co *Console) statement(c *fiber.Ctx) error {
 	id := c.Params("id")
 	voided := false
-	resp, err := s.lrsGet(c, url.Values{"statementId": {id}})
+	resp, err := co.lrsGet(c, url.Values{"statementId": {id}})
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == fiber.StatusNotFound {
 		voided = true
-		resp, err = s.lrsGet(c, url.Values{"voidedStatementId": {id}})
+		resp, err = co.lrsGet(c, url.Values{"voidedStatementId": {id}})
 	}
 	if errors.As(err, &ae) && ae.Status == fiber.StatusNotFound {
-		return notFound("statement '%s' not found", id)
+		return httpx.NotFound("statement '%s' not found", id)
 	}
 	if err != nil {
 		return err
@@ -244,7 +247,7 @@ func (s *Server) consoleStatement(c *fiber.Ctx) error {
 	if err := json.Unmarshal(resp.Body, &st); err != nil {
 		return err
 	}
-	return s.render(c, fiber.StatusOK, "statement", "", &consoleView{Title: "Statement " + id, Section: "statements",
+	return co.render(c, fiber.StatusOK, "statement", "", &view{Title: "Statement " + id, Section: "statements",
 		Data: statementData{ID: id, Voided: voided, JSON: prettyJSON(resp.Body), Row: statementRowOf(st)}})
 }
 
@@ -257,7 +260,7 @@ type jobsData struct {
 	More         string
 }
 
-func (s *Server) consoleJobs(c *fiber.Ctx) error {
+func (co *Console) jobList(c *fiber.Ctx) error {
 	q := url.Values{}
 	for _, k := range []string{"status", "type", "more"} {
 		if v := strings.TrimSpace(c.Query(k)); v != "" {
@@ -265,8 +268,8 @@ func (s *Server) consoleJobs(c *fiber.Ctx) error {
 		}
 	}
 	q.Set("limit", "50")
-	var list JobList
-	if err := s.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &list); err != nil {
+	var list contentapi.JobList
+	if err := co.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &list); err != nil {
 		return err
 	}
 	data := jobsData{Status: q.Get("status"), Type: q.Get("type"), Jobs: list.Jobs,
@@ -274,9 +277,9 @@ func (s *Server) consoleJobs(c *fiber.Ctx) error {
 	if list.More != "" {
 		q.Set("more", list.More)
 		q.Del("limit")
-		data.More = consoleTenantPath(c, "/jobs") + "?" + q.Encode()
+		data.More = tenantPath(c, "/jobs") + "?" + q.Encode()
 	}
-	return s.render(c, fiber.StatusOK, "jobs", "", &consoleView{Title: "Jobs", Section: "jobs", Data: data})
+	return co.render(c, fiber.StatusOK, "jobs", "", &view{Title: "Jobs", Section: "jobs", Data: data})
 }
 
 type jobData struct {
@@ -286,13 +289,13 @@ type jobData struct {
 	Running bool
 }
 
-func (s *Server) consoleJob(c *fiber.Ctx) error {
+func (co *Console) jobView(c *fiber.Ctx) error {
 	var j jobs.Job
-	if err := s.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs/"+url.PathEscape(c.Params("id")), nil, &j); err != nil {
+	if err := co.tenantAPI(c, fiber.MethodGet, "/api/v1/jobs/"+url.PathEscape(c.Params("id")), nil, &j); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(j.Results)
-	return s.render(c, fiber.StatusOK, "job", "job-detail", &consoleView{Title: "Job " + j.ID, Section: "jobs",
+	return co.render(c, fiber.StatusOK, "job", "job-detail", &view{Title: "Job " + j.ID, Section: "jobs",
 		Data: jobData{Job: &j, Results: prettyJSON(b), Running: !jobs.Concluded(j.Status)}})
 }
 
@@ -304,31 +307,31 @@ const (
 )
 
 type webhooksData struct {
-	Subscriptions []SubscriptionView
-	Auth          []SubscriptionAuth
+	Subscriptions []contentapi.SubscriptionView
+	Auth          []contentapi.SubscriptionAuth
 	// Created is the subscription just created, with its signing secret (shown once).
-	Created *SubscriptionView
+	Created *contentapi.SubscriptionView
 	// Form keeps what was typed when the API refused it.
 	Form map[string]string
 }
 
-func (s *Server) renderWebhooks(c *fiber.Ctx, status int, d webhooksData, msg, notice string) error {
-	var subs SubscriptionList
-	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
+func (co *Console) renderWebhooks(c *fiber.Ctx, status int, d webhooksData, msg, notice string) error {
+	var subs contentapi.SubscriptionList
+	if err := co.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
 		return err
 	}
-	var auth SubscriptionAuthList
-	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionAuthPath, nil, &auth); err != nil {
+	var auth contentapi.SubscriptionAuthList
+	if err := co.tenantAPI(c, fiber.MethodGet, subscriptionAuthPath, nil, &auth); err != nil {
 		return err
 	}
 	d.Subscriptions, d.Auth = subs.Subscriptions, auth.Configs
 	if d.Form == nil {
 		d.Form = map[string]string{}
 	}
-	return s.render(c, status, "webhooks", "", &consoleView{Title: "Webhooks", Section: "webhooks", Error: msg, Notice: notice, Data: d})
+	return co.render(c, status, "webhooks", "", &view{Title: "Webhooks", Section: "webhooks", Error: msg, Notice: notice, Data: d})
 }
 
-func (s *Server) consoleWebhooks(c *fiber.Ctx) error {
+func (co *Console) webhooks(c *fiber.Ctx) error {
 	notice := ""
 	switch c.Query("done") {
 	case "auth":
@@ -338,15 +341,15 @@ func (s *Server) consoleWebhooks(c *fiber.Ctx) error {
 	case "deleted":
 		notice = "The subscription was deleted."
 	}
-	return s.renderWebhooks(c, fiber.StatusOK, webhooksData{}, "", notice)
+	return co.renderWebhooks(c, fiber.StatusOK, webhooksData{}, "", notice)
 }
 
 // formErr renders the webhooks page again with the API's 4xx message and the typed values;
 // other errors become the error page.
-func (s *Server) formErr(c *fiber.Ctx, err error, form map[string]string) error {
+func (co *Console) formErr(c *fiber.Ctx, err error, form map[string]string) error {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 && ae.Status != fiber.StatusUnauthorized {
-		return s.renderWebhooks(c, ae.Status, webhooksData{Form: form}, ae.Message, "")
+		return co.renderWebhooks(c, ae.Status, webhooksData{Form: form}, ae.Message, "")
 	}
 	return err
 }
@@ -358,53 +361,53 @@ func optional(c *fiber.Ctx, name string) *string {
 	return nil
 }
 
-func (s *Server) consoleCreateAuth(c *fiber.Ctx) error {
-	body := SubscriptionAuthBody{Type: c.FormValue("type"), Key: optional(c, "key"), Secret: optional(c, "secret"),
+func (co *Console) createAuth(c *fiber.Ctx) error {
+	body := contentapi.SubscriptionAuthBody{Type: c.FormValue("type"), Key: optional(c, "key"), Secret: optional(c, "secret"),
 		Scope: optional(c, "scope"), TokenURL: optional(c, "token_url")}
-	if err := s.tenantAPI(c, fiber.MethodPost, subscriptionAuthPath, body, nil); err != nil {
+	if err := co.tenantAPI(c, fiber.MethodPost, subscriptionAuthPath, body, nil); err != nil {
 		// The secret is not sent back into the form.
-		return s.formErr(c, err, map[string]string{"type": body.Type, "key": c.FormValue("key"), "scope": c.FormValue("scope"), "token_url": c.FormValue("token_url")})
+		return co.formErr(c, err, map[string]string{"type": body.Type, "key": c.FormValue("key"), "scope": c.FormValue("scope"), "token_url": c.FormValue("token_url")})
 	}
-	return c.Redirect(consoleTenantPath(c, "/webhooks?done=auth"), fiber.StatusSeeOther)
+	return c.Redirect(tenantPath(c, "/webhooks?done=auth"), fiber.StatusSeeOther)
 }
 
-func (s *Server) consoleDeleteAuth(c *fiber.Ctx) error {
-	if err := s.tenantAPI(c, fiber.MethodDelete, subscriptionAuthPath+"/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
-		return s.formErr(c, err, nil)
+func (co *Console) deleteAuth(c *fiber.Ctx) error {
+	if err := co.tenantAPI(c, fiber.MethodDelete, subscriptionAuthPath+"/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+		return co.formErr(c, err, nil)
 	}
-	return c.Redirect(consoleTenantPath(c, "/webhooks?done=auth-deleted"), fiber.StatusSeeOther)
+	return c.Redirect(tenantPath(c, "/webhooks?done=auth-deleted"), fiber.StatusSeeOther)
 }
 
-func (s *Server) consoleCreateSubscription(c *fiber.Ctx) error {
-	body := SubscriptionBody{Topic: c.FormValue("topic"), URL: strings.TrimSpace(c.FormValue("url")), AuthConfigID: c.FormValue("auth_config_id")}
-	var sub SubscriptionView
-	if err := s.tenantAPI(c, fiber.MethodPost, subscriptionsPath, body, &sub); err != nil {
-		return s.formErr(c, err, map[string]string{"url": body.URL, "auth_config_id": body.AuthConfigID})
+func (co *Console) createSubscription(c *fiber.Ctx) error {
+	body := contentapi.SubscriptionBody{Topic: c.FormValue("topic"), URL: strings.TrimSpace(c.FormValue("url")), AuthConfigID: c.FormValue("auth_config_id")}
+	var sub contentapi.SubscriptionView
+	if err := co.tenantAPI(c, fiber.MethodPost, subscriptionsPath, body, &sub); err != nil {
+		return co.formErr(c, err, map[string]string{"url": body.URL, "auth_config_id": body.AuthConfigID})
 	}
 	// The signing secret is shown on this response only, never on a page a redirect could reload.
-	return s.renderWebhooks(c, fiber.StatusCreated, webhooksData{Created: &sub}, "", "")
+	return co.renderWebhooks(c, fiber.StatusCreated, webhooksData{Created: &sub}, "", "")
 }
 
-func (s *Server) consoleDeleteSubscription(c *fiber.Ctx) error {
-	if err := s.tenantAPI(c, fiber.MethodDelete, subscriptionsPath+"/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
-		return s.formErr(c, err, nil)
+func (co *Console) deleteSubscription(c *fiber.Ctx) error {
+	if err := co.tenantAPI(c, fiber.MethodDelete, subscriptionsPath+"/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+		return co.formErr(c, err, nil)
 	}
-	return c.Redirect(consoleTenantPath(c, "/webhooks?done=deleted"), fiber.StatusSeeOther)
+	return c.Redirect(tenantPath(c, "/webhooks?done=deleted"), fiber.StatusSeeOther)
 }
 
 type deliveriesData struct {
-	Subscription SubscriptionView
-	Deliveries   []DeliveryView
+	Subscription contentapi.SubscriptionView
+	Deliveries   []contentapi.DeliveryView
 }
 
-func (s *Server) consoleDeliveries(c *fiber.Ctx) error {
+func (co *Console) deliveries(c *fiber.Ctx) error {
 	id := c.Params("id")
-	var subs SubscriptionList
-	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
+	var subs contentapi.SubscriptionList
+	if err := co.tenantAPI(c, fiber.MethodGet, subscriptionsPath, nil, &subs); err != nil {
 		return err
 	}
-	var log DeliveryList
-	if err := s.tenantAPI(c, fiber.MethodGet, subscriptionsPath+"/"+url.PathEscape(id)+"/deliveries", nil, &log); err != nil {
+	var log contentapi.DeliveryList
+	if err := co.tenantAPI(c, fiber.MethodGet, subscriptionsPath+"/"+url.PathEscape(id)+"/deliveries", nil, &log); err != nil {
 		return err
 	}
 	d := deliveriesData{Deliveries: log.Deliveries}
@@ -413,5 +416,5 @@ func (s *Server) consoleDeliveries(c *fiber.Ctx) error {
 			d.Subscription = sub
 		}
 	}
-	return s.render(c, fiber.StatusOK, "deliveries", "delivery-table", &consoleView{Title: "Deliveries", Section: "webhooks", Data: d})
+	return co.render(c, fiber.StatusOK, "deliveries", "delivery-table", &view{Title: "Deliveries", Section: "webhooks", Data: d})
 }

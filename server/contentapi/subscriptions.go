@@ -1,4 +1,4 @@
-package server
+package contentapi
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/content/subscription"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // Webhook subscriptions of the content service (spec/001 "Subscription authentication
@@ -76,32 +77,32 @@ type DeliveryList struct {
 	Deliveries []DeliveryView `json:"deliveries"`
 }
 
-func (s *Server) registerSubscriptions() {
+func (a *API) registerSubscriptions(r httpx.Registrar) {
 	const auth, subs = "/api/v1/app_management/subscription_auth", "/api/v1/app_management/subscriptions"
-	s.handle(Route{Method: fiber.MethodPost, Path: auth, Summary: "Create a subscription authentication configuration (BASIC_AUTH, OAUTH_2_CLIENT_CREDENTIALS, NO_AUTH)", Tag: "subscriptions",
-		Scope: ScopeHeader, Body: "SubscriptionAuthBody", Success: 201, Response: "SubscriptionAuth"}, s.createSubscriptionAuth)
-	s.handle(Route{Method: fiber.MethodGet, Path: auth, Summary: "List the tenant's subscription authentication configurations (never their secrets)", Tag: "subscriptions",
-		Scope: ScopeHeader, Success: 200, Response: "SubscriptionAuthList"}, s.listSubscriptionAuth)
-	s.handle(Route{Method: fiber.MethodDelete, Path: auth + "/:auth_config_id", Summary: "Delete a subscription authentication configuration; 409 while a subscription uses it", Tag: "subscriptions",
-		Scope: ScopeHeader, Success: 204}, s.deleteSubscriptionAuth)
-	s.handle(Route{Method: fiber.MethodPost, Path: subs, Summary: "Subscribe a URL to a topic (JOB_PROCESSED); the response alone carries the signing secret", Tag: "subscriptions",
-		Scope: ScopeHeader, Body: "SubscriptionBody", Success: 201, Response: "Subscription"}, s.createSubscription)
-	s.handle(Route{Method: fiber.MethodGet, Path: subs, Summary: "List the tenant's webhook subscriptions", Tag: "subscriptions",
-		Scope: ScopeHeader, Success: 200, Response: "SubscriptionList"}, s.listSubscriptions)
-	s.handle(Route{Method: fiber.MethodDelete, Path: subs + "/:subscription_id", Summary: "Delete a subscription with its delivery log; pending deliveries stop", Tag: "subscriptions",
-		Scope: ScopeHeader, Success: 204}, s.deleteSubscription)
-	s.handle(Route{Method: fiber.MethodGet, Path: subs + "/:subscription_id/deliveries", Summary: "A subscription's delivery log: every attempt with its time, HTTP status or error, and message_id", Tag: "subscriptions",
-		Scope: ScopeHeader, Success: 200, Response: "DeliveryList"}, s.listDeliveries)
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: auth, Summary: "Create a subscription authentication configuration (BASIC_AUTH, OAUTH_2_CLIENT_CREDENTIALS, NO_AUTH)", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Body: "SubscriptionAuthBody", Success: 201, Response: "SubscriptionAuth"}, a.createSubscriptionAuth)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: auth, Summary: "List the tenant's subscription authentication configurations (never their secrets)", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "SubscriptionAuthList"}, a.listSubscriptionAuth)
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: auth + "/:auth_config_id", Summary: "Delete a subscription authentication configuration; 409 while a subscription uses it", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Success: 204}, a.deleteSubscriptionAuth)
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: subs, Summary: "Subscribe a URL to a topic (JOB_PROCESSED); the response alone carries the signing secret", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Body: "SubscriptionBody", Success: 201, Response: "Subscription"}, a.createSubscription)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: subs, Summary: "List the tenant's webhook subscriptions", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "SubscriptionList"}, a.listSubscriptions)
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: subs + "/:subscription_id", Summary: "Delete a subscription with its delivery log; pending deliveries stop", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Success: 204}, a.deleteSubscription)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: subs + "/:subscription_id/deliveries", Summary: "A subscription's delivery log: every attempt with its time, HTTP status or error, and message_id", Tag: "subscriptions",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "DeliveryList"}, a.listDeliveries)
 }
 
 func subscriptionErr(err error) error {
 	switch {
 	case errors.Is(err, subscription.ErrInvalid):
-		return badRequest("%s", err.Error())
+		return httpx.BadRequest("%s", err.Error())
 	case errors.Is(err, subscription.ErrNotFound):
-		return notFound("%s", err.Error())
+		return httpx.NotFound("%s", err.Error())
 	case errors.Is(err, subscription.ErrInUse):
-		return errorf(fiber.StatusConflict, "%s", err.Error())
+		return httpx.Errorf(fiber.StatusConflict, "%s", err.Error())
 	}
 	return err
 }
@@ -121,60 +122,60 @@ func showDelivery(d subscription.Delivery) DeliveryView {
 		Status: d.Status, Error: d.Error, Final: d.Final}
 }
 
-func (s *Server) createSubscriptionAuth(c *fiber.Ctx) error {
+func (a *API) createSubscriptionAuth(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
 	var body SubscriptionAuthBody
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
-	a := &subscription.Auth{Tenant: tenantID, Type: body.Type, Key: body.Key, Secret: body.Secret, Scope: body.Scope, TokenURL: body.TokenURL}
-	if a.TokenURL != nil {
-		if err := s.deps.Outbound.Check(*a.TokenURL); err != nil {
-			return badRequest("token_url: %v", err)
+	auth := &subscription.Auth{Tenant: tenantID, Type: body.Type, Key: body.Key, Secret: body.Secret, Scope: body.Scope, TokenURL: body.TokenURL}
+	if auth.TokenURL != nil {
+		if err := a.d.Outbound.Check(*auth.TokenURL); err != nil {
+			return httpx.BadRequest("token_url: %v", err)
 		}
 	}
-	if err := s.deps.Subscriptions.CreateAuth(c.UserContext(), a); err != nil {
+	if err := a.d.Subscriptions.CreateAuth(c.UserContext(), auth); err != nil {
 		return subscriptionErr(err)
 	}
-	return c.Status(fiber.StatusCreated).JSON(showAuth(a))
+	return c.Status(fiber.StatusCreated).JSON(showAuth(auth))
 }
 
-func (s *Server) listSubscriptionAuth(c *fiber.Ctx) error {
+func (a *API) listSubscriptionAuth(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
-	as, err := s.deps.Subscriptions.ListAuth(c.UserContext(), tenantID)
+	as, err := a.d.Subscriptions.ListAuth(c.UserContext(), tenantID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(SubscriptionAuthList{Configs: showAll(as, showAuth)})
+	return c.JSON(SubscriptionAuthList{Configs: httpx.ShowAll(as, showAuth)})
 }
 
-func (s *Server) deleteSubscriptionAuth(c *fiber.Ctx) error {
-	return deleteItem(c, contentTenant, "auth_config_id", s.deps.Subscriptions.DeleteAuth, subscriptionErr)
+func (a *API) deleteSubscriptionAuth(c *fiber.Ctx) error {
+	return httpx.DeleteItem(c, contentTenant, "auth_config_id", a.d.Subscriptions.DeleteAuth, subscriptionErr)
 }
 
-func (s *Server) createSubscription(c *fiber.Ctx) error {
+func (a *API) createSubscription(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
 	var body SubscriptionBody
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.URL == "" {
-		return badRequest("url is required")
+		return httpx.BadRequest("url is required")
 	}
-	if err := s.deps.Outbound.Check(body.URL); err != nil {
-		return badRequest("url: %v", err)
+	if err := a.d.Outbound.Check(body.URL); err != nil {
+		return httpx.BadRequest("url: %v", err)
 	}
 	sub := &subscription.Subscription{Tenant: tenantID, Topic: body.Topic, URL: body.URL, AuthConfigID: body.AuthConfigID}
-	if err := s.deps.Subscriptions.CreateSubscription(c.UserContext(), sub); err != nil {
+	if err := a.d.Subscriptions.CreateSubscription(c.UserContext(), sub); err != nil {
 		return subscriptionErr(err)
 	}
 	v := showSubscription(sub)
@@ -182,32 +183,32 @@ func (s *Server) createSubscription(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(v)
 }
 
-func (s *Server) listSubscriptions(c *fiber.Ctx) error {
+func (a *API) listSubscriptions(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
-	subs, err := s.deps.Subscriptions.ListSubscriptions(c.UserContext(), tenantID)
+	subs, err := a.d.Subscriptions.ListSubscriptions(c.UserContext(), tenantID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(SubscriptionList{Subscriptions: showAll(subs, showSubscription)})
+	return c.JSON(SubscriptionList{Subscriptions: httpx.ShowAll(subs, showSubscription)})
 }
 
-func (s *Server) deleteSubscription(c *fiber.Ctx) error {
-	return deleteItem(c, contentTenant, "subscription_id", s.deps.Subscriptions.DeleteSubscription, subscriptionErr)
+func (a *API) deleteSubscription(c *fiber.Ctx) error {
+	return httpx.DeleteItem(c, contentTenant, "subscription_id", a.d.Subscriptions.DeleteSubscription, subscriptionErr)
 }
 
-func (s *Server) listDeliveries(c *fiber.Ctx) error {
+func (a *API) listDeliveries(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
-	ds, err := s.deps.Subscriptions.Deliveries(c.UserContext(), tenantID, c.Params("subscription_id"))
+	ds, err := a.d.Subscriptions.Deliveries(c.UserContext(), tenantID, c.Params("subscription_id"))
 	if err != nil {
 		return subscriptionErr(err)
 	}
-	return c.JSON(DeliveryList{Deliveries: showAll(ds, showDelivery)})
+	return c.JSON(DeliveryList{Deliveries: httpx.ShowAll(ds, showDelivery)})
 }
 
 func subscriptionSchemas() map[string]any {
@@ -217,23 +218,23 @@ func subscriptionSchemas() map[string]any {
 	authType := map[string]any{"type": "string", "enum": []string{subscription.AuthOAuth2, subscription.AuthBasic, subscription.AuthNone}}
 	intT := map[string]any{"type": "integer"}
 	return map[string]any{
-		"SubscriptionAuthBody": obj(map[string]any{"type": authType,
+		"SubscriptionAuthBody": httpx.Obj(map[string]any{"type": authType,
 			"key":       nullStr("BASIC_AUTH user, or the OAuth client id; null for NO_AUTH"),
 			"secret":    nullStr("BASIC_AUTH password, or the OAuth client secret; write-only, stored encrypted; null for NO_AUTH"),
 			"scope":     nullStr("OAUTH_2_CLIENT_CREDENTIALS only"),
 			"token_url": nullStr("OAUTH_2_CLIENT_CREDENTIALS only: the token endpoint (outbound policy applies)")}, "type"),
-		"SubscriptionAuth": obj(map[string]any{"auth_config_id": str(), "tenant_id": str(), "type": authType,
-			"key": nullStr(""), "scope": nullStr(""), "token_url": nullStr(""), "create_dt": str()}),
-		"SubscriptionAuthList": obj(map[string]any{"subscription_auth": map[string]any{"type": "array", "items": ref("SubscriptionAuth")}}),
-		"SubscriptionBody": obj(map[string]any{"topic": map[string]any{"type": "string", "enum": []string{subscription.TopicJobProcessed}},
-			"url": str(), "auth_config_id": str()}, "topic", "url", "auth_config_id"),
-		"Subscription": obj(map[string]any{"subscription_id": str(), "tenant_id": str(), "topic": str(), "url": str(), "auth_config_id": str(),
+		"SubscriptionAuth": httpx.Obj(map[string]any{"auth_config_id": httpx.Str(), "tenant_id": httpx.Str(), "type": authType,
+			"key": nullStr(""), "scope": nullStr(""), "token_url": nullStr(""), "create_dt": httpx.Str()}),
+		"SubscriptionAuthList": httpx.Obj(map[string]any{"subscription_auth": map[string]any{"type": "array", "items": httpx.Ref("SubscriptionAuth")}}),
+		"SubscriptionBody": httpx.Obj(map[string]any{"topic": map[string]any{"type": "string", "enum": []string{subscription.TopicJobProcessed}},
+			"url": httpx.Str(), "auth_config_id": httpx.Str()}, "topic", "url", "auth_config_id"),
+		"Subscription": httpx.Obj(map[string]any{"subscription_id": httpx.Str(), "tenant_id": httpx.Str(), "topic": httpx.Str(), "url": httpx.Str(), "auth_config_id": httpx.Str(),
 			"signing_secret": map[string]any{"type": "string", "description": "creation response only: the HMAC-SHA256 key of X-Lectern-Signature"},
-			"create_dt":      str()}),
-		"SubscriptionList": obj(map[string]any{"subscriptions": map[string]any{"type": "array", "items": ref("Subscription")}}),
-		"DeliveryList": obj(map[string]any{"deliveries": map[string]any{"type": "array", "items": obj(map[string]any{
-			"message_id": str(), "attempt": intT, "attempt_dt": dateTime(),
+			"create_dt":      httpx.Str()}),
+		"SubscriptionList": httpx.Obj(map[string]any{"subscriptions": map[string]any{"type": "array", "items": httpx.Ref("Subscription")}}),
+		"DeliveryList": httpx.Obj(map[string]any{"deliveries": map[string]any{"type": "array", "items": httpx.Obj(map[string]any{
+			"message_id": httpx.Str(), "attempt": intT, "attempt_dt": httpx.DateTime(),
 			"status": map[string]any{"type": "integer", "description": "the receiver's HTTP status; 0 when none arrived"},
-			"error":  str(), "final": boolean()})}}),
+			"error":  httpx.Str(), "final": httpx.Bool()})}}),
 	}
 }

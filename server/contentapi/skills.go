@@ -1,4 +1,4 @@
-package server
+package contentapi
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/taxonomy"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/fieldgen"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -28,15 +29,15 @@ const (
 	maxTaxonomyField = 4096
 )
 
-func (s *Server) registerSkills() {
-	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/taxonomy", Summary: "Import a skills taxonomy (multipart taxonomy_csv, csv_col_name, taxonomy_id); runs as a TAXONOMY_IMPORT job; re-importing an id replaces it", Tag: "skills",
-		Scope: ScopeHeader, UploadSchema: "TaxonomyImport", Success: 202, Response: "Job", Upload: true}, s.importTaxonomy)
+func (a *API) registerSkills(r httpx.Registrar) {
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/taxonomy", Summary: "Import a skills taxonomy (multipart taxonomy_csv, csv_col_name, taxonomy_id); runs as a TAXONOMY_IMPORT job; re-importing an id replaces it", Tag: "skills",
+		Scope: httpx.ScopeHeader, UploadSchema: "TaxonomyImport", Success: 202, Response: "Job", Upload: true}, a.importTaxonomy)
 	const cfg = "/api/v1/app_management/configuration/:setting_id"
-	s.handle(Route{Method: fiber.MethodGet, Path: cfg, Summary: "A content service setting of the tenant (GENERATION__SKILL_TAXONOMY)", Tag: "skills",
-		Scope: ScopeHeader, Success: 200, Response: "SettingBody"}, s.getContentSetting)
-	s.handle(Route{Method: fiber.MethodPut, Path: cfg, Summary: "Set a content service setting of the tenant; GENERATION__SKILL_TAXONOMY takes an imported taxonomy_id or the empty string", Tag: "skills",
-		Scope: ScopeHeader, Body: "SettingBody", Success: 204}, s.putContentSetting)
-	s.registerFields()
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: cfg, Summary: "A content service setting of the tenant (GENERATION__SKILL_TAXONOMY)", Tag: "skills",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "SettingBody"}, a.getContentSetting)
+	r.Handle(httpx.Route{Method: fiber.MethodPut, Path: cfg, Summary: "Set a content service setting of the tenant; GENERATION__SKILL_TAXONOMY takes an imported taxonomy_id or the empty string", Tag: "skills",
+		Scope: httpx.ScopeHeader, Body: "SettingBody", Success: 204}, a.putContentSetting)
+	a.registerFields(r)
 }
 
 func skillsSchemas() map[string]any {
@@ -56,17 +57,17 @@ func skillsSchemas() map[string]any {
 
 // taxonomyForm reads the three parts of a taxonomy upload, in any order.
 func taxonomyForm(c *fiber.Ctx) (csv []byte, fileName string, fields map[string]string, err error) {
-	body, ok := c.Locals(localsBody).(*streamBody)
+	body, ok := httpx.StreamedBody(c)
 	ct := c.Get(fiber.HeaderContentType)
 	mt, params, perr := mime.ParseMediaType(ct)
 	if !ok || perr != nil || mt != fiber.MIMEMultipartForm || params["boundary"] == "" {
-		return nil, "", nil, badRequest("send multipart/form-data with the parts taxonomy_csv (the CSV file), csv_col_name and taxonomy_id")
+		return nil, "", nil, httpx.BadRequest("send multipart/form-data with the parts taxonomy_csv (the CSV file), csv_col_name and taxonomy_id")
 	}
 	malformed := func(err error) error {
-		if ce := body.clientError(); ce != nil {
+		if ce := body.ClientError(); ce != nil {
 			return ce
 		}
-		return badRequest("the multipart body is malformed: %v", err)
+		return httpx.BadRequest("the multipart body is malformed: %v", err)
 	}
 	fields = map[string]string{}
 	mr := multipart.NewReader(body, params["boundary"])
@@ -89,16 +90,16 @@ func taxonomyForm(c *fiber.Ctx) (csv []byte, fileName string, fields map[string]
 		}
 		switch {
 		case name == "taxonomy_csv" && int64(len(b)) > limit:
-			return nil, "", nil, errorf(fiber.StatusRequestEntityTooLarge, "taxonomy_csv is larger than %d bytes", limit)
+			return nil, "", nil, httpx.Errorf(fiber.StatusRequestEntityTooLarge, "taxonomy_csv is larger than %d bytes", limit)
 		case name == "taxonomy_csv":
 			csv, fileName = b, p.FileName()
 		case name == "csv_col_name" || name == "taxonomy_id":
 			if int64(len(b)) > limit {
-				return nil, "", nil, badRequest("%s is longer than %d bytes", name, limit)
+				return nil, "", nil, httpx.BadRequest("%s is longer than %d bytes", name, limit)
 			}
 			fields[name] = string(b)
 		default:
-			return nil, "", nil, badRequest("unknown multipart part %q; the parts are taxonomy_csv, csv_col_name and taxonomy_id", name)
+			return nil, "", nil, httpx.BadRequest("unknown multipart part %q; the parts are taxonomy_csv, csv_col_name and taxonomy_id", name)
 		}
 	}
 	return csv, fileName, fields, nil
@@ -121,7 +122,7 @@ func notCSV(name string, b []byte) string {
 	return ""
 }
 
-func (s *Server) importTaxonomy(c *fiber.Ctx) error {
+func (a *API) importTaxonomy(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
@@ -141,71 +142,71 @@ func (s *Server) importTaxonomy(c *fiber.Ctx) error {
 		}
 	}
 	if len(missing) > 0 {
-		return badRequest("required multipart part(s) missing or empty: %s", strings.Join(missing, ", "))
+		return httpx.BadRequest("required multipart part(s) missing or empty: %s", strings.Join(missing, ", "))
 	}
 	id := fields["taxonomy_id"]
 	if err := taxonomy.ValidateID(id); err != nil {
-		return badRequest("%v", err)
+		return httpx.BadRequest("%v", err)
 	}
 	if msg := notCSV(fileName, csv); msg != "" {
-		return badRequest("%s", msg)
+		return httpx.BadRequest("%s", msg)
 	}
 	skills, err := taxonomy.Parse(csv, fields["csv_col_name"])
 	if err != nil {
-		return badRequest("taxonomy_csv: %v", err)
+		return httpx.BadRequest("taxonomy_csv: %v", err)
 	}
 	p := taxonomyjob.Payload{Tenant: tenantID, JobID: jobs.NewID(), TaxonomyID: id}
 	p.SkillsKey = taxonomyjob.SkillsKey(tenantID, p.JobID)
 	b, _ := json.Marshal(skills)
-	if _, err := s.deps.Blobs.Put(ctx, p.SkillsKey, bytes.NewReader(b), int64(len(b))); err != nil {
+	if _, err := a.d.Blobs.Put(ctx, p.SkillsKey, bytes.NewReader(b), int64(len(b))); err != nil {
 		return err
 	}
 	task, opts := taxonomyjob.NewTask(p)
-	return s.startUploadJob(c, p.JobID, taxonomyjob.JobType, tenantID, p.SkillsKey, task, opts, taxonomyjob.CodeInternal)
+	return a.startUploadJob(c, p.JobID, taxonomyjob.JobType, tenantID, p.SkillsKey, task, opts, taxonomyjob.CodeInternal)
 }
 
-func (s *Server) getContentSetting(c *fiber.Ctx) error {
+func (a *API) getContentSetting(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
-	v, err := s.deps.ContentConfig.Get(c.UserContext(), tenantID, c.Params("setting_id"))
+	v, err := a.d.Config.Get(c.UserContext(), tenantID, c.Params("setting_id"))
 	if errors.Is(err, content.ErrUnknownSetting) {
-		return notFound("configuration setting '%s' not found; the content service's settings: %s", c.Params("setting_id"), strings.Join(content.SettingIDs(), ", "))
+		return httpx.NotFound("configuration setting '%s' not found; the content service's settings: %s", c.Params("setting_id"), strings.Join(content.SettingIDs(), ", "))
 	}
 	if err != nil {
 		return err
 	}
-	return c.JSON(SettingBody{Value: &v})
+	return c.JSON(httpx.SettingBody{Value: &v})
 }
 
-func (s *Server) putContentSetting(c *fiber.Ctx) error {
+func (a *API) putContentSetting(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
 	id := c.Params("setting_id")
-	if _, err := s.deps.ContentConfig.Get(ctx, tenantID, id); errors.Is(err, content.ErrUnknownSetting) {
-		return notFound("configuration setting '%s' not found; the content service's settings: %s", id, strings.Join(content.SettingIDs(), ", "))
+	if _, err := a.d.Config.Get(ctx, tenantID, id); errors.Is(err, content.ErrUnknownSetting) {
+		return httpx.NotFound("configuration setting '%s' not found; the content service's settings: %s", id, strings.Join(content.SettingIDs(), ", "))
 	}
-	var body SettingBody
-	if err := decodeJSON(c, &body); err != nil {
+	var body httpx.SettingBody
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.Value == nil {
-		return badRequest("property value is required")
+		return httpx.BadRequest("property value is required")
 	}
 	if id == content.SettingSkillTaxonomy && *body.Value != "" {
-		ok, err := s.deps.Taxonomies.Exists(ctx, tenantID, *body.Value)
+		ok, err := a.d.Taxonomies.Exists(ctx, tenantID, *body.Value)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return badRequest("%s: no taxonomy '%s' has been imported in this tenant (POST /api/v1/jobs/taxonomy first, and wait for the job)", id, *body.Value)
+			return httpx.BadRequest("%s: no taxonomy '%s' has been imported in this tenant (POST /api/v1/jobs/taxonomy first, and wait for the job)", id, *body.Value)
 		}
 	}
-	if err := s.deps.ContentConfig.Set(ctx, tenantID, id, *body.Value); err != nil {
+	if err := a.d.Config.Set(ctx, tenantID, id, *body.Value); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -228,21 +229,21 @@ type GeneratedFieldView struct {
 	Updated   string   `json:"update_dt"`
 }
 
-func (s *Server) registerFields() {
-	s.handle(Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/field_generation", Summary: "Regenerate generated fields of a content version (TITLE, SUMMARY, KEYWORDS, SKILLS); runs as a FIELD_GENERATION job", Tag: "skills",
-		Scope: ScopeHeader, Body: "FieldGenerationRequest", Success: 202, Response: "Job"}, s.generateFields)
-	s.handle(Route{Method: fiber.MethodGet, Path: "/api/v1/content/:content_id/versions/:version/fields/:field_type", Summary: "A generated field of a content version; 404 while it has not been generated", Tag: "skills",
-		Scope: ScopeHeader, Success: 200, Response: "GeneratedField"}, s.getGeneratedField)
+func (a *API) registerFields(r httpx.Registrar) {
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: "/api/v1/jobs/field_generation", Summary: "Regenerate generated fields of a content version (TITLE, SUMMARY, KEYWORDS, SKILLS); runs as a FIELD_GENERATION job", Tag: "skills",
+		Scope: httpx.ScopeHeader, Body: "FieldGenerationRequest", Success: 202, Response: "Job"}, a.generateFields)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: "/api/v1/content/:content_id/versions/:version/fields/:field_type", Summary: "A generated field of a content version; 404 while it has not been generated", Tag: "skills",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "GeneratedField"}, a.getGeneratedField)
 }
 
 func fieldSchemas() map[string]any {
 	types := map[string]any{"type": "string", "enum": content.FieldTypes}
 	return map[string]any{
-		"FieldGenerationRequest": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer", "minimum": 1},
+		"FieldGenerationRequest": httpx.Obj(map[string]any{"content_id": httpx.Str(), "version": map[string]any{"type": "integer", "minimum": 1},
 			"fields": map[string]any{"type": "array", "items": types, "description": "field types to generate; empty or absent: all"}}, "content_id", "version"),
-		"GeneratedField": obj(map[string]any{"content_id": str(), "version": map[string]any{"type": "integer"}, "field_type": types,
-			"values":    map[string]any{"type": "array", "items": str(), "description": "one value for TITLE and SUMMARY, a list for KEYWORDS and SKILLS ([\"Unknown\"]: generated against a taxonomy, no skill relevant)"},
-			"create_dt": str(), "update_dt": str()}, "content_id", "version", "field_type", "values", "create_dt", "update_dt"),
+		"GeneratedField": httpx.Obj(map[string]any{"content_id": httpx.Str(), "version": map[string]any{"type": "integer"}, "field_type": types,
+			"values":    map[string]any{"type": "array", "items": httpx.Str(), "description": "one value for TITLE and SUMMARY, a list for KEYWORDS and SKILLS ([\"Unknown\"]: generated against a taxonomy, no skill relevant)"},
+			"create_dt": httpx.Str(), "update_dt": httpx.Str()}, "content_id", "version", "field_type", "values", "create_dt", "update_dt"),
 	}
 }
 
@@ -250,29 +251,29 @@ func fieldSchemas() map[string]any {
 func fieldType(t string) (string, error) {
 	u := strings.ToUpper(strings.TrimSpace(t))
 	if !slices.Contains(content.FieldTypes, u) {
-		return "", badRequest("unknown field type %q; the generated fields are %s", t, strings.Join(content.FieldTypes, ", "))
+		return "", httpx.BadRequest("unknown field type %q; the generated fields are %s", t, strings.Join(content.FieldTypes, ", "))
 	}
 	return u, nil
 }
 
-func (s *Server) generateFields(c *fiber.Ctx) error {
+func (a *API) generateFields(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
 	}
 	var body FieldGenerationRequest
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.ContentID == nil || body.Version == nil {
-		return badRequest("properties content_id and version are required")
+		return httpx.BadRequest("properties content_id and version are required")
 	}
 	if err := content.ValidateID(*body.ContentID); err != nil {
-		return badRequest("property content_id: %v", err)
+		return httpx.BadRequest("property content_id: %v", err)
 	}
 	if *body.Version < 1 {
-		return badRequest("property version must be a positive integer")
+		return httpx.BadRequest("property version must be a positive integer")
 	}
 	var types []string
 	for _, f := range body.Fields {
@@ -284,22 +285,22 @@ func (s *Server) generateFields(c *fiber.Ctx) error {
 			types = append(types, t)
 		}
 	}
-	if _, err := s.deps.Content.Get(ctx, tenantID, *body.ContentID, *body.Version); err != nil {
+	if _, err := a.d.Content.Get(ctx, tenantID, *body.ContentID, *body.Version); err != nil {
 		return contentError(err)
 	}
-	job, err := s.deps.Jobs.Create(ctx, jobs.NewID(), fieldgen.JobType, tenantID, true)
+	job, err := a.d.Jobs.Create(ctx, jobs.NewID(), fieldgen.JobType, tenantID, true)
 	if err != nil {
 		return err
 	}
 	task, opts := contentjob.NewIndexTask(contentjob.IndexPayload{Tenant: tenantID, JobID: job.ID, ContentID: *body.ContentID,
 		Version: *body.Version, Fields: types})
-	if err := s.enqueueJob(ctx, s.deps.IndexQueue, job, task, opts, contentjob.CodeInternal, "field generation"); err != nil {
+	if err := a.enqueueJob(ctx, a.d.IndexQueue, job, task, opts, contentjob.CodeInternal, "field generation"); err != nil {
 		return err
 	}
 	return c.Status(fiber.StatusAccepted).JSON(job)
 }
 
-func (s *Server) getGeneratedField(c *fiber.Ctx) error {
+func (a *API) getGeneratedField(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
@@ -313,12 +314,12 @@ func (s *Server) getGeneratedField(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
-	if _, err := s.deps.Content.Get(ctx, tenantID, id, ver); err != nil {
+	if _, err := a.d.Content.Get(ctx, tenantID, id, ver); err != nil {
 		return contentError(err)
 	}
-	f, err := s.deps.ContentFields.Get(ctx, tenantID, id, ver, typ)
+	f, err := a.d.Fields.Get(ctx, tenantID, id, ver, typ)
 	if errors.Is(err, content.ErrFieldNotGenerated) {
-		return notFound("%s of content '%s' version %d has not been generated (yet)", typ, id, ver)
+		return httpx.NotFound("%s of content '%s' version %d has not been generated (yet)", typ, id, ver)
 	}
 	if err != nil {
 		return err

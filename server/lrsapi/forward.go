@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/lrs/forward"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // Statement forwarding management (spec/002 "Forwarding management"): Engine's
@@ -73,38 +74,38 @@ func showPair(p *forward.Pair) ForwardPair {
 		Created: p.Created, Updated: p.Updated}
 }
 
-func (s *Server) registerForwarding(tenants string) {
-	const pairs = "/forwarding_pairs"
-	s.handle(Route{Method: fiber.MethodPost, Path: tenants + "/:tenant_id" + pairs, Summary: "Add a statement forwarding pair (spec/002 AddTinCanForwardingPath)", Tag: "forwarding",
-		Scope: ScopeRootTenant, Body: "ForwardPairBody", Success: 201, Response: "ForwardPair"}, s.createForwardPair)
-	s.handle(Route{Method: fiber.MethodGet, Path: tenants + "/:tenant_id" + pairs, Summary: "List a tenant's statement forwarding pairs with their progress", Tag: "forwarding",
-		Scope: ScopeRootTenant, Success: 200, Response: "ForwardPairList"}, s.listForwardPairs)
-	s.handle(Route{Method: fiber.MethodGet, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "One statement forwarding pair with its progress", Tag: "forwarding",
-		Scope: ScopeRootTenant, Success: 200, Response: "ForwardPair"}, s.getForwardPair)
-	s.handle(Route{Method: fiber.MethodPut, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "Replace a statement forwarding pair (spec/002 UpdateTinCanForwardingPath); an omitted password is kept", Tag: "forwarding",
-		Scope: ScopeRootTenant, Body: "ForwardPairBody", Success: 200, Response: "ForwardPair"}, s.updateForwardPair)
-	s.handle(Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "Delete a statement forwarding pair (spec/002 DeleteTinCanForwardingPath)", Tag: "forwarding",
-		Scope: ScopeRootTenant, Success: 204}, s.deleteForwardPair)
+func (a *API) registerForwarding(r httpx.Registrar) {
+	const tenants, pairs = "/api/v1/app_management/tenants", "/forwarding_pairs"
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: tenants + "/:tenant_id" + pairs, Summary: "Add a statement forwarding pair (spec/002 AddTinCanForwardingPath)", Tag: "forwarding",
+		Scope: httpx.ScopeRootTenant, Body: "ForwardPairBody", Success: 201, Response: "ForwardPair"}, a.createForwardPair)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: tenants + "/:tenant_id" + pairs, Summary: "List a tenant's statement forwarding pairs with their progress", Tag: "forwarding",
+		Scope: httpx.ScopeRootTenant, Success: 200, Response: "ForwardPairList"}, a.listForwardPairs)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "One statement forwarding pair with its progress", Tag: "forwarding",
+		Scope: httpx.ScopeRootTenant, Success: 200, Response: "ForwardPair"}, a.getForwardPair)
+	r.Handle(httpx.Route{Method: fiber.MethodPut, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "Replace a statement forwarding pair (spec/002 UpdateTinCanForwardingPath); an omitted password is kept", Tag: "forwarding",
+		Scope: httpx.ScopeRootTenant, Body: "ForwardPairBody", Success: 200, Response: "ForwardPair"}, a.updateForwardPair)
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: tenants + "/:tenant_id" + pairs + "/:pair_id", Summary: "Delete a statement forwarding pair (spec/002 DeleteTinCanForwardingPath)", Tag: "forwarding",
+		Scope: httpx.ScopeRootTenant, Success: 204}, a.deleteForwardPair)
 }
 
 // forwardErr maps the forward package's sentinels to HTTP answers.
 func forwardErr(err error) error {
 	switch {
 	case errors.Is(err, forward.ErrInvalid):
-		return badRequest("%s", err.Error())
+		return httpx.BadRequest("%s", err.Error())
 	case errors.Is(err, forward.ErrNotFound):
-		return errorf(fiber.StatusNotFound, "%s", err.Error())
+		return httpx.Errorf(fiber.StatusNotFound, "%s", err.Error())
 	case errors.Is(err, forward.ErrConflict):
-		return errorf(fiber.StatusConflict, "%s", err.Error())
+		return httpx.Errorf(fiber.StatusConflict, "%s", err.Error())
 	}
 	return err
 }
 
 func pairFromBody(c *fiber.Ctx, body *ForwardPairBody) (p *forward.Pair, keepPassword bool, err error) {
-	if err := decodeJSON(c, body); err != nil {
+	if err := httpx.DecodeJSON(c, body); err != nil {
 		return nil, false, err
 	}
-	p = &forward.Pair{Tenant: tenantOf(c), ID: body.ID, SourceQuery: body.SourceQuery, DestinationURL: body.DestinationURL, Enabled: true}
+	p = &forward.Pair{Tenant: httpx.TenantOf(c), ID: body.ID, SourceQuery: body.SourceQuery, DestinationURL: body.DestinationURL, Enabled: true}
 	if body.Enabled != nil {
 		p.Enabled = *body.Enabled
 	}
@@ -118,35 +119,35 @@ func pairFromBody(c *fiber.Ctx, body *ForwardPairBody) (p *forward.Pair, keepPas
 	return p, keepPassword, nil
 }
 
-func (s *Server) createForwardPair(c *fiber.Ctx) error {
+func (a *API) createForwardPair(c *fiber.Ctx) error {
 	var body ForwardPairBody
 	p, _, err := pairFromBody(c, &body)
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Forward.Create(c.UserContext(), p); err != nil {
+	if err := a.d.Forward.Create(c.UserContext(), p); err != nil {
 		return forwardErr(err)
 	}
 	return c.Status(fiber.StatusCreated).JSON(showPair(p))
 }
 
-func (s *Server) listForwardPairs(c *fiber.Ctx) error {
-	ps, err := s.deps.Forward.List(c.UserContext(), tenantOf(c))
+func (a *API) listForwardPairs(c *fiber.Ctx) error {
+	ps, err := a.d.Forward.List(c.UserContext(), httpx.TenantOf(c))
 	if err != nil {
 		return err
 	}
-	return c.JSON(ForwardPairList{Pairs: showAll(ps, showPair)})
+	return c.JSON(ForwardPairList{Pairs: httpx.ShowAll(ps, showPair)})
 }
 
-func (s *Server) getForwardPair(c *fiber.Ctx) error {
-	p, err := s.deps.Forward.Get(c.UserContext(), tenantOf(c), c.Params("pair_id"))
+func (a *API) getForwardPair(c *fiber.Ctx) error {
+	p, err := a.d.Forward.Get(c.UserContext(), httpx.TenantOf(c), c.Params("pair_id"))
 	if err != nil {
 		return forwardErr(err)
 	}
 	return c.JSON(showPair(p))
 }
 
-func (s *Server) updateForwardPair(c *fiber.Ctx) error {
+func (a *API) updateForwardPair(c *fiber.Ctx) error {
 	var body ForwardPairBody
 	p, keep, err := pairFromBody(c, &body)
 	if err != nil {
@@ -154,39 +155,39 @@ func (s *Server) updateForwardPair(c *fiber.Ctx) error {
 	}
 	id := c.Params("pair_id")
 	if p.ID != "" && p.ID != id {
-		return badRequest("id %q in the body differs from the path's %q", p.ID, id)
+		return httpx.BadRequest("id %q in the body differs from the path's %q", p.ID, id)
 	}
 	p.ID = id
-	if err := s.deps.Forward.Update(c.UserContext(), p, keep); err != nil {
+	if err := a.d.Forward.Update(c.UserContext(), p, keep); err != nil {
 		return forwardErr(err)
 	}
-	got, err := s.deps.Forward.Get(c.UserContext(), p.Tenant, id)
+	got, err := a.d.Forward.Get(c.UserContext(), p.Tenant, id)
 	if err != nil {
 		return forwardErr(err)
 	}
 	return c.JSON(showPair(got))
 }
 
-func (s *Server) deleteForwardPair(c *fiber.Ctx) error {
-	return deleteItem(c, pathTenant, "pair_id", s.deps.Forward.Delete, forwardErr)
+func (a *API) deleteForwardPair(c *fiber.Ctx) error {
+	return httpx.DeleteItem(c, httpx.PathTenant, "pair_id", a.d.Forward.Delete, forwardErr)
 }
 
 func forwardSchemas() map[string]any {
 	nullableTime := map[string]any{"type": "string", "format": "date-time", "nullable": true}
-	creds := obj(map[string]any{"username": str(), "password": map[string]any{"type": "string", "description": "write-only; stored encrypted, never returned"}})
-	pair := obj(map[string]any{"id": str(), "tenant_id": str(), "source_query": str(), "destination_url": str(),
-		"destination_credentials": creds, "enabled": boolean(),
-		"status": obj(map[string]any{"position": nullableTime, "forwarded": map[string]any{"type": "integer"},
-			"failures": map[string]any{"type": "integer"}, "last_attempt": nullableTime, "next_attempt": nullableTime, "last_error": str()}),
-		"create_dt": dateTime(), "update_dt": dateTime()})
+	creds := httpx.Obj(map[string]any{"username": httpx.Str(), "password": map[string]any{"type": "string", "description": "write-only; stored encrypted, never returned"}})
+	pair := httpx.Obj(map[string]any{"id": httpx.Str(), "tenant_id": httpx.Str(), "source_query": httpx.Str(), "destination_url": httpx.Str(),
+		"destination_credentials": creds, "enabled": httpx.Bool(),
+		"status": httpx.Obj(map[string]any{"position": nullableTime, "forwarded": map[string]any{"type": "integer"},
+			"failures": map[string]any{"type": "integer"}, "last_attempt": nullableTime, "next_attempt": nullableTime, "last_error": httpx.Str()}),
+		"create_dt": httpx.DateTime(), "update_dt": httpx.DateTime()})
 	return map[string]any{
-		"ForwardPairBody": obj(map[string]any{
+		"ForwardPairBody": httpx.Obj(map[string]any{
 			"id":                      map[string]any{"type": "string", "description": "optional on POST (a random id otherwise); on PUT equal to the path's or absent"},
 			"source_query":            map[string]any{"type": "string", "description": "GET /statements filter parameters (agent, verb, activity, registration, related_activities, related_agents) as a query string; empty forwards every statement"},
 			"destination_url":         map[string]any{"type": "string", "description": "the destination's xAPI endpoint; batches are POSTed to <destination_url>/statements"},
 			"destination_credentials": creds,
 			"enabled":                 map[string]any{"type": "boolean", "default": true}}, "destination_url"),
 		"ForwardPair":     pair,
-		"ForwardPairList": obj(map[string]any{"forwarding_pairs": map[string]any{"type": "array", "items": ref("ForwardPair")}}),
+		"ForwardPairList": httpx.Obj(map[string]any{"forwarding_pairs": map[string]any{"type": "array", "items": httpx.Ref("ForwardPair")}}),
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -46,38 +47,38 @@ func (d docResource) params() []string {
 
 // key validates the addressing parameters; the id may be absent.
 func (d docResource) key(c *fiber.Ctx, q url.Values) (statements.DocKey, error) {
-	k := statements.DocKey{Tenant: tenantOf(c), Kind: d.kind, ID: q.Get(d.idParam)}
+	k := statements.DocKey{Tenant: httpx.TenantOf(c), Kind: d.kind, ID: q.Get(d.idParam)}
 	if err := checkParams(q, d.params()...); err != nil {
 		return k, err
 	}
 	if d.activity {
 		a := q.Get("activityId")
 		if a == "" {
-			return k, badRequest("activityId: the parameter is required")
+			return k, httpx.BadRequest("activityId: the parameter is required")
 		}
 		if !xapi.ValidIRI(a) {
-			return k, badRequest("activityId: %q is not an IRI", a)
+			return k, httpx.BadRequest("activityId: %q is not an IRI", a)
 		}
 		k.ActivityID = a
 	}
 	if d.agent {
 		if !q.Has("agent") {
-			return k, badRequest("agent: the parameter is required")
+			return k, httpx.BadRequest("agent: the parameter is required")
 		}
 		_, ifi, err := xapi.ParseAgent([]byte(q.Get("agent")), xapiVersionOf(c))
 		if err != nil {
-			return k, badRequest("agent: %v", err)
+			return k, httpx.BadRequest("agent: %v", err)
 		}
 		k.Agent = ifi
 	}
 	if r := q.Get("registration"); q.Has("registration") {
 		if !xapi.ValidUUID(r) {
-			return k, badRequest("registration: %q is not a UUID", r)
+			return k, httpx.BadRequest("registration: %q is not a UUID", r)
 		}
 		k.Registration = strings.ToLower(r)
 	}
 	if q.Has(d.idParam) && k.ID == "" {
-		return k, badRequest("%s: must not be empty", d.idParam)
+		return k, httpx.BadRequest("%s: must not be empty", d.idParam)
 	}
 	return k, nil
 }
@@ -87,7 +88,7 @@ func precondition(c *fiber.Ctx) statements.Precondition {
 		IfNoneMatch: strings.TrimSpace(c.Get(fiber.HeaderIfNoneMatch))}
 }
 
-func (s *Server) getDocument(d docResource) fiber.Handler {
+func (a *API) getDocument(d docResource) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		q := queryValues(c)
 		k, err := d.key(c, q)
@@ -99,10 +100,10 @@ func (s *Server) getDocument(d docResource) fiber.Handler {
 			var since time.Time
 			if q.Has("since") {
 				if since, err = xapi.ParseTimestamp(q.Get("since")); err != nil {
-					return badRequest("since: %q is not an ISO 8601 timestamp", q.Get("since"))
+					return httpx.BadRequest("since: %q is not an ISO 8601 timestamp", q.Get("since"))
 				}
 			}
-			ids, err := s.deps.Statements.ListDocs(ctx, k, since)
+			ids, err := a.d.Statements.ListDocs(ctx, k, since)
 			if err != nil {
 				return lrsError(err)
 			}
@@ -113,11 +114,11 @@ func (s *Server) getDocument(d docResource) fiber.Handler {
 			return c.JSON(ids)
 		}
 		if q.Has("since") {
-			return badRequest("since: not allowed together with %s", d.idParam)
+			return httpx.BadRequest("since: not allowed together with %s", d.idParam)
 		}
-		doc, err := s.deps.Statements.GetDoc(ctx, k)
+		doc, err := a.d.Statements.GetDoc(ctx, k)
 		if errors.Is(err, statements.ErrNotFound) {
-			return notFound("no document with %s %q", d.idParam, k.ID)
+			return httpx.NotFound("no document with %s %q", d.idParam, k.ID)
 		}
 		if err != nil {
 			return lrsError(err)
@@ -134,7 +135,7 @@ func (s *Server) getDocument(d docResource) fiber.Handler {
 }
 
 // putDocument serves PUT (replace) and POST (merge JSON objects).
-func (s *Server) putDocument(d docResource, merge bool) fiber.Handler {
+func (a *API) putDocument(d docResource, merge bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		q := queryValues(c)
 		k, err := d.key(c, q)
@@ -142,10 +143,10 @@ func (s *Server) putDocument(d docResource, merge bool) fiber.Handler {
 			return err
 		}
 		if k.ID == "" {
-			return badRequest("%s: the parameter is required", d.idParam)
+			return httpx.BadRequest("%s: the parameter is required", d.idParam)
 		}
 		if q.Has("since") {
-			return badRequest("since: only allowed when listing documents")
+			return httpx.BadRequest("since: only allowed when listing documents")
 		}
 		ctx := c.UserContext()
 		body := bytes.Clone(c.Body())
@@ -156,30 +157,30 @@ func (s *Server) putDocument(d docResource, merge bool) fiber.Handler {
 		cond := precondition(c)
 		var existing *statements.Document
 		if merge || (cond.IfMatch == "" && cond.IfNoneMatch == "") {
-			existing, err = s.deps.Statements.GetDoc(ctx, k)
+			existing, err = a.d.Statements.GetDoc(ctx, k)
 			if err != nil && !errors.Is(err, statements.ErrNotFound) {
 				return lrsError(err)
 			}
 		}
 		if merge {
 			if mediaType(ct) != fiber.MIMEApplicationJSON || !isJSONObject(body) {
-				return badRequest("document: POST merges JSON: the body must be a JSON object sent as application/json")
+				return httpx.BadRequest("document: POST merges JSON: the body must be a JSON object sent as application/json")
 			}
 			if existing != nil && (mediaType(existing.ContentType) != fiber.MIMEApplicationJSON || !isJSONObject(existing.Body)) {
-				return badRequest("document: the stored document is not a JSON object, so it cannot be merged; PUT replaces it")
+				return httpx.BadRequest("document: the stored document is not a JSON object, so it cannot be merged; PUT replaces it")
 			}
 			ct = fiber.MIMEApplicationJSON
 		} else if cond.IfMatch == "" && cond.IfNoneMatch == "" && (d.kind != statements.State || xapiVersionOf(c) == xapi.V200) {
 			// The concurrency rule: 2.0 applies it to all three resources, 1.0.x to the profiles,
 			// where a PUT without either header is refused even for a new document.
 			if existing != nil {
-				return errorf(fiber.StatusConflict, "document %s %q exists: send If-Match with its ETag (or If-None-Match: *) to change it", d.idParam, k.ID)
+				return httpx.Errorf(fiber.StatusConflict, "document %s %q exists: send If-Match with its ETag (or If-None-Match: *) to change it", d.idParam, k.ID)
 			}
 			if xapiVersionOf(c) != xapi.V200 {
-				return badRequest("If-Match: a PUT of a profile document needs If-Match (its ETag) or If-None-Match: * under xAPI 1.0.x")
+				return httpx.BadRequest("If-Match: a PUT of a profile document needs If-Match (its ETag) or If-None-Match: * under xAPI 1.0.x")
 			}
 		}
-		doc, err := s.deps.Statements.PutDoc(ctx, &statements.Document{Key: k, ContentType: ct, Body: body}, cond, merge && existing != nil)
+		doc, err := a.d.Statements.PutDoc(ctx, &statements.Document{Key: k, ContentType: ct, Body: body}, cond, merge && existing != nil)
 		if err != nil {
 			return lrsError(err)
 		}
@@ -195,7 +196,7 @@ func isJSONObject(b []byte) bool {
 	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
-func (s *Server) deleteDocument(d docResource) fiber.Handler {
+func (a *API) deleteDocument(d docResource) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		q := queryValues(c)
 		k, err := d.key(c, q)
@@ -203,19 +204,19 @@ func (s *Server) deleteDocument(d docResource) fiber.Handler {
 			return err
 		}
 		if q.Has("since") {
-			return badRequest("since: only allowed when listing documents")
+			return httpx.BadRequest("since: only allowed when listing documents")
 		}
 		ctx := c.UserContext()
 		if k.ID == "" {
 			if d.kind != statements.State {
-				return badRequest("%s: the parameter is required", d.idParam)
+				return httpx.BadRequest("%s: the parameter is required", d.idParam)
 			}
-			if err := s.deps.Statements.DeleteDocs(ctx, k); err != nil {
+			if err := a.d.Statements.DeleteDocs(ctx, k); err != nil {
 				return lrsError(err)
 			}
 			return c.SendStatus(fiber.StatusNoContent)
 		}
-		err = s.deps.Statements.DeleteDoc(ctx, k, precondition(c))
+		err = a.d.Statements.DeleteDoc(ctx, k, precondition(c))
 		if err != nil && !errors.Is(err, statements.ErrNotFound) {
 			return lrsError(err)
 		}
@@ -225,19 +226,19 @@ func (s *Server) deleteDocument(d docResource) fiber.Handler {
 
 // getActivity is GET /activities?activityId=: the canonical definition gathered from
 // statements, or an Activity with only its id when none is known.
-func (s *Server) getActivity(c *fiber.Ctx) error {
+func (a *API) getActivity(c *fiber.Ctx) error {
 	q := queryValues(c)
 	if err := checkParams(q, "activityId"); err != nil {
 		return err
 	}
 	id := q.Get("activityId")
 	if id == "" {
-		return badRequest("activityId: the parameter is required")
+		return httpx.BadRequest("activityId: the parameter is required")
 	}
 	if !xapi.ValidIRI(id) {
-		return badRequest("activityId: %q is not an IRI", id)
+		return httpx.BadRequest("activityId: %q is not an IRI", id)
 	}
-	act, err := s.deps.Statements.GetActivity(c.UserContext(), tenantOf(c), id)
+	act, err := a.d.Statements.GetActivity(c.UserContext(), httpx.TenantOf(c), id)
 	if errors.Is(err, statements.ErrNotFound) {
 		act, _ = json.Marshal(map[string]string{"objectType": "Activity", "id": id})
 	} else if err != nil {
@@ -248,17 +249,17 @@ func (s *Server) getActivity(c *fiber.Ctx) error {
 }
 
 // getAgents is GET /agents?agent=: the Person object of an agent.
-func (s *Server) getAgents(c *fiber.Ctx) error {
+func (a *API) getAgents(c *fiber.Ctx) error {
 	q := queryValues(c)
 	if err := checkParams(q, "agent"); err != nil {
 		return err
 	}
 	if !q.Has("agent") {
-		return badRequest("agent: the parameter is required")
+		return httpx.BadRequest("agent: the parameter is required")
 	}
 	agent, _, err := xapi.ParseAgent([]byte(q.Get("agent")), xapiVersionOf(c))
 	if err != nil {
-		return badRequest("agent: %v", err)
+		return httpx.BadRequest("agent: %v", err)
 	}
 	return c.JSON(xapi.Person(agent))
 }
@@ -270,7 +271,7 @@ type About struct {
 }
 
 // getAbout is GET /about: public, no version header needed; it lists both versions.
-func (s *Server) getAbout(c *fiber.Ctx) error {
+func (a *API) getAbout(c *fiber.Ctx) error {
 	if err := checkParams(queryValues(c)); err != nil {
 		return err
 	}
@@ -278,21 +279,21 @@ func (s *Server) getAbout(c *fiber.Ctx) error {
 }
 
 // lrsResources is the resource table of the record store.
-func (s *Server) lrsResources() []lrsResource {
-	docs := func(path, what string, d docResource, query []Param) lrsResource {
-		idq := append([]Param{{Name: d.idParam, Type: "string", Description: "document id; without it GET lists ids"}}, query...)
-		listq := append(idq, Param{Name: "since", Type: "string", Description: "list only documents updated after (ISO 8601)"})
+func (a *API) lrsResources() []lrsResource {
+	docs := func(path, what string, d docResource, query []httpx.Param) lrsResource {
+		idq := append([]httpx.Param{{Name: d.idParam, Type: "string", Description: "document id; without it GET lists ids"}}, query...)
+		listq := append(idq, httpx.Param{Name: "since", Type: "string", Description: "list only documents updated after (ISO 8601)"})
 		return lrsResource{path: path, methods: []lrsMethod{
-			{method: fiber.MethodGet, summary: "Get a " + what + " document (in the content type it was stored with), or list ids (a JSON array)", media: []string{"*/*"}, success: 200, query: listq, h: s.getDocument(d)},
-			{method: fiber.MethodPut, summary: "Store a " + what + " document (If-Match / If-None-Match)", body: "XAPIDocument", success: 204, query: idq, h: s.putDocument(d, false)},
-			{method: fiber.MethodPost, summary: "Merge a JSON " + what + " document", body: "XAPIDocument", success: 204, query: idq, h: s.putDocument(d, true)},
-			{method: fiber.MethodDelete, summary: "Delete a " + what + " document", success: 204, query: idq, h: s.deleteDocument(d)},
+			{method: fiber.MethodGet, summary: "Get a " + what + " document (in the content type it was stored with), or list ids (a JSON array)", media: []string{"*/*"}, success: 200, query: listq, h: a.getDocument(d)},
+			{method: fiber.MethodPut, summary: "Store a " + what + " document (If-Match / If-None-Match)", body: "XAPIDocument", success: 204, query: idq, h: a.putDocument(d, false)},
+			{method: fiber.MethodPost, summary: "Merge a JSON " + what + " document", body: "XAPIDocument", success: 204, query: idq, h: a.putDocument(d, true)},
+			{method: fiber.MethodDelete, summary: "Delete a " + what + " document", success: 204, query: idq, h: a.deleteDocument(d)},
 		}}
 	}
-	agentP := Param{Name: "agent", Type: "string", Required: true, Description: "JSON agent object"}
-	activityP := Param{Name: "activityId", Type: "string", Required: true, Description: "activity IRI"}
-	regP := Param{Name: "registration", Type: "string", Description: "registration UUID"}
-	var stmtQuery []Param
+	agentP := httpx.Param{Name: "agent", Type: "string", Required: true, Description: "JSON agent object"}
+	activityP := httpx.Param{Name: "activityId", Type: "string", Required: true, Description: "activity IRI"}
+	regP := httpx.Param{Name: "registration", Type: "string", Description: "registration UUID"}
+	var stmtQuery []httpx.Param
 	for _, n := range statementQueryParams {
 		t := "string"
 		switch n {
@@ -301,25 +302,25 @@ func (s *Server) lrsResources() []lrsResource {
 		case "limit":
 			t = "integer"
 		}
-		stmtQuery = append(stmtQuery, Param{Name: n, Type: t})
+		stmtQuery = append(stmtQuery, httpx.Param{Name: n, Type: t})
 	}
 	return []lrsResource{
 		{path: "/statements", methods: []lrsMethod{
 			{method: fiber.MethodPut, summary: "Store one statement with the given id", body: "XAPIStatement", success: 204,
-				query: []Param{{Name: "statementId", Type: "string", Required: true}}, h: s.putStatement},
+				query: []httpx.Param{{Name: "statementId", Type: "string", Required: true}}, h: a.putStatement},
 			{method: fiber.MethodPost, summary: "Store statements (JSON or multipart/mixed with attachments); alternate request syntax under 1.0.x", body: "XAPIStatement", success: 200, response: "XAPIStatementIDs",
-				query: []Param{{Name: "method", Type: "string", Description: "alternate request syntax (xAPI 1.0.x only)"}}, h: s.postStatements},
+				query: []httpx.Param{{Name: "method", Type: "string", Description: "alternate request syntax (xAPI 1.0.x only)"}}, h: a.postStatements},
 			{method: fiber.MethodGet, summary: "Get a statement (statementId, voidedStatementId) or query statements; multipart/mixed with attachments=true",
-				success: 200, response: "XAPIStatementOrResult", media: []string{"multipart/mixed"}, query: stmtQuery, h: s.getStatements},
+				success: 200, response: "XAPIStatementOrResult", media: []string{"multipart/mixed"}, query: stmtQuery, h: a.getStatements},
 		}},
-		docs("/activities/state", "state", stateDocs, []Param{activityP, agentP, regP}),
-		docs("/activities/profile", "activity profile", activityProfileDocs, []Param{activityP}),
-		docs("/agents/profile", "agent profile", agentProfileDocs, []Param{agentP}),
+		docs("/activities/state", "state", stateDocs, []httpx.Param{activityP, agentP, regP}),
+		docs("/activities/profile", "activity profile", activityProfileDocs, []httpx.Param{activityP}),
+		docs("/agents/profile", "agent profile", agentProfileDocs, []httpx.Param{agentP}),
 		{path: "/activities", methods: []lrsMethod{{method: fiber.MethodGet, summary: "The canonical definition of an activity", success: 200, response: "XAPIObject",
-			query: []Param{activityP}, h: s.getActivity}}},
+			query: []httpx.Param{activityP}, h: a.getActivity}}},
 		{path: "/agents", methods: []lrsMethod{{method: fiber.MethodGet, summary: "The Person object of an agent", success: 200, response: "XAPIObject",
-			query: []Param{agentP}, h: s.getAgents}}},
-		{path: "/about", methods: []lrsMethod{{method: fiber.MethodGet, summary: "Versions of the LRS (public)", success: 200, response: "XAPIAbout", h: s.getAbout}}},
+			query: []httpx.Param{agentP}, h: a.getAgents}}},
+		{path: "/about", methods: []lrsMethod{{method: fiber.MethodGet, summary: "Versions of the LRS (public)", success: 200, response: "XAPIAbout", h: a.getAbout}}},
 	}
 }
 
@@ -329,13 +330,13 @@ func lrsSchemas() map[string]any {
 	return map[string]any{
 		"XAPIStatement": map[string]any{"description": "an xAPI statement, or (POST) an array of them; validated against the version of the request",
 			"oneOf": []any{anyObj, map[string]any{"type": "array", "items": anyObj}}},
-		"XAPIStatementIDs":    map[string]any{"type": "array", "items": str()},
+		"XAPIStatementIDs":    map[string]any{"type": "array", "items": httpx.Str()},
 		"XAPIStoredStatement": map[string]any{"type": "object", "additionalProperties": true, "required": []string{"id", "actor", "verb", "object", "stored", "timestamp"}},
-		"XAPIStatementResult": obj(map[string]any{"statements": map[string]any{"type": "array", "items": ref("XAPIStoredStatement")}, "more": str()}, "statements"),
+		"XAPIStatementResult": httpx.Obj(map[string]any{"statements": map[string]any{"type": "array", "items": httpx.Ref("XAPIStoredStatement")}, "more": httpx.Str()}, "statements"),
 		"XAPIStatementOrResult": map[string]any{"description": "one statement when statementId or voidedStatementId is given, else a StatementResult",
-			"oneOf": []any{ref("XAPIStatementResult"), ref("XAPIStoredStatement")}},
+			"oneOf": []any{httpx.Ref("XAPIStatementResult"), httpx.Ref("XAPIStoredStatement")}},
 		"XAPIDocument": map[string]any{"description": "any content; POST merges JSON objects", "type": "object", "additionalProperties": true},
 		"XAPIObject":   anyObj,
-		"XAPIAbout":    obj(map[string]any{"version": map[string]any{"type": "array", "items": str()}, "extensions": anyObj}, "version"),
+		"XAPIAbout":    httpx.Obj(map[string]any{"version": map[string]any{"type": "array", "items": httpx.Str()}, "extensions": anyObj}, "version"),
 	}
 }

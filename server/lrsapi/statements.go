@@ -1,4 +1,4 @@
-package server
+package lrsapi
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/ingest"
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -33,11 +34,11 @@ func mediaType(ct string) string { return ingest.MediaType(ct) }
 // consistentThrough sets X-Experience-API-Consistent-Through to the record store's watermark:
 // every statement stored at or before it is returned by the queries that follow (a query's
 // answer replaces it with the watermark that query ran at, setConsistentThrough).
-func (s *Server) consistentThrough(c *fiber.Ctx) {
-	t, err := s.deps.Statements.ConsistentThrough(c.UserContext())
+func (a *API) consistentThrough(c *fiber.Ctx) {
+	t, err := a.d.Statements.ConsistentThrough(c.UserContext())
 	if err != nil {
 		// No watermark is better than a wrong one; the request goes on.
-		s.log.Warn("consistent-through", "err", err)
+		a.d.Logger.Warn("consistent-through", "err", err)
 		return
 	}
 	setConsistentThrough(c, t)
@@ -49,32 +50,32 @@ func setConsistentThrough(c *fiber.Ctx, t time.Time) {
 }
 
 // putStatement is PUT /statements?statementId=: one statement with the given id; 204.
-func (s *Server) putStatement(c *fiber.Ctx) error {
-	s.consistentThrough(c)
+func (a *API) putStatement(c *fiber.Ctx) error {
+	a.consistentThrough(c)
 	q := queryValues(c)
 	if err := checkParams(q, "statementId"); err != nil {
 		return err
 	}
 	id := q.Get("statementId")
 	if id == "" {
-		return badRequest("statementId: the parameter is required to PUT a statement")
+		return httpx.BadRequest("statementId: the parameter is required to PUT a statement")
 	}
 	if !xapi.ValidUUID(id) {
-		return badRequest("statementId: %q is not a UUID", id)
+		return httpx.BadRequest("statementId: %q is not a UUID", id)
 	}
-	if _, err := s.storeStatements(c, strings.ToLower(id)); err != nil {
+	if _, err := a.storeStatements(c, strings.ToLower(id)); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 // postStatements is POST /statements: one statement or an array; 200 with the ids.
-func (s *Server) postStatements(c *fiber.Ctx) error {
-	s.consistentThrough(c)
+func (a *API) postStatements(c *fiber.Ctx) error {
+	a.consistentThrough(c)
 	if err := checkParams(queryValues(c)); err != nil {
 		return err
 	}
-	ids, err := s.storeStatements(c, "")
+	ids, err := a.storeStatements(c, "")
 	if err != nil {
 		return err
 	}
@@ -83,11 +84,11 @@ func (s *Server) postStatements(c *fiber.Ctx) error {
 
 // storeStatements runs the statement-write use case (lrs/ingest) on the request, then the
 // hooks that follow a write.
-func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
+func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	p := lrsPrincipalOf(c)
-	tid := tenantOf(c)
+	tid := httpx.TenantOf(c)
 	ctx := c.UserContext()
-	res, err := ingest.New(s.deps.Statements, s.log, ingest.OnStored(s.statementsStored)).Write(ctx, ingest.Request{
+	res, err := ingest.New(a.d.Statements, a.d.Logger, ingest.OnStored(a.d.Counted)).Write(ctx, ingest.Request{
 		Tenant: tid, Version: xapiVersionOf(c), Authority: p.Authority,
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,
@@ -95,13 +96,10 @@ func (s *Server) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	if err != nil {
 		return nil, lrsError(err)
 	}
-	s.hooks().Stored.StatementsStored(ctx, tid, res.Batch)
-	// A statement of launched content is a sign of life of its player session, and it may
-	// change its registration's progress.
-	if p != nil {
-		s.deps.Learner.StatementSession(ctx, tid, p.LaunchSession)
+	a.hooks.Stored.StatementsStored(ctx, tid, res.Batch)
+	if a.d.AfterStore != nil {
+		a.d.AfterStore(ctx, tid, p, res.Batch)
 	}
-	s.deps.Learner.StatementsStored(ctx, tid, res.Batch)
 	return res.IDs, nil
 }
 
@@ -120,13 +118,13 @@ func parseBool(q url.Values, name string) (bool, error) {
 	case "true":
 		return true, nil
 	}
-	return false, badRequest("%s: must be true or false, not %q", name, q.Get(name))
+	return false, httpx.BadRequest("%s: must be true or false, not %q", name, q.Get(name))
 }
 
 // getStatements is GET /statements: one statement (statementId, voidedStatementId) or a
 // query with every filter of the spec; `more` continues a query.
-func (s *Server) getStatements(c *fiber.Ctx) error {
-	s.consistentThrough(c)
+func (a *API) getStatements(c *fiber.Ctx) error {
+	a.consistentThrough(c)
 	q := queryValues(c)
 	if err := checkParams(q, statementQueryParams...); err != nil {
 		return err
@@ -135,7 +133,7 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 	switch format {
 	case "", "exact", "ids", "canonical":
 	default:
-		return badRequest("format: must be ids, exact or canonical, not %q", format)
+		return httpx.BadRequest("format: must be ids, exact or canonical, not %q", format)
 	}
 	if format == "" {
 		format = "exact"
@@ -149,28 +147,28 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 			switch k {
 			case "statementId", "voidedStatementId", "format", "attachments":
 			default:
-				return badRequest("%s: not allowed together with statementId or voidedStatementId", k)
+				return httpx.BadRequest("%s: not allowed together with statementId or voidedStatementId", k)
 			}
 		}
 		if q.Has("statementId") && q.Has("voidedStatementId") {
-			return badRequest("statementId: not allowed together with voidedStatementId")
+			return httpx.BadRequest("statementId: not allowed together with voidedStatementId")
 		}
-		return s.getOneStatement(c, q, format, withAtts)
+		return a.getOneStatement(c, q, format, withAtts)
 	}
 	perm := lrsPermissionsOf(c)
 	p := lrsPrincipalOf(c)
 	var tok statementsMore
 	if q.Has("more") {
 		if len(q) != 1 {
-			return badRequest("more: send the continuation alone; it carries the original parameters")
+			return httpx.BadRequest("more: send the continuation alone; it carries the original parameters")
 		}
 		raw, err := base64.RawURLEncoding.DecodeString(q.Get("more"))
 		if err != nil || json.Unmarshal(raw, &tok) != nil {
-			return badRequest("more: not a continuation token of this LRS")
+			return httpx.BadRequest("more: not a continuation token of this LRS")
 		}
 	} else {
 		tok.Format, tok.Attachments = format, withAtts
-		if tok.Q, err = s.statementQuery(c, q); err != nil {
+		if tok.Q, err = a.statementQuery(c, q); err != nil {
 			return err
 		}
 		if !perm.ReadAll {
@@ -186,11 +184,11 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 		if tok.Own != "" {
 			tok.Own = p.IFI
 		} else if tok.Q.Agent != p.IFI || !tok.Q.RelatedAgents {
-			return errorf(fiber.StatusForbidden, "more: the continuation belongs to another principal")
+			return httpx.Errorf(fiber.StatusForbidden, "more: the continuation belongs to another principal")
 		}
 	}
-	tok.Q.Tenant = tenantOf(c)
-	page, err := s.deps.Statements.Query(c.UserContext(), tok.Q)
+	tok.Q.Tenant = httpx.TenantOf(c)
+	page, err := a.d.Statements.Query(c.UserContext(), tok.Q)
 	if err != nil {
 		return lrsError(err)
 	}
@@ -203,7 +201,7 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 		next.Q.Cursor = page.Next
 		next.Q.Tenant = ""
 		b, _ := json.Marshal(next)
-		more = s.statementsPath(c) + "?more=" + base64.RawURLEncoding.EncodeToString(b)
+		more = a.statementsPath(c) + "?more=" + base64.RawURLEncoding.EncodeToString(b)
 	}
 	langs := acceptLanguages(c.Get(fiber.HeaderAcceptLanguage))
 	// The page is written straight into the response's body buffer, which fasthttp pools
@@ -245,7 +243,7 @@ func (s *Server) getStatements(c *fiber.Ctx) error {
 	if tok.Attachments {
 		result := bytes.Clone(resp.Body())
 		resp.ResetBody()
-		return s.sendMultipart(c, result, hashes)
+		return a.sendMultipart(c, result, hashes)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return nil
@@ -261,39 +259,39 @@ func contains(list []string, v string) bool {
 }
 
 // statementsPath is the relative URL of the statements resource as the request addressed it.
-func (s *Server) statementsPath(c *fiber.Ctx) string {
+func (a *API) statementsPath(c *fiber.Ctx) string {
 	if t := c.Params("tenant"); t != "" {
-		return LRSBase + "/" + url.PathEscape(t) + "/statements"
+		return Base + "/" + url.PathEscape(t) + "/statements"
 	}
-	return LRSBase + "/statements"
+	return Base + "/statements"
 }
 
 // statementQuery validates the query parameters of a statements query.
-func (s *Server) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, error) {
+func (a *API) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, error) {
 	var out statements.Query
 	v := xapiVersionOf(c)
-	if a := q.Get("agent"); q.Has("agent") {
-		_, ifi, err := xapi.ParseAgent([]byte(a), v)
+	if ag := q.Get("agent"); q.Has("agent") {
+		_, ifi, err := xapi.ParseAgent([]byte(ag), v)
 		if err != nil {
-			return out, badRequest("agent: %v", err)
+			return out, httpx.BadRequest("agent: %v", err)
 		}
 		out.Agent = ifi
 	}
 	if vb := q.Get("verb"); q.Has("verb") {
 		if !xapi.ValidIRI(vb) {
-			return out, badRequest("verb: %q is not an IRI", vb)
+			return out, httpx.BadRequest("verb: %q is not an IRI", vb)
 		}
 		out.Verb = vb
 	}
-	if a := q.Get("activity"); q.Has("activity") {
-		if !xapi.ValidIRI(a) {
-			return out, badRequest("activity: %q is not an IRI", a)
+	if act := q.Get("activity"); q.Has("activity") {
+		if !xapi.ValidIRI(act) {
+			return out, httpx.BadRequest("activity: %q is not an IRI", act)
 		}
-		out.Activity = a
+		out.Activity = act
 	}
 	if r := q.Get("registration"); q.Has("registration") {
 		if !xapi.ValidUUID(r) {
-			return out, badRequest("registration: %q is not a UUID", r)
+			return out, httpx.BadRequest("registration: %q is not a UUID", r)
 		}
 		out.Registration = strings.ToLower(r)
 	}
@@ -313,7 +311,7 @@ func (s *Server) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, e
 		}
 		t, err := xapi.ParseTimestamp(q.Get(name))
 		if err != nil {
-			return out, badRequest("%s: %q is not an ISO 8601 timestamp", name, q.Get(name))
+			return out, httpx.BadRequest("%s: %q is not an ISO 8601 timestamp", name, q.Get(name))
 		}
 		if name == "since" {
 			out.Since = t
@@ -324,7 +322,7 @@ func (s *Server) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, e
 	if l := q.Get("limit"); q.Has("limit") {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 0 {
-			return out, badRequest("limit: must be a non-negative integer, not %q", l)
+			return out, httpx.BadRequest("limit: must be a non-negative integer, not %q", l)
 		}
 		if n == 0 || n > statements.MaxLimit {
 			n = statements.MaxLimit
@@ -335,27 +333,27 @@ func (s *Server) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, e
 }
 
 // getOneStatement answers statementId / voidedStatementId.
-func (s *Server) getOneStatement(c *fiber.Ctx, q url.Values, format string, withAtts bool) error {
+func (a *API) getOneStatement(c *fiber.Ctx, q url.Values, format string, withAtts bool) error {
 	id, voided := q.Get("statementId"), false
 	name := "statementId"
 	if q.Has("voidedStatementId") {
 		id, voided, name = q.Get("voidedStatementId"), true, "voidedStatementId"
 	}
 	if !xapi.ValidUUID(id) {
-		return badRequest("%s: %q is not a UUID", name, id)
+		return httpx.BadRequest("%s: %q is not a UUID", name, id)
 	}
-	st, err := s.deps.Statements.Get(c.UserContext(), tenantOf(c), strings.ToLower(id))
+	st, err := a.d.Statements.Get(c.UserContext(), httpx.TenantOf(c), strings.ToLower(id))
 	if errors.Is(err, statements.ErrNotFound) || (err == nil && st.Voided != voided) {
 		if voided {
-			return notFound("no voided statement with id %s", id)
+			return httpx.NotFound("no voided statement with id %s", id)
 		}
-		return notFound("no statement with id %s (voided statements are read with voidedStatementId)", id)
+		return httpx.NotFound("no statement with id %s (voided statements are read with voidedStatementId)", id)
 	}
 	if err != nil {
 		return lrsError(err)
 	}
 	if !lrsPermissionsOf(c).ReadAll && !contains(st.RelatedAgents, lrsPrincipalOf(c).IFI) {
-		return notFound("no statement with id %s that this credential may read", id)
+		return httpx.NotFound("no statement with id %s that this credential may read", id)
 	}
 	out, err := xapi.Format(st.Raw, format, acceptLanguages(c.Get(fiber.HeaderAcceptLanguage)))
 	if err != nil {
@@ -363,14 +361,14 @@ func (s *Server) getOneStatement(c *fiber.Ctx, q url.Values, format string, with
 	}
 	c.Set(fiber.HeaderLastModified, httpDate(st.Stored))
 	if withAtts {
-		return s.sendMultipart(c, out, st.AttachmentHashes)
+		return a.sendMultipart(c, out, st.AttachmentHashes)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.Send(out)
 }
 
 // sendMultipart answers multipart/mixed: the JSON result, then each attachment once.
-func (s *Server) sendMultipart(c *fiber.Ctx, result []byte, hashes []string) error {
+func (a *API) sendMultipart(c *fiber.Ctx, result []byte, hashes []string) error {
 	var uniq []string
 	seen := map[string]bool{}
 	for _, h := range hashes {
@@ -381,12 +379,12 @@ func (s *Server) sendMultipart(c *fiber.Ctx, result []byte, hashes []string) err
 	}
 	var parts []xapi.Part
 	if len(uniq) > 0 {
-		atts, err := s.deps.Statements.Attachments(c.UserContext(), tenantOf(c), uniq)
+		atts, err := a.d.Statements.Attachments(c.UserContext(), httpx.TenantOf(c), uniq)
 		if err != nil {
 			return lrsError(err)
 		}
-		for _, a := range atts {
-			parts = append(parts, xapi.Part{ContentType: a.ContentType, Data: a.Data})
+		for _, att := range atts {
+			parts = append(parts, xapi.Part{ContentType: att.ContentType, Data: att.Data})
 		}
 	}
 	var buf bytes.Buffer

@@ -1,4 +1,4 @@
-package server
+package contentapi
 
 import (
 	"encoding/base64"
@@ -13,6 +13,7 @@ import (
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/content/extract"
 	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
 )
@@ -96,9 +97,9 @@ const (
 )
 
 func contentTenant(c *fiber.Ctx) (string, error) {
-	id := tenantOf(c)
+	id := httpx.TenantOf(c)
 	if id == "" {
-		return "", badRequest("header tenant_id is required")
+		return "", httpx.BadRequest("header tenant_id is required")
 	}
 	return id, nil
 }
@@ -119,28 +120,28 @@ func contentView(v *content.Version) ContentVersion {
 func contentError(err error) error {
 	switch {
 	case errors.Is(err, content.ErrNotFound):
-		return notFound("%v", err)
+		return httpx.NotFound("%v", err)
 	case errors.Is(err, content.ErrInvalidID), errors.Is(err, content.ErrInvalidTag):
-		return badRequest("%v", err)
+		return httpx.BadRequest("%v", err)
 	}
 	return err
 }
 
-func (s *Server) registerContent() {
+func (a *API) registerContent(r httpx.Registrar) {
 	const base = "/api/v1/content"
-	s.handle(Route{Method: fiber.MethodPost, Path: base, Summary: "Import content (multipart 'file' or JSON {\"url\"}); runs as a CONTENT_IMPORT job", Tag: "content",
-		Scope: ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job", Upload: true,
-		Query: []Param{{Name: "content_id", Type: "string", Description: "id of the content item; a new version when it exists, a generated id when absent"},
-			{Name: "tag_id", Type: "string", Description: "tag of the new version; repeatable"}}}, s.importContent)
-	s.handle(Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions in update order, keyset-paged", Tag: "content",
-		Scope: ScopeHeader, Success: 200, Response: "ContentList",
-		Query: []Param{{Name: "skip", Type: "integer", Description: "versions to leave out before the page, default 0"},
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: base, Summary: "Import content (multipart 'file' or JSON {\"url\"}); runs as a CONTENT_IMPORT job", Tag: "content",
+		Scope: httpx.ScopeHeader, Body: "ContentImportRequest", Success: 202, Response: "Job", Upload: true,
+		Query: []httpx.Param{{Name: "content_id", Type: "string", Description: "id of the content item; a new version when it exists, a generated id when absent"},
+			{Name: "tag_id", Type: "string", Description: "tag of the new version; repeatable"}}}, a.importContent)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base, Summary: "List the tenant's content versions in update order, keyset-paged", Tag: "content",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "ContentList",
+		Query: []httpx.Param{{Name: "skip", Type: "integer", Description: "versions to leave out before the page, default 0"},
 			{Name: "limit", Type: "integer", Description: "page size, default 100, at most 1000"},
 			{Name: "since", Type: "string", Description: "only versions updated at or after this UTC ISO 8601 time (an update_dt works)"},
-			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries limit and since"}}}, s.listContent)
-	s.handle(Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic or field search", Tag: "content",
-		Scope: ScopeHeader, Success: 200, Response: "SearchResults",
-		Query: []Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD"},
+			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries limit and since"}}}, a.listContent)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic or field search", Tag: "content",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "SearchResults",
+		Query: []httpx.Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD"},
 			{Name: "term", Type: "string", Required: true, Description: "search term; in double quotes a phrase (lexical)"},
 			{Name: "content_id", Type: "string", Description: "limit to one content item; results then carry location"},
 			{Name: "version", Type: "integer", Description: "version of content_id; both or neither"},
@@ -150,42 +151,42 @@ func (s *Server) registerContent() {
 			{Name: "include_inactive", Type: "boolean"},
 			{Name: "return_match", Type: "boolean", Description: "lexical searches only: return the matched terms"},
 			{Name: "return_snippet", Type: "boolean", Description: "Lectern extension, lexical and semantic searches: each result carries snippet, an excerpt of its chunk (tenant-wide, of the best one) in fragments, the words the search matched marked match (semantic results mark none)"},
-			{Name: "field", Type: "string", Description: "field searches only: field types searched (TITLE, SUMMARY, ...); repeatable or comma-separated"}}}, s.searchContent)
-	s.handle(Route{Method: fiber.MethodGet, Path: base + "/:content_id/versions/:version", Summary: "A content version with its content_details", Tag: "content",
-		Scope: ScopeHeader, Success: 200, Response: "ContentVersion"}, s.getContentVersion)
-	s.handle(Route{Method: fiber.MethodPatch, Path: base + "/:content_id/versions/:version", Summary: "Set a content version's tags and active flag", Tag: "content",
-		Scope: ScopeHeader, Body: "ContentUpdate", Success: 200, Response: "ContentVersion"}, s.patchContentVersion)
+			{Name: "field", Type: "string", Description: "field searches only: field types searched (TITLE, SUMMARY, ...); repeatable or comma-separated"}}}, a.searchContent)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/:content_id/versions/:version", Summary: "A content version with its content_details", Tag: "content",
+		Scope: httpx.ScopeHeader, Success: 200, Response: "ContentVersion"}, a.getContentVersion)
+	r.Handle(httpx.Route{Method: fiber.MethodPatch, Path: base + "/:content_id/versions/:version", Summary: "Set a content version's tags and active flag", Tag: "content",
+		Scope: httpx.ScopeHeader, Body: "ContentUpdate", Success: 200, Response: "ContentVersion"}, a.patchContentVersion)
 }
 
 func contentSchemas() map[string]any {
 	intT := map[string]any{"type": "integer"}
-	strList := map[string]any{"type": "array", "items": str()}
-	version := obj(map[string]any{"content_id": str(), "version": intT, "title": str(), "tags": strList, "active": boolean(),
-		"content_details": obj(map[string]any{"content_type": str(), "existing_metadata": map[string]any{"type": "object"},
+	strList := map[string]any{"type": "array", "items": httpx.Str()}
+	version := httpx.Obj(map[string]any{"content_id": httpx.Str(), "version": intT, "title": httpx.Str(), "tags": strList, "active": httpx.Bool(),
+		"content_details": httpx.Obj(map[string]any{"content_type": httpx.Str(), "existing_metadata": map[string]any{"type": "object"},
 			"interactions": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}),
-		"create_dt": str(), "update_dt": str()})
+		"create_dt": httpx.Str(), "update_dt": httpx.Str()})
 	return map[string]any{
-		"ContentImportRequest": obj(map[string]any{"url": map[string]any{"type": "string", "description": "absolute http(s) URL of the content"}}, "url"),
-		"ContentUpdate":        obj(map[string]any{"tags": strList, "active": boolean()}),
+		"ContentImportRequest": httpx.Obj(map[string]any{"url": map[string]any{"type": "string", "description": "absolute http(s) URL of the content"}}, "url"),
+		"ContentUpdate":        httpx.Obj(map[string]any{"tags": strList, "active": httpx.Bool()}),
 		"ContentVersion":       version,
-		"ContentList": obj(map[string]any{"content": map[string]any{"type": "array", "items": ref("ContentVersion")},
+		"ContentList": httpx.Obj(map[string]any{"content": map[string]any{"type": "array", "items": httpx.Ref("ContentVersion")},
 			"more": map[string]any{"type": "string", "description": "token of the next page (query parameter more); absent on the last page"}}, "content"),
-		"SearchResults": map[string]any{"type": "array", "items": obj(map[string]any{
-			"tenant_id": str(), "content_id": str(), "version": intT,
+		"SearchResults": map[string]any{"type": "array", "items": httpx.Obj(map[string]any{
+			"tenant_id": httpx.Str(), "content_id": httpx.Str(), "version": intT,
 			"location":       map[string]any{"type": "string", "description": "lexical or semantic search within one content item only"},
 			"match_strength": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "semantic search only"},
 			"match":          map[string]any{"description": "return_match on a lexical search: the matched terms (keyword) or a match regex (phrase)"},
-			"field":          obj(map[string]any{"create_dt": str(), "update_dt": str(), "field_type": str(), "value": str()}),
-			"snippet": obj(map[string]any{
+			"field":          httpx.Obj(map[string]any{"create_dt": httpx.Str(), "update_dt": httpx.Str(), "field_type": httpx.Str(), "value": httpx.Str()}),
+			"snippet": httpx.Obj(map[string]any{
 				"location": map[string]any{"type": "string", "description": "location of the chunk the excerpt is from (also tenant-wide)"},
 				"fragments": map[string]any{"type": "array", "description": "the excerpt in order; white space runs are one space, … marks text left out",
-					"items": obj(map[string]any{"text": str(), "match": map[string]any{"type": "boolean", "description": "words the search matched (absent: false)"}}, "text")},
+					"items": httpx.Obj(map[string]any{"text": httpx.Str(), "match": map[string]any{"type": "boolean", "description": "words the search matched (absent: false)"}}, "text")},
 			}, "location", "fragments"),
 		}, "tenant_id", "content_id", "version")},
 	}
 }
 
-func (s *Server) importContent(c *fiber.Ctx) error {
+func (a *API) importContent(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
@@ -193,42 +194,42 @@ func (s *Server) importContent(c *fiber.Ctx) error {
 	p := contentjob.ImportPayload{Tenant: tenantID, JobID: jobs.NewID(), ContentID: c.Query("content_id")}
 	if c.Context().QueryArgs().Has("content_id") {
 		if err := content.ValidateID(p.ContentID); err != nil {
-			return badRequest("query parameter content_id: %v", err)
+			return httpx.BadRequest("query parameter content_id: %v", err)
 		}
 	} else {
 		p.ContentID = jobs.NewID()
 	}
 	if p.Tags, err = content.ValidateTags(queryMulti(c, "tag_id")); err != nil {
-		return badRequest("query parameter tag_id: %v", err)
+		return httpx.BadRequest("query parameter tag_id: %v", err)
 	}
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
 	switch {
 	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
-		up, err := openUpload(c, "file", 1)
+		up, err := httpx.OpenUpload(c, "file", 1)
 		if err != nil {
 			return err
 		}
 		if len(up.Head) == 0 {
-			return badRequest("the uploaded file %q is empty", up.FileName)
+			return httpx.BadRequest("the uploaded file %q is empty", up.FileName)
 		}
 		p.UploadKey, p.FileName = contentjob.UploadKey(tenantID, p.JobID), up.FileName
-		if err := up.store(c, s, p.UploadKey); err != nil {
+		if err := up.Store(c, a.d.Blobs, p.UploadKey); err != nil {
 			return err
 		}
 	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
 		var req ContentImportRequest
-		if err := decodeJSON(c, &req); err != nil {
+		if err := httpx.DecodeJSON(c, &req); err != nil {
 			return err
 		}
-		if err := requireHTTPURL(req.URL); err != nil {
+		if err := httpx.RequireHTTPURL(req.URL); err != nil {
 			return err
 		}
 		p.URL = *req.URL
 	default:
-		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send application/json {\"url\": ...}", ct)
+		return httpx.BadRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send application/json {\"url\": ...}", ct)
 	}
 	task, opts := contentjob.NewImportTask(p)
-	return s.startUploadJob(c, p.JobID, contentjob.JobType, tenantID, p.UploadKey, task, opts, contentjob.CodeInternal)
+	return a.startUploadJob(c, p.JobID, contentjob.JobType, tenantID, p.UploadKey, task, opts, contentjob.CodeInternal)
 }
 
 // contentMore is the continuation token of the content list: the store cursor with the
@@ -245,10 +246,10 @@ func decodeContentMore(v, tenantID string) (contentMore, error) {
 	var m contentMore
 	b, err := base64.RawURLEncoding.DecodeString(v)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Cursor == "" || m.Limit < 1 || m.Limit > contentListMaxLimit {
-		return m, badRequest("query parameter more is not a continuation token of the content list")
+		return m, httpx.BadRequest("query parameter more is not a continuation token of the content list")
 	}
 	if m.Tenant != tenantID {
-		return m, badRequest("query parameter more is a continuation token of another tenant")
+		return m, httpx.BadRequest("query parameter more is a continuation token of another tenant")
 	}
 	return m, nil
 }
@@ -259,7 +260,7 @@ const (
 	contentListMaxLimit     = 1000
 )
 
-func (s *Server) listContent(c *fiber.Ctx) error {
+func (a *API) listContent(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
@@ -270,30 +271,30 @@ func (s *Server) listContent(c *fiber.Ctx) error {
 	if args.Has("more") {
 		for _, p := range []string{"skip", "limit", "since"} {
 			if args.Has(p) {
-				return badRequest("query parameter more must be sent alone: it carries the page size and filters (%s given)", p)
+				return httpx.BadRequest("query parameter more must be sent alone: it carries the page size and filters (%s given)", p)
 			}
 		}
 		if m, err = decodeContentMore(c.Query("more"), tenantID); err != nil {
 			return err
 		}
 	} else {
-		if skip, err = queryInt(c, "skip", 0, 0, 1<<30); err != nil {
+		if skip, err = httpx.QueryInt(c, "skip", 0, 0, 1<<30); err != nil {
 			return err
 		}
-		if m.Limit, err = queryInt(c, "limit", contentListDefaultLimit, 1, contentListMaxLimit); err != nil {
+		if m.Limit, err = httpx.QueryInt(c, "limit", contentListDefaultLimit, 1, contentListMaxLimit); err != nil {
 			return err
 		}
 		m.Since, m.Tenant = c.Query("since"), tenantID
 	}
 	q := content.ListQuery{Cursor: m.Cursor, Skip: skip, Limit: m.Limit}
 	if m.Since != "" {
-		if q.Since, err = parseSince(m.Since); err != nil {
+		if q.Since, err = httpx.ParseSince(m.Since); err != nil {
 			return err
 		}
 	}
-	page, err := s.deps.Content.List(c.UserContext(), tenantID, q)
+	page, err := a.d.Content.List(c.UserContext(), tenantID, q)
 	if errors.Is(err, content.ErrInvalidCursor) {
-		return badRequest("query parameter more is not a continuation token of the content list")
+		return httpx.BadRequest("query parameter more is not a continuation token of the content list")
 	}
 	if err != nil {
 		return err
@@ -312,21 +313,21 @@ func (s *Server) listContent(c *fiber.Ctx) error {
 
 // contentPath reads the content_id and version path parameters.
 func contentPath(c *fiber.Ctx) (string, int, error) {
-	id, err := param(c, "content_id")
+	id, err := httpx.PathValue(c, "content_id")
 	if err != nil {
 		return "", 0, err
 	}
 	if err := content.ValidateID(id); err != nil {
-		return "", 0, badRequest("%v", err)
+		return "", 0, httpx.BadRequest("%v", err)
 	}
 	v, err := strconv.Atoi(c.Params("version"))
 	if err != nil || v < 1 {
-		return "", 0, badRequest("version must be a positive integer, not %q", c.Params("version"))
+		return "", 0, httpx.BadRequest("version must be a positive integer, not %q", c.Params("version"))
 	}
 	return id, v, nil
 }
 
-func (s *Server) getContentVersion(c *fiber.Ctx) error {
+func (a *API) getContentVersion(c *fiber.Ctx) error {
 	tenantID, err := contentTenant(c)
 	if err != nil {
 		return err
@@ -335,14 +336,14 @@ func (s *Server) getContentVersion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.deps.Content.Get(c.UserContext(), tenantID, id, ver)
+	v, err := a.d.Content.Get(c.UserContext(), tenantID, id, ver)
 	if err != nil {
 		return contentError(err)
 	}
 	return c.JSON(contentView(v))
 }
 
-func (s *Server) patchContentVersion(c *fiber.Ctx) error {
+func (a *API) patchContentVersion(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
@@ -353,19 +354,19 @@ func (s *Server) patchContentVersion(c *fiber.Ctx) error {
 		return err
 	}
 	var body ContentUpdate
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.Tags == nil && body.Active == nil {
-		return badRequest("give tags, active or both")
+		return httpx.BadRequest("give tags, active or both")
 	}
 	var tags []string
 	if body.Tags != nil {
 		if tags, err = content.ValidateTags(*body.Tags); err != nil {
-			return badRequest("property tags: %v", err)
+			return httpx.BadRequest("property tags: %v", err)
 		}
 	}
-	v, err := s.deps.Content.Update(ctx, tenantID, id, ver, func(v *content.Version) {
+	v, err := a.d.Content.Update(ctx, tenantID, id, ver, func(v *content.Version) {
 		if body.Tags != nil {
 			v.Tags = tags
 		}
@@ -378,7 +379,7 @@ func (s *Server) patchContentVersion(c *fiber.Ctx) error {
 	}
 	// Not indexed yet (the index task is still queued): it reads the record, which holds the
 	// new status, and re-checks it after writing.
-	if err := s.deps.Index.SetStatus(ctx, tenantID, id, ver, v.Tags, v.Active); err != nil && !errors.Is(err, indexer.ErrNotFound) {
+	if err := a.d.Search.Index.SetStatus(ctx, tenantID, id, ver, v.Tags, v.Active); err != nil && !errors.Is(err, indexer.ErrNotFound) {
 		return err
 	}
 	return c.JSON(contentView(v))
@@ -388,7 +389,7 @@ func (s *Server) patchContentVersion(c *fiber.Ctx) error {
 var searchParams = map[string]bool{"search_type": false, "term": false, "content_id": false, "version": false,
 	"tag_id": true, "skip": false, "limit": false, "include_inactive": false, "return_match": false, "return_snippet": false, "field": true}
 
-func (s *Server) searchContent(c *fiber.Ctx) error {
+func (a *API) searchContent(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	tenantID, err := contentTenant(c)
 	if err != nil {
@@ -402,9 +403,9 @@ func (s *Server) searchContent(c *fiber.Ctx) error {
 		switch {
 		case bad != nil:
 		case !known:
-			bad = badRequest("unknown query parameter %q", name)
+			bad = httpx.BadRequest("unknown query parameter %q", name)
 		case seen[name] && !repeatable:
-			bad = badRequest("query parameter %s is given more than once", name)
+			bad = httpx.BadRequest("query parameter %s is given more than once", name)
 		}
 		seen[name] = true
 	})
@@ -420,53 +421,53 @@ func (s *Server) searchContent(c *fiber.Ctx) error {
 	case "FIELD":
 		q.Type = indexer.FieldSearch
 	case "":
-		return badRequest("query parameter search_type is required (LEXICAL, SEMANTIC or FIELD)")
+		return httpx.BadRequest("query parameter search_type is required (LEXICAL, SEMANTIC or FIELD)")
 	default:
-		return badRequest("query parameter search_type must be LEXICAL, SEMANTIC or FIELD, not %q", st)
+		return httpx.BadRequest("query parameter search_type must be LEXICAL, SEMANTIC or FIELD, not %q", st)
 	}
 	if strings.TrimSpace(q.Term) == "" {
-		return badRequest("query parameter term is required")
+		return httpx.BadRequest("query parameter term is required")
 	}
 	if len(q.Term) > 4096 {
-		return badRequest("query parameter term is longer than 4096 bytes")
+		return httpx.BadRequest("query parameter term is longer than 4096 bytes")
 	}
 	hasID, hasVersion := seen["content_id"], seen["version"]
 	if hasID != hasVersion {
-		return badRequest("give both content_id and version, or neither")
+		return httpx.BadRequest("give both content_id and version, or neither")
 	}
 	if hasID {
 		if err := content.ValidateID(q.ContentID); err != nil {
-			return badRequest("query parameter content_id: %v", err)
+			return httpx.BadRequest("query parameter content_id: %v", err)
 		}
 		v, err := strconv.Atoi(c.Query("version"))
 		if err != nil || v < 1 {
-			return badRequest("query parameter version must be a positive integer, not %q", c.Query("version"))
+			return httpx.BadRequest("query parameter version must be a positive integer, not %q", c.Query("version"))
 		}
 		q.Version = &v
 	}
 	if q.Tags, err = content.ValidateTags(queryMulti(c, "tag_id")); err != nil {
-		return badRequest("query parameter tag_id: %v", err)
+		return httpx.BadRequest("query parameter tag_id: %v", err)
 	}
-	if q.Skip, err = queryInt(c, "skip", 0, 0, indexer.MaxLimit-searchMaxLimit); err != nil {
+	if q.Skip, err = httpx.QueryInt(c, "skip", 0, 0, indexer.MaxLimit-searchMaxLimit); err != nil {
 		return err
 	}
-	if q.Limit, err = queryInt(c, "limit", searchDefaultLimit, 1, searchMaxLimit); err != nil {
+	if q.Limit, err = httpx.QueryInt(c, "limit", searchDefaultLimit, 1, searchMaxLimit); err != nil {
 		return err
 	}
-	if q.IncludeInactive, err = queryBool(c, "include_inactive", false); err != nil {
+	if q.IncludeInactive, err = httpx.QueryBool(c, "include_inactive", false); err != nil {
 		return err
 	}
-	if q.ReturnMatch, err = queryBool(c, "return_match", false); err != nil {
+	if q.ReturnMatch, err = httpx.QueryBool(c, "return_match", false); err != nil {
 		return err
 	}
 	if q.ReturnMatch && q.Type != indexer.Lexical {
-		return badRequest("return_match applies to LEXICAL searches only")
+		return httpx.BadRequest("return_match applies to LEXICAL searches only")
 	}
-	if q.ReturnText, err = queryBool(c, "return_snippet", false); err != nil {
+	if q.ReturnText, err = httpx.QueryBool(c, "return_snippet", false); err != nil {
 		return err
 	}
 	if q.ReturnText && q.Type == indexer.FieldSearch {
-		return badRequest("return_snippet applies to LEXICAL and SEMANTIC searches only (a FIELD result carries its whole value)")
+		return httpx.BadRequest("return_snippet applies to LEXICAL and SEMANTIC searches only (a FIELD result carries its whole value)")
 	}
 	for _, f := range queryMulti(c, "field") {
 		for _, part := range strings.Split(f, ",") {
@@ -476,29 +477,29 @@ func (s *Server) searchContent(c *fiber.Ctx) error {
 		}
 	}
 	if len(q.FieldTypes) > 0 && q.Type != indexer.FieldSearch {
-		return badRequest("field applies to FIELD searches only")
+		return httpx.BadRequest("field applies to FIELD searches only")
 	}
 	if q.Type == indexer.Semantic {
-		if s.deps.Embedder == nil {
-			msg := s.deps.NoEmbedder
+		if a.d.Search.Embedder == nil {
+			msg := a.d.Search.Unavailable
 			if msg == "" {
 				msg = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
 			}
-			return errorf(fiber.StatusServiceUnavailable, "%s", msg)
+			return httpx.Errorf(fiber.StatusServiceUnavailable, "%s", msg)
 		}
-		vecs, err := s.deps.Embedder.Embed(ctx, []string{q.Term})
+		vecs, err := a.d.Search.Embedder.Embed(ctx, []string{q.Term})
 		if err != nil {
-			s.log.Error("embed search term", "error", err)
-			return errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: the embedding model failed")
+			a.d.Logger.Error("embed search term", "error", err)
+			return httpx.Errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: the embedding model failed")
 		}
 		q.Vector = vecs[0]
 	}
-	hits, err := s.deps.Index.Search(ctx, q)
+	hits, err := a.d.Search.Index.Search(ctx, q)
 	switch {
 	case errors.Is(err, indexer.ErrInvalidQuery):
-		return badRequest("%v", err)
+		return httpx.BadRequest("%v", err)
 	case errors.Is(err, indexer.ErrModelMismatch):
-		return errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: %v", err)
+		return httpx.Errorf(fiber.StatusServiceUnavailable, "semantic search is unavailable: %v", err)
 	case err != nil:
 		return err
 	}

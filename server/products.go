@@ -1,0 +1,37 @@
+package server
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/lrsapi"
+)
+
+// Each product's Deps, from this package's: cmd/lectern builds one Deps for the whole HTTP
+// layer, each product gets the part it uses.
+
+func (s *Server) contentDeps() contentapi.Deps {
+	d := s.deps
+	return contentapi.Deps{Tenants: d.Tenants, Jobs: d.Jobs, Queue: d.Queue, IndexQueue: d.IndexQueue, Blobs: d.Blobs,
+		Content: d.Content, Fields: d.ContentFields, Config: d.ContentConfig, Taxonomies: d.Taxonomies,
+		Search:        contentapi.Search{Index: d.Index, Embedder: d.Embedder, Unavailable: d.NoEmbedder},
+		Subscriptions: d.Subscriptions, Outbound: d.Outbound, Logger: s.log}
+}
+
+func (s *Server) lrsDeps() lrsapi.Deps {
+	d := s.deps
+	return lrsapi.Deps{Tenants: d.Tenants, Root: d.Root, Statements: d.Statements, Settings: d.Settings,
+		Forward: d.Forward, OAuth: d.OAuth, LaunchTokens: d.LaunchTokens, Hooks: d.LRS, PublicURL: d.PublicURL,
+		DefaultVersion: d.XAPIDefaultVersion, Logger: s.log,
+		// The engine's part of a statement write stays here until the learner's path has a
+		// package of its own (lrs.go).
+		Counted: s.statementsStored, AfterStore: s.afterStatements}
+}
+
+func (s *Server) consoleDeps() console.Deps {
+	return console.Deps{
+		// s.handler is taken once every route is registered, after the console's.
+		Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) },
+		SignIn:   s.principalFor, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}
+}
