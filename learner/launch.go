@@ -55,6 +55,15 @@ func Launchable(a *course.Activity) bool {
 	return a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco" || a.ScormType == "asset")
 }
 
+// HasActivity reports whether pkg has an activity with id.
+func HasActivity(pkg *course.Package, id string) bool {
+	found := false
+	if pkg != nil && pkg.Root != nil {
+		pkg.Root.Walk(func(a *course.Activity) { found = found || a.ID == id })
+	}
+	return found
+}
+
 // RestartIfDue starts a new instance of reg, pinned to the course's latest version, when
 // WhenToRestartRegistration says the launch should (registration.ShouldRestart; by default:
 // the current instance is completed and a newer version exists), and returns the registration

@@ -15,7 +15,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/lectern-lms/lectern/course"
@@ -94,18 +93,6 @@ func refuse(kind error, format string, args ...any) error {
 	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// invalidOrigin stands in for a public URL when the server was given none, so account
-// homePages are still valid IRIs.
-const invalidOrigin = "https://lectern.invalid"
-
-// origin is the public URL without a trailing slash, or invalidOrigin.
-func (s *Service) origin() string {
-	if base := strings.TrimRight(s.d.PublicURL, "/"); base != "" {
-		return base
-	}
-	return invalidOrigin
-}
-
 // RecordStoreHomePage is the homePage of the LMS's account, the authority of the statements
 // the course engine writes (access.HomePage, as the record store's own accounts).
 func (s *Service) RecordStoreHomePage() string { return access.HomePage(s.d.PublicURL) }
@@ -121,7 +108,7 @@ func (s *Service) LearnerHomePage(layers []settings.Layer) string {
 	if hp, err := s.d.Settings.Catalogue().Resolve(settingSystemHomePage, layers...); err == nil && hp != "" {
 		return hp
 	}
-	return s.origin()
+	return access.Origin(s.d.PublicURL)
 }
 
 // RegistrationLayers is the settings cascade tenant → course → registration.

@@ -6,6 +6,7 @@ import (
 	"github.com/lectern-lms/lectern/server/console"
 	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/server/lrsapi"
+	"github.com/lectern-lms/lectern/server/player"
 )
 
 // Each product's Deps, from this package's: cmd/lectern builds one Deps for the whole HTTP
@@ -24,8 +25,7 @@ func (s *Server) lrsDeps() lrsapi.Deps {
 	return lrsapi.Deps{Tenants: d.Tenants, Root: d.Root, Statements: d.Statements, Settings: d.Settings,
 		Forward: d.Forward, OAuth: d.OAuth, LaunchTokens: d.LaunchTokens, Hooks: d.LRS, PublicURL: d.PublicURL,
 		DefaultVersion: d.XAPIDefaultVersion, Logger: s.log,
-		// The engine's part of a statement write stays here until the learner's path has a
-		// package of its own (lrs.go).
+		// The learner's part of a statement write (lrs.go).
 		Counted: s.statementsStored, AfterStore: s.afterStatements}
 }
 
@@ -34,4 +34,10 @@ func (s *Server) consoleDeps() console.Deps {
 		// s.handler is taken once every route is registered, after the console's.
 		Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) },
 		SignIn:   s.principalFor, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}
+}
+
+func (s *Server) playerDeps() player.Deps {
+	d := s.deps
+	return player.Deps{Tenants: d.Tenants, Courses: d.Courses, Registrations: d.Registrations, Settings: d.Settings,
+		Blobs: d.Blobs, Launch: d.Launch, LaunchTokens: d.LaunchTokens, Learner: d.Learner, PublicURL: d.PublicURL}
 }

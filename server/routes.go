@@ -67,7 +67,8 @@ func (s *Server) registerRoutes() {
 		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: cfg}, s.putSetting(s.courseConfig))
 
 	s.registerRegistrations(engine)
-	s.registerPlayer(engine)
+	s.registerLaunchLink(engine)
+	s.player.Register(registrar{s})
 	// The record store's prelude reads form bodies (the alternate request syntax): the body
 	// limit under its base comes first.
 	s.app.Use(lrsapi.Base, s.limitPrefix(int64(s.deps.RecordBodyLimit)))

@@ -36,6 +36,7 @@ import (
 	"github.com/lectern-lms/lectern/server/contentapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
+	"github.com/lectern-lms/lectern/server/player"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
@@ -149,6 +150,7 @@ type Server struct {
 	// The products' HTTP sides; the console is built with the routes (consoleDeps).
 	lrs     *lrsapi.API
 	content *contentapi.API
+	player  *player.API
 }
 
 // New builds the application and registers every route.
@@ -165,6 +167,7 @@ func New(deps Deps) *Server {
 	s := &Server{deps: deps, log: deps.Logger}
 	s.content = contentapi.New(s.contentDeps())
 	s.lrs = lrsapi.New(s.lrsDeps())
+	s.player = player.New(s.playerDeps())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
 		ErrorHandler:          s.errorHandler,

@@ -112,14 +112,16 @@ func (a SettingsAccounts) AuthorityFromBasicAuth(ctx context.Context, tenantID, 
 // Base is the record store's mount on the server's origin.
 const Base = "/lrs/TCAPI"
 
+// Origin is the server's public origin without a trailing slash, or an invalid origin when
+// none was given, so the homePages built on it are still valid IRIs.
+func Origin(publicURL string) string {
+	if base := strings.TrimRight(publicURL, "/"); base != "" {
+		return base
+	}
+	return "https://lectern.invalid"
+}
+
 // HomePage is the homePage of the accounts the record store names itself (credentials, the
 // LMS's authority on the statements the course engine writes): the record store's URL on
-// the server's public origin, or on an invalid origin when none was given, so the homePage
-// is still a valid IRI.
-func HomePage(publicURL string) string {
-	base := strings.TrimRight(publicURL, "/")
-	if base == "" {
-		base = "https://lectern.invalid"
-	}
-	return base + Base
-}
+// Origin.
+func HomePage(publicURL string) string { return Origin(publicURL) + Base }

@@ -1,4 +1,4 @@
-package server
+package player
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/learner"
-	"github.com/lectern-lms/lectern/server/player"
+	"github.com/lectern-lms/lectern/server/httpx"
+
 	"github.com/lectern-lms/lectern/storage/blob"
 )
 
@@ -30,22 +30,16 @@ import (
 // content calls (SCORM commits, HACP, cmi5 fetch). They answer browsers and content in the
 // formats those expect (HTML pages, the files' own types, scorm-again's and HACP's answers),
 // not the API's JSON, so they are not part of /openapi.json; docs/decisions.md describes them.
-func (s *Server) browser(method, path string, h fiber.Handler, head ...bool) {
+func (s *API) browser(method, path string, h fiber.Handler, head ...bool) {
 	s.app.Add(method, path, h)
 	if len(head) > 0 && head[0] {
 		s.app.Add(fiber.MethodHead, path, h)
 	}
 }
 
-func (s *Server) registerPlayer(engine string) {
-	s.handle(Route{Method: fiber.MethodGet, Path: engine + "/registrations/:registrationId/launchLink", Summary: "Launch link of a registration", Tag: "registrations",
-		Scope: ScopeEnginePath, Success: 200, Response: "LaunchLinkBody", Query: []Param{
-			{Name: "expiry", Type: "integer", Description: "seconds until the link expires; 0 (the default) never"},
-			{Name: "forceReview", Type: "boolean", Description: "launch in review mode: the content runs but the registration is not changed"},
-			{Name: "startSco", Type: "string", Description: "id of the activity to launch first"},
-			{Name: "redirectOnExitUrl", Type: "string", Description: "where the learner goes on exit: an absolute http(s) URL, or closer, blank or message (the default)"},
-			{Name: "singleUse", Type: "boolean", Description: "Lectern extension: the link works for one launch only; a second launch gets a 410 page"},
-			configurationParam}}, s.registrationLaunchLink)
+// Register adds the player's routes to r's application, in the order they must match.
+func (s *API) Register(r httpx.Registrar) {
+	s.app = r.Router()
 	s.browser(fiber.MethodGet, "/player/launch/:token", s.playerLaunch)
 	s.browser(fiber.MethodGet, "/player/session/:session", s.playerPage)
 	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
@@ -57,79 +51,13 @@ func (s *Server) registerPlayer(engine string) {
 	s.browser(fiber.MethodPost, "/player/runtime/:session/heartbeat", s.playerHeartbeat)
 }
 
-// validRedirect reports whether v is a redirectOnExitUrl the player can follow.
-func validRedirect(v string) bool {
-	switch v {
-	case "", "closer", "blank", "message":
-		return true
-	}
-	u, err := url.Parse(v)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-func hasActivity(pkg *course.Package, id string) bool {
-	found := false
-	if pkg != nil && pkg.Root != nil {
-		pkg.Root.Walk(func(a *course.Activity) { found = found || a.ID == id })
-	}
-	return found
-}
-
-func (s *Server) registrationLaunchLink(c *fiber.Ctx) error {
-	reg, err := s.registration(c)
-	if err != nil {
-		return err
-	}
-	in := reg.Current()
-	v, err := s.deps.Courses.PinnedVersion(c.UserContext(), tenantOf(c), reg.CourseID, in.CourseVersion, in.Course.Updated)
-	if err != nil {
-		return err
-	}
-	claims := course.LaunchClaims{Tenant: tenantOf(c), CourseID: reg.CourseID, Version: in.CourseVersion, RegistrationID: reg.ID,
-		StartSco: c.Query("startSco"), RedirectOnExit: c.Query("redirectOnExitUrl")}
-	if claims.ForceReview, err = queryBool(c, "forceReview", false); err != nil {
-		return err
-	}
-	single, err := queryBool(c, "singleUse", false)
-	if err != nil {
-		return err
-	}
-	if single {
-		claims.Nonce = uuid.NewString()
-	}
-	expiry, err := queryInt(c, "expiry", 0, 0, 1<<31-1)
-	if err != nil {
-		return err
-	}
-	if expiry > 0 {
-		claims.Expires = time.Now().Add(time.Duration(expiry) * time.Second).Unix()
-	}
-	if !validRedirect(claims.RedirectOnExit) {
-		return badRequest("redirectOnExitUrl must be an absolute http(s) URL or one of closer, blank, message")
-	}
-	if claims.RedirectOnExit == "" {
-		layers, err := s.registrationLayers(c, reg)
-		if err != nil {
-			return err
-		}
-		if claims.RedirectOnExit, err = s.deps.Settings.Catalogue().Resolve("RedirectOnExitUrl", layers...); err != nil {
-			return err
-		}
-	}
-	if claims.StartSco != "" && !hasActivity(v.Package, claims.StartSco) {
-		return badRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, reg.CourseID)
-	}
-	return c.JSON(LaunchLinkBody{LaunchLink: s.deps.PublicURL + "/player/launch/" + s.deps.Launch.Sign(claims)})
-}
-
-// htmlError answers a learner's browser with a page, never JSON or a stack trace.
 func htmlError(c *fiber.Ctx, status int, title, text string) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("html", "utf-8")
-	return c.Status(status).Send(player.ErrorPage(title, text))
+	return c.Status(status).Send(ErrorPage(title, text))
 }
 
-func (s *Server) playerLaunch(c *fiber.Ctx) error {
+func (s *API) playerLaunch(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	token := c.Params("token")
 	claims, err := s.deps.Launch.Verify(token, time.Now())
@@ -203,10 +131,10 @@ func (s *Server) playerLaunch(c *fiber.Ctx) error {
 }
 
 // playerSession verifies the path's session token.
-func (s *Server) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
+func (s *API) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
-		return nil, errorf(fiber.StatusForbidden, "the player session is invalid or has expired; launch the course again")
+		return nil, httpx.Errorf(fiber.StatusForbidden, "the player session is invalid or has expired; launch the course again")
 	}
 	return sess, nil
 }
@@ -237,10 +165,7 @@ func runtimeDialect(std course.Standard) (scormrt.Dialect, bool) {
 	return scormrt.DialectOf(std)
 }
 
-// launchable reports whether the player launches a (learner.Launchable).
-func launchable(a *course.Activity) bool { return learner.Launchable(a) }
-
-func (s *Server) playerPage(c *fiber.Ctx) error {
+func (s *API) playerPage(c *fiber.Ctx) error {
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
 		return htmlError(c, fiber.StatusForbidden, "This player session has ended", "Launch the course again from the system that sent you here.")
@@ -258,7 +183,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		return htmlError(c, fiber.StatusNotImplemented, "This course cannot be played yet",
 			fmt.Sprintf("The player runs SCORM 1.2, SCORM 2004, AICC, xAPI (TinCan) and cmi5 courses; this one is %s.", v.Standard))
 	}
-	if _, ok := player.RuntimeScript(); !ok {
+	if _, ok := RuntimeScript(); !ok {
 		return htmlError(c, fiber.StatusServiceUnavailable, "The player is not installed", "This server was built without the player's scripts (run scripts/web-assets.sh before building).")
 	}
 	token := c.Params("session")
@@ -270,7 +195,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	ms, _ := strconv.Atoi(vs["PlayerCommCommitFrequency"])
 	scos := 0
 	v.Package.Root.Walk(func(a *course.Activity) {
-		if launchable(a) && (!cmi5 || (a.CMI5 != nil && !a.CMI5.Block)) {
+		if learner.Launchable(a) && (!cmi5 || (a.CMI5 != nil && !a.CMI5.Block)) {
 			scos++
 		}
 	})
@@ -286,7 +211,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	cfg := player.Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
@@ -318,13 +243,13 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	walk = func(a *course.Activity, depth int) {
 		// The root (organization, course) is listed only when it is itself launchable (an
 		// xAPI course with one activity).
-		if (a != v.Package.Root && a.Visible) || launchable(a) {
-			e := player.Activity{ID: a.ID, Title: a.Title, Depth: depth}
-			if launchable(a) && cmi5 {
+		if (a != v.Package.Root && a.Visible) || learner.Launchable(a) {
+			e := Activity{ID: a.ID, Title: a.Title, Depth: depth}
+			if learner.Launchable(a) && cmi5 {
 				if a.CMI5 != nil && !a.CMI5.Block {
 					e.URL = "/player/cmi5/" + token + "/launch?au=" + url.QueryEscape(a.ID)
 				}
-			} else if launchable(a) {
+			} else if learner.Launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
 				if aicc {
 					sep := "?"
@@ -355,7 +280,7 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 		}
 	}
 	walk(v.Package.Root, 0)
-	page, err := player.Page(cfg)
+	page, err := Page(cfg)
 	if err != nil {
 		return err
 	}
@@ -366,10 +291,10 @@ func (s *Server) playerPage(c *fiber.Ctx) error {
 	return c.Send(page)
 }
 
-func (s *Server) playerScript(c *fiber.Ctx) error {
-	b, ok := player.RuntimeScript()
+func (s *API) playerScript(c *fiber.Ctx) error {
+	b, ok := RuntimeScript()
 	if !ok {
-		return notFound("the player's scripts were not built into this server (scripts/web-assets.sh)")
+		return httpx.NotFound("the player's scripts were not built into this server (scripts/web-assets.sh)")
 	}
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
 	c.Type("js", "utf-8")
@@ -404,18 +329,18 @@ func contentType(name string) string {
 func playerFilePath(raw string) (string, error) {
 	low := strings.ToLower(raw)
 	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(raw, "\\") {
-		return "", badRequest("file path must not contain encoded slashes or backslashes")
+		return "", httpx.BadRequest("file path must not contain encoded slashes or backslashes")
 	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", badRequest("file path is not valid URL encoding")
+		return "", httpx.BadRequest("file path is not valid URL encoding")
 	}
 	if p == "" || strings.HasPrefix(p, "/") {
-		return "", badRequest("file path must be relative to the course")
+		return "", httpx.BadRequest("file path must be relative to the course")
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "" || seg == "." || seg == ".." {
-			return "", badRequest("file path must not contain empty, '.' or '..' segments")
+			return "", httpx.BadRequest("file path must not contain empty, '.' or '..' segments")
 		}
 	}
 	return p, nil
@@ -459,7 +384,7 @@ func byteRange(h string, size int64) (start, end int64, ok, satisfiable bool) {
 	return start, end, true, start < size
 }
 
-func (s *Server) playerContent(c *fiber.Ctx) error {
+func (s *API) playerContent(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess, err := s.playerSession(c)
 	if err != nil {
@@ -474,15 +399,15 @@ func (s *Server) playerContent(c *fiber.Ctx) error {
 		return err
 	}
 	if v.FilesPrefix == "" {
-		return notFound("course '%s' has no files on this server", sess.CourseID)
+		return httpx.NotFound("course '%s' has no files on this server", sess.CourseID)
 	}
 	key, err := blob.CleanKey(v.FilesPrefix + p)
 	if err != nil {
-		return badRequest("file path '%s' is not a valid file name", p)
+		return httpx.BadRequest("file path '%s' is not a valid file name", p)
 	}
 	info, err := s.deps.Blobs.Stat(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
-		return notFound("file '%s' is not part of the course", p)
+		return httpx.NotFound("file '%s' is not part of the course", p)
 	}
 	if err != nil {
 		return err
@@ -509,7 +434,7 @@ func (s *Server) playerContent(c *fiber.Ctx) error {
 	}
 	if !satisfiable {
 		c.Set(fiber.HeaderContentRange, fmt.Sprintf("bytes */%d", info.Size))
-		return errorf(fiber.StatusRequestedRangeNotSatisfiable, "range %q is outside the file's %d bytes", c.Get(fiber.HeaderRange), info.Size)
+		return httpx.Errorf(fiber.StatusRequestedRangeNotSatisfiable, "range %q is outside the file's %d bytes", c.Get(fiber.HeaderRange), info.Size)
 	}
 	if c.Method() == fiber.MethodHead {
 		if partial {
@@ -556,7 +481,7 @@ func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
 
 // sessionActivity resolves the session, its course version and the query's activity, which
 // must be a launchable activity of a SCORM course.
-func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.SessionClaims, *course.Version, *course.Activity, scormrt.Dialect, error) {
+func (s *API) sessionActivity(c *fiber.Ctx, activityID string) (*course.SessionClaims, *course.Version, *course.Activity, scormrt.Dialect, error) {
 	sess, err := s.playerSession(c)
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -567,7 +492,7 @@ func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.Sessi
 	}
 	d, ok := runtimeDialect(v.Standard)
 	if !ok || v.Package == nil || v.Package.Root == nil {
-		return nil, nil, nil, 0, badRequest("course '%s' is %s, which has no SCORM runtime", v.CourseID, v.Standard)
+		return nil, nil, nil, 0, httpx.BadRequest("course '%s' is %s, which has no SCORM runtime", v.CourseID, v.Standard)
 	}
 	id := activityID
 	if id == "" {
@@ -575,12 +500,12 @@ func (s *Server) sessionActivity(c *fiber.Ctx, activityID string) (*course.Sessi
 	}
 	var act *course.Activity
 	v.Package.Root.Walk(func(a *course.Activity) {
-		if act == nil && a.ID == id && launchable(a) {
+		if act == nil && a.ID == id && learner.Launchable(a) {
 			act = a
 		}
 	})
 	if act == nil {
-		return nil, nil, nil, 0, notFound("activity '%s' is not a launchable activity of course '%s'", id, v.CourseID)
+		return nil, nil, nil, 0, httpx.NotFound("activity '%s' is not a launchable activity of course '%s'", id, v.CourseID)
 	}
 	return sess, v, act, d, nil
 }
@@ -591,7 +516,7 @@ type ActivityState struct {
 	CMI     scormrt.Values `json:"cmi"`
 }
 
-func (s *Server) playerActivity(c *fiber.Ctx) error {
+func (s *API) playerActivity(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess, _, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
@@ -609,7 +534,7 @@ func (s *Server) playerActivity(c *fiber.Ctx) error {
 	return c.JSON(ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values})
 }
 
-func (s *Server) playerCommit(c *fiber.Ctx) error {
+func (s *API) playerCommit(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
@@ -617,7 +542,7 @@ func (s *Server) playerCommit(c *fiber.Ctx) error {
 	}
 	_, v, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
-		var e *Error
+		var e *httpx.Error
 		if errors.As(err, &e) {
 			return commitRefused(c, e.Status, 101, e.Message)
 		}
@@ -681,7 +606,7 @@ func commitStatus(err error) (int, bool) {
 // launchError is a launch the learner's path refused as this server's limit (503), or err.
 func launchError(err error) error {
 	if errors.Is(err, learner.ErrUnavailable) {
-		return errorf(fiber.StatusServiceUnavailable, "%s", err.Error())
+		return httpx.Errorf(fiber.StatusServiceUnavailable, "%s", err.Error())
 	}
 	return err
 }
@@ -695,7 +620,7 @@ const (
 // applyRuntimeSettings applies the session's run-time settings to a validated commit: the
 // suspend data limit (a *scormrt.Error with the dialect's code), the reset mode its load was
 // started under, and no-credit, which keeps the recorded status and score.
-func (s *Server) applyRuntimeSettings(ctx context.Context, sess *course.SessionClaims, d scormrt.Dialect, commit *scormrt.Commit) error {
+func (s *API) applyRuntimeSettings(ctx context.Context, sess *course.SessionClaims, d scormrt.Dialect, commit *scormrt.Commit) error {
 	vs, err := s.deps.Learner.SessionSettings(ctx, sess, settingSuspendDataMax, settingResetRunTimeData)
 	if err != nil {
 		return err
@@ -715,7 +640,7 @@ func (s *Server) applyRuntimeSettings(ctx context.Context, sess *course.SessionC
 
 // playerHACP answers the AICC HACP commands of an AU. Every answer is 200 text/plain with the
 // HACP error line, as AUs expect; session_id names the AU (the aicc_sid the player passed).
-func (s *Server) playerHACP(c *fiber.Ctx) error {
+func (s *API) playerHACP(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("txt", "utf-8")

@@ -1,4 +1,4 @@
-package server
+package player
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course"
-	"github.com/lectern-lms/lectern/server/player"
 )
 
 // The player's chrome and launch settings: what the page shows around the content, how the
@@ -20,10 +19,10 @@ import (
 // value; SCORM, AICC, xAPI and cmi5 packages carry none, so Lectern's are: the title bar and
 // the Exit button shown, the table of contents and Previous/Next shown when the course has
 // more than one launchable activity, the rest hidden.
-func (s *Server) playerChrome(ctx context.Context, sess *course.SessionClaims, scos int) (player.Chrome, string, error) {
+func (s *API) playerChrome(ctx context.Context, sess *course.SessionClaims, scos int) (Chrome, string, error) {
 	layers, err := s.deps.Learner.SessionLayers(ctx, sess)
 	if err != nil {
-		return player.Chrome{}, "", err
+		return Chrome{}, "", err
 	}
 	cat := s.deps.Settings.Catalogue()
 	var firstErr error
@@ -44,7 +43,7 @@ func (s *Server) playerChrome(ctx context.Context, sess *course.SessionClaims, s
 		return pkg
 	}
 	multi := scos > 1
-	ch := player.Chrome{
+	ch := Chrome{
 		Finish: show("PlayerShowFinishButton", true), Close: show("PlayerShowCloseItem", false),
 		Nav: show("PlayerShowNavBar", multi), Progress: show("PlayerShowProgressBar", false),
 		Help: show("PlayerShowHelp", false), Title: show("PlayerShowTitleBar", true),
@@ -68,7 +67,7 @@ func windowFeatures(launchType string) string {
 // playerLauncher answers the player page's URL, when PlayerLaunchType opens the player in a
 // new window, with the page that opens it there (at the same URL with window=1).
 func playerLauncher(c *fiber.Ctx, title, token, launchType string) error {
-	page, err := player.LauncherPage(player.Launcher{Title: title, URL: "/player/session/" + token + "?window=1",
+	page, err := LauncherPage(Launcher{Title: title, URL: "/player/session/" + token + "?window=1",
 		Features: windowFeatures(launchType), AfterClick: strings.Contains(launchType, "AFTER_CLICK")})
 	if err != nil {
 		return err
@@ -93,7 +92,7 @@ func supplementalParams(names string, query url.Values) string {
 }
 
 // launchSupplemental is the encoded supplemental parameters of a launch request.
-func (s *Server) launchSupplemental(c *fiber.Ctx, claims *course.LaunchClaims) (string, error) {
+func (s *API) launchSupplemental(c *fiber.Ctx, claims *course.LaunchClaims) (string, error) {
 	raw := string(c.Request().URI().QueryString())
 	if raw == "" {
 		return "", nil

@@ -1,4 +1,4 @@
-package server
+package player
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ func sessionRefusal(c *fiber.Ctx, err error) (answered error, ok bool) {
 // it was hidden (hidden) or left (exit), for every standard. The measured time of the
 // instance is stored in its progress at once, so /progress follows a session without a
 // commit. Answered like a commit (CommitAnswer), with the refusal's reason.
-func (s *Server) playerHeartbeat(c *fiber.Ctx) error {
+func (s *API) playerHeartbeat(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
@@ -69,7 +69,7 @@ func (s *Server) playerHeartbeat(c *fiber.Ctx) error {
 		return err
 	}
 	activity := c.Query("activity")
-	if !hasActivity(v.Package, activity) {
+	if !learner.HasActivity(v.Package, activity) {
 		return commitRefused(c, fiber.StatusNotFound, 101, fmt.Sprintf("activity '%s' is not an activity of course '%s'", activity, v.CourseID))
 	}
 	if err := s.deps.Learner.Heartbeat(ctx, sess, activity, sig); err != nil {

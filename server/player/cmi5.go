@@ -1,4 +1,4 @@
-package server
+package player
 
 import (
 	"encoding/base64"
@@ -28,12 +28,12 @@ type Cmi5FetchAnswer struct {
 	ErrorText string `json:"error-text,omitempty"`
 }
 
-func (s *Server) registerCMI5() {
+func (s *API) registerCMI5() {
 	s.browser(fiber.MethodGet, "/player/cmi5/:session/launch", s.cmi5Launch)
 	s.browser(fiber.MethodPost, "/player/cmi5/fetch/:token", s.cmi5Fetch)
 }
 
-func (s *Server) cmi5Launch(c *fiber.Ctx) error {
+func (s *API) cmi5Launch(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 	var au *course.Activity
 	if v.Package != nil && v.Standard == course.CMI5 {
 		v.Package.Root.Walk(func(a *course.Activity) {
-			if au == nil && a.ID == c.Query("au") && launchable(a) && a.CMI5 != nil {
+			if au == nil && a.ID == c.Query("au") && learner.Launchable(a) && a.CMI5 != nil {
 				au = a
 			}
 		})
@@ -85,7 +85,7 @@ func (s *Server) cmi5Launch(c *fiber.Ctx) error {
 	return c.Redirect(withQuery(target+sep+q.Encode(), sess.Supplemental), fiber.StatusFound)
 }
 
-func (s *Server) cmi5Fetch(c *fiber.Ctx) error {
+func (s *API) cmi5Fetch(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	fc, err := s.deps.Launch.VerifyFetch(c.Params("token"), time.Now())
