@@ -302,14 +302,7 @@ func TestPostBackAtAICCExit(t *testing.T) {
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}, "postBack": postBackTo(rc.url("/aicc"))}), 204, "create registration")
 		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
-		if m == nil {
-			t.Fatal("no AU URL in the player page")
-		}
-		au, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		au := e.firstActivityURL(t, session)
 		hacp := func(command, data string) {
 			t.Helper()
 			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {data}}
@@ -353,14 +346,7 @@ func TestPostBackAtXAPIExit(t *testing.T) {
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "tc", "registrationId": "r1", "xapiRegistrationId": xreg,
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}, "postBack": postBackTo(rc.url("/xapi"))}), 204, "create registration")
 		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
-		if m == nil {
-			t.Fatal("no activity URL in the player page")
-		}
-		u, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := e.firstActivityURL(t, session)
 		q := u.Query()
 		endpoint, err := url.Parse(q.Get("endpoint"))
 		if err != nil {

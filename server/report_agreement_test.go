@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,19 +23,6 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 		e.setConfig("acme", "", "ApiPostbackDataModelVersion", "v2")
 		e.setConfig("acme", "", "TinCanInteractionsEnabled", "true")
 		regs := "/engine/api/v1/acme/registrations"
-		// activityURL is the URL the player page gives the first activity.
-		activityURL := func(t *testing.T, session string) *url.URL {
-			t.Helper()
-			m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
-			if m == nil {
-				t.Fatal("no activity URL in the player page")
-			}
-			u, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return u
-		}
 		// send posts xAPI statements as launched content does, with the launch's credential.
 		send := func(t *testing.T, endpoint string, cred auth, sts ...map[string]any) {
 			t.Helper()
@@ -71,7 +57,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 					"cmi.objectives.0.success_status":"passed","cmi.objectives.0.score.scaled":"0.9"}`)
 			}},
 			{name: "aicc", fixture: "aicc_single", take: func(t *testing.T, session, _ string) {
-				au := activityURL(t, session)
+				au := e.firstActivityURL(t, session)
 				for _, step := range [][2]string{{"PutParam", "[Core]\r\nLesson_Status=p\r\nScore=90\r\nTime=00:02:00\r\n"}, {"ExitAU", ""}} {
 					form := url.Values{"command": {step[0]}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {step[1]}}
 					res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
@@ -82,7 +68,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 				}
 			}},
 			{name: "xapi", fixture: "xapi_single", xreg: "5f0c7d1e-2b3a-4c5d-8e9f-0a1b2c3d4e50", take: func(t *testing.T, session, xreg string) {
-				q := activityURL(t, session).Query()
+				q := e.firstActivityURL(t, session).Query()
 				var actor map[string]any
 				if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
 					t.Fatal(err)
@@ -94,7 +80,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 					statement(actor, "terminated", q.Get("activity_id"), xreg, nil))
 			}},
 			{name: "cmi5", fixture: "cmi5_minimal", xreg: "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b60", take: func(t *testing.T, session, xreg string) {
-				r := e.get(activityURL(t, session).String())
+				r := e.get(e.firstActivityURL(t, session).String())
 				au, err := url.Parse(r.Header.Get("Location"))
 				if r.Status != 302 || err != nil {
 					t.Fatalf("cmi5 launch: %d %s", r.Status, r.Body)

@@ -26,6 +26,12 @@ func (e *env) xapiregCourse(t *testing.T, tn, reg, xreg string) {
 func (e *env) xapiLaunchParams(t *testing.T, tn, reg string) url.Values {
 	t.Helper()
 	session := e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/" + reg + "/launchLink"))
+	return e.firstActivityURL(t, session).Query()
+}
+
+// firstActivityURL is the URL the player page of session gives its first activity.
+func (e *env) firstActivityURL(t *testing.T, session string) *url.URL {
+	t.Helper()
 	page := string(e.get("/player/session/" + session).Body)
 	m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(page)
 	if m == nil {
@@ -35,7 +41,7 @@ func (e *env) xapiLaunchParams(t *testing.T, tn, reg string) url.Values {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.Query()
+	return u
 }
 
 // statementCount counts the statements of tenant tn matching query (one page).
