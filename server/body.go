@@ -22,11 +22,11 @@ const (
 
 // routeLimit is the body limit of a route: uploads (multipart bodies only) get the upload
 // limit, the record store its own, everything else the JSON limit.
-func (s *Server) routeLimit(r Route, c *fiber.Ctx) (limit int64, stream bool) {
+func (s *Server) routeLimit(r httpx.Route, c *fiber.Ctx) (limit int64, stream bool) {
 	switch {
 	case r.Upload && strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderContentType)), fiber.MIMEMultipartForm):
 		return int64(s.deps.BodyLimit), true
-	case r.Scope == ScopeLRS:
+	case r.Scope == httpx.ScopeLRS:
 		return int64(s.deps.RecordBodyLimit), false
 	}
 	return httpx.MaxJSONBody, false
@@ -36,7 +36,7 @@ func (s *Server) routeLimit(r Route, c *fiber.Ctx) (limit int64, stream bool) {
 // over the route's limit before reading any of it, then either reads the body into memory
 // (so c.Body() works as usual) or, on upload routes, leaves it to the handler behind a
 // streamed body (httpx.OpenUpload).
-func (s *Server) limitBody(r Route) fiber.Handler {
+func (s *Server) limitBody(r httpx.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		limit, stream := s.routeLimit(r, c)
 		return httpx.ApplyLimit(c, limit, stream)

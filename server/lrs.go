@@ -9,7 +9,7 @@ import (
 )
 
 // The xAPI record store's HTTP side is server/lrsapi. These names stay for cmd/lectern and
-// the tests; the engine's files reach the record store through the methods below.
+// the tests; afterStatements is the learner's part of a statement write.
 
 // LRSBase is the mount path of the xAPI record store (lrsapi.Base).
 const LRSBase = lrsapi.Base
@@ -41,13 +41,6 @@ const (
 // ParseLRSAccounts parses the value of TinCanBasicAccounts or xAPIBasicAccounts
 // (lrs/access.ParseAccounts).
 func ParseLRSAccounts(value string) ([]LRSAccount, error) { return access.ParseAccounts(value) }
-
-// hooks are the record store's extension points in effect; the engine's statement writes
-// (xAPI conversion) run its Stored hook too.
-func (s *Server) hooks() lrsapi.Hooks { return s.lrs.Hooks() }
-
-// lrsHomePage is the homePage of the record store's account agents (the LMS's authority).
-func (s *Server) lrsHomePage() string { return s.lrs.HomePage() }
 
 // afterStatements is the record store's AfterStore hook: the learner's part of a statement
 // write (the player session a launch credential keeps alive, the rollup of xAPI and cmi5

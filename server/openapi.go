@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/engineapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
 )
@@ -19,49 +21,17 @@ var fiberParam = regexp.MustCompile(`:([A-Za-z_][A-Za-z0-9_]*)`)
 // OpenAPIPath converts a Fiber path (:param) to OpenAPI syntax ({param}).
 func OpenAPIPath(p string) string { return fiberParam.ReplaceAllString(p, "{$1}") }
 
-// schemas are the components every route refers to by name.
+// schemas are the components every route refers to by name: the root's own and each
+// product's.
 func schemas() map[string]any {
-	courseSummary := map[string]any{"id": str(), "version": map[string]any{"type": "integer"}, "title": str(),
-		"courseLearningStandard": map[string]any{"type": "string", "enum": []string{"SCORM_11", "SCORM_12", "SCORM_2004_2ND_EDITION", "SCORM_2004_3RD_EDITION", "SCORM_2004_4TH_EDITION", "AICC", "XAPI", "CMI5"}},
-		"updated":                dateTime()}
-	courseDetail := map[string]any{"parserWarnings": map[string]any{"type": "array", "items": str()},
-		"rootActivity": map[string]any{"type": "object", "description": "the activity tree (id, title, launchUrl, masteryScore, completionThreshold, objectives, sequencing, children)"}}
-	for k, v := range courseSummary {
-		courseDetail[k] = v
-	}
 	out := map[string]any{
-		"Message":   obj(map[string]any{"message": str()}, "message"),
-		"Health":    obj(map[string]any{"status": str(), "version": str()}, "status", "version"),
-		"Readiness": obj(map[string]any{"status": str(), "backends": map[string]any{"type": "object", "additionalProperties": str()}}),
+		"Message":   httpx.Obj(map[string]any{"message": httpx.Str()}, "message"),
+		"Health":    httpx.Obj(map[string]any{"status": httpx.Str(), "version": httpx.Str()}, "status", "version"),
+		"Readiness": httpx.Obj(map[string]any{"status": httpx.Str(), "backends": map[string]any{"type": "object", "additionalProperties": httpx.Str()}}),
 		"OpenAPI":   map[string]any{"type": "object"},
-		"ConfigurationList": obj(map[string]any{"configurationItems": map[string]any{"type": "array",
-			"items": obj(map[string]any{"id": str(), "value": str()}, "id", "value")}}, "configurationItems"),
-		"SettingBody": obj(map[string]any{"value": str()}, "value"),
-		"ImportRequest": obj(map[string]any{"url": str(), "courseName": str(),
-			"webPathToCourse": map[string]any{"type": "string", "description": "only when url names a manifest: where the content lives"}}, "url", "courseName"),
-		"ImportJobID": obj(map[string]any{"result": str()}, "result"),
-		"ImportResult": obj(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"RUNNING", "COMPLETE", "ERROR"}}, "message": str(), "courseTitle": str(), "parserWarnings": map[string]any{"type": "array", "items": str()},
-			"progress": map[string]any{"type": "object", "description": "Lectern extension: how far the job got. stage is QUEUED, RECEIVED, PARSED, STORING_FILES or DONE (a failed job keeps the stage it failed in); percent weighs receiving 10, parsing 10, storing files 75 (by filesStored of filesTotal), the commit the rest",
-				"required": []string{"stage", "filesStored", "filesTotal", "percent"},
-				"properties": map[string]any{"stage": map[string]any{"type": "string", "enum": []string{"QUEUED", "RECEIVED", "PARSED", "STORING_FILES", "DONE"}},
-					"filesStored": map[string]any{"type": "integer"}, "filesTotal": map[string]any{"type": "integer"}, "percent": map[string]any{"type": "integer", "minimum": 0, "maximum": 100}}}}),
-		"CourseSummary":  obj(courseSummary),
-		"CourseList":     obj(map[string]any{"courses": map[string]any{"type": "array", "items": ref("CourseSummary")}, "more": str()}, "courses"),
-		"TitleBody":      obj(map[string]any{"title": str()}, "title"),
-		"IDBody":         obj(map[string]any{"id": str()}, "id"),
-		"LaunchLinkBody": obj(map[string]any{"launchLink": str()}, "launchLink"),
-		// The detail is the summary's members and two more, in one closed object: an allOf
-		// of the closed summary and an extension would admit no course at all.
-		"CourseDetail": obj(courseDetail),
 	}
-	for k, v := range registrationSchemas() {
-		out[k] = v
-	}
-	for k, v := range contentapi.Schemas() {
-		out[k] = v
-	}
-	for k, v := range lrsapi.Schemas() {
-		out[k] = v
+	for _, part := range []map[string]any{engineapi.Schemas(), contentapi.Schemas(), lrsapi.Schemas()} {
+		maps.Copy(out, part)
 	}
 	return out
 }
@@ -77,30 +47,30 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		var params []any
 		for _, m := range fiberParam.FindAllStringSubmatch(r.Path, -1) {
-			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str()})
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": httpx.Str()})
 		}
 		for _, q := range r.Query {
 			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
 				"description": q.Description, "schema": map[string]any{"type": q.Type}})
 		}
-		if r.Scope == ScopeLRS {
+		if r.Scope == httpx.ScopeLRS {
 			params = append(params, map[string]any{"name": "X-Experience-API-Version", "in": "header", "required": true,
-				"description": "xAPI version of the request: 1.0.x or 2.0.0 selects the rules", "schema": str()})
+				"description": "xAPI version of the request: 1.0.x or 2.0.0 selects the rules", "schema": httpx.Str()})
 		}
-		if r.Scope == ScopeHeader {
+		if r.Scope == httpx.ScopeHeader {
 			params = append(params, map[string]any{"name": "tenant_id", "in": "header", "required": false,
-				"description": "tenant of the request; required with root credentials", "schema": str()})
+				"description": "tenant of the request; required with root credentials", "schema": httpx.Str()})
 		}
-		msg := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": ref("Message")}}}
+		msg := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": httpx.Ref("Message")}}}
 		responses := successResponses(r)
 		// Any request can be too large, in its body or in its header fields: the server
 		// answers those before routing, with a message.
 		responses["413"] = withDesc(msg, "request body larger than the limit")
 		responses["431"] = withDesc(msg, "request header fields too large")
-		if r.Scope != ScopePublic || strings.HasPrefix(r.Path, LRSBase) {
+		if r.Scope != httpx.ScopePublic || strings.HasPrefix(r.Path, LRSBase) {
 			responses["400"] = withDesc(msg, "bad request")
 		}
-		if r.Scope != ScopePublic {
+		if r.Scope != httpx.ScopePublic {
 			responses["401"] = withDesc(msg, "no or invalid credentials")
 			responses["403"] = withDesc(msg, "credentials of another tenant, or not root")
 			responses["404"] = withDesc(msg, "not found")
@@ -109,12 +79,12 @@ func (s *Server) OpenAPI() map[string]any {
 			if httpx.IsWrite(r.Method) {
 				responses["409"] = withDesc(msg, "conflict, or the tenant is disabled")
 			}
-			if r.Scope == ScopeLRS && httpx.IsWrite(r.Method) {
+			if r.Scope == httpx.ScopeLRS && httpx.IsWrite(r.Method) {
 				responses["412"] = withDesc(msg, "If-Match / If-None-Match precondition failed")
 			}
 		}
 		if r.ErrorSchema != "" {
-			oe := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": ref(r.ErrorSchema)}}}
+			oe := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": httpx.Ref(r.ErrorSchema)}}}
 			responses["400"] = withDesc(oe, "malformed request, unsupported grant type or scope")
 			responses["401"] = withDesc(oe, "client authentication failed")
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
@@ -129,30 +99,30 @@ func (s *Server) OpenAPI() map[string]any {
 			op["parameters"] = params
 		}
 		if r.Body != "" {
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(r.Body)}}}
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": httpx.Ref(r.Body)}}}
 		}
 		if r.FormBody != "" {
 			if op["requestBody"] == nil {
 				op["requestBody"] = map[string]any{"required": true, "content": map[string]any{}}
 			}
 			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
-			content["application/x-www-form-urlencoded"] = map[string]any{"schema": ref(r.FormBody)}
+			content["application/x-www-form-urlencoded"] = map[string]any{"schema": httpx.Ref(r.FormBody)}
 		}
 		if r.Upload {
 			if op["requestBody"] == nil {
 				op["requestBody"] = map[string]any{"required": true, "content": map[string]any{}}
 			}
 			content := op["requestBody"].(map[string]any)["content"].(map[string]any)
-			content["multipart/form-data"] = map[string]any{"schema": obj(map[string]any{
+			content["multipart/form-data"] = map[string]any{"schema": httpx.Obj(map[string]any{
 				"file": map[string]any{"type": "string", "format": "binary", "description": "the file, streamed to storage"}}, "file")}
 			if r.UploadSchema != "" {
-				content["multipart/form-data"] = map[string]any{"schema": ref(r.UploadSchema)}
+				content["multipart/form-data"] = map[string]any{"schema": httpx.Ref(r.UploadSchema)}
 			}
 		}
-		if r.Scope == ScopePublic {
+		if r.Scope == httpx.ScopePublic {
 			op["security"] = []any{}
 		}
-		if r.Scope == ScopeLRS {
+		if r.Scope == httpx.ScopeLRS {
 			// The record store also takes the OAuth 2.0 access tokens of its token endpoint.
 			op["security"] = []any{map[string]any{"basic": []any{}}, map[string]any{"bearer": []any{}}, map[string]any{"oauth2": []any{}}}
 		}
@@ -176,7 +146,7 @@ func (s *Server) OpenAPI() map[string]any {
 			"responses": map[string]any{"Unavailable": map[string]any{
 				"description": "a backend (postgresql, redis, elasticsearch, minio) or the embedding model is unavailable; the message names it and nothing was accepted, so repeat the request (after Retry-After seconds when given)",
 				"headers":     map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before retrying", "schema": map[string]any{"type": "integer"}}},
-				"content":     map[string]any{"application/json": map[string]any{"schema": ref("Message")}},
+				"content":     map[string]any{"application/json": map[string]any{"schema": httpx.Ref("Message")}},
 			}},
 			"securitySchemes": map[string]any{
 				"basic":  map[string]any{"type": "http", "scheme": "basic"},
@@ -191,13 +161,13 @@ func (s *Server) OpenAPI() map[string]any {
 
 // successResponses documents a route's success answers: Success with Response and Media,
 // and its further Answers; several schemas for one status are alternatives (anyOf).
-func successResponses(r Route) map[string]any {
+func successResponses(r httpx.Route) map[string]any {
 	type answer struct {
 		schemas []string
 		media   []string
 	}
 	byStatus := map[int]*answer{}
-	for _, a := range append([]Answer{{Status: r.Success, Schema: r.Response, Media: r.Media}}, r.Answers...) {
+	for _, a := range append([]httpx.Answer{{Status: r.Success, Schema: r.Response, Media: r.Media}}, r.Answers...) {
 		b := byStatus[a.Status]
 		if b == nil {
 			b = &answer{}
@@ -219,11 +189,11 @@ func successResponses(r Route) map[string]any {
 		switch len(a.schemas) {
 		case 0:
 		case 1:
-			content["application/json"] = map[string]any{"schema": ref(a.schemas[0])}
+			content["application/json"] = map[string]any{"schema": httpx.Ref(a.schemas[0])}
 		default:
 			var alts []any
 			for _, n := range a.schemas {
-				alts = append(alts, ref(n))
+				alts = append(alts, httpx.Ref(n))
 			}
 			content["application/json"] = map[string]any{"schema": map[string]any{"anyOf": alts}}
 		}
@@ -239,12 +209,12 @@ func successResponses(r Route) map[string]any {
 }
 
 // limitText describes a route's 413 answer, "" for a route that takes no body.
-func (s *Server) limitText(r Route) string {
+func (s *Server) limitText(r httpx.Route) string {
 	switch {
 	case r.Upload:
 		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
 			s.deps.BodyLimit, httpx.MaxJSONBody)
-	case r.Scope == ScopeLRS && httpx.IsWrite(r.Method):
+	case r.Scope == httpx.ScopeLRS && httpx.IsWrite(r.Method):
 		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
 	case r.Body != "":
 		return fmt.Sprintf("JSON body over %d bytes", httpx.MaxJSONBody)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lectern-lms/lectern/server/console"
 	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/engineapi"
 	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/server/player"
 )
@@ -34,6 +35,12 @@ func (s *Server) consoleDeps() console.Deps {
 		// s.handler is taken once every route is registered, after the console's.
 		Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) },
 		SignIn:   s.principalFor, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}
+}
+
+func (s *Server) engineDeps() engineapi.Deps {
+	d := s.deps
+	return engineapi.Deps{Courses: d.Courses, Registrations: d.Registrations, Runtime: d.Runtime, Settings: d.Settings,
+		Learner: d.Learner, Queue: d.Queue, Blobs: d.Blobs, Launch: d.Launch, PublicURL: d.PublicURL, Logger: s.log}
 }
 
 func (s *Server) playerDeps() player.Deps {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // TestEveryRoute walks the route table: every route is in /openapi.json, refuses requests
@@ -53,7 +54,7 @@ func TestEveryRoute(t *testing.T) {
 			if _, ok := doc.Paths[server.OpenAPIPath(rt.Path)][strings.ToLower(rt.Method)]; !ok {
 				t.Errorf("%s missing from /openapi.json", name)
 			}
-			if rt.Scope == server.ScopePublic {
+			if rt.Scope == httpx.ScopePublic {
 				continue
 			}
 			other := map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": betaKey, "job_id": "nope"}
@@ -70,12 +71,12 @@ func TestEveryRoute(t *testing.T) {
 			}
 			// The LRS resources without a tenant segment take the tenant from the credential
 			// (xAPI clients only know one base IRI), so no credential addresses another tenant there.
-			credentialTenant := rt.Scope == server.ScopeLRS && !strings.Contains(rt.Path, ":tenant")
+			credentialTenant := rt.Scope == httpx.ScopeLRS && !strings.Contains(rt.Path, ":tenant")
 			if r := e.do(rt.Method, path, bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); !credentialTenant && (r.Status != 403 || r.message() == "") {
 				t.Errorf("%s with tenant beta's credential on alpha: %d %s, want 403", name, r.Status, r.Body)
 			}
 			isWrite := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "DELETE" || rt.Method == "PATCH"
-			if isWrite && !rt.AllowDisabled && rt.Scope != server.ScopeRoot && !credentialTenant {
+			if isWrite && !rt.AllowDisabled && rt.Scope != httpx.ScopeRoot && !credentialTenant {
 				g := fill(rt.Path, map[string]string{"tenant": "gamma", "tenant_id": "gamma", "settingId": "ApiResultLimit", "key": gammaKey, "job_id": "nope"})
 				var gb any
 				if rt.Body == "SettingBody" {

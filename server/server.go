@@ -1,11 +1,10 @@
 // Package server is the root of Lectern's HTTP layer on Fiber: New, the routing with
 // authentication and tenant scoping, the central error handler, body limits and framing,
-// /openapi.json, health, the metrics middleware and the queue console. The products have
-// packages of their own below it, each with its own Deps built here from this package's:
-// server/contentapi (the content service), server/lrsapi (the xAPI record store) and
-// server/console (the web console); what they share is server/httpx. The course engine API
-// and the player are still handled here (courses.go, registrations.go, config.go, player*.go,
-// with rollup.go and xapiconv.go), until they move to packages of their own.
+// /openapi.json, health, the metrics middleware and the queue console. Each product has a
+// package of its own below it, with its own Deps built here from this package's (products.go):
+// server/engineapi (the course engine API), server/player (the player and the runtime
+// endpoints content calls), server/contentapi (the content service), server/lrsapi (the xAPI
+// record store) and server/console (the web console); what they share is server/httpx.
 package server
 
 import (
@@ -34,6 +33,7 @@ import (
 	"github.com/lectern-lms/lectern/lrs/launch"
 	"github.com/lectern-lms/lectern/lrs/oauth"
 	"github.com/lectern-lms/lectern/server/contentapi"
+	"github.com/lectern-lms/lectern/server/engineapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/lrsapi"
 	"github.com/lectern-lms/lectern/server/player"
@@ -143,13 +143,14 @@ type Server struct {
 	app    *fiber.App
 	deps   Deps
 	log    *slog.Logger
-	routes []Route
+	routes []httpx.Route
 	// handler is the application's request handler, taken once the routes are registered;
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
 	// The products' HTTP sides; the console is built with the routes (consoleDeps).
 	lrs     *lrsapi.API
 	content *contentapi.API
+	engine  *engineapi.API
 	player  *player.API
 }
 
@@ -167,6 +168,7 @@ func New(deps Deps) *Server {
 	s := &Server{deps: deps, log: deps.Logger}
 	s.content = contentapi.New(s.contentDeps())
 	s.lrs = lrsapi.New(s.lrsDeps())
+	s.engine = engineapi.New(s.engineDeps())
 	s.player = player.New(s.playerDeps())
 	s.app = fiber.New(fiber.Config{
 		AppName:               "lectern",
@@ -200,7 +202,7 @@ func New(deps Deps) *Server {
 func (s *Server) App() *fiber.App { return s.app }
 
 // Routes lists every API route with its OpenAPI metadata.
-func (s *Server) Routes() []Route { return s.routes }
+func (s *Server) Routes() []httpx.Route { return s.routes }
 
 func (s *Server) accessLog(c *fiber.Ctx) error {
 	start := time.Now()
@@ -246,12 +248,12 @@ func (r registrar) Handle(rt httpx.Route, h fiber.Handler) { r.s.handle(rt, h) }
 func (r registrar) Router() fiber.Router                   { return r.s.app }
 
 // handle registers an API operation: the body limit, the chain of its scope, the handler.
-func (s *Server) handle(r Route, h fiber.Handler) {
+func (s *Server) handle(r httpx.Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
 	chain := []fiber.Handler{s.limitBody(r)}
 	switch r.Scope {
-	case ScopePublic:
-	case ScopeLRS:
+	case httpx.ScopePublic:
+	case httpx.ScopeLRS:
 		chain = append(chain, s.lrs.Chain(r)...)
 	default:
 		chain = append(chain, s.authenticate, s.scopeTenant(r))
@@ -266,22 +268,22 @@ func (s *Server) handle(r Route, h fiber.Handler) {
 // scopeTenant enforces, in order: root-only routes (403 for tenant credentials), a tenant
 // credential used on another tenant (403), an unknown tenant (404) and writes to a disabled
 // tenant (409). The resolved tenant id is stored in Locals("tenant").
-func (s *Server) scopeTenant(r Route) fiber.Handler {
+func (s *Server) scopeTenant(r httpx.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p := httpx.PrincipalOf(c)
 		var id string
 		switch r.Scope {
-		case ScopeRoot, ScopeRootTenant:
+		case httpx.ScopeRoot, httpx.ScopeRootTenant:
 			if !p.Root {
 				return httpx.Errorf(fiber.StatusForbidden, "this operation needs the root credentials")
 			}
-			if r.Scope == ScopeRoot {
+			if r.Scope == httpx.ScopeRoot {
 				return c.Next()
 			}
 			id = c.Params("tenant_id")
-		case ScopeEnginePath:
+		case httpx.ScopeEnginePath:
 			id = strings.ToLower(c.Params("tenant"))
-		case ScopeHeader:
+		case httpx.ScopeHeader:
 			id = c.Get("tenant_id")
 			if id == "" && p.Root {
 				// Root may address system-wide resources (a tenant-deletion job) without a tenant.

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/server/engineapi"
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
@@ -49,7 +50,7 @@ type coursesData struct {
 
 // courseRow is a course version with its id escaped for console paths.
 type courseRow struct {
-	courseSummary
+	engineapi.CourseSummary
 	Path string
 }
 
@@ -58,13 +59,13 @@ func (co *Console) courses(c *fiber.Ctx) error {
 	if m := c.Query("more"); m != "" {
 		q.Set("more", m)
 	}
-	var list courseList
+	var list engineapi.CourseList
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses?"+q.Encode(), nil, &list); err != nil {
 		return err
 	}
 	d := coursesData{More: list.More}
 	for _, cs := range list.Courses {
-		d.Courses = append(d.Courses, courseRow{courseSummary: cs, Path: url.PathEscape(cs.ID)})
+		d.Courses = append(d.Courses, courseRow{CourseSummary: cs, Path: url.PathEscape(cs.ID)})
 	}
 	v := &view{Title: "Courses", Section: "courses", Data: d}
 	if del := c.Query("deleted"); del != "" {
@@ -84,7 +85,7 @@ func (co *Console) importCourse(c *fiber.Ctx) error {
 		q.Set("mayCreateNewVersion", "true")
 	}
 	path := engineAPI(c) + "/courses/importJobs?" + q.Encode()
-	var id importJobID
+	var id engineapi.ImportJobID
 	if fh, err := c.FormFile("file"); err == nil && fh.Size > 0 {
 		f, err := fh.Open()
 		if err != nil {
@@ -121,7 +122,7 @@ func (co *Console) importCourse(c *fiber.Ctx) error {
 		if name == "" {
 			name = courseID
 		}
-		if err := co.apiJSON(c, fiber.MethodPost, path, importRequest{URL: &u, CourseName: &name}, &id); err != nil {
+		if err := co.apiJSON(c, fiber.MethodPost, path, engineapi.ImportRequest{URL: &u, CourseName: &name}, &id); err != nil {
 			return err
 		}
 	}
@@ -133,7 +134,7 @@ type importData struct {
 	Job        string
 	Course     string
 	CoursePath string
-	importResult
+	engineapi.ImportResult
 	Running bool
 }
 
@@ -144,20 +145,20 @@ func (co *Console) importStatus(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var res importResult
+	var res engineapi.ImportResult
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses/importJobs/"+url.PathEscape(job), nil, &res); err != nil {
 		return err
 	}
 	d := importData{Job: job, Course: c.Query("course"), CoursePath: url.PathEscape(c.Query("course")),
-		importResult: res, Running: res.Status == "RUNNING"}
+		ImportResult: res, Running: res.Status == "RUNNING"}
 	return co.render(c, fiber.StatusOK, "course_import", "import-status", &view{Title: "Import", Section: "courses", Data: d})
 }
 
 // courseData is a course version with its tree.
 type courseData struct {
-	courseDetail
+	engineapi.CourseDetail
 	Path     string
-	Versions []courseSummary
+	Versions []engineapi.CourseSummary
 }
 
 func (co *Console) courseDetail(c *fiber.Ctx) error {
@@ -170,14 +171,14 @@ func (co *Console) courseDetail(c *fiber.Ctx) error {
 		q.Set("version", v)
 	}
 	var d courseData
-	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses/"+url.PathEscape(id)+"/detail?"+q.Encode(), nil, &d.courseDetail); err != nil {
+	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses/"+url.PathEscape(id)+"/detail?"+q.Encode(), nil, &d.CourseDetail); err != nil {
 		return err
 	}
 	d.Path = url.PathEscape(id)
 	// The versions come from the course list (the API has no per-course version list).
 	more := ""
 	for range 100 {
-		var list courseList
+		var list engineapi.CourseList
 		qs := ""
 		if more != "" {
 			qs = "?more=" + url.QueryEscape(more)
@@ -207,7 +208,7 @@ func (co *Console) coursePreview(c *fiber.Ctx) error {
 	if v := c.Query("version"); v != "" {
 		q.Set("version", v)
 	}
-	var link launchLink
+	var link engineapi.LaunchLinkBody
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses/"+url.PathEscape(id)+"/preview?"+q.Encode(), nil, &link); err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (co *Console) confirmDeleteCourse(c *fiber.Ctx) error {
 		return err
 	}
 	return co.render(c, fiber.StatusOK, "course_delete", "", &view{Title: "Delete course " + id, Section: "courses",
-		Data: courseRow{courseSummary: courseSummary{ID: id}, Path: url.PathEscape(id)}})
+		Data: courseRow{CourseSummary: engineapi.CourseSummary{ID: id}, Path: url.PathEscape(id)}})
 }
 
 func (co *Console) deleteCourse(c *fiber.Ctx) error {
@@ -240,12 +241,12 @@ type registrationsData struct {
 	LearnerID     string
 	Registrations []registrationRow
 	More          string
-	Courses       []courseSummary
+	Courses       []engineapi.CourseSummary
 }
 
 // registrationRow is a registration with its id escaped for console paths.
 type registrationRow struct {
-	registrationSummary
+	engineapi.RegistrationSummary
 	Path string
 }
 
@@ -266,15 +267,15 @@ func (co *Console) renderRegistrations(c *fiber.Ctx, status int, notice string) 
 			q.Set("learnerId", d.LearnerID)
 		}
 	}
-	var list registrationList
+	var list engineapi.RegistrationList
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/registrations?"+q.Encode(), nil, &list); err != nil {
 		return err
 	}
 	for _, r := range list.Registrations {
-		d.Registrations = append(d.Registrations, registrationRow{registrationSummary: r, Path: url.PathEscape(r.ID)})
+		d.Registrations = append(d.Registrations, registrationRow{RegistrationSummary: r, Path: url.PathEscape(r.ID)})
 	}
 	d.More = list.More
-	var courses courseList
+	var courses engineapi.CourseList
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/courses", nil, &courses); err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func (co *Console) renderRegistrations(c *fiber.Ctx, status int, notice string) 
 
 func (co *Console) createRegistration(c *fiber.Ctx) error {
 	regID := strings.TrimSpace(c.FormValue("registrationId"))
-	in := registrationCreate{CourseID: strings.TrimSpace(c.FormValue("courseId")), RegistrationID: regID,
+	in := engineapi.RegistrationCreate{CourseID: strings.TrimSpace(c.FormValue("courseId")), RegistrationID: regID,
 		Learner: &registration.Learner{ID: strings.TrimSpace(c.FormValue("learnerId")),
 			FirstName: strings.TrimSpace(c.FormValue("firstName")), LastName: strings.TrimSpace(c.FormValue("lastName"))}}
 	if err := co.apiJSON(c, fiber.MethodPost, engineAPI(c)+"/registrations", in, nil); err != nil {
@@ -305,7 +306,7 @@ func (co *Console) createRegistration(c *fiber.Ctx) error {
 
 // registrationData is a registration's progress with its activity tree.
 type registrationData struct {
-	registrationSummary
+	engineapi.RegistrationSummary
 	Path       string
 	CoursePath string
 }
@@ -316,7 +317,7 @@ func (co *Console) registration(c *fiber.Ctx) error {
 		return err
 	}
 	var d registrationData
-	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/registrations/"+url.PathEscape(id)+"/progress/detail", nil, &d.registrationSummary); err != nil {
+	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/registrations/"+url.PathEscape(id)+"/progress/detail", nil, &d.RegistrationSummary); err != nil {
 		return err
 	}
 	d.Path, d.CoursePath = url.PathEscape(id), url.PathEscape(d.Course.ID)
@@ -337,7 +338,7 @@ func (co *Console) launchRegistration(c *fiber.Ctx) error {
 		return err
 	}
 	q := url.Values{"redirectOnExitUrl": {c.BaseURL() + tenantPath(c, "/registrations/"+url.PathEscape(id))}}
-	var link launchLink
+	var link engineapi.LaunchLinkBody
 	if err := co.apiJSON(c, fiber.MethodGet, engineAPI(c)+"/registrations/"+url.PathEscape(id)+"/launchLink?"+q.Encode(), nil, &link); err != nil {
 		return err
 	}

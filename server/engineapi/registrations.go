@@ -1,4 +1,4 @@
-package server
+package engineapi
 
 import (
 	"errors"
@@ -12,72 +12,73 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/record"
 )
 
 // The registration endpoints of the course engine. The records and their rules live in
 // course/registration; this file only translates HTTP.
 
-var instanceParam = Param{Name: "instance", Type: "integer", Description: "registration instance; -1 (the default) means the latest"}
+var instanceParam = httpx.Param{Name: "instance", Type: "integer", Description: "registration instance; -1 (the default) means the latest"}
 
-func (s *Server) registerRegistrations(engine string) {
+func (a *API) registerRegistrations(r httpx.Registrar, engine string) {
 	const tag = "registrations"
 	regs := engine + "/registrations"
 	one := regs + "/:registrationId"
-	cfg := []Param{configurationParam}
-	withInstance := []Param{instanceParam, configurationParam}
-	s.handle(Route{Method: fiber.MethodPost, Path: regs, Summary: "Create a registration (JSON, or the form-encoded variant)", Tag: tag,
-		Scope: ScopeEnginePath, Body: "RegistrationCreate", FormBody: "RegistrationCreateForm", Success: 204, Query: cfg}, s.createRegistration)
-	s.handle(Route{Method: fiber.MethodGet, Path: regs, Summary: "List registrations", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationList", Query: []Param{
+	cfg := []httpx.Param{configurationParam}
+	withInstance := []httpx.Param{instanceParam, configurationParam}
+	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: regs, Summary: "Create a registration (JSON, or the form-encoded variant)", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Body: "RegistrationCreate", FormBody: "RegistrationCreateForm", Success: 204, Query: cfg}, a.createRegistration)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: regs, Summary: "List registrations", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "RegistrationList", Query: []httpx.Param{
 			{Name: "courseId", Type: "string", Description: "only registrations of this course"},
 			{Name: "learnerId", Type: "string", Description: "only registrations of this learner"},
 			{Name: "since", Type: "string", Description: "ISO 8601 timestamp: only registrations updated at or after it"},
-			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries courseId, learnerId and since (a different value beside it is a 400)"}, configurationParam}}, s.listRegistrations)
-	s.handle(Route{Method: fiber.MethodGet, Path: one, Summary: "Whether a registration exists", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "ExistsBody", Query: cfg}, s.registrationExists)
-	s.handle(Route{Method: fiber.MethodDelete, Path: one, Summary: "Delete a registration with all its instances", Tag: tag,
-		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.deleteRegistration)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/lastInstance", Summary: "The registration's latest instance number", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "LastInstanceBody", Query: cfg}, s.registrationLastInstance)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The xAPI registration id of a registration instance (instance 0: the registration's xapiRegistrationId)", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, s.registrationXAPIID)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(false))
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/progress/detail", Summary: "Progress with the activity tree (activityDetails)", Tag: tag,
-		Scope: ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, s.registrationProgress(true))
-	s.handle(Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
-		Scope: ScopeEnginePath, Success: 204, Query: cfg}, s.resetRegistration)
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, s.getConfiguration(s.registrationConfig))
-	s.handle(Route{Method: fiber.MethodGet, Path: one + "/configuration/:settingId", Summary: "One registration setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Success: 200, Response: "SettingBody", Query: withInstance}, s.getSetting(s.registrationConfig))
-	s.handle(Route{Method: fiber.MethodPut, Path: one + "/configuration/:settingId", Summary: "Set a registration setting", Tag: "configuration",
-		Scope: ScopeEnginePath, Body: "SettingBody", Success: 204, Query: withInstance}, s.putSetting(s.registrationConfig))
+			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries courseId, learnerId and since (a different value beside it is a 400)"}, configurationParam}}, a.listRegistrations)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one, Summary: "Whether a registration exists", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "ExistsBody", Query: cfg}, a.registrationExists)
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: one, Summary: "Delete a registration with all its instances", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 204, Query: cfg}, a.deleteRegistration)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/lastInstance", Summary: "The registration's latest instance number", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "LastInstanceBody", Query: cfg}, a.registrationLastInstance)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/xapiRegistrationId", Summary: "The xAPI registration id of a registration instance (instance 0: the registration's xapiRegistrationId)", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "IDBody", Query: withInstance}, a.registrationXAPIID)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/progress", Summary: "Progress of a registration instance", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, a.registrationProgress(false))
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/progress/detail", Summary: "Progress with the activity tree (activityDetails)", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, a.registrationProgress(true))
+	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
+		Scope: httpx.ScopeEnginePath, Success: 204, Query: cfg}, a.resetRegistration)
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, a.getConfiguration(a.registrationConfig))
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/configuration/:settingId", Summary: "One registration setting", Tag: "configuration",
+		Scope: httpx.ScopeEnginePath, Success: 200, Response: "SettingBody", Query: withInstance}, a.getSetting(a.registrationConfig))
+	r.Handle(httpx.Route{Method: fiber.MethodPut, Path: one + "/configuration/:settingId", Summary: "Set a registration setting", Tag: "configuration",
+		Scope: httpx.ScopeEnginePath, Body: "SettingBody", Success: 204, Query: withInstance}, a.putSetting(a.registrationConfig))
 }
 
 func registrationSchemas() map[string]any {
-	learner := obj(map[string]any{"id": str(), "firstName": str(), "lastName": str()}, "id")
+	learner := httpx.Obj(map[string]any{"id": httpx.Str(), "firstName": httpx.Str(), "lastName": httpx.Str()}, "id")
 	status := func(vals ...string) map[string]any { return map[string]any{"type": "string", "enum": vals} }
-	scaled := obj(map[string]any{"scaled": map[string]any{"type": "number"}})
+	scaled := httpx.Obj(map[string]any{"scaled": map[string]any{"type": "number"}})
 	return map[string]any{
 		"Learner": learner,
-		"RegistrationCreate": obj(map[string]any{"courseId": str(), "learner": ref("Learner"), "registrationId": str(),
+		"RegistrationCreate": httpx.Obj(map[string]any{"courseId": httpx.Str(), "learner": httpx.Ref("Learner"), "registrationId": httpx.Str(),
 			"forCredit": map[string]any{"type": "boolean", "default": true}, "xapiRegistrationId": map[string]any{"type": "string", "format": "uuid"},
-			"postBack": obj(map[string]any{"url": str(), "authType": status("FORM", "HTTPBASIC"), "userName": str(), "password": str(),
+			"postBack": httpx.Obj(map[string]any{"url": httpx.Str(), "authType": status("FORM", "HTTPBASIC"), "userName": httpx.Str(), "password": httpx.Str(),
 				"resultsFormat": status("COURSE", "ACTIVITY", "FULL")})}, "courseId", "learner", "registrationId"),
 		"RegistrationCreateForm": map[string]any{"type": "object", "description": "the form variant of older systems: the learner id is the registration id",
-			"properties": map[string]any{"registration": str(), "packageId": str(), "forCredit": boolean()}, "required": []string{"registration", "packageId"}},
-		"RegistrationSummary": obj(map[string]any{"id": str(), "instance": map[string]any{"type": "integer"}, "updated": dateTime(),
+			"properties": map[string]any{"registration": httpx.Str(), "packageId": httpx.Str(), "forCredit": httpx.Bool()}, "required": []string{"registration", "packageId"}},
+		"RegistrationSummary": httpx.Obj(map[string]any{"id": httpx.Str(), "instance": map[string]any{"type": "integer"}, "updated": httpx.DateTime(),
 			"registrationCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "registrationCompletionAmount": map[string]any{"type": "number"},
 			"registrationSuccess": status("UNKNOWN", "PASSED", "FAILED"), "score": scaled, "totalSecondsTracked": map[string]any{"type": "number"},
-			"firstAccessDate": dateTime(), "lastAccessDate": dateTime(), "completedDate": dateTime(), "createdDate": dateTime(),
-			"course": ref("CourseSummary"), "learner": ref("Learner"), "globalObjectives": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			"firstAccessDate": httpx.DateTime(), "lastAccessDate": httpx.DateTime(), "completedDate": httpx.DateTime(), "createdDate": httpx.DateTime(),
+			"course": httpx.Ref("CourseSummary"), "learner": httpx.Ref("Learner"), "globalObjectives": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
 			"activityDetails": map[string]any{"type": "object", "description": "the activity tree with results and runtime data (progress/detail only)"}},
 			"id", "instance", "registrationCompletion", "registrationSuccess", "course", "learner"),
-		"RegistrationList": obj(map[string]any{"registrations": map[string]any{"type": "array", "items": ref("RegistrationSummary")}, "more": str()}, "registrations"),
-		"ExistsBody":       obj(map[string]any{"exists": boolean()}, "exists"),
-		"LastInstanceBody": obj(map[string]any{"result": map[string]any{"type": "integer"}}, "result"),
+		"RegistrationList": httpx.Obj(map[string]any{"registrations": map[string]any{"type": "array", "items": httpx.Ref("RegistrationSummary")}, "more": httpx.Str()}, "registrations"),
+		"ExistsBody":       httpx.Obj(map[string]any{"exists": httpx.Bool()}, "exists"),
+		"LastInstanceBody": httpx.Obj(map[string]any{"result": map[string]any{"type": "integer"}}, "result"),
 	}
 }
 
@@ -132,7 +133,7 @@ type RegistrationList struct {
 	More          string                `json:"more,omitempty"`
 }
 
-func (s *Server) createRegistration(c *fiber.Ctx) error {
+func (a *API) createRegistration(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	var q registration.CreateRequest
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
@@ -142,7 +143,7 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 		q = registration.CreateRequest{ID: string(args.Peek("registration")), CourseID: string(args.Peek("packageId")), ForCredit: true}
 		for _, k := range []string{"registration", "packageId"} {
 			if len(args.Peek(k)) == 0 {
-				return badRequest("form field %s is required", k)
+				return httpx.BadRequest("form field %s is required", k)
 			}
 		}
 		q.Learner = registration.Learner{ID: q.ID}
@@ -152,16 +153,16 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 			case "false":
 				q.ForCredit = false
 			default:
-				return badRequest("form field forCredit must be true or false, not %q", v)
+				return httpx.BadRequest("form field forCredit must be true or false, not %q", v)
 			}
 		}
 	} else {
 		var body RegistrationCreate
-		if err := decodeJSON(c, &body); err != nil {
+		if err := httpx.DecodeJSON(c, &body); err != nil {
 			return err
 		}
 		if body.Learner == nil {
-			return badRequest("property learner is required")
+			return httpx.BadRequest("property learner is required")
 		}
 		q = registration.CreateRequest{ID: body.RegistrationID, CourseID: body.CourseID, Learner: *body.Learner, ForCredit: true,
 			XAPIRegistrationID: body.XAPIRegistrationID, PostBack: body.PostBack}
@@ -174,43 +175,43 @@ func (s *Server) createRegistration(c *fiber.Ctx) error {
 	}
 	if q.PostBack != nil && q.PostBack.URL != "" {
 		if u, err := url.Parse(q.PostBack.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badRequest("property postBack.url must be an absolute http or https URL")
+			return httpx.BadRequest("property postBack.url must be an absolute http or https URL")
 		}
 	}
 	// An unknown course is the client's mistake in the body, hence 400 rather than 404 (as
 	// Rustici Engine answers).
-	v, err := s.deps.Courses.Version(ctx, tenantOf(c), q.CourseID, -1)
+	v, err := a.d.Courses.Version(ctx, httpx.TenantOf(c), q.CourseID, -1)
 	if errors.Is(err, course.ErrCourseNotFound) {
-		return badRequest("course '%s' does not exist", q.CourseID)
+		return httpx.BadRequest("course '%s' does not exist", q.CourseID)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Create(ctx, tenantOf(c), q, v.Version, learner.CourseRef(v)); err != nil {
+	if _, err := a.d.Registrations.Create(ctx, httpx.TenantOf(c), q, v.Version, learner.CourseRef(v)); err != nil {
 		if errors.Is(err, registration.ErrExists) {
-			return badRequest("registration '%s' already exists", q.ID)
+			return httpx.BadRequest("registration '%s' already exists", q.ID)
 		}
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) listRegistrations(c *fiber.Ctx) error {
-	tok, since, limit, err := s.listPaging(c, "courseId", "learnerId")
+func (a *API) listRegistrations(c *fiber.Ctx) error {
+	tok, since, limit, err := a.listPaging(c, "courseId", "learnerId")
 	if err != nil {
 		return err
 	}
 	q := registration.ListQuery{CourseID: tok.Filters["courseId"], LearnerID: tok.Filters["learnerId"], Since: since, Cursor: tok.Cursor, Limit: limit}
-	page, err := s.deps.Registrations.List(c.UserContext(), tenantOf(c), q)
+	page, err := a.d.Registrations.List(c.UserContext(), httpx.TenantOf(c), q)
 	if errors.Is(err, record.ErrInvalid) {
-		return badRequest("'more' value is not a continuation token from this server")
+		return httpx.BadRequest("'more' value is not a continuation token from this server")
 	}
 	if err != nil {
 		return err
 	}
 	out := RegistrationList{Registrations: make([]RegistrationSummary, 0, len(page.Registrations))}
 	for _, reg := range page.Registrations {
-		sum, err := s.registrationSummary(c, reg, reg.Current(), false)
+		sum, err := a.registrationSummary(c, reg, reg.Current(), false)
 		if err != nil {
 			return err
 		}
@@ -221,21 +222,21 @@ func (s *Server) listRegistrations(c *fiber.Ctx) error {
 }
 
 // registration reads the path's registration; ErrNotFound becomes the 404.
-func (s *Server) registration(c *fiber.Ctx) (*registration.Registration, error) {
+func (a *API) registration(c *fiber.Ctx) (*registration.Registration, error) {
 	id, err := param(c, "registrationId")
 	if err != nil {
 		return nil, err
 	}
-	return s.deps.Registrations.Get(c.UserContext(), tenantOf(c), id)
+	return a.d.Registrations.Get(c.UserContext(), httpx.TenantOf(c), id)
 }
 
 // registrationInstance reads the path's registration and the instance the query names.
-func (s *Server) registrationInstance(c *fiber.Ctx) (*registration.Registration, registration.Instance, error) {
-	reg, err := s.registration(c)
+func (a *API) registrationInstance(c *fiber.Ctx) (*registration.Registration, registration.Instance, error) {
+	reg, err := a.registration(c)
 	if err != nil {
 		return nil, registration.Instance{}, err
 	}
-	n, err := queryInt(c, "instance", -1, -1, 1<<31-1)
+	n, err := httpx.QueryInt(c, "instance", -1, -1, 1<<31-1)
 	if err != nil {
 		return nil, registration.Instance{}, err
 	}
@@ -243,43 +244,43 @@ func (s *Server) registrationInstance(c *fiber.Ctx) (*registration.Registration,
 	return reg, in, err
 }
 
-func (s *Server) registrationExists(c *fiber.Ctx) error {
-	if _, err := s.registration(c); err != nil {
+func (a *API) registrationExists(c *fiber.Ctx) error {
+	if _, err := a.registration(c); err != nil {
 		return err
 	}
 	return c.JSON(ExistsBody{Exists: true})
 }
 
-func (s *Server) deleteRegistration(c *fiber.Ctx) error {
+func (a *API) deleteRegistration(c *fiber.Ctx) error {
 	id, err := param(c, "registrationId")
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Registrations.Delete(c.UserContext(), tenantOf(c), id); err != nil {
+	if err := a.d.Registrations.Delete(c.UserContext(), httpx.TenantOf(c), id); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (s *Server) registrationLastInstance(c *fiber.Ctx) error {
-	reg, err := s.registration(c)
+func (a *API) registrationLastInstance(c *fiber.Ctx) error {
+	reg, err := a.registration(c)
 	if err != nil {
 		return err
 	}
 	return c.JSON(LastInstanceBody{Result: reg.Current().Number})
 }
 
-func (s *Server) registrationXAPIID(c *fiber.Ctx) error {
-	reg, in, err := s.registrationInstance(c)
+func (a *API) registrationXAPIID(c *fiber.Ctx) error {
+	reg, in, err := a.registrationInstance(c)
 	if err != nil {
 		return err
 	}
-	layers, err := s.registrationLayers(c, reg)
+	layers, err := a.registrationLayers(c, reg)
 	if err != nil {
 		return err
 	}
-	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
-		return notFound("xAPI is not enabled for registration '%s' (setting xAPIEnabled)", reg.ID)
+	if on, _ := a.d.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
+		return httpx.NotFound("xAPI is not enabled for registration '%s' (setting xAPIEnabled)", reg.ID)
 	}
 	return c.JSON(IDBody{ID: reg.XAPIRegistrationOf(in)})
 }
@@ -293,7 +294,7 @@ func optionalTime(t *time.Time) string {
 
 // registrationSummary builds the progress answer of one instance from the registration
 // record alone; with detail, it reads the instance's course version for the activity tree.
-func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
+func (a *API) registrationSummary(c *fiber.Ctx, reg *registration.Registration, in registration.Instance, detail bool) (*RegistrationSummary, error) {
 	p := in.Progress
 	sum := &RegistrationSummary{ID: reg.ID, Instance: in.Number, Updated: isoTime(reg.Updated),
 		RegistrationCompletion: p.Completion, RegistrationCompletionAmount: p.CompletionAmount, RegistrationSuccess: p.Success,
@@ -307,7 +308,7 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 	}
 	if detail {
 		// The activity tree of the one rollup, as the ACTIVITY and FULL post-backs report it.
-		tree, err := s.deps.Learner.Detail(c.UserContext(), tenantOf(c), reg, in)
+		tree, err := a.d.Learner.Detail(c.UserContext(), httpx.TenantOf(c), reg, in)
 		if err != nil {
 			return nil, err
 		}
@@ -317,13 +318,13 @@ func (s *Server) registrationSummary(c *fiber.Ctx, reg *registration.Registratio
 }
 
 // registrationProgress answers progress, or with detail progress/detail.
-func (s *Server) registrationProgress(detail bool) fiber.Handler {
+func (a *API) registrationProgress(detail bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		reg, in, err := s.registrationInstance(c)
+		reg, in, err := a.registrationInstance(c)
 		if err != nil {
 			return err
 		}
-		sum, err := s.registrationSummary(c, reg, in, detail)
+		sum, err := a.registrationSummary(c, reg, in, detail)
 		if err != nil {
 			return err
 		}
@@ -331,21 +332,21 @@ func (s *Server) registrationProgress(detail bool) fiber.Handler {
 	}
 }
 
-func (s *Server) resetRegistration(c *fiber.Ctx) error {
+func (a *API) resetRegistration(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	reg, err := s.registration(c)
+	reg, err := a.registration(c)
 	if err != nil {
 		return err
 	}
-	latest, err := s.deps.Courses.Version(ctx, tenantOf(c), reg.CourseID, -1)
+	latest, err := a.d.Courses.Version(ctx, httpx.TenantOf(c), reg.CourseID, -1)
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.Registrations.Reset(ctx, tenantOf(c), reg.ID, latest.Version, learner.CourseRef(latest)); err != nil {
+	if _, err := a.d.Registrations.Reset(ctx, httpx.TenantOf(c), reg.ID, latest.Version, learner.CourseRef(latest)); err != nil {
 		return err
 	}
 	for _, in := range reg.Instances {
-		if err := s.deps.Runtime.DeleteInstance(ctx, tenantOf(c), reg.ID, in.Key); err != nil {
+		if err := a.d.Runtime.DeleteInstance(ctx, httpx.TenantOf(c), reg.ID, in.Key); err != nil {
 			return err
 		}
 	}
@@ -353,17 +354,17 @@ func (s *Server) resetRegistration(c *fiber.Ctx) error {
 }
 
 // registrationLayers is the cascade tenant → course → registration of a request.
-func (s *Server) registrationLayers(c *fiber.Ctx, reg *registration.Registration) ([]settings.Layer, error) {
-	return s.deps.Learner.RegistrationLayers(c.UserContext(), tenantOf(c), reg)
+func (a *API) registrationLayers(c *fiber.Ctx, reg *registration.Registration) ([]settings.Layer, error) {
+	return a.d.Learner.RegistrationLayers(c.UserContext(), httpx.TenantOf(c), reg)
 }
 
 // registrationConfig is the configuration scope of the path's registration (checking the
 // instance the query names).
-func (s *Server) registrationConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
-	reg, _, err := s.registrationInstance(c)
+func (a *API) registrationConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
+	reg, _, err := a.registrationInstance(c)
 	if err != nil {
 		return settings.Scope{}, nil, err
 	}
-	layers, err := s.registrationLayers(c, reg)
+	layers, err := a.registrationLayers(c, reg)
 	return settings.RegistrationScope(reg.ID), layers, err
 }

@@ -1,4 +1,4 @@
-package server
+package engineapi
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/workers/convertjob"
 )
 
@@ -37,38 +38,38 @@ type SettingBody struct {
 	Value *string `json:"value"`
 }
 
-func (s *Server) tenantLayers(c *fiber.Ctx) ([]settings.Layer, error) {
-	l, err := s.deps.Settings.TenantLayer(c.UserContext(), tenantOf(c))
+func (a *API) tenantLayers(c *fiber.Ctx) ([]settings.Layer, error) {
+	l, err := a.d.Settings.TenantLayer(c.UserContext(), httpx.TenantOf(c))
 	if err != nil {
 		return nil, err
 	}
 	return []settings.Layer{l}, nil
 }
 
-func (s *Server) getTenantConfiguration(c *fiber.Ctx) error {
-	layers, err := s.tenantLayers(c)
+func (a *API) getTenantConfiguration(c *fiber.Ctx) error {
+	layers, err := a.tenantLayers(c)
 	if err != nil {
 		return err
 	}
-	items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+	items, err := a.d.Settings.Catalogue().EffectiveAll(layers...)
 	if err != nil {
 		return err
 	}
 	return c.JSON(configurationList(items))
 }
 
-func (s *Server) getTenantSetting(c *fiber.Ctx) error {
+func (a *API) getTenantSetting(c *fiber.Ctx) error {
 	id := c.Params("settingId")
-	if _, ok := s.deps.Settings.Catalogue().Lookup(id); !ok {
-		return notFound("configuration setting '%s' not found", id)
+	if _, ok := a.d.Settings.Catalogue().Lookup(id); !ok {
+		return httpx.NotFound("configuration setting '%s' not found", id)
 	}
-	layers, err := s.tenantLayers(c)
+	layers, err := a.tenantLayers(c)
 	if err != nil {
 		return err
 	}
-	item, err := s.deps.Settings.Catalogue().Effective(id, layers...)
+	item, err := a.d.Settings.Catalogue().Effective(id, layers...)
 	if errors.Is(err, settings.ErrUnknownSetting) {
-		return notFound("configuration setting '%s' not found", id)
+		return httpx.NotFound("configuration setting '%s' not found", id)
 	}
 	if err != nil {
 		return err
@@ -77,24 +78,24 @@ func (s *Server) getTenantSetting(c *fiber.Ctx) error {
 	return c.JSON(SettingBody{Value: &v})
 }
 
-func (s *Server) putTenantSetting(c *fiber.Ctx) error {
+func (a *API) putTenantSetting(c *fiber.Ctx) error {
 	var body SettingBody
-	if err := decodeJSON(c, &body); err != nil {
+	if err := httpx.DecodeJSON(c, &body); err != nil {
 		return err
 	}
 	if body.Value == nil {
-		return badRequest("property value is required")
+		return httpx.BadRequest("property value is required")
 	}
-	if err := s.deps.Settings.SetTenant(c.UserContext(), tenantOf(c), c.Params("settingId"), *body.Value); err != nil {
+	if err := a.d.Settings.SetTenant(c.UserContext(), httpx.TenantOf(c), c.Params("settingId"), *body.Value); err != nil {
 		return err
 	}
 	if c.Params("settingId") == learner.SettingConvertHistorical && *body.Value == "true" {
 		// Switching the historical conversion on converts what is stored (docs/decisions.md,
 		// "SCORM to xAPI conversion"); setting it again runs it again, which adds nothing twice.
-		if s.deps.Queue == nil {
+		if a.d.Queue == nil {
 			return errors.New("this server has no job queue")
 		}
-		if err := convertjob.Enqueue(c.UserContext(), s.deps.Queue, tenantOf(c)); err != nil {
+		if err := convertjob.Enqueue(c.UserContext(), a.d.Queue, httpx.TenantOf(c)); err != nil {
 			return err
 		}
 	}
@@ -106,13 +107,13 @@ func (s *Server) putTenantSetting(c *fiber.Ctx) error {
 type configScope func(c *fiber.Ctx) (settings.Scope, []settings.Layer, error)
 
 // getConfiguration answers the effective configuration list of a scope.
-func (s *Server) getConfiguration(scope configScope) fiber.Handler {
+func (a *API) getConfiguration(scope configScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		_, layers, err := scope(c)
 		if err != nil {
 			return err
 		}
-		items, err := s.deps.Settings.Catalogue().EffectiveAll(layers...)
+		items, err := a.d.Settings.Catalogue().EffectiveAll(layers...)
 		if err != nil {
 			return err
 		}
@@ -121,17 +122,17 @@ func (s *Server) getConfiguration(scope configScope) fiber.Handler {
 }
 
 // getSetting answers one effective setting of a scope.
-func (s *Server) getSetting(scope configScope) fiber.Handler {
+func (a *API) getSetting(scope configScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		_, layers, err := scope(c)
 		if err != nil {
 			return err
 		}
 		sid := c.Params("settingId")
-		if _, ok := s.deps.Settings.Catalogue().Lookup(sid); !ok {
-			return notFound("configuration setting '%s' not found", sid)
+		if _, ok := a.d.Settings.Catalogue().Lookup(sid); !ok {
+			return httpx.NotFound("configuration setting '%s' not found", sid)
 		}
-		item, err := s.deps.Settings.Catalogue().Effective(sid, layers...)
+		item, err := a.d.Settings.Catalogue().Effective(sid, layers...)
 		if err != nil {
 			return err
 		}
@@ -140,20 +141,20 @@ func (s *Server) getSetting(scope configScope) fiber.Handler {
 }
 
 // putSetting sets one setting at a scope's level.
-func (s *Server) putSetting(scope configScope) fiber.Handler {
+func (a *API) putSetting(scope configScope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		sc, _, err := scope(c)
 		if err != nil {
 			return err
 		}
 		var body SettingBody
-		if err := decodeJSON(c, &body); err != nil {
+		if err := httpx.DecodeJSON(c, &body); err != nil {
 			return err
 		}
 		if body.Value == nil {
-			return badRequest("property value is required")
+			return httpx.BadRequest("property value is required")
 		}
-		if err := s.deps.Settings.Set(c.UserContext(), tenantOf(c), sc, c.Params("settingId"), *body.Value); err != nil {
+		if err := a.d.Settings.Set(c.UserContext(), httpx.TenantOf(c), sc, c.Params("settingId"), *body.Value); err != nil {
 			return err
 		}
 		return c.SendStatus(fiber.StatusNoContent)

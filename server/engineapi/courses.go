@@ -1,4 +1,4 @@
-package server
+package engineapi
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-lms/lectern/course/cmi5"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/learner"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/workers/importjob"
 	"github.com/lectern-lms/lectern/workers/jobs"
@@ -70,7 +71,7 @@ type CourseDetail struct {
 func param(c *fiber.Ctx, name string) (string, error) {
 	v, err := url.PathUnescape(c.Params(name))
 	if err != nil {
-		return "", badRequest("path parameter %s is not valid percent-encoding", name)
+		return "", httpx.BadRequest("path parameter %s is not valid percent-encoding", name)
 	}
 	return v, nil
 }
@@ -86,17 +87,17 @@ func summary(v *course.Version) CourseSummary {
 // empty archive, the end of central directory).
 var zipMagic = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
 
-func (s *Server) createImportJob(c *fiber.Ctx) error {
+func (a *API) createImportJob(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	tenantID := tenantOf(c)
+	tenantID := httpx.TenantOf(c)
 	courseID := c.Query("course")
 	if courseID == "" {
-		return badRequest("query parameter course is required")
+		return httpx.BadRequest("query parameter course is required")
 	}
 	if err := course.ValidateCourseID(courseID); err != nil {
-		return badRequest("%v", err)
+		return httpx.BadRequest("%v", err)
 	}
-	mayCreate, err := queryBool(c, "mayCreateNewVersion", false)
+	mayCreate, err := httpx.QueryBool(c, "mayCreateNewVersion", false)
 	if err != nil {
 		return err
 	}
@@ -108,52 +109,52 @@ func (s *Server) createImportJob(c *fiber.Ctx) error {
 		// with the package.
 		// A course is a zip package or, as cmi5 section 14 requires, a cmi5.xml on its own;
 		// the prolog before the root element (licence comments) fits in the head.
-		up, err := openUpload(c, "file", 64<<10)
+		up, err := httpx.OpenUpload(c, "file", 64<<10)
 		if err != nil {
 			return err
 		}
 		if !hasZipMagic(up.Head) && !cmi5.IsCourseStructure(up.Head) {
-			return badRequest("the uploaded file %q is neither a zip archive nor a cmi5 course structure (cmi5.xml); a course must be uploaded as one of these (cmi5 requirements 14.0.0.0-1, 14.1.0.0-1)", up.FileName)
+			return httpx.BadRequest("the uploaded file %q is neither a zip archive nor a cmi5 course structure (cmi5.xml); a course must be uploaded as one of these (cmi5 requirements 14.0.0.0-1, 14.1.0.0-1)", up.FileName)
 		}
 		job.UploadKey = importjob.UploadKey(tenantID, job.ID)
-		if err := up.store(c, s, job.UploadKey); err != nil {
+		if err := up.Store(c, a.d.Blobs, job.UploadKey); err != nil {
 			return err
 		}
 	case strings.HasPrefix(ct, fiber.MIMEApplicationJSON) || ct == "":
 		var req ImportRequest
-		if err := decodeJSON(c, &req); err != nil {
+		if err := httpx.DecodeJSON(c, &req); err != nil {
 			return err
 		}
 		if req.URL == nil || *req.URL == "" {
-			return badRequest("property url is required")
+			return httpx.BadRequest("property url is required")
 		}
 		if req.CourseName == nil {
-			return badRequest("property courseName is required")
+			return httpx.BadRequest("property courseName is required")
 		}
-		if err := requireHTTPURL(req.URL); err != nil {
+		if err := httpx.RequireHTTPURL(req.URL); err != nil {
 			return err
 		}
 		job.URL, job.CourseName = *req.URL, *req.CourseName
 		if req.WebPathToCourse != nil && *req.WebPathToCourse != "" {
 			w, err := url.Parse(*req.WebPathToCourse)
 			if err != nil || (w.Scheme != "" && w.Scheme != "http" && w.Scheme != "https") {
-				return badRequest("property webPathToCourse must be a URL or an absolute path")
+				return httpx.BadRequest("property webPathToCourse must be a URL or an absolute path")
 			}
 			job.WebPath = *req.WebPathToCourse
 		}
 	default:
-		return badRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send an application/json import request", ct)
+		return httpx.BadRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send an application/json import request", ct)
 	}
-	if err := s.deps.Courses.CreateImportJob(ctx, tenantID, job); err != nil {
-		s.dropUpload(ctx, job.UploadKey)
+	if err := a.d.Courses.CreateImportJob(ctx, tenantID, job); err != nil {
+		httpx.DropUpload(ctx, a.d.Blobs, a.d.Logger, job.UploadKey)
 		return err
 	}
 	task, opts := importjob.NewTask(importjob.Payload{Tenant: tenantID, JobID: job.ID})
-	if _, err := s.deps.Queue.Enqueue(ctx, task, opts...); err != nil {
-		_ = s.deps.Courses.UpdateImportJobUnannounced(ctx, tenantID, job.ID, func(j *course.ImportJob) {
+	if _, err := a.d.Queue.Enqueue(ctx, task, opts...); err != nil {
+		_ = a.d.Courses.UpdateImportJobUnannounced(ctx, tenantID, job.ID, func(j *course.ImportJob) {
 			j.Status, j.Message = course.ImportError, "the import could not be queued"
 		})
-		s.dropUpload(ctx, job.UploadKey)
+		httpx.DropUpload(ctx, a.d.Blobs, a.d.Logger, job.UploadKey)
 		return err
 	}
 	return c.JSON(ImportJobID{Result: job.ID})
@@ -168,12 +169,12 @@ func hasZipMagic(b []byte) bool {
 	return false
 }
 
-func (s *Server) getImportJob(c *fiber.Ctx) error {
+func (a *API) getImportJob(c *fiber.Ctx) error {
 	id, err := param(c, "importJobId")
 	if err != nil {
 		return err
 	}
-	j, err := s.deps.Courses.ImportJob(c.UserContext(), tenantOf(c), id)
+	j, err := a.d.Courses.ImportJob(c.UserContext(), httpx.TenantOf(c), id)
 	if err != nil {
 		return err
 	}
@@ -182,16 +183,16 @@ func (s *Server) getImportJob(c *fiber.Ctx) error {
 }
 
 // pageLimit applies ApiResultLimit (with since) or ApiResultLimitSinceNotSpecified.
-func (s *Server) pageLimit(c *fiber.Ctx, sinceGiven bool) (int, error) {
+func (a *API) pageLimit(c *fiber.Ctx, sinceGiven bool) (int, error) {
 	id := "ApiResultLimitSinceNotSpecified"
 	if sinceGiven {
 		id = "ApiResultLimit"
 	}
-	layers, err := s.tenantLayers(c)
+	layers, err := a.tenantLayers(c)
 	if err != nil {
 		return 0, err
 	}
-	v, err := s.deps.Settings.Catalogue().Resolve(id, layers...)
+	v, err := a.d.Settings.Catalogue().Resolve(id, layers...)
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +220,7 @@ func decodeMore(s string) (moreToken, error) {
 	var t moreToken
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || json.Unmarshal(b, &t) != nil || t.Cursor == "" {
-		return t, badRequest("'more' value %q is not a continuation token from this server", s)
+		return t, httpx.BadRequest("'more' value %q is not a continuation token from this server", s)
 	}
 	return t, nil
 }
@@ -231,7 +232,7 @@ func parseSince(v string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, badRequest("'%s' is either not a timestamp or seems to be not formatted according to ISO 8601", v)
+	return time.Time{}, httpx.BadRequest("'%s' is either not a timestamp or seems to be not formatted according to ISO 8601", v)
 }
 
 // listPaging reads a list request's paging and filters: the more token, which carries since
@@ -239,7 +240,7 @@ func parseSince(v string) (time.Time, error) {
 // filters; and the page size the tenant's settings give with or without since. A filter the
 // request gives beside more must equal the token's: more continues one list, it does not
 // change it.
-func (s *Server) listPaging(c *fiber.Ctx, filters ...string) (tok moreToken, since time.Time, limit int, err error) {
+func (a *API) listPaging(c *fiber.Ctx, filters ...string) (tok moreToken, since time.Time, limit int, err error) {
 	if m := c.Query("more"); m != "" {
 		if tok, err = decodeMore(m); err != nil {
 			return tok, since, 0, err
@@ -250,7 +251,7 @@ func (s *Server) listPaging(c *fiber.Ctx, filters ...string) (tok moreToken, sin
 				want = tok.Since
 			}
 			if got := c.Query(name); got != "" && got != want {
-				return tok, since, 0, badRequest("'%s' is '%s' but the 'more' value continues a list with %s '%s'; send 'more' alone", name, got, name, want)
+				return tok, since, 0, httpx.BadRequest("'%s' is '%s' but the 'more' value continues a list with %s '%s'; send 'more' alone", name, got, name, want)
 			}
 		}
 	} else {
@@ -269,7 +270,7 @@ func (s *Server) listPaging(c *fiber.Ctx, filters ...string) (tok moreToken, sin
 			return tok, since, 0, err
 		}
 	}
-	limit, err = s.pageLimit(c, tok.Since != "")
+	limit, err = a.pageLimit(c, tok.Since != "")
 	return tok, since, limit, err
 }
 
@@ -282,14 +283,14 @@ func (t moreToken) next(cursor string) string {
 	return encodeMore(t)
 }
 
-func (s *Server) listCourses(c *fiber.Ctx) error {
-	tok, since, limit, err := s.listPaging(c)
+func (a *API) listCourses(c *fiber.Ctx) error {
+	tok, since, limit, err := a.listPaging(c)
 	if err != nil {
 		return err
 	}
-	page, err := s.deps.Courses.ListVersions(c.UserContext(), tenantOf(c), since, tok.Cursor, limit)
+	page, err := a.d.Courses.ListVersions(c.UserContext(), httpx.TenantOf(c), since, tok.Cursor, limit)
 	if errors.Is(err, record.ErrInvalid) {
-		return badRequest("'more' value is not a continuation token from this server")
+		return httpx.BadRequest("'more' value is not a continuation token from this server")
 	}
 	if err != nil {
 		return err
@@ -302,25 +303,25 @@ func (s *Server) listCourses(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-func (s *Server) courseVersion(c *fiber.Ctx) (*course.Version, error) {
+func (a *API) courseVersion(c *fiber.Ctx) (*course.Version, error) {
 	id, err := param(c, "courseId")
 	if err != nil {
 		return nil, err
 	}
 	v, err := course.ParseVersionParam(c.Query("version"))
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, httpx.BadRequest("%v", err)
 	}
-	return s.deps.Courses.Version(c.UserContext(), tenantOf(c), id, v)
+	return a.d.Courses.Version(c.UserContext(), httpx.TenantOf(c), id, v)
 }
 
-func (s *Server) deleteCourse(c *fiber.Ctx) error {
+func (a *API) deleteCourse(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	id, err := param(c, "courseId")
 	if err != nil {
 		return err
 	}
-	versions, err := s.deps.Courses.DeleteCourse(ctx, tenantOf(c), id)
+	versions, err := a.d.Courses.DeleteCourse(ctx, httpx.TenantOf(c), id)
 	if err != nil {
 		return err
 	}
@@ -328,8 +329,8 @@ func (s *Server) deleteCourse(c *fiber.Ctx) error {
 		if v.FilesPrefix == "" {
 			continue
 		}
-		if _, err := s.deps.Blobs.DeletePrefix(ctx, v.FilesPrefix); err != nil {
-			s.log.Warn("course files not deleted", "tenant", tenantOf(c), "course", id, "prefix", v.FilesPrefix, "error", err)
+		if _, err := a.d.Blobs.DeletePrefix(ctx, v.FilesPrefix); err != nil {
+			a.d.Logger.Warn("course files not deleted", "tenant", httpx.TenantOf(c), "course", id, "prefix", v.FilesPrefix, "error", err)
 		}
 	}
 	return c.SendStatus(fiber.StatusNoContent)
@@ -350,53 +351,53 @@ type LaunchLinkBody struct {
 	LaunchLink string `json:"launchLink"`
 }
 
-func (s *Server) courseTitle(c *fiber.Ctx) error {
-	v, err := s.courseVersion(c)
+func (a *API) courseTitle(c *fiber.Ctx) error {
+	v, err := a.courseVersion(c)
 	if err != nil {
 		return err
 	}
 	return c.JSON(TitleBody{Title: v.Title})
 }
 
-func (s *Server) courseLayers(c *fiber.Ctx, courseID string) ([]settings.Layer, error) {
-	return s.deps.Settings.Layers(c.UserContext(), tenantOf(c), settings.TenantScope, settings.CourseScope(courseID))
+func (a *API) courseLayers(c *fiber.Ctx, courseID string) ([]settings.Layer, error) {
+	return a.d.Settings.Layers(c.UserContext(), httpx.TenantOf(c), settings.TenantScope, settings.CourseScope(courseID))
 }
 
-func (s *Server) courseXAPIActivityID(c *fiber.Ctx) error {
-	v, err := s.courseVersion(c)
+func (a *API) courseXAPIActivityID(c *fiber.Ctx) error {
+	v, err := a.courseVersion(c)
 	if err != nil {
 		return err
 	}
-	layers, err := s.courseLayers(c, v.CourseID)
+	layers, err := a.courseLayers(c, v.CourseID)
 	if err != nil {
 		return err
 	}
-	if on, _ := s.deps.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
-		return notFound("xAPI is not enabled for course '%s' (setting xAPIEnabled)", v.CourseID)
+	if on, _ := a.d.Settings.Catalogue().Resolve("xAPIEnabled", layers...); on != "true" {
+		return httpx.NotFound("xAPI is not enabled for course '%s' (setting xAPIEnabled)", v.CourseID)
 	}
-	return c.JSON(IDBody{ID: learner.CourseActivityID(tenantOf(c), v)})
+	return c.JSON(IDBody{ID: learner.CourseActivityID(httpx.TenantOf(c), v)})
 }
 
-func (s *Server) coursePreview(c *fiber.Ctx) error {
-	v, err := s.courseVersion(c)
+func (a *API) coursePreview(c *fiber.Ctx) error {
+	v, err := a.courseVersion(c)
 	if err != nil {
 		return err
 	}
-	claims := course.LaunchClaims{Tenant: tenantOf(c), CourseID: v.CourseID, Version: v.Version, Preview: true,
+	claims := course.LaunchClaims{Tenant: httpx.TenantOf(c), CourseID: v.CourseID, Version: v.Version, Preview: true,
 		StartSco: c.Query("startSco"), RedirectOnExit: c.Query("redirectOnExitUrl")}
 	if claims.RedirectOnExit == "" {
-		layers, err := s.courseLayers(c, v.CourseID)
+		layers, err := a.courseLayers(c, v.CourseID)
 		if err != nil {
 			return err
 		}
-		if claims.RedirectOnExit, err = s.deps.Settings.Catalogue().Resolve("RedirectOnExitUrl", layers...); err != nil {
+		if claims.RedirectOnExit, err = a.d.Settings.Catalogue().Resolve("RedirectOnExitUrl", layers...); err != nil {
 			return err
 		}
 	}
-	if claims.ForceReview, err = queryBool(c, "forceReview", false); err != nil {
+	if claims.ForceReview, err = httpx.QueryBool(c, "forceReview", false); err != nil {
 		return err
 	}
-	expiry, err := queryInt(c, "expiry", 0, 0, 1<<31-1)
+	expiry, err := httpx.QueryInt(c, "expiry", 0, 0, 1<<31-1)
 	if err != nil {
 		return err
 	}
@@ -407,14 +408,14 @@ func (s *Server) coursePreview(c *fiber.Ctx) error {
 		found := false
 		v.Package.Root.Walk(func(a *course.Activity) { found = found || a.ID == claims.StartSco })
 		if !found {
-			return badRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, v.CourseID)
+			return httpx.BadRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, v.CourseID)
 		}
 	}
-	return c.JSON(LaunchLinkBody{LaunchLink: s.deps.PublicURL + "/player/launch/" + s.deps.Launch.Sign(claims)})
+	return c.JSON(LaunchLinkBody{LaunchLink: a.d.PublicURL + "/player/launch/" + a.d.Launch.Sign(claims)})
 }
 
-func (s *Server) courseDetail(c *fiber.Ctx) error {
-	v, err := s.courseVersion(c)
+func (a *API) courseDetail(c *fiber.Ctx) error {
+	v, err := a.courseVersion(c)
 	if err != nil {
 		return err
 	}
@@ -429,8 +430,8 @@ func (s *Server) courseDetail(c *fiber.Ctx) error {
 }
 
 // checkCourse makes sure the course (and the asked version) exists before its settings are used.
-func (s *Server) checkCourse(c *fiber.Ctx) (string, error) {
-	v, err := s.courseVersion(c)
+func (a *API) checkCourse(c *fiber.Ctx) (string, error) {
+	v, err := a.courseVersion(c)
 	if err != nil {
 		return "", err
 	}
@@ -439,11 +440,11 @@ func (s *Server) checkCourse(c *fiber.Ctx) (string, error) {
 
 // courseConfig is the configuration scope of the path's course (checking the version the
 // query names).
-func (s *Server) courseConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
-	id, err := s.checkCourse(c)
+func (a *API) courseConfig(c *fiber.Ctx) (settings.Scope, []settings.Layer, error) {
+	id, err := a.checkCourse(c)
 	if err != nil {
 		return settings.Scope{}, nil, err
 	}
-	layers, err := s.courseLayers(c, id)
+	layers, err := a.courseLayers(c, id)
 	return settings.CourseScope(id), layers, err
 }
