@@ -21,14 +21,19 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
 		return httpx.Errorf(fiber.StatusUnauthorized, "the Authorization header is malformed")
 	}
+	if err := httpx.Throttle(c, s.deps.Guard, key); err != nil {
+		return err
+	}
 	p, err := s.principalFor(c.UserContext(), key, secret)
 	if errors.Is(err, tenant.ErrBadCredentials) {
+		httpx.Attempted(c, s.deps.Guard, key, false)
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern"`)
 		return httpx.Errorf(fiber.StatusUnauthorized, "invalid credentials")
 	}
 	if err != nil {
 		return err
 	}
+	httpx.Attempted(c, s.deps.Guard, key, true)
 	httpx.SetPrincipal(c, p)
 	return c.Next()
 }

@@ -311,13 +311,13 @@ func TestStatementForwardingValidation(t *testing.T) {
 		e.expect(e.do("GET", pairsPath("nosuchtenant"), root, nil), 404, "unknown tenant")
 
 		// The SSRF guard: a link-local destination (the cloud metadata address) is refused
-		// when sending, and the refusal is the pair's error.
-		e.postVerbStatements("fwdv", "completed", 1)
-		e.createPair("fwdv", map[string]any{"id": "meta", "destination_url": "http://169.254.169.254/xapi"})
-		eventually(t, 10*time.Second, "the blocked destination to be reported", func() bool {
-			st := e.pair("fwdv", "meta").Status
-			return st.Failures >= 1 && strings.Contains(st.LastError, "169.254.169.254")
-		})
+		// when the pair is saved (the dialer refuses it again at send time: workers/outbound).
+		r := e.do("POST", pairsPath("fwdv"), root, map[string]any{"id": "meta", "destination_url": "http://169.254.169.254/xapi"})
+		e.expect(r, 400, "cloud metadata destination")
+		if !strings.Contains(r.message(), "cloud metadata address") {
+			t.Fatalf("the refusal does not name the rule: %s", r.Body)
+		}
+		e.expect(e.do("GET", pairsPath("fwdv")+"/meta", root, nil), 404, "the refused pair was not saved")
 	})
 }
 

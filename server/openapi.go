@@ -73,6 +73,7 @@ func (s *Server) OpenAPI() map[string]any {
 		if r.Scope != httpx.ScopePublic {
 			responses["401"] = withDesc(msg, "no or invalid credentials")
 			responses["403"] = withDesc(msg, "credentials of another tenant, or not root")
+			responses["429"] = withRetryAfter(withDesc(msg, "too many failed attempts for these credentials or from this address (Retry-After)"))
 			responses["404"] = withDesc(msg, "not found")
 			// Every authenticated operation reaches a backend; an outage is 503 (errors.go).
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
@@ -87,6 +88,7 @@ func (s *Server) OpenAPI() map[string]any {
 			oe := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": httpx.Ref(r.ErrorSchema)}}}
 			responses["400"] = withDesc(oe, "malformed request, unsupported grant type or scope")
 			responses["401"] = withDesc(oe, "client authentication failed")
+			responses["429"] = withRetryAfter(withDesc(oe, "too many failed client authentications for this client or from this address (Retry-After)"))
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 		}
 		if d := s.limitText(r); d != "" {
@@ -235,3 +237,9 @@ func withDesc(m map[string]any, d string) map[string]any {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func (s *Server) openapi(c *fiber.Ctx) error { return c.JSON(s.OpenAPI()) }
+
+// withRetryAfter adds the Retry-After header to a response description.
+func withRetryAfter(m map[string]any) map[string]any {
+	m["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before the next attempt", "schema": map[string]any{"type": "integer"}}}
+	return m
+}

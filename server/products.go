@@ -23,7 +23,7 @@ func (s *Server) contentDeps() contentapi.Deps {
 
 func (s *Server) lrsDeps() lrsapi.Deps {
 	d := s.deps
-	return lrsapi.Deps{Tenants: d.Tenants, Root: d.Root, Statements: d.Statements, Settings: d.Settings,
+	return lrsapi.Deps{Tenants: d.Tenants, Root: d.Root, Guard: d.Guard, Statements: d.Statements, Settings: d.Settings,
 		Forward: d.Forward, OAuth: d.OAuth, LaunchTokens: d.LaunchTokens, Hooks: d.LRS, PublicURL: d.PublicURL,
 		DefaultVersion: d.XAPIDefaultVersion, Logger: s.log,
 		// The learner's part of a statement write (lrs.go).
@@ -34,13 +34,13 @@ func (s *Server) consoleDeps() console.Deps {
 	return console.Deps{
 		// s.handler is taken once every route is registered, after the console's.
 		Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) },
-		SignIn:   s.principalFor, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}
+		SignIn:   s.principalFor, Guard: s.deps.Guard, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil, Logger: s.log}
 }
 
 func (s *Server) engineDeps() engineapi.Deps {
 	d := s.deps
 	return engineapi.Deps{Courses: d.Courses, Registrations: d.Registrations, Runtime: d.Runtime, Settings: d.Settings,
-		Learner: d.Learner, Queue: d.Queue, Blobs: d.Blobs, Launch: d.Launch, PublicURL: d.PublicURL, Logger: s.log}
+		Learner: d.Learner, Queue: d.Queue, Blobs: d.Blobs, Outbound: d.Outbound, Launch: d.Launch, PublicURL: d.PublicURL, Logger: s.log}
 }
 
 func (s *Server) playerDeps() player.Deps {

@@ -28,6 +28,7 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/internal/throttle"
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -122,6 +123,10 @@ type Deps struct {
 	// QueueConsole, when set, is a web console of the job queues (asynqmon in the
 	// distributed mode) served to root under QueueConsolePath.
 	QueueConsole http.Handler
+	// Guard throttles failed attempts to prove a secret (API credentials, console sign-in,
+	// LRS accounts, OAuth client secrets) per account and per source; nil uses
+	// throttle.NewGuard.
+	Guard *throttle.Guard
 	// ConsoleSealer seals the web console's session cookies (the signed-in credentials); nil
 	// leaves /console/ answering 503.
 	ConsoleSealer *settings.Sealer
@@ -164,6 +169,9 @@ func New(deps Deps) *Server {
 	}
 	if deps.RecordBodyLimit <= 0 {
 		deps.RecordBodyLimit = defaultRecordLimit
+	}
+	if deps.Guard == nil {
+		deps.Guard = throttle.NewGuard()
 	}
 	s := &Server{deps: deps, log: deps.Logger}
 	s.content = contentapi.New(s.contentDeps())

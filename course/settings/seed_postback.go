@@ -7,7 +7,7 @@ package settings
 // delivery", says where they differ and why.
 func postbackSettings() []Setting {
 	return []Setting{
-		{ID: "ApiRollupRegistrationPostBackUrl", Type: TypeURL, Levels: cascading,
+		{ID: "ApiRollupRegistrationPostBackUrl", Type: TypeURL, Outbound: true, Levels: cascading,
 			Description: "URL to which the registration report is posted whenever its rollup changes; no post-back when empty. A registration's postBack.url overrides it."},
 		{ID: "ApiRollupRegistrationAuthType", Type: TypeEnum, Default: "form", Allowed: []string{"form", "httpbasic"}, Levels: cascading,
 			Description: "form: fields username, password and data (the report); httpbasic: an Authorization header with the report as the body."},

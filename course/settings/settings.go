@@ -181,6 +181,9 @@ type Setting struct {
 	// Secret marks a write-only setting (passwords, account lists): its
 	// value is never echoed in listings, single GETs or error messages.
 	Secret bool
+	// Outbound marks a URL the server itself sends requests to (a post-back): when set, the
+	// value is checked against the outbound policy (Store.CheckOutbound) as well.
+	Outbound bool
 	// Description says what the setting does and why it exists.
 	Description string
 }

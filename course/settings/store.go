@@ -61,6 +61,10 @@ type Store struct {
 	records record.Store
 	cat     *Catalogue
 	sealer  *Sealer
+	// CheckOutbound, when set, vets the value of every Outbound setting when it is saved
+	// (the outbound policy: no loopback, private or metadata destinations); its error is
+	// the rule the value breaks. The same policy refuses the destination again at send time.
+	CheckOutbound func(ctx context.Context, rawURL string) error
 }
 
 // NewStore returns a settings store; sealer encrypts secret values.
@@ -179,6 +183,11 @@ func (s *Store) Set(ctx context.Context, tenant string, sc Scope, id, value stri
 		return err
 	}
 	setting, _ := s.cat.Lookup(id)
+	if setting.Outbound && canon != "" && s.CheckOutbound != nil {
+		if err := s.CheckOutbound(ctx, canon); err != nil {
+			return invalid(setting, "%s is not a destination this server may send to: %v", echo(setting, canon), err)
+		}
+	}
 	for attempt := 0; attempt < 20; attempt++ {
 		st, r, err := s.load(ctx, tenant, sc.recordID())
 		if err != nil {

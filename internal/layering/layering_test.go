@@ -88,8 +88,10 @@ func load(t *testing.T) graph {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard", module+"/...")
 	// The listing is the full program whatever the caller's settings: cgo on (indexer/embed/onnx,
-	// the ONNX backend, needs it) and never the network.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOPROXY=off")
+	// the ONNX backend, needs it). The module graph may name modules no build compiles
+	// (bleve's go-faiss), whose go.mod a fresh module cache has not fetched yet, so the
+	// caller's GOPROXY stays in force, as for `go test` itself.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

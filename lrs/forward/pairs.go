@@ -180,6 +180,21 @@ func validate(p *Pair) error {
 type Manager struct {
 	Records record.Store
 	Sealer  Sealer
+	// CheckURL, when set, vets a pair's destination_url when it is saved against the outbound
+	// policy the forwarder sends under (no loopback, private or metadata destinations); a
+	// destination it refuses is ErrInvalid, with its reason.
+	CheckURL func(ctx context.Context, rawURL string) error
+}
+
+// checkDestination applies CheckURL to a valid pair.
+func (m *Manager) checkDestination(ctx context.Context, p *Pair) error {
+	if m.CheckURL == nil {
+		return nil
+	}
+	if err := m.CheckURL(ctx, p.DestinationURL); err != nil {
+		return fmt.Errorf("%w: destination_url %q is not a destination this server may send to: %v", ErrInvalid, p.DestinationURL, err)
+	}
+	return nil
 }
 
 func (m *Manager) toRecord(p *Pair) (*record.Record, error) {
@@ -214,6 +229,9 @@ func (m *Manager) fromRecord(r *record.Record) (*Pair, error) {
 // Create stores a new pair; an empty ID gets a random one.
 func (m *Manager) Create(ctx context.Context, p *Pair) error {
 	if err := validate(p); err != nil {
+		return err
+	}
+	if err := m.checkDestination(ctx, p); err != nil {
 		return err
 	}
 	if p.ID == "" {
@@ -279,6 +297,9 @@ func (m *Manager) List(ctx context.Context, tenant string) ([]*Pair, error) {
 // is kept: changing the source or destination continues after the last statement forwarded.
 func (m *Manager) Update(ctx context.Context, p *Pair, keepPassword bool) error {
 	if err := validate(p); err != nil {
+		return err
+	}
+	if err := m.checkDestination(ctx, p); err != nil {
 		return err
 	}
 	for {

@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/internal/throttle"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/server/player"
 	"github.com/lectern-lms/lectern/tenant"
@@ -80,6 +81,8 @@ type Deps struct {
 	// SignIn checks a key and secret at sign-in: the root account or a tenant's credential,
 	// tenant.ErrBadCredentials when neither.
 	SignIn func(ctx context.Context, key, secret string) (httpx.Principal, error)
+	// Guard throttles failed sign-ins per account and per source (429 with Retry-After).
+	Guard *throttle.Guard
 	// Sealer seals the session cookies (the signed-in credentials); nil leaves /console/
 	// answering 503.
 	Sealer *settings.Sealer
@@ -329,16 +332,27 @@ func (co *Console) signIn(c *fiber.Ctx) error {
 		return co.render(c, status, "signin", "", &view{Title: "Sign in", Error: msg,
 			Data: signInData{Key: key, Next: next}})
 	}
+	// Signing in is a write like any other: another site must not sign a visitor in to an
+	// account of its choosing (login CSRF), so a cross-site post is refused before the
+	// credentials are even looked at.
+	if msg := crossSite(c); msg != "" {
+		return fail(fiber.StatusForbidden, msg)
+	}
 	if key == "" || secret == "" {
 		return fail(fiber.StatusBadRequest, "enter the key and the secret of an API credential (or the root user and password)")
 	}
+	if e := httpx.Throttle(c, co.d.Guard, key); e != nil {
+		return fail(e.Status, e.Message)
+	}
 	p, err := co.d.SignIn(c.UserContext(), key, secret)
 	if errors.Is(err, tenant.ErrBadCredentials) {
+		httpx.Attempted(c, co.d.Guard, key, false)
 		return fail(fiber.StatusUnauthorized, "invalid credentials")
 	}
 	if err != nil {
 		return co.errorPage(c, err)
 	}
+	httpx.Attempted(c, co.d.Guard, key, true)
 	sealed, err := co.sealSession(session{Key: key, Secret: secret, Root: p.Root, Tenant: p.Tenant,
 		Expires: time.Now().Add(sessionTTL).Unix()})
 	if err != nil {
@@ -347,6 +361,27 @@ func (co *Console) signIn(c *fiber.Ctx) error {
 	c.Cookie(&fiber.Cookie{Name: cookieName, Value: sealed, Path: Path, MaxAge: int(sessionTTL / time.Second),
 		HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: c.Protocol() == "https"})
 	return c.Redirect(next, fiber.StatusSeeOther)
+}
+
+// crossSite says why a form post came from another site, or "" when it did not: the
+// browser's Sec-Fetch-Site when it sends one, else an Origin that is not this host's. A
+// client that sends neither (a script, an old browser) is let through: only browsers carry
+// the visitor's cookies, and every current one sends at least one of the two on a post.
+func crossSite(c *fiber.Ctx) string {
+	if site := c.Get("Sec-Fetch-Site"); site != "" {
+		if site != "same-origin" && site != "none" {
+			return "the sign-in form was sent from another site (Sec-Fetch-Site: " + site + ")"
+		}
+		return ""
+	}
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin == "" {
+		return ""
+	}
+	if u, err := url.Parse(origin); err != nil || origin == "null" || !strings.EqualFold(u.Host, string(c.Request().Host())) {
+		return "the sign-in form was sent from another site (Origin: " + origin + ")"
+	}
+	return ""
 }
 
 func (co *Console) signOut(c *fiber.Ctx) error {

@@ -224,6 +224,9 @@ func (a *API) importContent(c *fiber.Ctx) error {
 		if err := httpx.RequireHTTPURL(req.URL); err != nil {
 			return err
 		}
+		if err := a.d.Outbound.CheckSaved(c.UserContext(), *req.URL); err != nil {
+			return httpx.BadRequest("property url is not a source this server may download from: %v", err)
+		}
 		p.URL = *req.URL
 	default:
 		return httpx.BadRequest("Content-Type %q is not supported: upload multipart/form-data with a 'file' part, or send application/json {\"url\": ...}", ct)

@@ -133,7 +133,7 @@ func (a *API) createSubscriptionAuth(c *fiber.Ctx) error {
 	}
 	auth := &subscription.Auth{Tenant: tenantID, Type: body.Type, Key: body.Key, Secret: body.Secret, Scope: body.Scope, TokenURL: body.TokenURL}
 	if auth.TokenURL != nil {
-		if err := a.d.Outbound.Check(*auth.TokenURL); err != nil {
+		if err := a.d.Outbound.CheckSaved(c.UserContext(), *auth.TokenURL); err != nil {
 			return httpx.BadRequest("token_url: %v", err)
 		}
 	}
@@ -171,7 +171,7 @@ func (a *API) createSubscription(c *fiber.Ctx) error {
 	if body.URL == "" {
 		return httpx.BadRequest("url is required")
 	}
-	if err := a.d.Outbound.Check(body.URL); err != nil {
+	if err := a.d.Outbound.CheckSaved(c.UserContext(), body.URL); err != nil {
 		return httpx.BadRequest("url: %v", err)
 	}
 	sub := &subscription.Subscription{Tenant: tenantID, Topic: body.Topic, URL: body.URL, AuthConfigID: body.AuthConfigID}

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/blob"
+	"github.com/lectern-lms/lectern/workers/outbound"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
@@ -36,6 +37,9 @@ type Deps struct {
 	// (and loses the course files of a deleted course).
 	Queue queue.Queue
 	Blobs blob.Store
+	// Outbound vets the destinations a request saves (a registration's postBack.url, an
+	// import URL) by the policy that sends to them.
+	Outbound *outbound.Client
 	// Launch signs launch links; PublicURL is their origin.
 	Launch    *course.LaunchSigner
 	PublicURL string

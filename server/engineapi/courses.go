@@ -134,6 +134,9 @@ func (a *API) createImportJob(c *fiber.Ctx) error {
 		if err := httpx.RequireHTTPURL(req.URL); err != nil {
 			return err
 		}
+		if err := a.d.Outbound.CheckSaved(ctx, *req.URL); err != nil {
+			return httpx.BadRequest("property url is not a source this server may download from: %v", err)
+		}
 		job.URL, job.CourseName = *req.URL, *req.CourseName
 		if req.WebPathToCourse != nil && *req.WebPathToCourse != "" {
 			w, err := url.Parse(*req.WebPathToCourse)

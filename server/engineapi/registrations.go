@@ -177,6 +177,9 @@ func (a *API) createRegistration(c *fiber.Ctx) error {
 		if u, err := url.Parse(q.PostBack.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return httpx.BadRequest("property postBack.url must be an absolute http or https URL")
 		}
+		if err := a.d.Outbound.CheckSaved(ctx, q.PostBack.URL); err != nil {
+			return httpx.BadRequest("property postBack.url is not a destination this server may send to: %v", err)
+		}
 	}
 	// An unknown course is the client's mistake in the body, hence 400 rather than 404 (as
 	// Rustici Engine answers).

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/internal/throttle"
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -48,6 +49,9 @@ type Deps struct {
 	Tenants *tenant.Registry
 	// Root is the platform's root account, an LRS root of every tenant.
 	Root httpx.RootCredentials
+	// Guard throttles failed Basic credentials and OAuth client secrets per account and per
+	// source; nil throttles nothing.
+	Guard *throttle.Guard
 	// Statements is the record store's backend (statements, documents, activities).
 	Statements statements.Backend
 	// Settings holds the tenants' LRS accounts (the default BasicAuthority).

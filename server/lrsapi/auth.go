@@ -44,6 +44,9 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 		addressed = defaultTenant
 	}
 	var p *access.Principal
+	// guessed is the account a Basic (or key.secret Bearer) header claimed: its failures are
+	// throttled, the launch tokens tried last included.
+	guessed := ""
 	scheme, rest, _ := strings.Cut(strings.TrimSpace(h), " ")
 	switch {
 	case strings.EqualFold(scheme, "bearer") && strings.HasPrefix(strings.TrimSpace(rest), oauth.TokenPrefix):
@@ -60,6 +63,10 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 		if !ok {
 			break
 		}
+		if err := httpx.Throttle(c, a.d.Guard, key); err != nil {
+			return err
+		}
+		guessed = key
 		root := a.d.Root
 		if root.Match(key, secret) {
 			p = access.AccountPrincipal(a.HomePage(), root.User, "", access.Root)
@@ -102,6 +109,9 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 		if p != nil {
 			p.Launch = true
 		}
+	}
+	if guessed != "" {
+		httpx.Attempted(c, a.d.Guard, guessed, p != nil)
 	}
 	if p == nil {
 		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)

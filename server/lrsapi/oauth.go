@@ -197,7 +197,15 @@ func (a *API) oauthToken(c *fiber.Ctx) error {
 		}
 		req.ClientID, req.ClientSecret = form.Get("client_id"), form.Get("client_secret")
 	}
+	if e := httpx.Throttle(c, a.d.Guard, req.ClientID); e != nil {
+		return c.Status(e.Status).JSON(OAuthErrorResponse{Error: "slow_down", Description: e.Message, Message: e.Message})
+	}
 	tok, err := svc.Issue(c.UserContext(), req)
+	if errors.Is(err, oauth.ErrInvalidClient) {
+		httpx.Attempted(c, a.d.Guard, req.ClientID, false)
+	} else if err == nil {
+		httpx.Attempted(c, a.d.Guard, req.ClientID, true)
+	}
 	for _, code := range []error{oauth.ErrInvalidRequest, oauth.ErrUnsupportedGrantType, oauth.ErrInvalidClient, oauth.ErrInvalidScope} {
 		if errors.Is(err, code) {
 			return fail(code, "%s", strings.TrimPrefix(err.Error(), code.Error()+": "))
@@ -264,7 +272,7 @@ func oauthSchemas() map[string]any {
 			"token_type": map[string]any{"type": "string", "enum": []string{"Bearer"}}, "expires_in": map[string]any{"type": "integer"},
 			"scope": httpx.Str()}, "access_token", "token_type", "expires_in", "scope"),
 		"OAuthError": httpx.Obj(map[string]any{"error": map[string]any{"type": "string",
-			"enum": []string{"invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"}},
+			"enum": []string{"invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope", "slow_down"}},
 			"error_description": httpx.Str(), "message": httpx.Str()}, "error", "message"),
 	}
 }

@@ -305,3 +305,35 @@ func (c *Client) Check(rawURL string) error {
 	}
 	return c.precheck(u)
 }
+
+// saveResolveTimeout bounds the name lookup of CheckSaved.
+const saveResolveTimeout = 3 * time.Second
+
+// CheckSaved is Check for a destination being saved (a post-back URL, a webhook, a
+// forwarding endpoint, a token URL, an import URL): on top of Check, a host name that is not
+// allow-listed is resolved now and refused, as the dialer would refuse it, when any address
+// it resolves to is blocked, so the client learns at once what sending would refuse later.
+// A name that does not resolve now is accepted: DNS may not know it yet, and every request
+// checks the addresses it dials again.
+func (c *Client) CheckSaved(ctx context.Context, rawURL string) error {
+	if err := c.Check(rawURL); err != nil {
+		return err
+	}
+	u, _ := url.Parse(rawURL)
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil || c.dialer.policy.hostAllowed(host) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, saveResolveTimeout)
+	defer cancel()
+	addrs, err := c.dialer.lookup(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	for _, ip := range addrs {
+		if err := c.dialer.policy.check(host, false, ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}

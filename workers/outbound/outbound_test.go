@@ -736,3 +736,35 @@ func TestClassify(t *testing.T) {
 		t.Error("invalid address not blocked")
 	}
 }
+
+func TestCheckSaved(t *testing.T) {
+	hosts := map[string][]string{"localhost": {"127.0.0.1", "::1"}, "metadata.google.internal": {"169.254.169.254"},
+		"public.example": {"93.184.216.34"}, "mixed.example": {"93.184.216.34", "10.0.0.7"}, "unknown.example": {}}
+	tests := []struct {
+		name, url string
+		allow     []string
+		blocked   string // the reason named, "" when accepted
+	}{
+		{"metadata literal", "http://169.254.169.254/latest/", nil, "cloud metadata address"},
+		{"name for loopback", "http://localhost:8080/hook", nil, "loopback address"},
+		{"name for metadata", "http://metadata.google.internal/", nil, "cloud metadata address"},
+		{"one private record blocks the host", "https://mixed.example/x", nil, "private address"},
+		{"public name", "https://public.example/hook", nil, ""},
+		{"name without addresses now", "https://unknown.example/hook", nil, ""},
+		{"allow-listed name", "http://localhost:8080/hook", []string{"localhost"}, ""},
+		{"allow-listed addresses", "http://localhost:8080/hook", []string{"127.0.0.1/32", "::1/128"}, ""},
+		{"half allow-listed", "http://localhost:8080/hook", []string{"127.0.0.1/32"}, "loopback address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, Config{Allow: tt.allow}, hosts)
+			err := c.CheckSaved(context.Background(), tt.url)
+			switch {
+			case tt.blocked == "" && err != nil:
+				t.Fatalf("CheckSaved(%s) = %v, want nil", tt.url, err)
+			case tt.blocked != "" && (!errors.Is(err, ErrBlocked) || !strings.Contains(err.Error(), tt.blocked)):
+				t.Fatalf("CheckSaved(%s) = %v, want ErrBlocked naming %q", tt.url, err, tt.blocked)
+			}
+		})
+	}
+}

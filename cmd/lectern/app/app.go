@@ -593,7 +593,13 @@ func (a *App) openStores(context.Context) error {
 func (a *App) openOutbound(context.Context) error {
 	var err error
 	a.Outbound, err = outbound.New(outbound.Config{Allow: a.Config.OutboundAllow, Timeout: 15 * time.Minute})
-	return err
+	if err != nil {
+		return err
+	}
+	// Destinations are vetted when they are saved by the policy that sends to them.
+	a.Settings.CheckOutbound = a.Outbound.CheckSaved
+	a.forwardPairs.CheckURL = a.Outbound.CheckSaved
+	return nil
 }
 
 // handleWebhookJobs makes every job that concludes, whatever its type, queue JOB_PROCESSED
