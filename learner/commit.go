@@ -65,7 +65,7 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 	if err != nil {
 		return err
 	}
-	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers)
+	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers, rec)
 	if convert {
 		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)
 	}
@@ -104,7 +104,7 @@ func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *cours
 		return err
 	}
 	if in := instanceOf(reg, sess.InstanceKey); in != nil {
-		s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil)
+		s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil, nil)
 	}
 	return nil
 }
@@ -117,10 +117,11 @@ var errUnchanged = errors.New("progress unchanged")
 // storeRollup); exit marks the content's terminating commit. It must not fail the commit,
 // which is already durable: a failure is logged, and the next commit repairs it
 // (progress/detail's activity tree computes the same rollup meanwhile). Progress is written
-// after the commit's run-time data, so it may lag behind what progress/detail shows.
+// after the commit's run-time data, so it may lag behind what progress/detail shows. stored,
+// when set, is the record the commit just wrote (the rollup need not read it back).
 // layers is the registration's settings cascade when the commit read it (nil: read here).
-func (s *Service) afterCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool, layers []settings.Layer) {
-	p, err := s.versionRollup(ctx, tenant, reg, in, v, layers)
+func (s *Service) afterCommit(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, exit bool, layers []settings.Layer, stored *scormrt.Record) {
+	p, err := s.versionRollup(ctx, tenant, reg, in, v, layers, false, stored)
 	if err == nil && p.Result.Completion == "" {
 		return
 	}

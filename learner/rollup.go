@@ -7,6 +7,7 @@ import (
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
+	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -28,17 +29,24 @@ type Progress struct {
 // engine: progress, progress/detail, the player's completed activities, the post-back
 // report and the commit path all call it.
 func (s *Service) Rollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*Progress, error) {
+	return s.rollup(ctx, tenant, reg, in, false)
+}
+
+// rollup is Rollup; detail adds the interactions and comments of each activity to its
+// State (Detail shows them; no rollup rule reads them).
+func (s *Service) rollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, detail bool) (*Progress, error) {
 	v, err := s.d.Courses.PinnedVersion(ctx, tenant, reg.CourseID, in.CourseVersion, in.Course.Updated)
 	if err != nil {
 		return nil, err
 	}
-	return s.versionRollup(ctx, tenant, reg, in, v, nil)
+	return s.versionRollup(ctx, tenant, reg, in, v, nil, detail, nil)
 }
 
-// versionRollup is Rollup with the instance's course version, and the registration's
-// settings cascade when the caller has it (nil: read here), already read.
-func (s *Service) versionRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, layers []settings.Layer) (*Progress, error) {
-	state, err := s.d.Runtime.State(ctx, tenant, reg, in)
+// versionRollup is rollup with the instance's course version, and the registration's
+// settings cascade when the caller has it (nil: read here), already read; known is a
+// run-time record the caller holds as stored (nil: none).
+func (s *Service) versionRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version, layers []settings.Layer, detail bool, known *scormrt.Record) (*Progress, error) {
+	state, err := s.d.Runtime.State(ctx, tenant, reg, in, detail, known)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +87,7 @@ func (s *Service) versionRollup(ctx context.Context, tenant string, reg *registr
 // interactions when TinCanInteractionsEnabled says so. Nil when the course version has no
 // activity tree.
 func (s *Service) Detail(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*registration.ActivityResult, error) {
-	p, err := s.Rollup(ctx, tenant, reg, in)
+	p, err := s.rollup(ctx, tenant, reg, in, true)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,14 @@ import (
 // into the rollup's state. Unknown elements are ignored; a number that does not parse is an
 // error naming the element, so a commit carrying one can be refused. Launch counts, tracked
 // seconds, Terminated, Suspended and Updated are the server's and are left to the caller.
-func FromCMI(cmi map[string]string) (*ActivityState, error) {
+func FromCMI(cmi map[string]string) (*ActivityState, error) { return fromCMI(cmi, true) }
+
+// StatusFromCMI is FromCMI without the interactions and comments, which no rollup rule reads:
+// what a commit's rollup needs, at a cost that does not grow with the interactions the
+// content recorded.
+func StatusFromCMI(cmi map[string]string) (*ActivityState, error) { return fromCMI(cmi, false) }
+
+func fromCMI(cmi map[string]string, detail bool) (*ActivityState, error) {
 	st := &ActivityState{}
 	var errs []string
 	number := func(key string) *float64 {
@@ -46,6 +53,7 @@ func FromCMI(cmi map[string]string) (*ActivityState, error) {
 		}
 		return nil
 	}
+	col := collectionsOf(cmi, detail)
 	st.LessonStatus = cmi["cmi.core.lesson_status"]
 	st.CompletionStatus = cmi["cmi.completion_status"]
 	st.SuccessStatus = cmi["cmi.success_status"]
@@ -76,21 +84,7 @@ func FromCMI(cmi map[string]string) (*ActivityState, error) {
 		}
 		st.LearnerPreference = &lp
 	}
-	if c := cmi["cmi.comments"]; c != "" { // SCORM 1.2: one string
-		st.LearnerComments = append(st.LearnerComments, registration.Comment{Value: c})
-	}
-	if c := cmi["cmi.comments_from_lms"]; c != "" {
-		st.LMSComments = append(st.LMSComments, registration.Comment{Value: c})
-	}
-	for _, n := range indexes(cmi, "cmi.comments_from_learner.") {
-		p := "cmi.comments_from_learner." + n + "."
-		st.LearnerComments = append(st.LearnerComments, registration.Comment{Value: cmi[p+"comment"], Location: cmi[p+"location"], DateTime: cmi[p+"timestamp"]})
-	}
-	for _, n := range indexes(cmi, "cmi.comments_from_lms.") {
-		p := "cmi.comments_from_lms." + n + "."
-		st.LMSComments = append(st.LMSComments, registration.Comment{Value: cmi[p+"comment"], Location: cmi[p+"location"], DateTime: cmi[p+"timestamp"]})
-	}
-	for _, n := range indexes(cmi, "cmi.objectives.") {
+	for _, n := range col.indexes("cmi.objectives.") {
 		p := "cmi.objectives." + n + "."
 		o := ObjectiveState{ID: cmi[p+"id"], SuccessStatus: first(p+"success_status", p+"status"),
 			CompletionStatus: cmi[p+"completion_status"], ScoreScaled: number(p + "score.scaled"),
@@ -100,26 +94,48 @@ func FromCMI(cmi map[string]string) (*ActivityState, error) {
 			st.Objectives = append(st.Objectives, o)
 		}
 	}
-	for _, n := range indexes(cmi, "cmi.interactions.") {
+	if !detail {
+		return st, numberErrors(errs)
+	}
+	if c := cmi["cmi.comments"]; c != "" { // SCORM 1.2: one string
+		st.LearnerComments = append(st.LearnerComments, registration.Comment{Value: c})
+	}
+	if c := cmi["cmi.comments_from_lms"]; c != "" {
+		st.LMSComments = append(st.LMSComments, registration.Comment{Value: c})
+	}
+	for _, n := range col.indexes("cmi.comments_from_learner.") {
+		p := "cmi.comments_from_learner." + n + "."
+		st.LearnerComments = append(st.LearnerComments, registration.Comment{Value: cmi[p+"comment"], Location: cmi[p+"location"], DateTime: cmi[p+"timestamp"]})
+	}
+	for _, n := range col.indexes("cmi.comments_from_lms.") {
+		p := "cmi.comments_from_lms." + n + "."
+		st.LMSComments = append(st.LMSComments, registration.Comment{Value: cmi[p+"comment"], Location: cmi[p+"location"], DateTime: cmi[p+"timestamp"]})
+	}
+	for _, n := range col.indexes("cmi.interactions.") {
 		p := "cmi.interactions." + n + "."
 		in := Interaction{ID: cmi[p+"id"], Type: cmi[p+"type"], Timestamp: first(p+"timestamp", p+"time"),
 			Weighting: cmi[p+"weighting"], LearnerResponse: first(p+"learner_response", p+"student_response"),
 			Result: cmi[p+"result"], Latency: cmi[p+"latency"], Description: cmi[p+"description"]}
-		for _, m := range indexes(cmi, p+"objectives.") {
+		for _, m := range col.indexes(p + "objectives.") {
 			in.Objectives = append(in.Objectives, cmi[p+"objectives."+m+".id"])
 		}
-		for _, m := range indexes(cmi, p+"correct_responses.") {
+		for _, m := range col.indexes(p + "correct_responses.") {
 			in.CorrectResponses = append(in.CorrectResponses, cmi[p+"correct_responses."+m+".pattern"])
 		}
 		if in.ID != "" {
 			st.Interactions = append(st.Interactions, in)
 		}
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return st, fmt.Errorf("rollup: not a number: %s", strings.Join(errs, ", "))
+	return st, numberErrors(errs)
+}
+
+// numberErrors names the elements whose numbers did not parse; nil when none.
+func numberErrors(errs []string) error {
+	if len(errs) == 0 {
+		return nil
 	}
-	return st, nil
+	sort.Strings(errs)
+	return fmt.Errorf("rollup: not a number: %s", strings.Join(errs, ", "))
 }
 
 func hasPrefix(m map[string]string, prefix string) bool {
@@ -131,24 +147,59 @@ func hasPrefix(m map[string]string, prefix string) bool {
 	return false
 }
 
-// indexes returns the distinct array indexes n of keys "<prefix>n.…", in numeric order.
-func indexes(m map[string]string, prefix string) []string {
-	seen := map[int]bool{}
-	for k := range m {
-		rest, ok := strings.CutPrefix(k, prefix)
-		if !ok {
+// collections are the indexes of every collection in a data model, by the collection's
+// prefix: "cmi.interactions." → 0, 1, …; "cmi.interactions.3.objectives." → 0, 1, ….
+// Built in one pass over the names (the interactions and comments left out unless detail
+// asks for them), so reading a data model costs the same per element
+// however many interactions it holds.
+type collections map[string]map[int]struct{}
+
+func collectionsOf(cmi map[string]string, detail bool) collections {
+	col := collections{}
+	for k := range cmi {
+		if !detail && (strings.HasPrefix(k, "cmi.interactions.") || strings.HasPrefix(k, "cmi.comments_from_")) {
 			continue
 		}
-		num, _, ok := strings.Cut(rest, ".")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(num); err == nil && n >= 0 {
-			seen[n] = true
+		start := 0
+		for {
+			dot := strings.IndexByte(k[start:], '.')
+			if dot < 0 {
+				break
+			}
+			seg := k[start : start+dot]
+			if n, ok := index(seg); ok {
+				prefix := k[:start]
+				if col[prefix] == nil {
+					col[prefix] = map[int]struct{}{}
+				}
+				col[prefix][n] = struct{}{}
+			}
+			start += dot + 1
 		}
 	}
-	out := make([]int, 0, len(seen))
-	for n := range seen {
+	return col
+}
+
+// index reads a collection index: decimal digits only.
+func index(seg string) (int, bool) {
+	if seg == "" || len(seg) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(seg[i]-'0')
+	}
+	return n, true
+}
+
+// indexes returns the distinct indexes n of names "<prefix>n.…", in numeric order.
+func (col collections) indexes(prefix string) []string {
+	set := col[prefix]
+	out := make([]int, 0, len(set))
+	for n := range set {
 		out = append(out, n)
 	}
 	sort.Ints(out)

@@ -148,8 +148,10 @@ func ParseCommit(d Dialect, body []byte) (*Commit, error) {
 	if dec.More() {
 		return nil, gen("commit body has data after the JSON object")
 	}
-	c := &Commit{Values: Values{}}
-	flat := map[string]string{}
+	c := &Commit{}
+	// One map, sized for the body (an element with its value takes 25 bytes or more), is both
+	// the flattened form and, with the read-only elements taken out, the commit's values.
+	flat := make(map[string]string, len(body)/25)
 	for k, v := range raw {
 		if k == "commitSequence" {
 			n, ok := v.(json.Number)
@@ -169,10 +171,11 @@ func ParseCommit(d Dialect, body []byte) (*Commit, error) {
 		if err != nil {
 			return nil, err
 		}
-		if keep {
-			c.Values[k] = v
+		if !keep {
+			delete(flat, k)
 		}
 	}
+	c.Values = flat
 	return c, nil
 }
 
@@ -225,10 +228,11 @@ const (
 )
 
 type element struct {
-	re    *regexp.Regexp
-	kind  kind
-	max   int      // kString: longest value in characters
-	vocab []string // kVocab
+	// pattern is the element's name with "n" for each collection index.
+	pattern string
+	kind    kind
+	max     int      // kString: longest value in characters
+	vocab   []string // kVocab
 	// lo, hi bound kDecimal/kReal/kInteger when set.
 	bounded bool
 	lo, hi  float64
@@ -237,9 +241,43 @@ type element struct {
 }
 
 func el(pattern string, k kind) element {
-	// "n" stands for a collection index: 0-9999, no leading zeros.
-	p := strings.ReplaceAll(regexp.QuoteMeta(pattern), `\.n\.`, `\.(0|[1-9]\d{0,3})\.`)
-	return element{re: regexp.MustCompile("^" + p + "$"), kind: k, blank: true}
+	return element{pattern: pattern, kind: k, blank: true}
+}
+
+// byPattern indexes a data model by element pattern.
+func byPattern(model []element) map[string]*element {
+	m := make(map[string]*element, len(model))
+	for i := range model {
+		m[model[i].pattern] = &model[i]
+	}
+	return m
+}
+
+// patternOf is name with each collection index replaced by "n", the key of byPattern; false
+// when an index is not one the data model allows (0-9999, no leading zeros). One pass over
+// the name, so a commit costs the same per element however many it carries.
+func patternOf(name string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(name))
+	for seg := range strings.SplitSeq(name, ".") {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		if seg == "" || seg[0] < '0' || seg[0] > '9' {
+			b.WriteString(seg)
+			continue
+		}
+		if len(seg) > 4 || (len(seg) > 1 && seg[0] == '0') {
+			return "", false
+		}
+		for i := 1; i < len(seg); i++ {
+			if seg[i] < '0' || seg[i] > '9' {
+				return "", false
+			}
+		}
+		b.WriteByte('n')
+	}
+	return b.String(), true
 }
 
 func str(pattern string, max int) element {
@@ -345,6 +383,12 @@ var model2004 = []element{
 	el("cmi.comments_from_lms.n.timestamp", kReadOnly),
 }
 
+// The data models by pattern, for Validate.
+var (
+	index12   = byPattern(model12)
+	index2004 = byPattern(model2004)
+)
+
 var (
 	decimalRE    = regexp.MustCompile(`^-?\d{1,15}(\.\d{1,15})?$`)
 	integerRE    = regexp.MustCompile(`^-?\d{1,9}$`)
@@ -359,9 +403,9 @@ var (
 // the LMS's to set and are not stored. An element the data model does not define, or a value
 // of the wrong type or range, is an *Error with the dialect's code.
 func Validate(d Dialect, name, value string) (keep bool, err error) {
-	model, typeCode, rangeCode := model12, CodeType12, CodeType12
+	index, typeCode, rangeCode := index12, CodeType12, CodeType12
 	if d == SCORM2004 {
-		model, typeCode, rangeCode = model2004, CodeType2004, CodeRange2004
+		index, typeCode, rangeCode = index2004, CodeType2004, CodeRange2004
 	}
 	bad := func(code int, format string, args ...any) error {
 		return &Error{Code: code, Element: name, Message: fmt.Sprintf(format, args...)}
@@ -370,11 +414,8 @@ func Validate(d Dialect, name, value string) (keep bool, err error) {
 		return false, bad(typeCode, "value is not valid UTF-8")
 	}
 	var e *element
-	for i := range model {
-		if model[i].re.MatchString(name) {
-			e = &model[i]
-			break
-		}
+	if p, ok := patternOf(name); ok {
+		e = index[p]
 	}
 	if e == nil {
 		if d == SCORM2004 && strings.HasPrefix(name, "adl.") {

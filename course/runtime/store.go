@@ -52,15 +52,16 @@ func recordID(regID, instanceKey, activity string) string {
 }
 
 func decode(r *record.Record) (*Record, error) {
-	var rt Record
-	if err := json.Unmarshal(r.Data, &rt); err != nil {
+	var sr storedRecord
+	if err := json.Unmarshal(r.Data, &sr); err != nil {
 		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
-	if rt.Values == nil {
-		rt.Values = Values{}
+	values, err := decodeValues(sr.Values)
+	if err != nil {
+		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
-	rt.Updated = r.Updated
-	return &rt, nil
+	return &Record{Activity: sr.Activity, Dialect: sr.Dialect, Attempt: sr.Attempt, Sequence: sr.Sequence,
+		Values: values, Commits: sr.Commits, Updated: r.Updated}, nil
 }
 
 // Get returns an activity's run-time record, or nil when nothing was committed yet.
@@ -75,8 +76,11 @@ func (s *Store) Get(ctx context.Context, tenant, regID, instanceKey, activity st
 	return decode(r)
 }
 
-// List returns every run-time record of one registration instance, by activity id.
-func (s *Store) List(ctx context.Context, tenant, regID, instanceKey string) (map[string]*Record, error) {
+// List returns every run-time record of one registration instance, by activity id. A known
+// record (the one a commit just stored) stands in for its stored form while that is
+// unchanged (same Updated), so a large record is not decoded again right after it was
+// written.
+func (s *Store) List(ctx context.Context, tenant, regID, instanceKey string, known ...*Record) (map[string]*Record, error) {
 	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
 		Parent: &record.Ref{Kind: kindRegistration, ID: regID}})
 	if err != nil {
@@ -84,6 +88,10 @@ func (s *Store) List(ctx context.Context, tenant, regID, instanceKey string) (ma
 	}
 	out := make(map[string]*Record, len(rs))
 	for _, r := range rs {
+		if k := knownRecord(known, r, regID, instanceKey); k != nil {
+			out[k.Activity] = k
+			continue
+		}
 		rt, err := decode(r)
 		if err != nil {
 			return nil, err
@@ -91,6 +99,16 @@ func (s *Store) List(ctx context.Context, tenant, regID, instanceKey string) (ma
 		out[rt.Activity] = rt
 	}
 	return out, nil
+}
+
+// knownRecord is the record of known that r stores, unchanged since; nil when none is.
+func knownRecord(known []*Record, r *record.Record, regID, instanceKey string) *Record {
+	for _, k := range known {
+		if k != nil && r.ID == recordID(regID, instanceKey, k.Activity) && r.Updated.Equal(k.Updated) {
+			return k
+		}
+	}
+	return nil
 }
 
 // NewAttempt returns the attempt number of a new SCO load: the clock in nanoseconds, so a
@@ -114,13 +132,26 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 			rt.Values = Values{}
 		}
 		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d
+		// The commit's values become the record's, with the stored elements it left out added:
+		// a commit usually carries the whole data model, so this looks up what the other way
+		// round would have to insert.
+		merged := make(Values, len(c.Values)+len(rt.Values))
 		for k, v := range c.Values {
-			rt.Values[k] = v
+			merged[k] = v
 		}
+		for k, v := range rt.Values {
+			if _, ok := merged[k]; !ok {
+				merged[k] = v
+			}
+		}
+		rt.Values = merged
 		rt.Commits++
 		return nil
 	}
 	for try := 0; try < 3; try++ {
+		// The record as applied is the answer: decoding what was just encoded would double
+		// the cost of a large commit.
+		var applied *Record
 		r, err := record.Modify(ctx, s.records, tenant, KindRuntime, id, func(r *record.Record) error {
 			rt, err := decode(r)
 			if err != nil {
@@ -129,11 +160,13 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 			if err := apply(rt); err != nil {
 				return err
 			}
-			r.Data, err = json.Marshal(rt)
-			return err
+			applied = rt
+			r.Data = encode(rt)
+			return nil
 		})
 		if err == nil {
-			return decode(r)
+			applied.Updated = r.Updated
+			return applied, nil
 		}
 		if !errors.Is(err, record.ErrNotFound) {
 			return nil, err
@@ -142,12 +175,8 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		if err := apply(rt); err != nil {
 			return nil, err
 		}
-		data, err := json.Marshal(rt)
-		if err != nil {
-			return nil, err
-		}
 		nr := &record.Record{Tenant: tenant, Kind: KindRuntime, ID: id, Key: instanceKey,
-			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: data}
+			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: encode(rt)}
 		err = s.records.Create(ctx, nr)
 		if err == nil {
 			rt.Updated = nr.Updated

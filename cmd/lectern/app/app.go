@@ -41,6 +41,7 @@ import (
 	ielastic "github.com/lectern-lms/lectern/indexer/elastic"
 	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/embed/onnx"
+	"github.com/lectern-lms/lectern/internal/throttle"
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/lrs/forward"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -88,6 +89,9 @@ type Config struct {
 	// fields keep the defaults. Set in code by an embedding program, never from the
 	// environment.
 	LRSHooks server.LRSHooks
+	// AuthThrottle slows down failed attempts to prove a secret (nil: throttle.NewGuard, the
+	// budget docs/decisions.md states). Set in code by an embedding program or a test.
+	AuthThrottle *throttle.Guard
 
 	PostgresURL string
 	RedisURL    string
@@ -700,7 +704,7 @@ func (a *App) openForwarder(context.Context) error {
 // openServer builds the HTTP server over everything above.
 func (a *App) openServer(context.Context) error {
 	cfg := a.Config
-	a.Server = server.New(server.Deps{Forward: a.forwardPairs, Subscriptions: a.subscriptions, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+	a.Server = server.New(server.Deps{Guard: cfg.AuthThrottle, Forward: a.forwardPairs, Subscriptions: a.subscriptions, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: a.runtime, Learner: a.Learner,
 		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,

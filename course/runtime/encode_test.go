@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/lectern-lms/lectern/storage/record"
+)
+
+// TestEncodeRoundTrips: the stored form decodes to the record that was encoded, whatever its
+// strings hold (quotes, backslashes, control characters, non-ASCII, invalid UTF-8 replaced as
+// encoding/json would), and is valid JSON.
+func TestEncodeRoundTrips(t *testing.T) {
+	rt := &Record{Activity: `sco "1" \ é`, Dialect: SCORM2004, Attempt: 1765000000000000001, Sequence: 42, Commits: 7,
+		Values: Values{"cmi.suspend_data": "a\"b\\c\n\r\t\x00\x1f</script>é☃ \u2028", "cmi.location": "", "bad": "x\xffy"}}
+	b := encode(rt)
+	if !json.Valid(b) {
+		t.Fatalf("not JSON: %s", b)
+	}
+	var got Record
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := *rt
+	want.Values = Values{}
+	for k, v := range rt.Values {
+		want.Values[k] = v
+	}
+	want.Values["bad"] = "x\uFFFDy"
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %#v\nwant %#v", got, want)
+	}
+	// The same as encoding/json's, but for the order of the names.
+	var viaStd, viaOurs map[string]any
+	std, _ := json.Marshal(rt)
+	_ = json.Unmarshal(std, &viaStd)
+	_ = json.Unmarshal(b, &viaOurs)
+	if !reflect.DeepEqual(viaStd, viaOurs) {
+		t.Fatalf("differs from encoding/json:\n%s\n%s", std, b)
+	}
+}
+
+func FuzzEncode(f *testing.F) {
+	f.Add("cmi.suspend_data", "a\"b\\c\n\x00é")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		rt := &Record{Activity: k, Values: Values{k: v}}
+		var std, ours map[string]any
+		s, _ := json.Marshal(rt)
+		if err := json.Unmarshal(encode(rt), &ours); err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		_ = json.Unmarshal(s, &std)
+		if !reflect.DeepEqual(std, ours) {
+			t.Fatalf("differs: %s vs %s", s, encode(rt))
+		}
+	})
+}
+
+// TestDecodeValues: the stored values read back as encoding/json reads them, escapes, spaces
+// and the sorted form older records have included.
+func TestDecodeValues(t *testing.T) {
+	for _, in := range []string{`{}`, `null`, ` { "a" : "b" , "c":"" } `, `{"q\"k":"v\\u00e9\u00e9\n","x":"\ud83d\ude00"}`,
+		`{"a":"\u0001\"","b":"é"}`} {
+		var want Values
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if want == nil {
+			want = Values{}
+		}
+		got, err := decodeValues([]byte(in))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: got %#v (%v), want %#v", in, got, err, want)
+		}
+	}
+	if _, err := decodeValues([]byte(`{"a":1}`)); err == nil {
+		t.Fatal("a number value was read as a string")
+	}
+}
+
+func BenchmarkDecodeBigRecord(b *testing.B) {
+	c, err := ParseCommit(SCORM2004, BigCommit(10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := encode(&Record{Activity: "sco", Dialect: SCORM2004, Values: c.Values})
+	b.SetBytes(int64(len(data)))
+	b.Run("decode", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := decode(&record.Record{Data: data}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			var rt Record
+			if err := json.Unmarshal(data, &rt); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
