@@ -73,29 +73,20 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 }
 
 // HACPPut stores an AICC PutParam: HACP has no commit counter, so requests are ordered by
-// arrival, each its own attempt, and the session time each carries is added to the
-// activity's total time here. Refused as Commit is.
+// arrival, each its own attempt. The session time a PutParam carries is the AU session's
+// running time: the store makes the activity's total time the earlier sessions' total plus
+// it (runtime.HACPTime). Refused as Commit is.
 func (s *Service) HACPPut(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, put *scormrt.Commit) error {
-	values := put.Values
-	if values["cmi.core.session_time"] != "" {
-		rec, err := s.d.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
-		if err != nil {
-			return err
-		}
-		total := ""
-		if rec != nil {
-			total = rec.Values["cmi.core.total_time"]
-		}
-		values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
+	if t := put.Values["cmi.core.session_time"]; t != "" {
+		put.HACP = &scormrt.HACPTime{Session: sess.Launch, Seconds: scormrt.TimespanSeconds(t)}
 	}
-	put.Values = values
 	return s.Commit(ctx, Commit{Session: sess, Version: v, Activity: act, Dialect: scormrt.SCORM12,
 		Attempt: s.d.Runtime.NewAttempt(), Data: put})
 }
 
-// Exit is an exit without data (AICC ExitAU): the rollup runs as after a terminating commit,
-// for the post-back at exit.
-func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *course.Version) error {
+// Exit is an exit without data (AICC ExitAU of act): it ends the AU's session for the
+// time total, and the rollup runs as after a terminating commit, for the post-back at exit.
+func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity) error {
 	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		return nil
@@ -103,9 +94,14 @@ func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *cours
 	if err != nil {
 		return err
 	}
-	if in := instanceOf(reg, sess.InstanceKey); in != nil {
-		s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil)
+	in := instanceOf(reg, sess.InstanceKey)
+	if in == nil {
+		return nil
 	}
+	if err := s.d.Runtime.EndHACP(ctx, sess.Tenant, reg.ID, in.Key, act.ID); err != nil {
+		return err
+	}
+	s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil)
 	return nil
 }
 

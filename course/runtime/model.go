@@ -89,6 +89,19 @@ type Commit struct {
 	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
 	// with the first commit of a load that started afresh.
 	Reset string
+	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
+	// into cmi.core.total_time (HACPTime).
+	HACP *HACPTime
+}
+
+// HACPTime is the time of one AICC PutParam. An AU's Time is the running time of its
+// session, so every PutParam of a session repeats the time before it: the latest replaces
+// the session's earlier ones, and the total is the earlier sessions' total plus it.
+type HACPTime struct {
+	// Session is the player session the AU runs in (SessionClaims.Launch).
+	Session string
+	// Seconds is the PutParam's [Core] Time.
+	Seconds float64
 }
 
 // Bounds of PlayerSuspendDataMaxLength: SCORM 1.2's smallest permitted maximum, which

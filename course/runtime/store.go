@@ -33,8 +33,33 @@ type Record struct {
 	Sequence int64  `json:"sequence"`
 	Values   Values `json:"values"`
 	// Commits counts the stored commits.
-	Commits int       `json:"commits"`
-	Updated time.Time `json:"-"`
+	Commits int `json:"commits"`
+	// HACP is the AU session the latest AICC PutParam belonged to (nil for SCORM).
+	HACP    *HACPSession `json:"hacp,omitempty"`
+	Updated time.Time    `json:"-"`
+}
+
+// HACPSession is an AICC AU session as the store follows it: the total time before it, the
+// running time its latest PutParam reported, and whether it is still open.
+type HACPSession struct {
+	Session string  `json:"session"`
+	Before  float64 `json:"before"`
+	Latest  float64 `json:"latest"`
+	Open    bool    `json:"open"`
+}
+
+// hacpTotal applies a PutParam's running time t to rt and returns the activity's new total
+// time in seconds. An AU session ends at ExitAU (EndHACP), when the player session changes,
+// or when the running time goes back (the AU was loaded again without ExitAU); the next
+// PutParam then starts a new one on top of the stored total.
+func (rt *Record) hacpTotal(t *HACPTime) float64 {
+	cur := rt.HACP
+	if cur == nil || !cur.Open || cur.Session != t.Session || t.Seconds < cur.Latest {
+		cur = &HACPSession{Session: t.Session, Before: TimespanSeconds(rt.Values["cmi.core.total_time"]), Open: true}
+	}
+	cur.Latest = t.Seconds
+	rt.HACP = cur
+	return cur.Before + cur.Latest
 }
 
 // Store keeps run-time records in the record store.
@@ -117,6 +142,9 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		for k, v := range c.Values {
 			rt.Values[k] = v
 		}
+		if c.HACP != nil {
+			rt.Values["cmi.core.total_time"] = Timespan(rt.hacpTotal(c.HACP))
+		}
 		rt.Commits++
 		return nil
 	}
@@ -160,6 +188,29 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 	}
 	return nil, fmt.Errorf("runtime %q: too many concurrent first commits", id)
 }
+
+// EndHACP ends the open AICC AU session of an activity (ExitAU), so the next PutParam's
+// time adds to the total instead of replacing this session's. Nothing stored: nothing to end.
+func (s *Store) EndHACP(ctx context.Context, tenant, regID, instanceKey, activity string) error {
+	_, err := record.Modify(ctx, s.records, tenant, KindRuntime, recordID(regID, instanceKey, activity), func(r *record.Record) error {
+		rt, err := decode(r)
+		if err != nil {
+			return err
+		}
+		if rt.HACP == nil || !rt.HACP.Open {
+			return errNothingToEnd
+		}
+		rt.HACP.Open = false
+		r.Data, err = json.Marshal(rt)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) || errors.Is(err, errNothingToEnd) {
+		return nil
+	}
+	return err
+}
+
+var errNothingToEnd = errors.New("no open AU session")
 
 // DeleteInstance removes the run-time records of one registration instance (after a reset).
 // Records left by a crash in between are never read: the fresh instance has a new key.

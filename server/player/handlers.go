@@ -708,7 +708,7 @@ func (s *API) playerHACP(c *fiber.Ctx) error {
 		return answer(scormrt.HACPOK, "Successful", "")
 	case "exitau":
 		if !sess.Preview && !sess.ForceReview {
-			if err := s.deps.Learner.Exit(ctx, sess, v); err != nil {
+			if err := s.deps.Learner.Exit(ctx, sess, v, act); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Defects found with third-party packages in Chromium (issue 23); the browser side of these
+// runs in player_defects_browser_test.go.
+
+// hacpClient launches registration regID of an AICC course and returns a HACP caller for
+// its (first) AU, as the AU would post to the aicc_url it was launched with.
+func (e *env) hacpClient(regs, regID string) func(command, data string) string {
+	e.t.Helper()
+	t := e.t
+	session := e.launch(e.launchPath(regs + "/" + regID + "/launchLink"))
+	page := string(e.get("/player/session/" + session).Body)
+	m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no AU URL in the page: %s", page)
+	}
+	au, err := url.Parse(strings.ReplaceAll(m[1], `\u0026`, "&"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(command, data string) string {
+		t.Helper()
+		form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {data}}
+		res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || !strings.HasPrefix(string(b), "error=0\r\n") {
+			t.Fatalf("%s: %d %s", command, res.StatusCode, b)
+		}
+		return string(b)
+	}
+}
+
+// Defect 2: every HACP PutParam carries the AU session's running time; the total is the
+// earlier sessions' total plus the latest, not the sum of every PutParam.
+func TestPlayerAICCRunningTime(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "fire", zipOf(t, fixtureFiles(t, "aicc_single")), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+		timeOf := func(hacp func(string, string) string) string {
+			t.Helper()
+			m := regexp.MustCompile(`Time=([^\r]*)\r\n`).FindStringSubmatch(hacp("GetParam", ""))
+			if m == nil {
+				t.Fatal("GetParam without Time")
+			}
+			return m[1]
+		}
+		detailTime := func() string {
+			var d struct {
+				ActivityDetails struct {
+					Children []struct{ Runtime struct{ TotalTime string } }
+				}
+			}
+			e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+			return d.ActivityDetails.Children[0].Runtime.TotalTime
+		}
+
+		hacp := e.hacpClient(regs, "r1")
+		hacp("GetParam", "")
+		for _, tm := range []string{"00:00:20", "00:01:00", "00:01:30"} {
+			hacp("PutParam", "[Core]\r\nLesson_Status=i\r\nTime="+tm+"\r\n")
+		}
+		if got := timeOf(hacp); got != "0000:01:30" {
+			t.Errorf("GetParam Time after three PutParams of one session = %s, want 0000:01:30", got)
+		}
+		if got := detailTime(); got != "0000:01:30" {
+			t.Errorf("run-time totalTime = %s, want 0000:01:30", got)
+		}
+		hacp("ExitAU", "")
+
+		// A second launch: its session's running time adds to the first session's total.
+		hacp = e.hacpClient(regs, "r1")
+		hacp("GetParam", "")
+		hacp("PutParam", "[Core]\r\nLesson_Status=i\r\nTime=00:00:10\r\n")
+		hacp("PutParam", "[Core]\r\nLesson_Status=p\r\nTime=00:00:45.5\r\n")
+		if got := timeOf(hacp); got != "0000:02:15.50" {
+			t.Errorf("GetParam Time after the second session = %s, want 0000:02:15.50", got)
+		}
+		hacp("ExitAU", "")
+		if got := detailTime(); got != "0000:02:15.50" {
+			t.Errorf("run-time totalTime = %s, want 0000:02:15.50", got)
+		}
+	})
+}
