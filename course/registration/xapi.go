@@ -49,6 +49,9 @@ type ActivityFold struct {
 	// FailedSeen: some failed statement (it counts unless one passed).
 	FailedSeen bool `json:"failed,omitempty"`
 	Waived     bool `json:"waived,omitempty"`
+	// CompletionSeen: some statement about the activity had result.completion true (its
+	// verb whatever it was; the rollup decides by standard what that means).
+	CompletionSeen bool `json:"completion,omitempty"`
 	// Scaled is result.score.scaled of the latest (by stored time) completed, passed or
 	// failed statement that has one; ScaledAt is that statement's stored time.
 	Scaled   *float64  `json:"scaled,omitempty"`
