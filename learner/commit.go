@@ -61,6 +61,9 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 			return err
 		}
 	}
+	// SCORM 1.2 RTE (cmi.core.lesson_status): a SCO that finishes without having set a status
+	// is completed. Only a credit launch changes the status (a no-credit session keeps it).
+	c.Data.Finish12 = c.Exit && c.Dialect == scormrt.SCORM12 && c.Version.Standard != course.AICC && !sess.NoCredit
 	rec, err := s.d.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, c.Dialect, c.Attempt, c.Data)
 	if err != nil {
 		return err

@@ -117,3 +117,38 @@ func (e *env) pollProgress(t *testing.T, reg string, ok func(progressRead) bool)
 	}
 	return p
 }
+
+// scoInitFinish is a SCORM 1.2 SCO that only initialises and finishes, as many simple
+// third-party SCOs do.
+const scoInitFinish = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+function find(w){while(!w.API&&w.parent&&w.parent!==w){w=w.parent}return w.API}
+var api=find(window),s=document.getElementById("status");
+var i=api.LMSInitialize("");
+s.textContent="ready|"+i+"|"+api.LMSGetValue("cmi.core.lesson_status")+"|"+api.LMSFinish("");
+</script></body></html>`
+
+// Defect 4 in the browser: LMSFinish without a lesson_status completes the SCO.
+func TestSCORM12InitFinishCompletesInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		e.createTenant("acme", true)
+		e.importOK("acme", "two", zipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": scoInitFinish}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFramePage, "ready|true|not attempted|true", "first SCO")
+		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
+		if p.RegistrationCompletion != "INCOMPLETE" || p.RegistrationCompletionAmount != 0.5 {
+			t.Errorf("after the first SCO finished: %+v", p)
+		}
+		click(t, ctx, `document.getElementById("next")`)
+		waitJS(t, ctx, inFramePage, "ready|true|not attempted|true", "second SCO")
+		p = e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
+		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationCompletionAmount != 1 {
+			t.Errorf("after both SCOs finished: %+v", p)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,61 @@ func TestPlayerAICCRunningTime(t *testing.T) {
 		hacp("ExitAU", "")
 		if got := detailTime(); got != "0000:02:15.50" {
 			t.Errorf("run-time totalTime = %s, want 0000:02:15.50", got)
+		}
+	})
+}
+
+// manifestTwo12 is a SCORM 1.2 course of two SCOs without mastery scores.
+const manifestTwo12 = `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="two12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Two 1.2</title>
+    <item identifier="s1" identifierref="r1" parameters="?s1"><title>One</title></item>
+    <item identifier="s2" identifierref="r1" parameters="?s2"><title>Two</title></item>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="sco.html"><file href="sco.html"/></resource></resources>
+</manifest>`
+
+// Defect 4: a SCORM 1.2 SCO that finishes (LMSFinish) without having set lesson_status is
+// completed (SCORM 1.2 RTE); one that set a status keeps it.
+func TestSCORM12FinishWithoutStatusCompletes(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "two", zipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": "<p>sco</p>"}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		send := func(sco, body string, terminate bool) {
+			t.Helper()
+			st := e.activity(session, sco)
+			path := "/player/runtime/" + session + "/commit?activity=" + sco + "&attempt=" + strconv.FormatInt(st.Attempt, 10)
+			if terminate {
+				path += "&terminate=true"
+			}
+			r := e.do("POST", path, noAuth, body, "Content-Type", "text/plain;charset=UTF-8")
+			e.expect(r, 200, "commit "+sco)
+		}
+		// s1 only initialises and finishes; s2 says incomplete, then finishes.
+		send("s1", `{"commitSequence":1,"cmi.core.session_time":"00:00:05"}`, true)
+		send("s2", `{"commitSequence":1,"cmi.core.lesson_status":"incomplete"}`, false)
+		send("s2", `{"commitSequence":2,"cmi.core.session_time":"00:00:05"}`, true)
+		var d struct {
+			ActivityDetails struct {
+				Children []struct {
+					ID                 string
+					ActivityCompletion string
+					Runtime            struct{ CompletionStatus string }
+				}
+			}
+		}
+		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+		got := []string{}
+		for _, c := range d.ActivityDetails.Children {
+			got = append(got, c.ID+":"+c.ActivityCompletion+":"+c.Runtime.CompletionStatus)
+		}
+		if strings.Join(got, ",") != "s1:COMPLETED:completed,s2:INCOMPLETE:incomplete" {
+			t.Errorf("after LMSFinish: %v", got)
 		}
 	})
 }

@@ -89,6 +89,9 @@ type Commit struct {
 	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
 	// with the first commit of a load that started afresh.
 	Reset string
+	// Finish12 marks the terminating commit (LMSFinish) of a SCORM 1.2 SCO: a SCO that set no
+	// lesson_status by then is completed (SCORM 1.2 RTE, cmi.core.lesson_status).
+	Finish12 bool
 	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
 	// into cmi.core.total_time (HACPTime).
 	HACP *HACPTime

@@ -142,6 +142,9 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		for k, v := range c.Values {
 			rt.Values[k] = v
 		}
+		if st := rt.Values["cmi.core.lesson_status"]; c.Finish12 && (st == "" || st == "not attempted") {
+			rt.Values["cmi.core.lesson_status"] = "completed"
+		}
 		if c.HACP != nil {
 			rt.Values["cmi.core.total_time"] = Timespan(rt.hacpTotal(c.HACP))
 		}

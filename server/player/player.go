@@ -191,6 +191,7 @@ body{display:flex;flex-direction:column}
         lmsCommitUrl: cfg.runtimeUrl + "/commit?activity=" + encodeURIComponent(a.id) + "&attempt=" + state.attempt,
         dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true, terminateCommitParam: "terminate",
         autocommit: true, autocommitSeconds: cfg.commitSeconds || 10, alwaysSendTotalTime: true,
+        autoCompleteLessonStatus: true, // SCORM 1.2: LMSFinish without a status completes (browse: browsed)
         xhrResponseHandler: responseHandler, logLevel: 4
       };
       flushFinish();
