@@ -163,7 +163,7 @@ func (s *Service) sessionLearner(ctx context.Context, sess *course.SessionClaims
 	// statements count for nothing (the old xAPI registration id is retired).
 	in := instanceOf(reg, sess.InstanceKey)
 	if in == nil {
-		return launchLearner{}, fmt.Errorf("registration '%s' has no instance %d any more: %w", reg.ID, sess.Instance, registration.ErrNotFound)
+		return launchLearner{}, fmt.Errorf("registration '%s' instance %d %w (reset since the launch)", reg.ID, sess.Instance, registration.ErrNotFound)
 	}
 	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
 		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationOf(*in)}, nil

@@ -153,3 +153,39 @@ func TestSCORM12FinishWithoutStatusCompletes(t *testing.T) {
 		}
 	})
 }
+
+// Defect 7: a 404 names the missing thing once ("registration 'x' not found", the house style
+// of tenants and subscriptions), and a body that is not JSON is called that, truncated or cut
+// at the front, instead of being judged by its first value.
+func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		msg := func(r resp) string {
+			var m struct{ Message string }
+			r.json(t, &m)
+			return m.Message
+		}
+		for path, want := range map[string]string{
+			"/engine/api/v1/acme/registrations/x":          "registration 'x' not found",
+			"/engine/api/v1/acme/registrations/x/progress": "registration 'x' not found",
+			"/engine/api/v1/acme/courses/nope/title":       "course 'nope' not found",
+		} {
+			if r := e.do("GET", path, root, nil); r.Status != 404 || msg(r) != want {
+				t.Errorf("GET %s: %d %q, want 404 %q", path, r.Status, msg(r), want)
+			}
+		}
+		regs := "/engine/api/v1/acme/registrations"
+		full := `{"courseId":"c","registrationId":"r1","learner":{"id":"ann"}}`
+		for body, want := range map[string]string{
+			full[:30]:          "request body is not valid JSON: it is truncated (its 30 bytes end before the JSON value is complete)",
+			full[1:]:           "request body is not valid JSON: it goes on after the JSON value that ends at byte 10",
+			full + "}":         "request body is not valid JSON: it goes on after the JSON value that ends at byte 61",
+			`{"courseId" "c"}`: "request body is not valid JSON (at byte 13): invalid character '\"' after object key",
+			`"a string"`:       "request body must be a JSON object, not string",
+		} {
+			if r := e.do("POST", regs, root, body); r.Status != 400 || msg(r) != want {
+				t.Errorf("POST %s: %d %q, want 400 %q", body, r.Status, msg(r), want)
+			}
+		}
+	})
+}

@@ -146,7 +146,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 		}
 		migrated := false
 		if l.Retired {
-			return fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+			return fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 		}
 		if l.Instance == nil {
 			// A lookup of before instances had ids: it names the current instance, while
@@ -157,7 +157,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 			}
 			in := reg.Current()
 			if reg.XAPIRegistrationOf(in) != xid {
-				return fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+				return fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 			}
 			nl := lookupOf(reg, in)
 			nl.Fold, l, migrated = l.Fold, nl, true
@@ -180,7 +180,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 	case errors.Is(err, errNoChange):
 		return out, nil
 	case errors.Is(err, record.ErrNotFound):
-		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+		return nil, fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 	case err != nil:
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (s *Store) UpdateInstanceProgress(ctx context.Context, tenant, id, key stri
 				return fn(reg.Instances[i], &reg.Instances[i].Progress)
 			}
 		}
-		return fmt.Errorf("registration '%s' has no instance %s: %w", id, key, ErrNotFound)
+		return fmt.Errorf("registration '%s' instance %s %w", id, key, ErrNotFound)
 	})
 }
 
