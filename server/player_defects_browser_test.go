@@ -152,3 +152,47 @@ func TestSCORM12InitFinishCompletesInBrowser(t *testing.T) {
 		}
 	})
 }
+
+// scoResume is a SCORM 2004 SCO named by its query: one completes and exits normally, two
+// suspends with suspend data; each shows the entry and suspend data it was launched with.
+const scoResume = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+function find(w){while(!w.API_1484_11&&w.parent&&w.parent!==w){w=w.parent}return w.API_1484_11}
+var api=find(window),s=document.getElementById("status"),n=location.search.slice(1);
+api.Initialize("");
+var entry=api.GetValue("cmi.entry"),sd=api.GetValue("cmi.suspend_data");
+if(n==="one"){api.SetValue("cmi.completion_status","completed");api.SetValue("cmi.exit","normal")}
+else{api.SetValue("cmi.completion_status","incomplete");api.SetValue("cmi.suspend_data","page=3");api.SetValue("cmi.exit","suspend")}
+api.Commit("");api.Terminate("");
+s.textContent="ready|"+n+"|"+entry+"|"+sd;
+</script></body></html>`
+
+// Defect 6 in the browser: a relaunch goes on at the suspended SCO, with entry resume and its
+// suspend data, and the completed SCO keeps its completion.
+func TestMultiSCORelaunchInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		e.createTenant("acme", true)
+		e.importOK("acme", "b2004", zipOf(t, map[string]string{"imsmanifest.xml": manifest2004, "sco.html": scoResume}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b2004", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFramePage, "ready|one|ab-initio|", "first SCO")
+		click(t, ctx, `document.getElementById("next")`)
+		waitJS(t, ctx, inFramePage, "ready|two|ab-initio|", "second SCO")
+		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
+		if p.RegistrationCompletionAmount != 0.5 {
+			t.Fatalf("after the first session: %+v", p)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFramePage, "ready|two|resume|page=3", "relaunch at the suspended SCO")
+		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Second", "current entry of the table of contents")
+		if p := e.pollProgress(t, regs+"/r1", func(progressRead) bool { return true }); p.RegistrationCompletionAmount != 0.5 {
+			t.Errorf("after the relaunch: %+v", p)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -186,6 +187,86 @@ func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
 			if r := e.do("POST", regs, root, body); r.Status != 400 || msg(r) != want {
 				t.Errorf("POST %s: %d %q, want 400 %q", body, r.Status, msg(r), want)
 			}
+		}
+	})
+}
+
+// Defect 6: relaunching a suspended multi-SCO registration goes on at the suspended SCO with
+// entry resume and its suspend data, touching no other SCO; a completed SCO the learner
+// re-enters starts a new attempt (SCORM 2004) but stays completed.
+func TestMultiSCORelaunchResumes(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "b2004", zipOf(t, map[string]string{"imsmanifest.xml": manifest2004, "sco.html": sco2004}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b2004", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		commit := func(session, sco string, attempt int64, seq int, body string, terminate bool) {
+			t.Helper()
+			path := fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d", session, sco, attempt)
+			if terminate {
+				path += "&terminate=true"
+			}
+			e.expect(e.do("POST", path, noAuth, fmt.Sprintf(`{"commitSequence":%d,%s}`, seq, body), "Content-Type", "text/plain"), 200, "commit "+sco)
+		}
+		startOf := func(session string) string {
+			m := regexp.MustCompile(`"start":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
+			if m == nil {
+				t.Fatal("no start in the player page")
+			}
+			return m[1]
+		}
+		amount := func() float64 {
+			return e.pollProgress(t, regs+"/r1", func(progressRead) bool { return true }).RegistrationCompletionAmount
+		}
+
+		s1 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		if got := startOf(s1); got != "" {
+			t.Errorf("first launch starts at %q, want the first SCO", got)
+		}
+		one := e.activity(s1, "one")
+		commit(s1, "one", one.Attempt, 1, `"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.9","cmi.exit":"normal"`, true)
+		two := e.activity(s1, "two")
+		commit(s1, "two", two.Attempt, 1, `"cmi.completion_status":"incomplete","cmi.location":"p3","cmi.suspend_data":"page=3","cmi.exit":"suspend"`, true)
+		if a := amount(); a != 0.5 {
+			t.Fatalf("completion amount after the first session: %v", a)
+		}
+
+		// The relaunch starts at the suspended SCO, which resumes.
+		s2 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		if got := startOf(s2); got != "two" {
+			t.Errorf("relaunch starts at %q, want the suspended SCO two", got)
+		}
+		two = e.activity(s2, "two")
+		if two.CMI["cmi.entry"] != "resume" || two.CMI["cmi.suspend_data"] != "page=3" || two.CMI["cmi.location"] != "p3" {
+			t.Errorf("the suspended SCO's data on relaunch: entry %q suspend_data %q location %q", two.CMI["cmi.entry"], two.CMI["cmi.suspend_data"], two.CMI["cmi.location"])
+		}
+		if a := amount(); a != 0.5 {
+			t.Errorf("completion amount after the relaunch: %v, want 0.5", a)
+		}
+		// The learner goes back to the completed SCO: a new attempt (exit was normal), whose
+		// content says incomplete; the SCO stays completed.
+		one = e.activity(s2, "one")
+		if one.CMI["cmi.entry"] != "ab-initio" {
+			t.Errorf("re-entered completed SCO: entry %q, want ab-initio (a new attempt)", one.CMI["cmi.entry"])
+		}
+		commit(s2, "one", one.Attempt, 1, `"cmi.completion_status":"incomplete","cmi.progress_measure":"0.1"`, false)
+		if a := amount(); a != 0.5 {
+			t.Errorf("completion amount after re-entering the completed SCO: %v, want 0.5", a)
+		}
+		var d struct {
+			ActivityDetails struct {
+				Children []struct{ ID, ActivityCompletion, ActivitySuccess string }
+			}
+		}
+		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+		if c := d.ActivityDetails.Children[0]; c.ID != "one" || c.ActivityCompletion != "COMPLETED" {
+			t.Errorf("re-entered completed SCO: %+v", c)
+		}
+		// A later relaunch goes on at the SCO used last... unless one is suspended: two still is.
+		s3 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		if got := startOf(s3); got != "two" {
+			t.Errorf("third launch starts at %q, want the suspended SCO two", got)
 		}
 	})
 }

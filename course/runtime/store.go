@@ -35,7 +35,11 @@ type Record struct {
 	// Commits counts the stored commits.
 	Commits int `json:"commits"`
 	// HACP is the AU session the latest AICC PutParam belonged to (nil for SCORM).
-	HACP    *HACPSession `json:"hacp,omitempty"`
+	HACP *HACPSession `json:"hacp,omitempty"`
+	// Completed: an earlier attempt of the activity (one a later load started afresh, see
+	// StartsAfresh) was completed. A completed SCO re-entered keeps its completion: StateOf
+	// reads it completed until the new attempt says so itself.
+	Completed bool `json:"completed,omitempty"`
 	Updated time.Time    `json:"-"`
 }
 
@@ -135,7 +139,9 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		}
 		if attempt > rt.Attempt && rt.Attempt != 0 && StartsAfresh(c.Reset, d, rt) {
 			// The first commit of a load that started a new attempt: the earlier attempt's
-			// data is not carried over (the load got none of it either).
+			// data is not carried over (the load got none of it either), but its completion
+			// is.
+			rt.Completed = rt.Completed || rt.completedNow()
 			rt.Values = Values{}
 		}
 		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d

@@ -211,7 +211,14 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
+	start := sess.StartSco
+	if start == "" {
+		// A relaunch goes on where the learner left (the last suspended or used activity).
+		if start, err = s.deps.Learner.ResumeActivity(c.UserContext(), sess, v); err != nil {
+			return err
+		}
+	}
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
