@@ -39,8 +39,8 @@ type Record struct {
 	// Completed: an earlier attempt of the activity (one a later load started afresh, see
 	// StartsAfresh) was completed. A completed SCO re-entered keeps its completion: StateOf
 	// reads it completed until the new attempt says so itself.
-	Completed bool `json:"completed,omitempty"`
-	Updated time.Time    `json:"-"`
+	Completed bool      `json:"completed,omitempty"`
+	Updated   time.Time `json:"-"`
 }
 
 // HACPSession is an AICC AU session as the store follows it: the total time before it, the
