@@ -270,3 +270,65 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 		}
 	})
 }
+
+// manifestPrereq12 is a SCORM 1.2 course whose second SCO needs the third, and the third
+// the first: adlcp:prerequisites in the AICC script syntax.
+const manifestPrereq12 = `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="pre12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Prerequisites</title>
+    <item identifier="s1" identifierref="r1" parameters="?s1"><title>One</title></item>
+    <item identifier="s2" identifierref="r1" parameters="?s2"><title>Two</title><adlcp:prerequisites type="aicc_script">s3 &amp; ~s2 = failed</adlcp:prerequisites></item>
+    <item identifier="s3" identifierref="r1" parameters="?s3"><title>Three</title><adlcp:prerequisites type="aicc_script">s1</adlcp:prerequisites></item>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="sco.html"><file href="sco.html"/></resource></resources>
+</manifest>`
+
+// Defect 5: SCOs whose prerequisites are not met are locked: the page gets them, and the
+// server refuses their load with 403 and a message; meeting the prerequisites unlocks them.
+func TestSCORM12PrerequisitesLock(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "pre", zipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": "<p>sco</p>"}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "pre", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		page := string(e.get("/player/session/" + session).Body)
+		if !strings.Contains(page, `"locked":{"s2":"s3 \u0026 ~s2 = failed","s3":"s1"},"prerequisites":true`) {
+			t.Errorf("the page's locked activities: %s", regexp.MustCompile(`"locked":\{[^}]*\}`).FindString(page))
+		}
+		locks := func() string {
+			t.Helper()
+			r := e.get("/player/runtime/" + session + "/locked")
+			e.expect(r, 200, "locked")
+			return string(r.Body)
+		}
+		if got := locks(); got != `{"locked":{"s2":"s3 \u0026 ~s2 = failed","s3":"s1"}}` {
+			t.Errorf("locked before anything: %s", got)
+		}
+		r := e.get("/player/runtime/" + session + "/activity?activity=s3")
+		var m struct{ Message string }
+		r.json(t, &m)
+		if r.Status != 403 || m.Message != "activity 's3' is locked: its prerequisites (s1) are not met yet" {
+			t.Errorf("load of a locked SCO: %d %s", r.Status, r.Body)
+		}
+		st := e.activity(session, "s1")
+		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s1&attempt=%d&terminate=true", session, st.Attempt), noAuth,
+			`{"commitSequence":1,"cmi.core.lesson_status":"completed"}`, "Content-Type", "text/plain"), 200, "commit s1")
+		if got := locks(); got != `{"locked":{"s2":"s3 \u0026 ~s2 = failed"}}` {
+			t.Errorf("locked after s1: %s", got)
+		}
+		st = e.activity(session, "s3")
+		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s3&attempt=%d&terminate=true", session, st.Attempt), noAuth,
+			`{"commitSequence":1,"cmi.core.lesson_status":"passed"}`, "Content-Type", "text/plain"), 200, "commit s3")
+		if got := locks(); got != `{"locked":{}}` {
+			t.Errorf("locked after s1 and s3: %s", got)
+		}
+		// A preview tracks nothing and locks nothing.
+		preview := e.launch(e.launchPath("/engine/api/v1/acme/courses/pre/preview"))
+		if strings.Contains(string(e.get("/player/session/"+preview).Body), `"locked"`) {
+			t.Error("a preview locks activities")
+		}
+	})
+}

@@ -45,6 +45,7 @@ func (s *API) Register(r httpx.Registrar) {
 	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
 	s.browser(fiber.MethodGet, "/player/content/:session/*", s.playerContent, true)
 	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", s.playerActivity)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/locked", s.playerLocked)
 	s.registerCMI5()
 	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
 	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
@@ -218,8 +219,17 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, RuntimeURL: "/player/runtime/" + token,
-		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
+	// Activities whose prerequisites are not met are locked: the page disables them and
+	// skips them, and their load is refused.
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	hasPrereqs := false
+	v.Package.Root.Walk(func(a *course.Activity) { hasPrereqs = hasPrereqs || a.Prerequisites != "" })
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, Locked: locked, Prerequisites: hasPrereqs && !sess.Preview && !sess.ForceReview,
+		RuntimeURL: "/player/runtime/" + token,
+		ScriptURL:  "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
 	cfg.MaxFailedSubmissions, _ = strconv.Atoi(vs["PlayerCommMaxFailedSubmissions"])
@@ -529,6 +539,9 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.refuseLocked(c, sess, act); err != nil {
+		return err
+	}
 	reset, err := s.deps.Learner.SessionSetting(ctx, sess, settingResetRunTimeData)
 	if err != nil {
 		return err
@@ -539,6 +552,48 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values})
+}
+
+// refuseLocked refuses (403) the load of an activity whose prerequisites are not met.
+func (s *API) refuseLocked(c *fiber.Ctx, sess *course.SessionClaims, act *course.Activity) error {
+	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
+	if err != nil {
+		return err
+	}
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	if expr, ok := locked[act.ID]; ok {
+		return httpx.Errorf(fiber.StatusForbidden, "activity '%s' is locked: its prerequisites (%s) are not met yet", act.ID, expr)
+	}
+	return nil
+}
+
+// Locks answers GET /player/runtime/{session}/locked: the activities the learner may not
+// launch yet, each with its unmet prerequisites.
+type Locks struct {
+	Locked map[string]string `json:"locked"`
+}
+
+func (s *API) playerLocked(c *fiber.Ctx) error {
+	sess, err := s.playerSession(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
+	if err != nil {
+		return err
+	}
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	if locked == nil {
+		locked = map[string]string{}
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(Locks{Locked: locked})
 }
 
 func (s *API) playerCommit(c *fiber.Ctx) error {
