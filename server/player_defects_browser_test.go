@@ -196,3 +196,39 @@ func TestMultiSCORelaunchInBrowser(t *testing.T) {
 		}
 	})
 }
+
+// Defect 5 in the browser: locked SCOs are disabled in the table of contents and skipped by
+// Next, and unlock as their prerequisites are met (each SCO only initialises and finishes,
+// which completes it).
+func TestSCORM12PrerequisitesInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		e.createTenant("acme", true)
+		sco := `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+function find(w){while(!w.API&&w.parent&&w.parent!==w){w=w.parent}return w.API}
+var api=find(window),s=document.getElementById("status");api.LMSInitialize("");
+s.textContent="ready|"+location.search.slice(1)+"|"+api.LMSFinish("");
+</script></body></html>`
+		e.importOK("acme", "pre", zipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": sco}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "pre", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		// startSco names a locked SCO: the player starts at the first one not locked.
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink?startSco=s3"))); err != nil {
+			t.Fatal(err)
+		}
+		disabled := `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent+":"+b.disabled}).join(",")`
+		waitJS(t, ctx, inFramePage, "ready|s1|true", "first SCO")
+		// s1 finished (completed): s3 unlocks, s2 still needs s3.
+		waitJS(t, ctx, disabled, "One:false,Two:true,Three:false", "table of contents after s1")
+		click(t, ctx, `document.getElementById("next")`)
+		waitJS(t, ctx, inFramePage, "ready|s3|true", "Next skips the locked s2")
+		waitJS(t, ctx, disabled, "One:false,Two:false,Three:false", "table of contents after s3")
+		click(t, ctx, `document.getElementById("prev")`)
+		waitJS(t, ctx, inFramePage, "ready|s2|true", "Previous goes to the unlocked s2")
+		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
+		if p.RegistrationCompletion != "COMPLETED" {
+			t.Errorf("after the three SCOs: %+v", p)
+		}
+	})
+}
