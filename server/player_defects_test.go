@@ -5,10 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
 // Defects found with third-party packages in Chromium (issue 23); the browser side of these
@@ -329,6 +333,64 @@ func TestSCORM12PrerequisitesLock(t *testing.T) {
 		preview := e.launch(e.launchPath("/engine/api/v1/acme/courses/pre/preview"))
 		if strings.Contains(string(e.get("/player/session/"+preview).Body), `"locked"`) {
 			t.Error("a preview locks activities")
+		}
+	})
+}
+
+// adlPackage builds ADL's LMS test package name (SCORM 2004 4th edition test suite,
+// shared/conformance): its manifest, and the files it names from the suite's SCODepot (an
+// empty stand-in for the few the suite builds, such as LMSTest.jar).
+func adlPackage(t *testing.T, name string) []byte {
+	t.Helper()
+	courses := testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development/TestSuite/LMSRTE/Courses")
+	manifest, err := os.ReadFile(filepath.Join(courses, name, "imsmanifest.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"imsmanifest.xml": string(manifest)}
+	for _, m := range regexp.MustCompile(`href\s*=\s*"([^"]+)"`).FindAllStringSubmatch(string(manifest), -1) {
+		b, _ := os.ReadFile(filepath.Join(courses, "SCODepot", filepath.FromSlash(m[1])))
+		files[m[1]] = string(b)
+	}
+	return zipOf(t, files)
+}
+
+// Defect 7 with ADL's package CT-01, whose SCOs declare no objectives: the FULL post-back of
+// a scored, satisfied SCO carries its primary objective (PRIMARYOBJ) with the measure, and
+// its total_time is HHHH:MM:SS like every other time of the report.
+func TestFullPostBackADLPrimaryObjective(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rc := newPostReceiver(t)
+		e.createTenant("acme", true)
+		e.importOK("acme", "ct01", adlPackage(t, "LMSTestPackage_CT-01"), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "ct01", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}, "postBack": map[string]any{"url": rc.url("/full"), "resultsFormat": "FULL"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		e.runtimeCommit(session, "activity_1", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
+			"cmi.score.scaled":"0.85","cmi.score.raw":"85","cmi.session_time":"PT14.46S","cmi.total_time":"PT14.46S","cmi.exit":"normal"}`)
+		got := rc.at("/full")
+		if len(got) == 0 {
+			t.Fatal("no FULL report reached the receiver")
+		}
+		form, err := url.ParseQuery(string(got[len(got)-1].body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := regexp.MustCompile(`>\s+<`).ReplaceAllString(form.Get("data"), "><")
+		i := strings.Index(report, `<activity id="activity_1">`)
+		if i < 0 {
+			t.Fatalf("no activity_1 in the report: %s", report)
+		}
+		sco := report[i:]
+		for _, want := range []string{
+			`<objectives><objective id="PRIMARYOBJ" primary="true"><measurestatus>true</measurestatus><normalizedmeasure>0.85</normalizedmeasure>` +
+				`<progressstatus>true</progressstatus><satisfiedstatus>true</satisfiedstatus></objective></objectives>`,
+			`<total_time>0000:00:14</total_time><timetracked>`,
+		} {
+			if !strings.Contains(sco, want) {
+				t.Errorf("activity_1's FULL report lacks %s:\n%s", want, form.Get("data"))
+			}
 		}
 	})
 }
