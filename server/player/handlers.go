@@ -535,11 +535,11 @@ type ActivityState struct {
 
 func (s *API) playerActivity(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	sess, _, act, d, err := s.sessionActivity(c, "")
+	sess, v, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
 		return err
 	}
-	if err := s.refuseLocked(c, sess, act); err != nil {
+	if err := s.refuseLocked(c, sess, v, act); err != nil {
 		return err
 	}
 	reset, err := s.deps.Learner.SessionSetting(ctx, sess, settingResetRunTimeData)
@@ -555,11 +555,7 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 }
 
 // refuseLocked refuses (403) the load of an activity whose prerequisites are not met.
-func (s *API) refuseLocked(c *fiber.Ctx, sess *course.SessionClaims, act *course.Activity) error {
-	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
-	if err != nil {
-		return err
-	}
+func (s *API) refuseLocked(c *fiber.Ctx, sess *course.SessionClaims, v *course.Version, act *course.Activity) error {
 	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
 	if err != nil {
 		return err
