@@ -394,3 +394,39 @@ func TestFullPostBackADLPrimaryObjective(t *testing.T) {
 		}
 	})
 }
+
+// Prerequisites of an aggregation lock every SCO under it; an identifier naming no item and
+// an expression that does not parse lock nothing.
+func TestSCORM12PrerequisitesOfAnAggregation(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		manifest := `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="agg12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Aggregation</title>
+    <item identifier="s1" identifierref="r1"><title>One</title></item>
+    <item identifier="m2"><title>Module two</title><adlcp:prerequisites type="aicc_script">2*{s1,s4,typo}</adlcp:prerequisites>
+      <item identifier="s2" identifierref="r1"><title>Two</title></item>
+      <item identifier="s3" identifierref="r1"><title>Three</title><adlcp:prerequisites type="aicc_script">s1 &amp;&amp;</adlcp:prerequisites></item>
+    </item>
+    <item identifier="s4" identifierref="r1"><title>Four</title><adlcp:prerequisites type="aicc_script">nosuch</adlcp:prerequisites></item>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="sco.html"><file href="sco.html"/></resource></resources>
+</manifest>`
+		e.importOK("acme", "agg", zipOf(t, map[string]string{"imsmanifest.xml": manifest, "sco.html": "<p>sco</p>"}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "agg", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		// 2*{s1,s4,typo}: the unknown typo counts as met, so one more is needed.
+		if r := e.get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{"s2":"2*{s1,s4,typo}","s3":"2*{s1,s4,typo}"}}` {
+			t.Errorf("locked: %s", r.Body)
+		}
+		st := e.activity(session, "s4")
+		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s4&attempt=%d", session, st.Attempt), noAuth,
+			`{"commitSequence":1,"cmi.core.lesson_status":"passed"}`, "Content-Type", "text/plain"), 200, "commit s4")
+		if r := e.get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{}}` {
+			t.Errorf("locked after s4 passed: %s", r.Body)
+		}
+	})
+}
