@@ -227,10 +227,10 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	}
 	hasPrereqs := false
 	v.Package.Root.Walk(func(a *course.Activity) { hasPrereqs = hasPrereqs || a.Prerequisites != "" })
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, Locked: locked, Prerequisites: hasPrereqs && !sess.Preview && !sess.ForceReview,
-		RuntimeURL: "/player/runtime/" + token,
-		ScriptURL:  "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, RuntimeURL: "/player/runtime/" + token,
+		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
+	cfg.Locked, cfg.Prerequisites = locked, hasPrereqs && !sess.Preview && !sess.ForceReview
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
 	cfg.MaxFailedSubmissions, _ = strconv.Atoi(vs["PlayerCommMaxFailedSubmissions"])
 	cfg.FinishCommit = vs["PlayerFinishCausesImmediateCommit"] != "false"
