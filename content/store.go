@@ -28,7 +28,7 @@ const (
 // Sentinel errors; test them with errors.Is.
 var (
 	// ErrNotFound means the content item or version does not exist in the tenant.
-	ErrNotFound = errors.New("content not found")
+	ErrNotFound = errors.New("not found")
 	// ErrInvalidID means a content id breaks the rules of ValidateID.
 	ErrInvalidID = errors.New("invalid content id")
 	// ErrInvalidTag means a tag breaks the rules of ValidateTags.
@@ -144,7 +144,7 @@ func decode(r *record.Record) (*Version, error) {
 func (s *Store) Get(ctx context.Context, tenant, contentID string, v int) (*Version, error) {
 	r, err := s.records.Get(ctx, tenant, KindVersion, versionID(contentID, v))
 	if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
-		return nil, fmt.Errorf("content '%s' version %d: %w", contentID, v, ErrNotFound)
+		return nil, fmt.Errorf("content '%s' version %d %w", contentID, v, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -298,7 +298,7 @@ func (s *Store) Update(ctx context.Context, tenant, contentID string, v int, fn 
 		return err
 	})
 	if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
-		return nil, fmt.Errorf("content '%s' version %d: %w", contentID, v, ErrNotFound)
+		return nil, fmt.Errorf("content '%s' version %d %w", contentID, v, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err

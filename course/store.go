@@ -25,9 +25,9 @@ const (
 // Sentinel errors of the course store.
 var (
 	// ErrCourseNotFound means the course (or the asked version) does not exist.
-	ErrCourseNotFound = errors.New("course not found")
+	ErrCourseNotFound = errors.New("not found")
 	// ErrImportJobNotFound means no import job has the id.
-	ErrImportJobNotFound = errors.New("import job not found")
+	ErrImportJobNotFound = errors.New("not found")
 	// ErrCourseExists means an import would create a new version while that is not allowed.
 	ErrCourseExists = errors.New("course already exists")
 	// ErrInvalidCourseID means the course id cannot be used.

@@ -61,6 +61,9 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 			return err
 		}
 	}
+	// SCORM 1.2 RTE (cmi.core.lesson_status): a SCO that finishes without having set a status
+	// is completed. Only a credit launch changes the status (a no-credit session keeps it).
+	c.Data.Finish12 = c.Exit && c.Dialect == scormrt.SCORM12 && c.Version.Standard != course.AICC && !sess.NoCredit
 	rec, err := s.d.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, c.Dialect, c.Attempt, c.Data)
 	if err != nil {
 		return err
@@ -73,29 +76,20 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 }
 
 // HACPPut stores an AICC PutParam: HACP has no commit counter, so requests are ordered by
-// arrival, each its own attempt, and the session time each carries is added to the
-// activity's total time here. Refused as Commit is.
+// arrival, each its own attempt. The session time a PutParam carries is the AU session's
+// running time: the store makes the activity's total time the earlier sessions' total plus
+// it (runtime.HACPTime). Refused as Commit is.
 func (s *Service) HACPPut(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity, put *scormrt.Commit) error {
-	values := put.Values
-	if values["cmi.core.session_time"] != "" {
-		rec, err := s.d.Runtime.Get(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, act.ID)
-		if err != nil {
-			return err
-		}
-		total := ""
-		if rec != nil {
-			total = rec.Values["cmi.core.total_time"]
-		}
-		values["cmi.core.total_time"] = scormrt.AddSessionTime(total, values)
+	if t := put.Values["cmi.core.session_time"]; t != "" {
+		put.HACP = &scormrt.HACPTime{Session: sess.Launch, Seconds: scormrt.TimespanSeconds(t)}
 	}
-	put.Values = values
 	return s.Commit(ctx, Commit{Session: sess, Version: v, Activity: act, Dialect: scormrt.SCORM12,
 		Attempt: s.d.Runtime.NewAttempt(), Data: put})
 }
 
-// Exit is an exit without data (AICC ExitAU): the rollup runs as after a terminating commit,
-// for the post-back at exit.
-func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *course.Version) error {
+// Exit is an exit without data (AICC ExitAU of act): it ends the AU's session for the
+// time total, and the rollup runs as after a terminating commit, for the post-back at exit.
+func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *course.Version, act *course.Activity) error {
 	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		return nil
@@ -103,9 +97,14 @@ func (s *Service) Exit(ctx context.Context, sess *course.SessionClaims, v *cours
 	if err != nil {
 		return err
 	}
-	if in := instanceOf(reg, sess.InstanceKey); in != nil {
-		s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil, nil)
+	in := instanceOf(reg, sess.InstanceKey)
+	if in == nil {
+		return nil
 	}
+	if err := s.d.Runtime.EndHACP(ctx, sess.Tenant, reg.ID, in.Key, act.ID); err != nil {
+		return err
+	}
+	s.afterCommit(ctx, sess.Tenant, reg, *in, v, true, nil, nil)
 	return nil
 }
 

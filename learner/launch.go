@@ -142,6 +142,41 @@ func (s *Service) InitialValues(ctx context.Context, sess *course.SessionClaims,
 	return scormrt.InitialValues(d, l, rec), nil
 }
 
+// ResumeActivity is the activity a tracked launch without startSco starts with, so a
+// relaunched multi-SCO course goes on where the learner left: the launchable activity most
+// recently suspended in the session's instance, else the one most recently used; "" (the
+// first launchable one) when nothing was committed, for a preview, and for xAPI and cmi5
+// courses, which keep no run-time records.
+func (s *Service) ResumeActivity(ctx context.Context, sess *course.SessionClaims, v *course.Version) (string, error) {
+	if sess.Preview || v.Package == nil || v.Package.Root == nil {
+		return "", nil
+	}
+	recs, err := s.d.Runtime.List(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey)
+	if err != nil || len(recs) == 0 {
+		return "", err
+	}
+	var last, suspended *scormrt.Record
+	v.Package.Root.Walk(func(a *course.Activity) {
+		rec := recs[a.ID]
+		if rec == nil || !Launchable(a) {
+			return
+		}
+		if last == nil || rec.Updated.After(last.Updated) {
+			last = rec
+		}
+		if rec.Suspended() && (suspended == nil || rec.Updated.After(suspended.Updated)) {
+			suspended = rec
+		}
+	})
+	switch {
+	case suspended != nil:
+		return suspended.Activity, nil
+	case last != nil:
+		return last.Activity, nil
+	}
+	return "", nil
+}
+
 // NewAttempt numbers a new load of an activity.
 func (s *Service) NewAttempt() int64 { return s.d.Runtime.NewAttempt() }
 
@@ -163,7 +198,7 @@ func (s *Service) sessionLearner(ctx context.Context, sess *course.SessionClaims
 	// statements count for nothing (the old xAPI registration id is retired).
 	in := instanceOf(reg, sess.InstanceKey)
 	if in == nil {
-		return launchLearner{}, fmt.Errorf("registration '%s' has no instance %d any more: %w", reg.ID, sess.Instance, registration.ErrNotFound)
+		return launchLearner{}, fmt.Errorf("registration '%s' instance %d %w (reset since the launch)", reg.ID, sess.Instance, registration.ErrNotFound)
 	}
 	return launchLearner{name: strings.TrimSpace(reg.Learner.FirstName + " " + reg.Learner.LastName),
 		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationOf(*in)}, nil

@@ -28,7 +28,7 @@ const MaxIDLength = 255
 
 var (
 	// ErrNotFound means the tenant has imported no taxonomy of that id.
-	ErrNotFound = errors.New("taxonomy not found")
+	ErrNotFound = errors.New("not found")
 	// ErrInvalidID means a taxonomy id is empty, too long or holds control characters.
 	ErrInvalidID = errors.New("invalid taxonomy id")
 )
@@ -153,7 +153,7 @@ func (s *Store) Exists(ctx context.Context, tenant, id string) (bool, error) {
 func (s *Store) Get(ctx context.Context, tenant, id string) (*Taxonomy, error) {
 	r, err := s.records.Get(ctx, tenant, Kind, id)
 	if errors.Is(err, record.ErrNotFound) || errors.Is(err, record.ErrInvalid) {
-		return nil, fmt.Errorf("taxonomy %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("taxonomy '%s' %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err

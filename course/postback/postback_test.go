@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -356,6 +357,36 @@ func TestJSONReport(t *testing.T) {
 			if quiz.ID != "item_quiz" || quiz.ActivityCompletion != "COMPLETED" || (quiz.Runtime != nil) != tc.runtime || (quiz.Objectives != nil) != tc.runtime {
 				t.Fatalf("%s quiz node: %+v", tc.f, quiz)
 			}
+		}
+	}
+}
+
+// A scored, satisfied SCORM 2004 SCO whose manifest declares no objectives reports its
+// primary objective (PRIMARYOBJ) with its measure, and every time of the FULL report is
+// HHHH:MM:SS, the SCO's ISO 8601 total_time included (issue 23, defect 7).
+func TestFullReportImplicitPrimaryObjective(t *testing.T) {
+	pkg := &course.Package{Standard: course.SCORM2004v4, Root: &course.Activity{ID: "org", Title: "Course", Children: []*course.Activity{
+		{ID: "sco", Title: "SCO", LaunchURL: "sco.html", ScormType: "sco", Visible: true}}}}
+	scaled, pm := 0.9, 1.0
+	st := rollup.State{"sco": {CompletionStatus: "completed", SuccessStatus: "passed", ScoreScaled: &scaled, ProgressMeasure: &pm,
+		TotalTime: "PT14.46S", SecondsTracked: 14.7, Attempts: 1, Terminated: true, Updated: rolluptest.When()}}
+	r := rollup.Compute(rollup.Input{Package: pkg, State: st, Settings: rollup.DefaultSettings(), ForCredit: true})
+	p := registration.Untracked()
+	r.Apply(&p, rolluptest.When())
+	reg := &registration.Registration{ID: "r", CourseID: "c", ForCredit: true, Learner: registration.Learner{ID: "ann"}}
+	got, err := postback.XML(postback.Report{Registration: reg, Instance: 0, Progress: p, Details: r.Details(pkg, st, true)}, postback.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact := regexp.MustCompile(`>\s+<`).ReplaceAllString(string(got), "><")
+	sco := compact[strings.Index(compact, `<activity id="sco">`):]
+	for _, want := range []string{
+		`<objectives><objective id="PRIMARYOBJ" primary="true"><measurestatus>true</measurestatus><normalizedmeasure>0.9</normalizedmeasure>` +
+			`<progressstatus>true</progressstatus><satisfiedstatus>true</satisfiedstatus></objective></objectives>`,
+		`<total_time>0000:00:14</total_time><timetracked>0000:00:14</timetracked>`,
+	} {
+		if !strings.Contains(sco, want) {
+			t.Errorf("the SCO's FULL report lacks %s:\n%s", want, got)
 		}
 	}
 }

@@ -89,6 +89,10 @@ type Comment struct {
 	DateTime string `json:"dateTime"`
 }
 
+// ImplicitPrimaryObjective is the id of a SCORM 2004 activity's primary objective when its
+// manifest declares none (Rustici Engine's name for it).
+const ImplicitPrimaryObjective = "PRIMARYOBJ"
+
 // zeroDuration is how a tracked time of nothing is written.
 const zeroDuration = "0000:00:00"
 
@@ -105,8 +109,16 @@ func Details(pkg *course.Package, forCredit bool) *ActivityResult {
 		r := &ActivityResult{ID: a.ID, Title: a.Title, ActivityCompletion: Unknown, ActivitySuccess: Unknown,
 			TimeTracked: zeroDuration, Children: []*ActivityResult{}, Objectives: []ObjectiveResult{},
 			StaticProperties: staticProperties(pkg.Standard, a)}
+		primary := false
 		for _, o := range a.Objectives {
+			primary = primary || o.Primary
 			r.Objectives = append(r.Objectives, ObjectiveResult{ID: o.ID, Primary: o.Primary, ObjectiveCompletion: Unknown, ObjectiveSuccess: Unknown})
+		}
+		if !primary && pkg.Standard.IsSCORM2004() {
+			// IMS SS: every activity has a primary objective, declared or not; Engine reports
+			// an undeclared one as PRIMARYOBJ.
+			r.Objectives = append([]ObjectiveResult{{ID: ImplicitPrimaryObjective, Primary: true, ObjectiveCompletion: Unknown,
+				ObjectiveSuccess: Unknown}}, r.Objectives...)
 		}
 		if a.LaunchURL != "" && (a.ScormType == "" || a.ScormType == "sco") {
 			r.Runtime = &Runtime{CompletionStatus: "unknown", Credit: credit, Entry: "abinitio", Exit: "Unknown",

@@ -42,7 +42,7 @@ const (
 // Sentinel errors of the registration store.
 var (
 	// ErrNotFound means no registration (or no such instance of it) exists.
-	ErrNotFound = errors.New("registration not found")
+	ErrNotFound = errors.New("not found")
 	// ErrExists means the registration id is already used in the tenant.
 	ErrExists = errors.New("registration already exists")
 	// ErrInvalid means a create request or query cannot be used; the message names the field.
@@ -129,7 +129,7 @@ func (r *Registration) Instance(n int) (Instance, error) {
 			return in, nil
 		}
 	}
-	return Instance{}, fmt.Errorf("registration '%s' has no instance %d: %w", r.ID, n, ErrNotFound)
+	return Instance{}, fmt.Errorf("registration '%s' instance %d %w", r.ID, n, ErrNotFound)
 }
 
 // Progress is what the rollup knows of one instance. Its zero value, with Unknown statuses, is
@@ -325,7 +325,7 @@ const kindXAPILookup = "registration_xapi"
 func (s *Store) ByXAPIRegistration(ctx context.Context, tenant, xid string) (*Registration, error) {
 	r, err := s.records.Get(ctx, tenant, kindXAPILookup, strings.ToLower(xid))
 	if errors.Is(err, record.ErrNotFound) {
-		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+		return nil, fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -346,7 +346,7 @@ func (s *Store) ByXAPIRegistration(ctx context.Context, tenant, xid string) (*Re
 			return reg, nil
 		}
 	}
-	return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+	return nil, fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 }
 
 // Get returns one registration or ErrNotFound.
@@ -428,7 +428,7 @@ func (s *Store) UpdateProgress(ctx context.Context, tenant, id string, n int, fn
 			for i = len(reg.Instances) - 1; i >= 0 && reg.Instances[i].Number != n; i-- {
 			}
 			if i < 0 {
-				return fmt.Errorf("registration '%s' has no instance %d: %w", id, n, ErrNotFound)
+				return fmt.Errorf("registration '%s' instance %d %w", id, n, ErrNotFound)
 			}
 		}
 		return fn(&reg.Instances[i].Progress)

@@ -166,7 +166,7 @@ func (s *Store) modifySession(ctx context.Context, tenant, id string, fn func(*S
 		return err
 	})
 	if errors.Is(err, record.ErrNotFound) {
-		return nil, fmt.Errorf("player session %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("player session '%s' %w", id, ErrNotFound)
 	}
 	return out, err
 }
@@ -260,7 +260,7 @@ func (s *Store) SetTrackedSeconds(ctx context.Context, tenant, id, instanceKey s
 			p.TotalSecondsTracked = seconds
 			return nil
 		}
-		return fmt.Errorf("registration '%s' has no instance with key %s: %w", id, instanceKey, ErrNotFound)
+		return fmt.Errorf("registration '%s' instance %s %w", id, instanceKey, ErrNotFound)
 	})
 	if errors.Is(err, errTrackedUnchanged) {
 		return nil

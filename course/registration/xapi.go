@@ -49,6 +49,9 @@ type ActivityFold struct {
 	// FailedSeen: some failed statement (it counts unless one passed).
 	FailedSeen bool `json:"failed,omitempty"`
 	Waived     bool `json:"waived,omitempty"`
+	// CompletionSeen: some statement about the activity had result.completion true (its
+	// verb whatever it was; the rollup decides by standard what that means).
+	CompletionSeen bool `json:"completion,omitempty"`
 	// Scaled is result.score.scaled of the latest (by stored time) completed, passed or
 	// failed statement that has one; ScaledAt is that statement's stored time.
 	Scaled   *float64  `json:"scaled,omitempty"`
@@ -143,7 +146,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 		}
 		migrated := false
 		if l.Retired {
-			return fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+			return fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 		}
 		if l.Instance == nil {
 			// A lookup of before instances had ids: it names the current instance, while
@@ -154,7 +157,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 			}
 			in := reg.Current()
 			if reg.XAPIRegistrationOf(in) != xid {
-				return fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+				return fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 			}
 			nl := lookupOf(reg, in)
 			nl.Fold, l, migrated = l.Fold, nl, true
@@ -177,7 +180,7 @@ func (s *Store) FoldXAPI(ctx context.Context, tenant, xid string, fn func(x *XAP
 	case errors.Is(err, errNoChange):
 		return out, nil
 	case errors.Is(err, record.ErrNotFound):
-		return nil, fmt.Errorf("xAPI registration %s: %w", xid, ErrNotFound)
+		return nil, fmt.Errorf("xAPI registration '%s' %w", xid, ErrNotFound)
 	case err != nil:
 		return nil, err
 	}
@@ -212,7 +215,7 @@ func (s *Store) UpdateInstanceProgress(ctx context.Context, tenant, id, key stri
 				return fn(reg.Instances[i], &reg.Instances[i].Progress)
 			}
 		}
-		return fmt.Errorf("registration '%s' has no instance %s: %w", id, key, ErrNotFound)
+		return fmt.Errorf("registration '%s' instance %s %w", id, key, ErrNotFound)
 	})
 }
 

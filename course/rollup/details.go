@@ -89,7 +89,7 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 		rt.ScoreScaled = num(scaled12(st))
 	}
 	rt.ScoreRaw, rt.ScoreMin, rt.ScoreMax = num(st.ScoreRaw), num(st.ScoreMin), num(st.ScoreMax)
-	setIf(&rt.TotalTime, st.TotalTime)
+	setIf(&rt.TotalTime, totalTime(st.TotalTime))
 	rt.TimeTracked = Duration(st.SecondsTracked)
 	if st.LearnerPreference != nil {
 		rt.LearnerPreference = *st.LearnerPreference
@@ -172,6 +172,34 @@ func num(v *float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// totalTime writes the content's total_time (a SCORM 2004 ISO 8601 duration, a SCORM 1.2
+// or AICC timespan) as the run-time view writes every time, HHHH:MM:SS, so a report has one
+// format per field whatever the standard; "" stays "", a value of neither form is kept.
+func totalTime(v string) string {
+	if v == "" {
+		return ""
+	}
+	if strings.HasPrefix(v, "P") {
+		if v == "P" || v == "PT" || !isoDuration.MatchString(v) {
+			return v
+		}
+		return Duration(DurationOfISO(v))
+	}
+	p := strings.Split(v, ":")
+	if len(p) != 3 {
+		return v
+	}
+	var sec float64
+	for i, unit := range []float64{3600, 60, 1} {
+		f, err := strconv.ParseFloat(p[i], 64)
+		if err != nil || f < 0 {
+			return v
+		}
+		sec += f * unit
+	}
+	return Duration(sec)
 }
 
 // Duration writes seconds as progress/detail's HHHH:MM:SS (hundredths dropped; at least

@@ -33,10 +33,11 @@ type foldStatement struct {
 		} `json:"definition"`
 	} `json:"object"`
 	Result *struct {
-		Duration string  `json:"duration"`
-		Response *string `json:"response"`
-		Success  *bool   `json:"success"`
-		Score    *struct {
+		Duration   string  `json:"duration"`
+		Completion *bool   `json:"completion"`
+		Response   *string `json:"response"`
+		Success    *bool   `json:"success"`
+		Score      *struct {
 			Scaled *float64 `json:"scaled"`
 		} `json:"score"`
 	} `json:"result"`
@@ -50,7 +51,7 @@ type foldStatement struct {
 
 // FoldStatements folds statements (full xAPI JSON as stored, in stored order) into f and
 // reports whether anything changed. What it keeps per object activity: completed, passed,
-// failed (counting until some passed) and waived; the score of the latest (by stored time)
+// failed (counting until some passed), waived and result.completion true; the score of the latest (by stored time)
 // completed/passed/failed statement with one; the terminated statements' durations (one per
 // session, cmi5 §9.3.8) and the longest duration reported; and per question the latest
 // answer. Statements about other objects (agents, statement refs) are skipped. Folding a
@@ -80,6 +81,9 @@ func FoldStatements(f *registration.StatementFold, raws []json.RawMessage) bool 
 		var secs float64
 		if s.Result != nil {
 			secs = DurationOfISO(s.Result.Duration)
+			if c := s.Result.Completion; c != nil && *c {
+				set(&a.CompletionSeen)
+			}
 			if s.Result.Score != nil {
 				scaled = s.Result.Score.Scaled
 			}
@@ -185,7 +189,8 @@ func sortedKeys(m map[string]string) []string {
 func VerbsOfFold(f *registration.StatementFold) map[string]Verbs {
 	out := make(map[string]Verbs, len(f.Activities))
 	for id, a := range f.Activities {
-		v := Verbs{Completed: a.Completed, Passed: a.Passed, Failed: a.FailedSeen && !a.Passed, Waived: a.Waived, Seconds: a.Longest}
+		v := Verbs{Completed: a.Completed, Passed: a.Passed, Failed: a.FailedSeen && !a.Passed, Waived: a.Waived,
+			CompletionResult: a.CompletionSeen, Seconds: a.Longest}
 		if a.Scaled != nil {
 			sc := *a.Scaled
 			v.Scaled = &sc

@@ -15,6 +15,8 @@ type Verbs struct {
 	Failed bool
 	// Waived is the LMS's waived statement (cmi5 §9.3.9): the AU counts as satisfied.
 	Waived bool
+	// CompletionResult: a statement about the activity said result.completion true.
+	CompletionResult bool
 	// Scaled is result.score.scaled of the latest passed/failed/completed statement.
 	Scaled  *float64
 	Seconds float64
@@ -28,7 +30,8 @@ type Verbs struct {
 // waived; a block is satisfied when all its children are, and the course when all its
 // children are. The registration is COMPLETED when the course is satisfied. For xAPI
 // (Tin Can) courses, whose activities have no moveOn, each launchable activity is treated
-// as CompletedOrPassed, and verbs about the root activity itself decide when present.
+// as CompletedOrPassed and is completed by completed, passed or result.completion true
+// (xapiDone), and verbs about the root activity itself decide when present.
 func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 	r := Result{Activities: map[string]*Outcome{}}
 	lookup := func(a *course.Activity) (Verbs, bool) {
@@ -46,12 +49,12 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 		isAU := a.LaunchURL != "" && len(a.Children) == 0 && (a.CMI5 == nil || !a.CMI5.Block)
 		if isAU {
 			v, ok := lookup(a)
-			sat := moveOnMet(moveOn(pkg, a), v)
+			sat := moveOnMet(moveOn(pkg, a), v) || (pkg.Standard == course.XAPI && xapiDone(v))
 			if ok {
 				out.Attempts, out.Seconds = 1, v.Seconds
 				r.TotalSecondsTracked += v.Seconds
 				out.Completion = registration.Incomplete
-				if v.Completed || v.Waived {
+				if v.Completed || v.Waived || (pkg.Standard == course.XAPI && xapiDone(v)) {
 					out.Completion = registration.Completed
 				}
 				if v.Passed {
@@ -93,7 +96,7 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 		if v, ok := lookup(a); ok && pkg.Standard == course.XAPI && a == pkg.Root {
 			// An xAPI course that reports on its own activity decides for itself.
 			launched = true
-			all = v.Completed || v.Passed
+			all = xapiDone(v)
 			if v.Passed {
 				passed, failed = 1, false
 			} else if v.Failed {
@@ -145,6 +148,12 @@ func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 	}
 	return r
 }
+
+// xapiDone reports whether the statements about an xAPI (Tin Can) activity complete it: a
+// completed or passed verb, or any statement with result.completion true (Tin Can Golf
+// sends passed with completion true on its course activity). xAPI activities have no moveOn;
+// they are CompletedOrPassed, so a pass completes them.
+func xapiDone(v Verbs) bool { return v.Completed || v.Passed || v.CompletionResult }
 
 // MoveOnMet evaluates one cmi5 moveOn criterion against the verbs seen for the AU.
 func MoveOnMet(moveOn string, v Verbs) bool { return moveOnMet(moveOn, v) }

@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/lectern-lms/lectern/course"
@@ -108,5 +109,49 @@ func TestStatementsXAPISingleActivity(t *testing.T) {
 	r = Statements(p, map[string]Verbs{"https://example.com/one/m1": {Completed: true}})
 	if r.Completion != registration.Incomplete || fmtScore(r.CompletionAmount) != "0.5" {
 		t.Fatalf("one of two children: %s amount %s", r.Completion, fmtScore(r.CompletionAmount))
+	}
+}
+
+// Rustici's Tin Can Golf example: one launchable course activity; the assessment ends with
+// passed (result.completion true) on the course activity, and never sends completed. The
+// pass completes it (xAPI activities are CompletedOrPassed), and so does result.completion
+// true under any verb.
+func TestStatementsTinCanGolf(t *testing.T) {
+	const golf = "http://id.tincanapi.com/activity/tincan-prototypes/golf-example"
+	p := &course.Package{Standard: course.XAPI, XAPIActivityID: golf,
+		Root: &course.Activity{ID: golf, LaunchURL: "index.html", Extra: &course.ActivityExt{XAPIActivityID: golf}}}
+	st := func(verb, object, result string) json.RawMessage {
+		s := `{"id":"` + verb + object + `","verb":{"id":"http://adlnet.gov/expapi/verbs/` + verb + `"},"object":{"objectType":"Activity","id":"` + object + `"}`
+		if result != "" {
+			s += `,"result":` + result
+		}
+		return json.RawMessage(s + `}`)
+	}
+	raws := []json.RawMessage{
+		st("attempted", golf, ""),
+		st("experienced", golf+"/GolfBasics.html", ""),
+		st("attempted", golf+"/GolfAssessment", ""),
+		st("passed", golf, `{"score":{"scaled":0.8,"raw":8,"min":0,"max":10},"success":true,"completion":true,"duration":"PT1M2S"}`),
+	}
+	r := Statements(p, VerbsOf(raws))
+	if r.Completion != registration.Completed || r.Success != registration.Passed || fmtScore(r.Score) != "80" || fmtScore(r.CompletionAmount) != "1" {
+		t.Fatalf("Golf passed: %s/%s score %s amount %s", r.Completion, r.Success, fmtScore(r.Score), fmtScore(r.CompletionAmount))
+	}
+	// result.completion true under another verb completes the activity; without it, only
+	// completed or passed do.
+	r = Statements(p, VerbsOf([]json.RawMessage{st("experienced", golf, `{"completion":true}`)}))
+	if r.Completion != registration.Completed || r.Success != registration.Unknown {
+		t.Fatalf("completion true: %s/%s", r.Completion, r.Success)
+	}
+	r = Statements(p, VerbsOf([]json.RawMessage{st("experienced", golf, `{"completion":false}`)}))
+	if r.Completion != registration.Incomplete {
+		t.Fatalf("completion false: %s", r.Completion)
+	}
+	// cmi5 reads its own verbs only: result.completion does not stand for completed.
+	c5 := &course.Package{Standard: course.CMI5, Root: &course.Activity{ID: "c", Children: []*course.Activity{
+		{ID: "au", LaunchURL: "au.html", CMI5: &course.CMI5AU{ID: "https://example.com/au", MoveOn: "Completed"}}}}}
+	r = Statements(c5, VerbsOf([]json.RawMessage{st("experienced", "https://example.com/au", `{"completion":true}`)}))
+	if r.Completion == registration.Completed {
+		t.Fatalf("cmi5 AU completed by result.completion: %s", r.Completion)
 	}
 }

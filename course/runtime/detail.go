@@ -153,6 +153,20 @@ const (
 	ResetOnNewSequencingAttempt = "ON_EACH_NEW_SEQUENCING_ATTEMPT"
 )
 
+// completedNow reports whether the stored data says the activity is completed: 2004
+// completion_status completed, 1.2 lesson_status completed or passed.
+func (r *Record) completedNow() bool {
+	if r.Dialect == SCORM2004 {
+		return r.Values["cmi.completion_status"] == "completed"
+	}
+	st := r.Values["cmi.core.lesson_status"]
+	return st == "completed" || st == "passed"
+}
+
+// Suspended reports whether the activity's last exit was a suspend (cmi.exit,
+// cmi.core.exit).
+func (r *Record) Suspended() bool { return r.get("cmi.exit", "cmi.core.exit") == "suspend" }
+
 // StartsAfresh reports whether a new load of an activity whose stored record is rec begins a
 // new attempt with fresh run-time data under reset mode (PlayerResetRunTimeData). An empty
 // mode is the standard's: SCORM 2004 ends an attempt on any exit but suspend (RTE 4.2.8,

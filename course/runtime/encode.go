@@ -1,30 +1,42 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
-	"strconv"
+	"fmt"
 	"unicode/utf8"
 )
 
+// recordAlias is Record without its methods, so that storedRecord can shadow its values.
+type recordAlias Record
+
+// storedRecord is Record as stored with its values left raw: the outer Values shadows the
+// embedded one, so every other field is encoded and decoded by encoding/json as declared.
+type storedRecord struct {
+	*recordAlias
+	Values json.RawMessage `json:"values"`
+}
+
 // encode is json.Marshal(rt) without sorting the element names: a record of a commit with
 // 10,000 interactions holds about 100,000 elements, and sorting them was a third of the cost
-// of storing it. Nothing reads the stored form in order; decode reads it with
-// json.Unmarshal like any other JSON.
-func encode(rt *Record) []byte {
-	n := 128
+// of storing it. Nothing reads the stored form in order; decode reads any JSON object.
+func encode(rt *Record) ([]byte, error) {
+	head, err := json.Marshal(storedRecord{recordAlias: (*recordAlias)(rt), Values: json.RawMessage("null")})
+	if err != nil {
+		return nil, err
+	}
+	// The first "values":null is the field: inside a string a quote is always escaped.
+	at := bytes.Index(head, []byte(`"values":null`))
+	if at < 0 {
+		return nil, fmt.Errorf("encode runtime %s: no values field", rt.Activity)
+	}
+	n := len(head) + 2
 	for k, v := range rt.Values {
 		n += len(k) + len(v) + 6
 	}
 	b := make([]byte, 0, n)
-	b = append(b, `{"activity":`...)
-	b = appendString(b, rt.Activity)
-	b = append(b, `,"dialect":`...)
-	b = strconv.AppendInt(b, int64(rt.Dialect), 10)
-	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, rt.Attempt, 10)
-	b = append(b, `,"sequence":`...)
-	b = strconv.AppendInt(b, rt.Sequence, 10)
-	b = append(b, `,"values":{`...)
+	b = append(b, head[:at+len(`"values":`)]...)
+	b = append(b, '{')
 	first := true
 	for k, v := range rt.Values {
 		if !first {
@@ -35,9 +47,8 @@ func encode(rt *Record) []byte {
 		b = append(b, ':')
 		b = appendString(b, v)
 	}
-	b = append(b, `},"commits":`...)
-	b = strconv.AppendInt(b, int64(rt.Commits), 10)
-	return append(b, '}')
+	b = append(b, '}')
+	return append(b, head[at+len(`"values":null`):]...), nil
 }
 
 // appendString appends s as a JSON string. Values were checked to be UTF-8 when committed;
@@ -72,16 +83,6 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// storedRecord is Record as stored, its values left for decodeValues.
-type storedRecord struct {
-	Activity string          `json:"activity"`
-	Dialect  Dialect         `json:"dialect"`
-	Attempt  int64           `json:"attempt"`
-	Sequence int64           `json:"sequence"`
-	Values   json.RawMessage `json:"values"`
-	Commits  int             `json:"commits"`
 }
 
 // decodeValues reads the stored values, a JSON object of strings that encoding/json has

@@ -101,11 +101,19 @@ func ParsePutParam(data string) (Values, error) {
 	return v, nil
 }
 
-// AddSessionTime returns total plus the session time of v (SCORM 1.2 timespans) as a timespan.
-func AddSessionTime(total string, v Values) string {
-	s := TimespanSeconds(total) + TimespanSeconds(v["cmi.core.session_time"])
-	n := int64(s)
-	return fmt.Sprintf("%04d:%02d:%02d", n/3600, n/60%60, n%60)
+// Timespan writes seconds as a SCORM 1.2 CMITimespan, HHHH:MM:SS with hundredths when
+// there are any.
+func Timespan(seconds float64) string {
+	if seconds < 0 {
+		seconds = 0
+	}
+	c := int64(seconds*100 + 0.5)
+	n := c / 100
+	out := fmt.Sprintf("%04d:%02d:%02d", n/3600, n/60%60, n%60)
+	if f := c % 100; f != 0 {
+		out += fmt.Sprintf(".%02d", f)
+	}
+	return out
 }
 
 // GetParamData renders the AICC_Data of a GetParam answer from the SCO's initial values

@@ -27,9 +27,35 @@ func TestParsePutParam(t *testing.T) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if got := AddSessionTime("0000:59:50", Values{"cmi.core.session_time": "00:00:15"}); got != "0001:00:05" {
-		t.Errorf("total time %s", got)
+	for sec, want := range map[float64]string{3605: "0001:00:05", 14.46: "0000:00:14.46", 0: "0000:00:00", -3: "0000:00:00"} {
+		if got := Timespan(sec); got != want {
+			t.Errorf("Timespan(%v) = %s, want %s", sec, got, want)
+		}
 	}
+}
+
+// An AU's PutParams repeat the session's running time: the latest replaces the session's
+// earlier ones, and a new session (ExitAU, another player session, a running time that goes
+// back) adds to the total.
+func TestHACPTotal(t *testing.T) {
+	rt := &Record{Values: Values{"cmi.core.total_time": "0000:10:00"}}
+	step := func(session string, sec, want float64) {
+		t.Helper()
+		got := rt.hacpTotal(&HACPTime{Session: session, Seconds: sec})
+		rt.Values["cmi.core.total_time"] = Timespan(got)
+		if got != want {
+			t.Errorf("PutParam %s %vs: total %v, want %v", session, sec, got, want)
+		}
+	}
+	step("s1", 60, 660)
+	step("s1", 120, 720)
+	step("s1", 180, 780) // not 600+60+120+180
+	rt.HACP.Open = false // ExitAU
+	step("s1", 30, 810)
+	step("s1", 45, 825)
+	step("s2", 50, 875)  // another player session
+	step("s2", 10, 885)  // the AU loaded again without ExitAU: its time starts over
+	step("s2", 100, 975) // and runs on
 }
 
 func TestGetParamData(t *testing.T) {

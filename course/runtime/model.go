@@ -89,6 +89,22 @@ type Commit struct {
 	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
 	// with the first commit of a load that started afresh.
 	Reset string
+	// Finish12 marks the terminating commit (LMSFinish) of a SCORM 1.2 SCO: a SCO that set no
+	// lesson_status by then is completed (SCORM 1.2 RTE, cmi.core.lesson_status).
+	Finish12 bool
+	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
+	// into cmi.core.total_time (HACPTime).
+	HACP *HACPTime
+}
+
+// HACPTime is the time of one AICC PutParam. An AU's Time is the running time of its
+// session, so every PutParam of a session repeats the time before it: the latest replaces
+// the session's earlier ones, and the total is the earlier sessions' total plus it.
+type HACPTime struct {
+	// Session is the player session the AU runs in (SessionClaims.Launch).
+	Session string
+	// Seconds is the PutParam's [Core] Time.
+	Seconds float64
 }
 
 // Bounds of PlayerSuspendDataMaxLength: SCORM 1.2's smallest permitted maximum, which

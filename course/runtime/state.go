@@ -37,6 +37,15 @@ func StateOf(recs map[string]*Record, detail bool) rollup.State {
 			exit = rec.Values["cmi.core.exit"]
 		}
 		a.Suspended = exit == "suspend"
+		if rec.Completed && !rec.completedNow() {
+			// A completed SCO re-entered in a new attempt stays completed (Record.Completed):
+			// neither the new attempt's status nor its progress measure lowers it.
+			if rec.Dialect == SCORM2004 {
+				a.CompletionStatus, a.ProgressMeasure = "completed", nil
+			} else if a.LessonStatus != "failed" {
+				a.LessonStatus = "completed"
+			}
+		}
 		st[id] = a
 	}
 	return st

@@ -33,8 +33,37 @@ type Record struct {
 	Sequence int64  `json:"sequence"`
 	Values   Values `json:"values"`
 	// Commits counts the stored commits.
-	Commits int       `json:"commits"`
-	Updated time.Time `json:"-"`
+	Commits int `json:"commits"`
+	// HACP is the AU session the latest AICC PutParam belonged to (nil for SCORM).
+	HACP *HACPSession `json:"hacp,omitempty"`
+	// Completed: an earlier attempt of the activity (one a later load started afresh, see
+	// StartsAfresh) was completed. A completed SCO re-entered keeps its completion: StateOf
+	// reads it completed until the new attempt says so itself.
+	Completed bool      `json:"completed,omitempty"`
+	Updated   time.Time `json:"-"`
+}
+
+// HACPSession is an AICC AU session as the store follows it: the total time before it, the
+// running time its latest PutParam reported, and whether it is still open.
+type HACPSession struct {
+	Session string  `json:"session"`
+	Before  float64 `json:"before"`
+	Latest  float64 `json:"latest"`
+	Open    bool    `json:"open"`
+}
+
+// hacpTotal applies a PutParam's running time t to rt and returns the activity's new total
+// time in seconds. An AU session ends at ExitAU (EndHACP), when the player session changes,
+// or when the running time goes back (the AU was loaded again without ExitAU); the next
+// PutParam then starts a new one on top of the stored total.
+func (rt *Record) hacpTotal(t *HACPTime) float64 {
+	cur := rt.HACP
+	if cur == nil || !cur.Open || cur.Session != t.Session || t.Seconds < cur.Latest {
+		cur = &HACPSession{Session: t.Session, Before: TimespanSeconds(rt.Values["cmi.core.total_time"]), Open: true}
+	}
+	cur.Latest = t.Seconds
+	rt.HACP = cur
+	return cur.Before + cur.Latest
 }
 
 // Store keeps run-time records in the record store.
@@ -52,7 +81,8 @@ func recordID(regID, instanceKey, activity string) string {
 }
 
 func decode(r *record.Record) (*Record, error) {
-	var sr storedRecord
+	var rt Record
+	sr := storedRecord{recordAlias: (*recordAlias)(&rt)}
 	if err := json.Unmarshal(r.Data, &sr); err != nil {
 		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
@@ -60,8 +90,8 @@ func decode(r *record.Record) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
-	return &Record{Activity: sr.Activity, Dialect: sr.Dialect, Attempt: sr.Attempt, Sequence: sr.Sequence,
-		Values: values, Commits: sr.Commits, Updated: r.Updated}, nil
+	rt.Values, rt.Updated = values, r.Updated
+	return &rt, nil
 }
 
 // Get returns an activity's run-time record, or nil when nothing was committed yet.
@@ -128,7 +158,9 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		}
 		if attempt > rt.Attempt && rt.Attempt != 0 && StartsAfresh(c.Reset, d, rt) {
 			// The first commit of a load that started a new attempt: the earlier attempt's
-			// data is not carried over (the load got none of it either).
+			// data is not carried over (the load got none of it either), but its completion
+			// is.
+			rt.Completed = rt.Completed || rt.completedNow()
 			rt.Values = Values{}
 		}
 		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d
@@ -145,6 +177,12 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 			}
 		}
 		rt.Values = merged
+		if st := rt.Values["cmi.core.lesson_status"]; c.Finish12 && (st == "" || st == "not attempted") {
+			rt.Values["cmi.core.lesson_status"] = "completed"
+		}
+		if c.HACP != nil {
+			rt.Values["cmi.core.total_time"] = Timespan(rt.hacpTotal(c.HACP))
+		}
 		rt.Commits++
 		return nil
 	}
@@ -161,8 +199,8 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 				return err
 			}
 			applied = rt
-			r.Data = encode(rt)
-			return nil
+			r.Data, err = encode(rt)
+			return err
 		})
 		if err == nil {
 			applied.Updated = r.Updated
@@ -175,8 +213,12 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		if err := apply(rt); err != nil {
 			return nil, err
 		}
+		data, err := encode(rt)
+		if err != nil {
+			return nil, err
+		}
 		nr := &record.Record{Tenant: tenant, Kind: KindRuntime, ID: id, Key: instanceKey,
-			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: encode(rt)}
+			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: data}
 		err = s.records.Create(ctx, nr)
 		if err == nil {
 			rt.Updated = nr.Updated
@@ -189,6 +231,29 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 	}
 	return nil, fmt.Errorf("runtime %q: too many concurrent first commits", id)
 }
+
+// EndHACP ends the open AICC AU session of an activity (ExitAU), so the next PutParam's
+// time adds to the total instead of replacing this session's. Nothing stored: nothing to end.
+func (s *Store) EndHACP(ctx context.Context, tenant, regID, instanceKey, activity string) error {
+	_, err := record.Modify(ctx, s.records, tenant, KindRuntime, recordID(regID, instanceKey, activity), func(r *record.Record) error {
+		rt, err := decode(r)
+		if err != nil {
+			return err
+		}
+		if rt.HACP == nil || !rt.HACP.Open {
+			return errNothingToEnd
+		}
+		rt.HACP.Open = false
+		r.Data, err = encode(rt)
+		return err
+	})
+	if errors.Is(err, record.ErrNotFound) || errors.Is(err, errNothingToEnd) {
+		return nil
+	}
+	return err
+}
+
+var errNothingToEnd = errors.New("no open AU session")
 
 // DeleteInstance removes the run-time records of one registration instance (after a reset).
 // Records left by a crash in between are never read: the fresh instance has a new key.

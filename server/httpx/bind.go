@@ -30,7 +30,12 @@ func DecodeJSON(c *fiber.Ctx, v any) error {
 		return BadRequest("request body is empty; a JSON object is required")
 	}
 	// The Content-Type is not checked: many clients (curl -d among them) label JSON as a form,
-	// and the body must parse as JSON anyway.
+	// and the body must parse as JSON anyway. The whole body is checked first, so a body that
+	// is not JSON (truncated, or cut at the front so that it starts with a string) is called
+	// that, not judged by its first value.
+	if !json.Valid(body) {
+		return BadRequest("%s", invalidJSON(body))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -40,6 +45,25 @@ func DecodeJSON(c *fiber.Ctx, v any) error {
 		return BadRequest("request body must hold exactly one JSON object")
 	}
 	return nil
+}
+
+// invalidJSON says why body, which json.Valid refused, is not JSON: truncated (it ends
+// before its first value is complete), a syntax error at a byte offset, or more after a
+// complete first value (a body cut at the front, which then starts with a string).
+func invalidJSON(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var v any
+	err := dec.Decode(&v)
+	var syn *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Sprintf("request body is not valid JSON: it is truncated (its %d bytes end before the JSON value is complete)", len(body))
+	case errors.As(err, &syn):
+		return fmt.Sprintf("request body is not valid JSON (at byte %d): %v", syn.Offset, syn)
+	case err != nil:
+		return "request body is not valid JSON: " + err.Error()
+	}
+	return fmt.Sprintf("request body is not valid JSON: it goes on after the JSON value that ends at byte %d", dec.InputOffset())
 }
 
 func describeJSONError(err error) string {

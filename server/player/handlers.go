@@ -45,6 +45,7 @@ func (s *API) Register(r httpx.Registrar) {
 	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
 	s.browser(fiber.MethodGet, "/player/content/:session/*", s.playerContent, true)
 	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", s.playerActivity)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/locked", s.playerLocked)
 	s.registerCMI5()
 	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
 	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
@@ -211,9 +212,25 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
+	start := sess.StartSco
+	if start == "" {
+		// A relaunch goes on where the learner left (the last suspended or used activity).
+		if start, err = s.deps.Learner.ResumeActivity(c.UserContext(), sess, v); err != nil {
+			return err
+		}
+	}
+	// Activities whose prerequisites are not met are locked: the page disables them and
+	// skips them, and their load is refused.
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	hasPrereqs := false
+	v.Package.Root.Walk(func(a *course.Activity) { hasPrereqs = hasPrereqs || a.Prerequisites != "" })
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
+	cfg.Locked, cfg.Prerequisites = locked, hasPrereqs && !sess.Preview && !sess.ForceReview
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
 	cfg.MaxFailedSubmissions, _ = strconv.Atoi(vs["PlayerCommMaxFailedSubmissions"])
 	cfg.FinishCommit = vs["PlayerFinishCausesImmediateCommit"] != "false"
@@ -518,8 +535,11 @@ type ActivityState struct {
 
 func (s *API) playerActivity(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	sess, _, act, d, err := s.sessionActivity(c, "")
+	sess, v, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
+		return err
+	}
+	if err := s.refuseLocked(c, sess, v, act); err != nil {
 		return err
 	}
 	reset, err := s.deps.Learner.SessionSetting(ctx, sess, settingResetRunTimeData)
@@ -532,6 +552,44 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values})
+}
+
+// refuseLocked refuses (403) the load of an activity whose prerequisites are not met.
+func (s *API) refuseLocked(c *fiber.Ctx, sess *course.SessionClaims, v *course.Version, act *course.Activity) error {
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	if expr, ok := locked[act.ID]; ok {
+		return httpx.Errorf(fiber.StatusForbidden, "activity '%s' is locked: its prerequisites (%s) are not met yet", act.ID, expr)
+	}
+	return nil
+}
+
+// Locks answers GET /player/runtime/{session}/locked: the activities the learner may not
+// launch yet, each with its unmet prerequisites.
+type Locks struct {
+	Locked map[string]string `json:"locked"`
+}
+
+func (s *API) playerLocked(c *fiber.Ctx) error {
+	sess, err := s.playerSession(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
+	if err != nil {
+		return err
+	}
+	locked, err := s.deps.Learner.Locked(c.UserContext(), sess, v)
+	if err != nil {
+		return err
+	}
+	if locked == nil {
+		locked = map[string]string{}
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(Locks{Locked: locked})
 }
 
 func (s *API) playerCommit(c *fiber.Ctx) error {
@@ -708,7 +766,7 @@ func (s *API) playerHACP(c *fiber.Ctx) error {
 		return answer(scormrt.HACPOK, "Successful", "")
 	case "exitau":
 		if !sess.Preview && !sess.ForceReview {
-			if err := s.deps.Learner.Exit(ctx, sess, v); err != nil {
+			if err := s.deps.Learner.Exit(ctx, sess, v, act); err != nil {
 				return err
 			}
 		}

@@ -39,6 +39,12 @@ type Config struct {
 	Activities []Activity `json:"activities"`
 	// Start is the id of the activity to launch first ("" = the first launchable one).
 	Start string `json:"start"`
+	// Locked are the activities whose prerequisites are not met (id → the expression); the
+	// page disables them in the table of contents and Previous/Next skip them.
+	Locked map[string]string `json:"locked,omitempty"`
+	// Prerequisites: some activity has prerequisites, so the page asks again which are
+	// locked after an activity finishes.
+	Prerequisites bool `json:"prerequisites,omitempty"`
 	// RuntimeURL is the session's runtime endpoint base (activity load and commit).
 	RuntimeURL string `json:"runtimeUrl"`
 	// ScriptURL is where the scorm-again bundle is served.
@@ -111,6 +117,7 @@ body{display:flex;flex-direction:column}
 #toc{width:16em;overflow:auto;border-right:1px solid #ccc;padding:.5em;box-sizing:border-box}
 #toc button{display:block;width:100%;text-align:left;border:0;background:none;padding:.25em;cursor:pointer}
 #toc button.current{background:#dde6f5;font-weight:bold}
+#toc button:disabled{color:#888;cursor:not-allowed}
 #toc div.container{padding:.25em;color:#555}
 #frame{flex:1;border:0;height:100%}
 #done,#launch-panel{flex:1;padding:2em}
@@ -144,6 +151,7 @@ body{display:flex;flex-direction:column}
   var scos = cfg.activities.filter(function (a) { return a.url; });
   var current = -1, api = null, exiting = false, leaving = false;
   var buttons = {};
+  var locked = cfg.locked || {}; // activities whose prerequisites are not met
   // The page's state across a reload of the same tab: exited, so a reload goes where
   // RedirectOnRefreshUrl says.
   var exitKey = "lectern-exited:" + cfg.runtimeUrl;
@@ -168,16 +176,17 @@ body{display:flex;flex-direction:column}
   // A single-SCO course exits when its SCO finishes; in a multi-SCO course the learner goes
   // on with the table of contents or Previous/Next, or leaves with Exit.
   function finished() {
+    setTimeout(refreshLocks, 250); // the finish may have met another activity's prerequisites
     if (exiting || scos.length < 2) setTimeout(exit, 0);
   }
   function go(i) {
     if (i < 0 || i >= scos.length) return;
+    if (locked[scos[i].id]) { applyLocks(); return; }
     if (current >= 0) heartbeat(); // the time so far belongs to the activity being left
     var a = scos[i];
     current = i;
     Object.keys(buttons).forEach(function (id) { buttons[id].className = id === a.id ? "current" : ""; });
-    if ($("prev")) $("prev").disabled = i === 0;
-    if ($("next")) $("next").disabled = i === scos.length - 1;
+    applyLocks();
     unload();
     // AICC AUs talk HACP to the server themselves (aicc_sid and aicc_url are in their URL).
     // xAPI activities get the record store's endpoint and credential in theirs.
@@ -191,6 +200,7 @@ body{display:flex;flex-direction:column}
         lmsCommitUrl: cfg.runtimeUrl + "/commit?activity=" + encodeURIComponent(a.id) + "&attempt=" + state.attempt,
         dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true, terminateCommitParam: "terminate",
         autocommit: true, autocommitSeconds: cfg.commitSeconds || 10, alwaysSendTotalTime: true,
+        autoCompleteLessonStatus: true, // SCORM 1.2: LMSFinish without a status completes (browse: browsed)
         xhrResponseHandler: responseHandler, logLevel: 4
       };
       flushFinish();
@@ -209,6 +219,33 @@ body{display:flex;flex-direction:column}
     };
     req.send();
   }
+  // --- Prerequisites (SCORM 1.2, AICC): locked activities are disabled and skipped ---
+  // step is the next activity from index from in direction dir that is not locked, or -1.
+  function step(from, dir) {
+    for (var j = from + dir; j >= 0 && j < scos.length; j += dir) if (!locked[scos[j].id]) return j;
+    return -1;
+  }
+  function applyLocks() {
+    Object.keys(buttons).forEach(function (id) {
+      buttons[id].disabled = !!locked[id];
+      if (locked[id]) buttons[id].title = "Locked until its prerequisites are met"; else buttons[id].removeAttribute("title");
+    });
+    if ($("prev")) $("prev").disabled = step(current, -1) < 0;
+    if ($("next")) $("next").disabled = step(current, 1) < 0;
+  }
+  function refreshLocks() {
+    if (!cfg.prerequisites) return;
+    var req = new XMLHttpRequest();
+    req.open("GET", cfg.runtimeUrl + "/locked");
+    req.onload = function () {
+      if (req.status !== 200) return;
+      try { locked = JSON.parse(req.responseText).locked || {}; } catch (e) { return; }
+      applyLocks();
+    };
+    req.send();
+  }
+  if (cfg.prerequisites) setInterval(refreshLocks, (cfg.commitSeconds || 10) * 1000);
+
   // Run-time settings the page applies to the SCORM API (PlayerSuspendDataMaxLength,
   // PlayerCommMaxFailedSubmissions, PlayerFinishCausesImmediateCommit). They hook
   // scorm-again's storeData, which LMSCommit/Commit, the automatic commits and
@@ -337,8 +374,8 @@ body{display:flex;flex-direction:column}
   progressed("");
 
   // --- Controls ---
-  if ($("prev")) $("prev").onclick = function () { go(current - 1); };
-  if ($("next")) $("next").onclick = function () { go(current + 1); };
+  if ($("prev")) $("prev").onclick = function () { go(step(current, -1)); };
+  if ($("next")) $("next").onclick = function () { go(step(current, 1)); };
   if ($("close")) $("close").onclick = function () {
     unload();
     frame.hidden = true;
@@ -412,7 +449,9 @@ body{display:flex;flex-direction:column}
   if (refreshed && chrome.redirectOnRefresh) { follow(chrome.redirectOnRefresh); return; }
   var start = 0;
   scos.forEach(function (a, i) { if (a.id === cfg.start) start = i; });
+  if (scos.length > 0 && locked[scos[start].id]) start = step(-1, 1);
   if (scos.length === 0) showMessage("This course has nothing to launch.");
+  else if (start < 0) { applyLocks(); showMessage("Every activity of this course is locked until its prerequisites are met."); }
   else go(start);
 })();
 </script>
