@@ -87,7 +87,7 @@ type Deps struct {
 	QueueConsole bool
 	// UploadLimit is the largest import (course or content package) in bytes.
 	UploadLimit int64
-	Logger       *slog.Logger
+	Logger      *slog.Logger
 }
 
 // Console is the web console's HTTP side.
