@@ -171,15 +171,18 @@ func (s *Server) framingCheck(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose()
 		return ferr
 	}
-	if req.IsBodyStream() {
-		if declared >= 0 {
-			req.Header.SetContentLength(int(declared))
-		} else {
-			// fasthttp's stream yields raw bytes up to the length; httpx.Body decodes the
-			// chunks itself.
-			req.Header.SetContentLength(math.MaxInt)
-		}
-		httpx.Begin(c, c.Context().RequestBodyStream(), declared)
+	switch {
+	case !req.IsBodyStream():
+	case len(req.Header.RawHeaders()) == 0:
+		// Made in process (the console's calls to the API): the stream is the body itself.
+		httpx.Begin(c, c.Context().RequestBodyStream(), int64(req.Header.ContentLength()), false)
+	case declared >= 0:
+		req.Header.SetContentLength(int(declared))
+		httpx.Begin(c, c.Context().RequestBodyStream(), declared, false)
+	default:
+		// fasthttp's stream yields raw bytes up to the length; httpx.Body decodes the chunks.
+		req.Header.SetContentLength(math.MaxInt)
+		httpx.Begin(c, c.Context().RequestBodyStream(), -1, true)
 	}
 	err := c.Next()
 	if !httpx.BodyRead(c) {

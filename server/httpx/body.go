@@ -74,8 +74,10 @@ type Body struct {
 	src   io.Reader
 	limit int64
 	n     int64
-	// declared is the Content-Length, -1 when chunked.
+	// declared is the Content-Length, -1 when unknown (chunked).
 	declared int64
+	// chunked marks a body src yields chunk-encoded, as it came on the wire.
+	chunked bool
 	// left is what remains of the current chunk's data.
 	left     int64
 	err      *Error
@@ -86,10 +88,14 @@ type Body struct {
 
 // Begin puts a Body in front of the request's unread body stream src, with the limit of a
 // route that takes no body (MaxNoBody) until the route sets its own. The root calls it for
-// every request that has a body; declared is its Content-Length, -1 for a chunked body, whose
-// raw bytes (chunk sizes and all) src must yield.
-func Begin(c *fiber.Ctx, src io.Reader, declared int64) {
-	c.Locals(localsBody, &Body{src: src, limit: MaxNoBody, declared: declared})
+// every request that has a body; declared is its Content-Length, -1 when unknown. With
+// chunked, src yields the raw chunk-encoded bytes (sizes and all), which Body decodes;
+// without it, the body itself (to its end when no length is declared).
+func Begin(c *fiber.Ctx, src io.Reader, declared int64, chunked bool) {
+	if chunked {
+		declared = -1
+	}
+	c.Locals(localsBody, &Body{src: src, limit: MaxNoBody, declared: declared, chunked: chunked})
 }
 
 func bodyOf(c *fiber.Ctx) (*Body, bool) {
@@ -105,7 +111,7 @@ func (b *Body) fail(e *Error) error {
 }
 
 func (b *Body) malformed(err error) error {
-	if b.declared < 0 {
+	if b.chunked {
 		return b.fail(BadRequest("the chunked request body is malformed or ends early: %v", err))
 	}
 	return b.fail(BadRequest("the request body could not be read (it ends before its Content-Length?): %v", err))
@@ -120,8 +126,10 @@ func (b *Body) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	case len(p) == 0:
 		return 0, nil
-	case b.declared < 0:
+	case b.chunked:
 		return b.readChunked(p)
+	case b.declared < 0:
+		return b.readToEnd(p)
 	case b.declared > b.limit:
 		return 0, b.fail(tooLarge(b.limit))
 	case b.n >= b.declared:
@@ -142,6 +150,25 @@ func (b *Body) Read(p []byte) (int, error) {
 		return n, b.malformed(err)
 	}
 	return n, nil
+}
+
+// readToEnd reads a body of unknown length that is not chunk-encoded (a request made in
+// process) to its end, up to the limit.
+func (b *Body) readToEnd(p []byte) (int, error) {
+	if room := b.limit - b.n + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.src.Read(p)
+	b.n += int64(n)
+	switch {
+	case b.n > b.limit:
+		return 0, b.fail(tooLarge(b.limit))
+	case err == io.EOF:
+		b.eof = true
+	case err != nil:
+		return n, b.malformed(err)
+	}
+	return n, err
 }
 
 func (b *Body) readChunked(p []byte) (int, error) {
