@@ -342,7 +342,7 @@ func isImport(path string) bool {
 // the handler (to temporary files past 8 KiB a part), up to the upload limit, so its length
 // must be declared; browsers always declare it.
 func (co *Console) uploadRequired(c *fiber.Ctx) error {
-	if co.openSession(c) != nil && c.Request().IsBodyStream() && c.Request().Header.ContentLength() < 0 {
+	if co.openSession(c) != nil && httpx.DeclaredLength(c) < 0 {
 		return httpx.Errorf(fiber.StatusLengthRequired, "an import form needs a Content-Length")
 	}
 	return co.sessionRequired(c)

@@ -335,6 +335,15 @@ func StreamedBody(c *fiber.Ctx) (*Body, bool) {
 	return b, ok && b.streamed
 }
 
+// DeclaredLength is the request body's Content-Length: 0 for no body, -1 when it has none
+// (chunked).
+func DeclaredLength(c *fiber.Ctx) int64 {
+	if b, ok := bodyOf(c); ok {
+		return b.declared
+	}
+	return 0
+}
+
 // Limit sets the request body's limit without reading any of it, and refuses a declared
 // length over it (413). It is the first check of every route: a request whose credentials
 // are not checked yet gets no more than the answer.
@@ -382,6 +391,7 @@ func ReadBody(c *fiber.Ctx, limit int64) error {
 	// SetBodyRaw also closes the stream: from here on the body is an ordinary one, already
 	// decoded (Fiber would otherwise decompress it again, without a limit).
 	req.SetBodyRaw(buf)
+	req.Header.SetContentLength(len(buf))
 	req.Header.Del(fiber.HeaderContentEncoding)
 	return nil
 }
