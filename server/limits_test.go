@@ -199,6 +199,28 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 				}
 			}
 		}
+		// The console reads a form only once the session cookie is checked, and an import form
+		// only with a declared length (it is read to temporary files, not through the limit).
+		if console.Installed() {
+			cc := &consoleClient{t: t, e: e}
+			cc.signIn(rootUser, rootPass)
+			if cc.cookie == "" {
+				t.Fatal("console sign-in gave no session")
+			}
+			form := "Content-Type: application/x-www-form-urlencoded\r\n"
+			h := e.hold(withHost("POST /console/tenants HTTP/1.1\r\n"+form) + "Content-Length: 500000\r\n\r\ntenant_id=x")
+			if status, msg := h.answer(); status != 303 || !h.closed() {
+				t.Errorf("console form without a session: %d %q, want the sign-in redirect, its body unread", status, msg)
+			}
+			h = e.hold(withHost("POST /console/tenants HTTP/1.1\r\nCookie: "+cc.cookie+"\r\n"+form) + "Content-Length: 2000000\r\n\r\ntenant_id=x")
+			if status, msg := h.answer(); status != 413 || !strings.Contains(msg, "1048576 bytes (1 MiB)") {
+				t.Errorf("console form of 2 MB: %d %q, want 413 naming 1 MiB", status, msg)
+			}
+			h = e.hold(withHost("POST /console/t/acme/courses/import HTTP/1.1\r\nCookie: "+cc.cookie+"\r\nContent-Type: multipart/form-data; boundary=b\r\n") + "Transfer-Encoding: chunked\r\n\r\n10\r\n--b")
+			if status, msg := h.answer(); status != 411 {
+				t.Errorf("chunked console import: %d %q, want 411", status, msg)
+			}
+		}
 		// A player post with a session this server did not sign is answered without its body.
 		h := e.hold(withHost("POST /player/hacp/forged HTTP/1.1\r\n"+form) + "Content-Length: 1000\r\n\r\ncommand=GetParam")
 		if status, _ := h.answer(); status != 200 || !h.closed() {
