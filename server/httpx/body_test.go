@@ -93,3 +93,30 @@ func TestChunkedBody(t *testing.T) {
 		t.Errorf("ends early: %v, want 400", err)
 	}
 }
+
+// TestReadAllGrowsWithTheBody: a declared length is not reserved before its bytes arrive,
+// and a body read whole takes one buffer of its size.
+func TestReadAllGrowsWithTheBody(t *testing.T) {
+	const declared = 64 << 20
+	src := &stalled{r: strings.NewReader(strings.Repeat("x", 1000)), stop: make(chan struct{})}
+	b := &Body{src: src, limit: declared, declared: declared}
+	var buf []byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf, _ = readAll(b, declared, declared)
+	}()
+	close(src.stop) // the client goes away after 1,000 bytes
+	<-done
+	if cap(buf) > firstRead {
+		t.Errorf("1,000 bytes of a declared 64 MiB took a buffer of %d bytes", cap(buf))
+	}
+	body := strings.Repeat("y", 3<<20)
+	got, err := readAll(strings.NewReader(body), int64(len(body)), declared)
+	if err != nil || string(got) != body {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+	if cap(got) > len(body)+len(body)/4 {
+		t.Errorf("a %d-byte body took a buffer of %d bytes", len(body), cap(got))
+	}
+}
