@@ -208,6 +208,27 @@ printf '%s\n' "$search_out" | awk '
   }'
 
 # ---------------------------------------------------------------------------------------------
+# Statement-write memory (issue 22): lrs/ingest BenchmarkWritePeak writes one POST batch of about
+# 18,000 statements (18 MiB) through the write use case over a store that keeps nothing and
+# reports the peak heap growth while it runs as a multiple of the body (goal: at most 3);
+# BenchmarkWrite100 the CPU and allocations of a batch of 100.
+cmd=(go test -run='^$' -bench='^BenchmarkWritePeak$' -benchtime=3x ./lrs/ingest/)
+echo "+ ${cmd[*]}" >&2
+out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+printf '%s\n' "$out" | awk '
+  function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
+  $1 ~ /^BenchmarkWritePeak-/ {
+    found = 1
+    printf "\n| %-44s | %10s | %6s |\n|%s|%s:|%s:|\n", "statement write, one POST batch", "body MiB", "peak/body", \
+      "----------------------------------------------", "-----------", "-------"
+    printf "| %-44s | %10.1f | %6.2f |\n", "peak heap growth (goal: at most 3x the body)", metric("payload-MiB"), metric("peak/payload")
+  }
+  END { if (!found) { print "no BenchmarkWritePeak results found" > "/dev/stderr"; exit 1 } }'
+cmd=(go test -run='^$' -bench='^BenchmarkWrite100$' -benchtime=2s ./lrs/ingest/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
+
+# ---------------------------------------------------------------------------------------------
 # Content service extras (issue 5): the persistent embedding cache (indexer/embed
 # BenchmarkRecordCache: 1,000 chunks through the model alone, then through the record-store cache
 # after a restart and warm, SQLite and PostgreSQL) and the content list (content BenchmarkList:

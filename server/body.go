@@ -2,17 +2,35 @@ package server
 
 import (
 	"bytes"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
-// Request bodies are streamed by fasthttp (Config.StreamRequestBody): nothing is read
-// before a handler asks for it, so each route has its own limit, set here. Uploads stream
-// their multipart file part to the blob store; every other body is read into memory
-// (httpx.ApplyLimit), up to its route's limit, before authentication or the handler sees it.
+// Request bodies and framing. fasthttp reads a request's header, then, left to itself, up
+// to 8 KiB of the body a request declares before any handler runs (or, after a 100 Continue,
+// waits for it): a client that declares a body and sends none of it holds a connection and
+// a buffer until the read timeout, unauthenticated. headerReceived (fasthttp's header hook)
+// hides the declared length from fasthttp so that it reads none of the body; the first
+// middleware (framingCheck) checks the framing of the raw header lines, gives the body back its
+// length and puts an httpx.Body with the smallest limit in front of it. Each route then sets
+// its own limit, refusing a declared length over it before anything else, and reads the body
+// only once it knows who is asking:
+//
+//   - API routes (handle): limit check, authentication and tenant scope, then ApplyLimit;
+//   - the record store's alternate request syntax, whose form carries the credentials: 64 KiB
+//     read before authentication (alternateBody);
+//   - the console (sign-in 16 KiB, forms 1 MiB, imports the upload limit, after the session)
+//     and the player (commits and HACP 1 MiB, after the session token): their own packages;
+//   - the queue console: 1 MiB after the root credentials.
+//
+// A body left unread when the answer is ready (a refusal) is not waited for: the connection
+// is closed after the answer.
 
 // Default body limits; Deps.BodyLimit and Deps.RecordBodyLimit override the first two.
 const (
@@ -21,51 +39,189 @@ const (
 )
 
 // routeLimit is the body limit of a route: uploads (multipart bodies only) get the upload
-// limit, the record store its own, everything else the JSON limit.
-func (s *Server) routeLimit(r httpx.Route, c *fiber.Ctx) (limit int64, stream bool) {
+// limit and stream, record-store writes the record limit, other routes with a body the JSON
+// limit, routes without one MaxNoBody; Route.BodyLimit overrides them all.
+func (s *Server) routeLimit(r httpx.Route, contentType string) (limit int64, stream bool) {
 	switch {
-	case r.Upload && strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderContentType)), fiber.MIMEMultipartForm):
+	case r.BodyLimit > 0:
+		return r.BodyLimit, false
+	case r.Upload && strings.HasPrefix(strings.ToLower(contentType), fiber.MIMEMultipartForm):
 		return int64(s.deps.BodyLimit), true
-	case r.Scope == httpx.ScopeLRS:
+	case r.Scope == httpx.ScopeLRS && r.Body != "":
 		return int64(s.deps.RecordBodyLimit), false
+	case r.Body != "" || r.FormBody != "" || r.Upload:
+		return httpx.MaxJSONBody, false
 	}
-	return httpx.MaxJSONBody, false
+	return httpx.MaxNoBody, false
 }
 
-// limitBody is the first handler of every route: it refuses a body whose declared length is
-// over the route's limit before reading any of it, then either reads the body into memory
-// (so c.Body() works as usual) or, on upload routes, leaves it to the handler behind a
-// streamed body (httpx.OpenUpload).
+// limitBody is the first handler of every API route: it sets the route's limit and refuses a
+// declared length over it, reading nothing.
 func (s *Server) limitBody(r httpx.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		limit, stream := s.routeLimit(r, c)
+		limit, _ := s.routeLimit(r, c.Get(fiber.HeaderContentType))
+		if err := httpx.Limit(c, limit); err != nil {
+			return err
+		}
+		return c.Next()
+	}
+}
+
+// readBody comes after authentication: it reads the body into memory or, on upload routes,
+// leaves it to the handler behind a streamed body (httpx.OpenUpload).
+func (s *Server) readBody(r httpx.Route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		limit, stream := s.routeLimit(r, c.Get(fiber.HeaderContentType))
 		return httpx.ApplyLimit(c, limit, stream)
 	}
 }
 
-// limitPrefix reads the body of everything under a path prefix up to limit (the record
-// store, whose prelude reads form bodies before any route handler runs).
-func (s *Server) limitPrefix(limit int64) fiber.Handler {
+// alternateBody reads the form of the record store's alternate request syntax (POST
+// ?method=X) up to httpx.MaxAlternateBody before the prelude rewrites it: its fields carry
+// the credentials, so it cannot wait for authentication. Other requests pass unread.
+func (s *Server) alternateBody(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodPost && len(c.Context().QueryArgs().Peek("method")) > 0 {
+		return httpx.ApplyLimit(c, httpx.MaxAlternateBody, false)
+	}
+	return c.Next()
+}
+
+// afterRoot reads the body of a route outside the API table (the queue console) once the
+// handlers before it have checked the credentials.
+func afterRoot(limit int64) fiber.Handler {
 	return func(c *fiber.Ctx) error { return httpx.ApplyLimit(c, limit, false) }
 }
 
-// framing is the first middleware of every request. It refuses what RFC 9112 calls a
+// headerReceived is fasthttp's header hook, run before it reads any of the body. A declared
+// Content-Length is hidden from fasthttp (it then takes the body for a chunked one, which it
+// leaves unread until a handler asks), and framing gives it back. A request that will be
+// refused on its header alone (bad framing, a declared length over its route's limit) loses
+// its Expect: 100-continue, so the refusal comes at once instead of a 100 Continue that asks
+// the client for the body.
+//
+// This leans on how fasthttp (v1.51) streams a body: it takes a negative length for chunked
+// and reads nothing ahead of it, and its body stream reads the header's length on every
+// read, so the length set back later frames the body. An upgrade that changes either shows in
+// TestFramingRefusedAtOnce and TestBoundedBeforeAuthenticated (answers that wait) and in
+// TestHTTPFraming (bodies framed wrongly).
+func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ContentLength() > 0 {
+		h.SetContentLength(-1)
+	}
+	if len(h.Peek(fiber.HeaderExpect)) > 0 {
+		declared, err := framing(h.RawHeaders(), h.IsHTTP11())
+		if err != nil || declared > s.headerLimit(string(h.Method()), h.RequestURI(), string(h.ContentType())) {
+			h.Del(fiber.HeaderExpect)
+		}
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// headerLimit is the largest body limit of the routes a request may reach, from its header
+// alone (before routing): it only decides whether a 100 Continue is worth sending.
+func (s *Server) headerLimit(method string, uri []byte, contentType string) int64 {
+	path, query, _ := strings.Cut(string(uri), "?")
+	switch {
+	case method == fiber.MethodGet || method == fiber.MethodHead:
+		return httpx.MaxNoBody
+	case strings.HasPrefix(path, ConsolePath+"/"):
+		return int64(s.deps.BodyLimit)
+	case strings.HasPrefix(path, "/player/"):
+		return httpx.MaxJSONBody
+	case strings.HasPrefix(path, LRSBase) && method == fiber.MethodPost && strings.Contains("&"+query, "&method="):
+		return httpx.MaxAlternateBody
+	}
+	limit := int64(0)
+	for _, r := range s.routes {
+		if r.Method == method && matchPath(r.Path, path) {
+			l, _ := s.routeLimit(r, contentType)
+			limit = max(limit, l)
+		}
+	}
+	return max(limit, httpx.MaxNoBody)
+}
+
+// matchPath reports whether a Fiber route pattern (":param" segments) matches path.
+func matchPath(pattern, path string) bool {
+	ps := strings.Split(strings.Trim(pattern, "/"), "/")
+	xs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, ":") {
+			if xs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if !strings.EqualFold(p, xs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// framingCheck is the first middleware of every request. It refuses what RFC 9112 calls a
 // message whose framing cannot be trusted, because a proxy in front may frame it otherwise
 // and pass a second, smuggled request: several Content-Length fields, Content-Length with
 // Transfer-Encoding, a Transfer-Encoding other than chunked, header folding. fasthttp
 // accepts all of these (it keeps the last Content-Length and lets Transfer-Encoding win), so
-// the raw header lines are checked. After the handler, a body left unread closes the
+// the raw header lines are checked. The body (unread: headerReceived) gets its length back
+// and an httpx.Body in front of it. After the handler, a body left unread closes the
 // connection, so its bytes are never taken for the next request.
-func (s *Server) framing(c *fiber.Ctx) error {
-	if err := framingError(c.Request().Header.RawHeaders(), c.Request().Header.IsHTTP11()); err != nil {
+func (s *Server) framingCheck(c *fiber.Ctx) error {
+	req := c.Request()
+	declared, ferr := framing(req.Header.RawHeaders(), req.Header.IsHTTP11())
+	if ferr != nil {
 		c.Context().SetConnectionClose()
-		return err
+		return ferr
+	}
+	switch {
+	case !req.IsBodyStream():
+	case len(req.Header.RawHeaders()) == 0:
+		// Made in process (the console's calls to the API): the stream is the body itself.
+		httpx.Begin(c, c.Context().RequestBodyStream(), int64(req.Header.ContentLength()), false)
+	case declared >= 0:
+		req.Header.SetContentLength(int(declared))
+		httpx.Begin(c, c.Context().RequestBodyStream(), declared, false)
+	default:
+		// fasthttp's stream yields raw bytes up to the length; httpx.Body decodes the chunks.
+		req.Header.SetContentLength(math.MaxInt)
+		httpx.Begin(c, c.Context().RequestBodyStream(), -1, true)
 	}
 	err := c.Next()
 	if !httpx.BodyRead(c) {
 		c.Context().SetConnectionClose()
 	}
 	return err
+}
+
+// framing checks the raw header lines and returns the declared body length: the one
+// Content-Length, -1 for a chunked body, 0 for none.
+func framing(raw []byte, http11 bool) (declared int64, err *httpx.Error) {
+	declared, err = 0, framingError(raw, http11)
+	if err != nil {
+		return 0, err
+	}
+	for len(raw) > 0 {
+		var line []byte
+		line, raw, _ = bytes.Cut(raw, []byte("\n"))
+		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\r")), []byte(":"))
+		switch {
+		case !ok:
+		case strings.EqualFold(string(k), fiber.HeaderTransferEncoding):
+			return -1, nil
+		case strings.EqualFold(string(k), fiber.HeaderContentLength):
+			t := strings.TrimSpace(string(v))
+			n, perr := strconv.ParseInt(t, 10, 64)
+			if perr != nil || strings.Trim(t, "0123456789") != "" {
+				return 0, httpx.BadRequest("the Content-Length %q is not a length", strings.TrimSpace(string(v)))
+			}
+			declared = n
+		}
+	}
+	return declared, nil
 }
 
 func framingError(raw []byte, http11 bool) *httpx.Error {

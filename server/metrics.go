@@ -29,7 +29,7 @@ func (s *Server) registerQueueConsole() {
 		return c.Next()
 	}
 	for _, p := range []string{QueueConsolePath, QueueConsolePath + "/*"} {
-		s.app.All(p, s.authenticate, rootOnly, h)
+		s.app.All(p, s.authenticate, rootOnly, afterRoot(httpx.MaxJSONBody), h)
 	}
 }
 

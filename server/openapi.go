@@ -91,8 +91,8 @@ func (s *Server) OpenAPI() map[string]any {
 			responses["429"] = withRetryAfter(withDesc(oe, "too many failed client authentications for this client or from this address (Retry-After)"))
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 		}
-		if d := s.limitText(r); d != "" {
-			responses["413"] = withDesc(msg, d)
+		responses["413"] = withDesc(msg, s.limitText(r))
+		if r.Body != "" || r.FormBody != "" || r.Upload {
 			responses["415"] = withDesc(msg, "a Content-Encoding other than gzip or deflate (an upload: any)")
 		}
 		op := map[string]any{"summary": r.Summary, "tags": []string{r.Tag}, "responses": responses,
@@ -210,20 +210,27 @@ func successResponses(r httpx.Route) map[string]any {
 	return out
 }
 
-// limitText describes a route's 413 answer, "" for a route that takes no body.
+// limitText describes a route's 413 answer: every route has a body limit (body.go), refused
+// before the body is read when the declared length is over it.
 func (s *Server) limitText(r httpx.Route) string {
+	limit, _ := s.routeLimit(r, "")
 	switch {
+	case r.BodyLimit > 0:
+		return fmt.Sprintf("request body over %d bytes (read before the client is authenticated)", limit)
 	case r.Upload:
 		return fmt.Sprintf("request body too large: a multipart upload over %d bytes (LECTERN_MAX_BODY_BYTES), a JSON body over %d bytes",
 			s.deps.BodyLimit, httpx.MaxJSONBody)
-	case r.Scope == httpx.ScopeLRS && httpx.IsWrite(r.Method):
+	case r.Scope == httpx.ScopeLRS && r.Body != "" && r.Method == fiber.MethodPost:
+		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES); the form of the alternate request syntax over %d bytes",
+			s.deps.RecordBodyLimit, httpx.MaxAlternateBody)
+	case r.Scope == httpx.ScopeLRS && r.Body != "":
 		return fmt.Sprintf("request body over %d bytes (LECTERN_MAX_XAPI_BODY_BYTES)", s.deps.RecordBodyLimit)
 	case r.Body != "":
-		return fmt.Sprintf("JSON body over %d bytes", httpx.MaxJSONBody)
+		return fmt.Sprintf("JSON body over %d bytes", limit)
 	case r.FormBody != "":
-		return fmt.Sprintf("form body over %d bytes", httpx.MaxJSONBody)
+		return fmt.Sprintf("form body over %d bytes", limit)
 	}
-	return ""
+	return fmt.Sprintf("request body over %d bytes (the operation takes none)", limit)
 }
 
 func withDesc(m map[string]any, d string) map[string]any {

@@ -27,8 +27,8 @@ func (s *Server) registerRoutes() {
 
 	s.engine.Register(registrar{s})
 	s.player.Register(registrar{s})
-	// The record store's prelude reads form bodies (the alternate request syntax): the body
-	// limit under its base comes first.
-	s.app.Use(lrsapi.Base, s.limitPrefix(int64(s.deps.RecordBodyLimit)))
+	// The record store's prelude reads the form of the alternate request syntax, which
+	// carries the credentials: its own small limit under the base comes first.
+	s.app.Use(lrsapi.Base, s.alternateBody)
 	s.lrs.Register(registrar{s})
 }

@@ -186,15 +186,17 @@ func New(deps Deps) *Server {
 		ReadTimeout:           5 * time.Minute,
 		IdleTimeout:           2 * time.Minute,
 
-		// Bodies are read by the routes, each up to its own limit (limitBody); fasthttp
-		// itself neither buffers them nor parses multipart forms into memory or temp files.
+		// Bodies are read by the routes, each up to its own limit and after authentication
+		// (body.go); fasthttp itself neither buffers them nor parses multipart forms into
+		// memory or temp files, and its header hook keeps it from reading ahead.
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 	})
+	s.app.Server().HeaderReceived = s.headerReceived
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New(requestid.Config{ContextKey: httpx.LocalsRequestID}))
 	s.app.Use(s.accessLog)
-	s.app.Use(s.framing)
+	s.app.Use(s.framingCheck)
 	s.registerRoutes()
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(routeLocal, unmatchedRoute)
@@ -255,7 +257,8 @@ type registrar struct{ s *Server }
 func (r registrar) Handle(rt httpx.Route, h fiber.Handler) { r.s.handle(rt, h) }
 func (r registrar) Router() fiber.Router                   { return r.s.app }
 
-// handle registers an API operation: the body limit, the chain of its scope, the handler.
+// handle registers an API operation: the body limit (a declared length over it is refused
+// before anything else), the chain of its scope, the body read, the handler.
 func (s *Server) handle(r httpx.Route, h fiber.Handler) {
 	s.routes = append(s.routes, r)
 	chain := []fiber.Handler{s.limitBody(r)}
@@ -266,7 +269,7 @@ func (s *Server) handle(r httpx.Route, h fiber.Handler) {
 	default:
 		chain = append(chain, s.authenticate, s.scopeTenant(r))
 	}
-	chain = append(chain, h)
+	chain = append(chain, s.readBody(r), h)
 	s.app.Add(r.Method, r.Path, chain...)
 	if r.Head {
 		s.app.Add(fiber.MethodHead, r.Path, chain...)

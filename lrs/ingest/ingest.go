@@ -100,12 +100,19 @@ func MediaType(ct string) string {
 // Write validates the request body, completes the statements and stores them as one batch.
 // Bad input fails with an *xapi.Error; store failures come back wrapped as the store gave
 // them (statements.ErrConflict for a changed statement under a stored id).
+//
+// Statements are taken one at a time (xapi.EachStatement): each is validated, checked
+// against the multipart parts, completed and serialised for storage before the next is
+// parsed, and only what the batch needs of it is kept (its stored JSON, index fields and
+// activity definitions), so the peak of a write stays near a few times the body rather than
+// the generic trees of the whole batch (BenchmarkWritePeak).
 func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
-	body := bytes.Clone(r.Body)
+	body := r.Body
 	var parts map[string]xapi.Part
 	mt := MediaType(r.ContentType)
 	if mt == "multipart/mixed" {
-		js, ps, err := xapi.ParseMultipart(r.ContentType, body)
+		// The parts' data go to the store: a copy, so the Writer keeps no reference to Body.
+		js, ps, err := xapi.ParseMultipart(r.ContentType, bytes.Clone(body))
 		if err != nil {
 			return nil, asBad(err)
 		}
@@ -115,50 +122,35 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, bad("statement: the request body is empty")
 	}
-	stmts, isArray, err := xapi.ParseStatements(body, r.Version)
-	if err != nil {
-		return nil, asBad(err)
-	}
-	if r.PutID != "" {
-		if isArray || len(stmts) != 1 {
-			return nil, bad("statement: PUT takes exactly one statement object, not an array")
-		}
-		if got := stmts[0].ID(); got != "" && !strings.EqualFold(got, r.PutID) {
-			return nil, bad("statement.id: %q differs from the statementId parameter %q", got, r.PutID)
-		}
-		stmts[0].SetID(r.PutID)
-	}
-	if len(stmts) == 0 {
-		return nil, bad("statements: the array is empty")
-	}
-	// XAPI-00127: statements with attachments come as application/json (fileUrl only) or
-	// multipart/mixed, never as another type the lenient path above lets through.
-	if mt != "application/json" && mt != "multipart/mixed" {
-		for i, st := range stmts {
-			if len(st.Attachments()) > 0 {
-				return nil, bad("statements[%d].attachments: a request with attachments must have Content-Type application/json or multipart/mixed, not %q", i, mt)
-			}
-		}
-	}
-	seen := map[string]bool{}
-	for i, st := range stmts {
-		if id := strings.ToLower(st.ID()); id != "" {
-			if seen[id] {
-				return nil, bad("statements[%d].id: %s appears twice in the batch", i, id)
-			}
-			seen[id] = true
-		}
-	}
-	atts, err := attachments(stmts, parts)
-	if err != nil {
-		return nil, err
-	}
-
 	now := w.now().UTC().Truncate(time.Millisecond)
-	batch := make([]*statements.Statement, 0, len(stmts))
-	ids := make([]string, 0, len(stmts))
-	voids := map[string]string{}
-	for _, st := range stmts {
+	var (
+		batch []*statements.Statement
+		ids   []string
+		voids = map[string]string{}
+		atts  = newAttachmentSet(parts)
+		acts  activityBatch
+	)
+	isArray, err := xapi.EachStatement(body, r.Version, func(st *xapi.Statement, i int, inArray bool) error {
+		if r.PutID != "" {
+			if inArray {
+				return bad("statement: PUT takes exactly one statement object, not an array")
+			}
+			if got := st.ID(); got != "" && !strings.EqualFold(got, r.PutID) {
+				return bad("statement.id: %q differs from the statementId parameter %q", got, r.PutID)
+			}
+			st.SetID(r.PutID)
+		}
+		// XAPI-00127: statements with attachments come as application/json (fileUrl only) or
+		// multipart/mixed, never as another type the lenient path above lets through.
+		if mt != "application/json" && mt != "multipart/mixed" && len(st.Attachments()) > 0 {
+			return bad("statements[%d].attachments: a request with attachments must have Content-Type application/json or multipart/mixed, not %q", i, mt)
+		}
+		if err := atts.add(i, st); err != nil {
+			return err
+		}
+		if r.Define {
+			acts.add(st)
+		}
 		st.Complete(r.Authority, now, r.Version)
 		f := st.Fields() // serialises the completed statement once: f.Raw
 		f.Tenant, f.Stored = r.Tenant, now
@@ -171,6 +163,20 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		}
 		batch = append(batch, &f)
 		ids = append(ids, f.ID)
+		return nil
+	})
+	if err != nil {
+		return nil, asBad(err)
+	}
+	if r.PutID != "" && isArray {
+		return nil, bad("statement: PUT takes exactly one statement object, not an array")
+	}
+	if len(batch) == 0 {
+		return nil, bad("statements: the array is empty")
+	}
+	stored, err := atts.done()
+	if err != nil {
+		return nil, err
 	}
 	// A voiding statement that targets another voiding statement is stored but voids nothing.
 	for _, f := range batch {
@@ -189,79 +195,100 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 			return nil, fmt.Errorf("voiding target %s: %w", f.Voids, err)
 		}
 	}
-	if err := w.store.Put(ctx, r.Tenant, batch, atts); err != nil {
+	if err := w.store.Put(ctx, r.Tenant, batch, stored); err != nil {
 		return nil, err
 	}
 	if w.stored != nil {
 		w.stored(len(batch))
 	}
 	if r.Define {
-		w.mergeActivities(ctx, r.Tenant, stmts)
+		w.mergeActivities(ctx, r.Tenant, &acts)
 	}
 	return &Result{IDs: ids, Batch: batch}, nil
 }
 
-// attachments checks the multipart parts against the statements: every declared attachment
-// without fileUrl needs its part, every part must be declared, signatures must verify. It
-// returns the parts to store, once per hash.
-func attachments(stmts []*xapi.Statement, parts map[string]xapi.Part) ([]*statements.Attachment, error) {
-	used := map[string]bool{}
-	data := map[string][]byte{}
+// attachmentSet checks the multipart parts against the statements as they come: every
+// declared attachment without fileUrl needs its part, signatures must verify (add), and
+// every part must be declared (done), which returns the parts to store, once per hash.
+type attachmentSet struct {
+	parts map[string]xapi.Part
+	data  map[string][]byte
+	used  map[string]bool
+	atts  []*statements.Attachment
+}
+
+func newAttachmentSet(parts map[string]xapi.Part) *attachmentSet {
+	s := &attachmentSet{parts: parts, data: map[string][]byte{}, used: map[string]bool{}}
 	for sha, part := range parts {
-		data[sha] = part.Data
+		s.data[sha] = part.Data
 	}
-	var atts []*statements.Attachment
-	for i, st := range stmts {
-		for _, a := range st.Attachments() {
-			part, ok := parts[a.SHA2]
-			if !ok {
-				if a.FileURL == "" || a.Signature {
-					return nil, bad("statement[%d].attachments: no multipart part carries the attachment with sha2 %s", i, a.SHA2)
-				}
-				continue
+	return s
+}
+
+// add checks statement i's attachments and signature (before Complete changes it).
+func (s *attachmentSet) add(i int, st *xapi.Statement) error {
+	for _, a := range st.Attachments() {
+		part, ok := s.parts[a.SHA2]
+		if !ok {
+			if a.FileURL == "" || a.Signature {
+				return bad("statement[%d].attachments: no multipart part carries the attachment with sha2 %s", i, a.SHA2)
 			}
-			if !used[a.SHA2] {
-				ctype := part.ContentType
-				if ctype == "" {
-					ctype = a.ContentType
-				}
-				atts = append(atts, &statements.Attachment{SHA2: a.SHA2, ContentType: ctype, Data: part.Data})
+			continue
+		}
+		if !s.used[a.SHA2] {
+			ctype := part.ContentType
+			if ctype == "" {
+				ctype = a.ContentType
 			}
-			used[a.SHA2] = true
+			s.atts = append(s.atts, &statements.Attachment{SHA2: a.SHA2, ContentType: ctype, Data: part.Data})
 		}
-		if err := st.VerifySignature(data); err != nil {
-			return nil, asBad(err)
-		}
+		s.used[a.SHA2] = true
 	}
-	for sha := range parts {
-		if !used[sha] {
+	if err := st.VerifySignature(s.data); err != nil {
+		return asBad(err)
+	}
+	return nil
+}
+
+func (s *attachmentSet) done() ([]*statements.Attachment, error) {
+	for sha := range s.parts {
+		if !s.used[sha] {
 			return nil, bad("attachments: the multipart part with hash %s is not declared by any statement", sha)
 		}
 	}
-	return atts, nil
+	return s.atts, nil
 }
 
-// mergeActivities keeps the canonical definition of every activity the statements define.
-// The batch's definitions are merged in memory first (statement order), so each activity is
-// read and written once per batch, and not written at all when the merge changes nothing.
-// Failures are logged: the statements are stored already.
-func (w *Writer) mergeActivities(ctx context.Context, tid string, stmts []*xapi.Statement) {
-	batch := map[string]json.RawMessage{}
-	var order []string
-	for _, st := range stmts {
-		for id, act := range st.Activities() {
-			if old, ok := batch[id]; ok {
-				// Definitions come serialised canonically, so equal bytes merge to themselves:
-				// most statements of a batch repeat their activities' definitions.
-				if !bytes.Equal(old, act) {
-					batch[id] = xapi.MergeActivity(old, act)
-				}
-				continue
-			}
-			batch[id] = act
-			order = append(order, id)
-		}
+// activityBatch is the batch's activity definitions, merged in memory in statement order,
+// so each activity is read and written once per batch.
+type activityBatch struct {
+	defs  map[string]json.RawMessage
+	order []string
+}
+
+func (b *activityBatch) add(st *xapi.Statement) {
+	if b.defs == nil {
+		b.defs = map[string]json.RawMessage{}
 	}
+	for id, act := range st.Activities() {
+		if old, ok := b.defs[id]; ok {
+			// Definitions come serialised canonically, so equal bytes merge to themselves:
+			// most statements of a batch repeat their activities' definitions.
+			if !bytes.Equal(old, act) {
+				b.defs[id] = xapi.MergeActivity(old, act)
+			}
+			continue
+		}
+		b.defs[id] = act
+		b.order = append(b.order, id)
+	}
+}
+
+// mergeActivities keeps the canonical definition of every activity the statements define
+// (the batch's definitions merged by activityBatch), not writing one the merge leaves as it
+// was. Failures are logged: the statements are stored already.
+func (w *Writer) mergeActivities(ctx context.Context, tid string, acts *activityBatch) {
+	batch, order := acts.defs, acts.order
 	for _, id := range order {
 		act := batch[id]
 		old, err := w.store.GetActivity(ctx, tid, id)

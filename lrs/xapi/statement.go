@@ -35,45 +35,107 @@ func decode(body []byte) (any, error) {
 // them) against the rules of version v. isArray reports which form was sent. Statement ids
 // are lowercased and contextActivities normalised to arrays, as the LRS returns them.
 func ParseStatements(body []byte, v Version) (stmts []*Statement, isArray bool, err error) {
-	x, err := decode(body)
-	if err != nil {
-		return nil, false, err
-	}
-	var list []any
-	switch t := x.(type) {
-	case map[string]any:
-		list = []any{t}
-	case []any:
-		isArray = true
-		list = t
-	default:
-		return nil, false, &Error{Path: "statement", Msg: "must be a JSON object or an array of them"}
-	}
-	c := &validator{v: v}
-	seen := map[string]bool{}
-	for i, e := range list {
-		path := "statement"
-		if isArray {
-			path = indexPath("statements", i)
-		}
-		m, err := asObject(e, path)
-		if err != nil {
-			return nil, isArray, err
-		}
-		if err := c.statement(m, path, false); err != nil {
-			return nil, isArray, err
-		}
-		s := &Statement{m: m, v: v}
-		s.normalise()
-		if id := s.ID(); id != "" {
-			if seen[id] {
-				return nil, isArray, errf(path+".id", "statement id %s given twice in the batch", id)
-			}
-			seen[id] = true
-		}
+	isArray, err = EachStatement(body, v, func(s *Statement, _ int, _ bool) error {
 		stmts = append(stmts, s)
+		return nil
+	})
+	if err != nil {
+		return nil, isArray, err
 	}
 	return stmts, isArray, nil
+}
+
+// EachStatement is ParseStatements one statement at a time: f gets each statement (its
+// index, and whether the body is an array) as soon as it is parsed and validated, so a
+// caller that keeps only what it needs of each never holds the tree of the whole batch (a
+// generic tree costs several times its JSON). An error from f stops the walk and is
+// returned; so is the first invalid statement or malformed JSON, after f has seen the
+// statements before it.
+func EachStatement(body []byte, v Version, f func(s *Statement, i int, inArray bool) error) (isArray bool, err error) {
+	if !utf8.Valid(body) {
+		return false, &Error{Msg: "body is not valid UTF-8"}
+	}
+	p := &parser{b: body}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '[' {
+		x, err := parseJSON(body)
+		if err != nil {
+			return false, err
+		}
+		if _, ok := x.(map[string]any); !ok {
+			return false, &Error{Path: "statement", Msg: "must be a JSON object or an array of them"}
+		}
+		c := &validator{v: v}
+		s, err := c.parsed(x, "statement", nil)
+		if err != nil {
+			return false, err
+		}
+		return false, f(s, 0, false)
+	}
+	if err := p.enter(); err != nil {
+		return true, err
+	}
+	p.i++ // '['
+	c := &validator{v: v}
+	seen := map[string]bool{}
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+	} else {
+		for i := 0; ; i++ {
+			p.ws()
+			x, err := p.value()
+			if err != nil {
+				return true, err
+			}
+			s, err := c.parsed(x, indexPath("statements", i), seen)
+			if err != nil {
+				return true, err
+			}
+			if err := f(s, i, true); err != nil {
+				return true, err
+			}
+			p.ws()
+			if p.i >= len(p.b) {
+				return true, p.fail("unexpected end of input in an array")
+			}
+			if p.b[p.i] == ']' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return true, p.fail("expected ',' or ']' in an array")
+			}
+			p.i++
+		}
+	}
+	p.depth--
+	p.ws()
+	if p.i != len(p.b) {
+		return true, &Error{Msg: "malformed JSON: trailing data after the value"}
+	}
+	return true, nil
+}
+
+// parsed validates one parsed statement at path and normalises it; seen holds the ids of
+// the batch so far (nil for a single statement).
+func (c *validator) parsed(x any, path string, seen map[string]bool) (*Statement, error) {
+	m, err := asObject(x, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.statement(m, path, false); err != nil {
+		return nil, err
+	}
+	s := &Statement{m: m, v: c.v}
+	s.normalise()
+	if id := s.ID(); id != "" && seen != nil {
+		if seen[id] {
+			return nil, errf(path+".id", "statement id %s given twice in the batch", id)
+		}
+		seen[id] = true
+	}
+	return s, nil
 }
 
 // normalise applies the representation changes the LRS is allowed to make: lowercase UUIDs

@@ -88,7 +88,9 @@ type Deps struct {
 	Sealer *settings.Sealer
 	// QueueConsole links the queue console (asynqmon) for root: the root mounts one.
 	QueueConsole bool
-	Logger       *slog.Logger
+	// UploadLimit is the largest import (course or content package) in bytes.
+	UploadLimit int64
+	Logger      *slog.Logger
 }
 
 // Console is the web console's HTTP side.
@@ -117,6 +119,10 @@ func (co *Console) Register(app fiber.Router) {
 	}
 	co.tpl = tpl
 	g := app.Group(Path)
+	// Every console route has a body limit: a declared length over it is refused before the
+	// page's handler runs; the body is read once the session is checked (sessionRequired,
+	// uploadRequired), except the sign-in form, which carries the credentials.
+	g.Use(co.limit)
 	g.Get("/assets/:name", co.asset)
 	if co.d.Sealer == nil || !Installed() {
 		why := "This server has no secret key to seal console sessions with (LECTERN_SECRET_KEY)."
@@ -299,7 +305,50 @@ func (co *Console) sessionRequired(c *fiber.Ctx) error {
 		return co.errorPage(c, httpx.Errorf(fiber.StatusForbidden, "the credential of tenant '%s' cannot access tenant '%s'", sess.Tenant, t))
 	}
 	c.Locals("session", sess)
+	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead && !isImport(c.Path()) {
+		if err := httpx.ReadBody(c, httpx.MaxJSONBody); err != nil {
+			return err
+		}
+	}
 	return c.Next()
+}
+
+// limit sets the body limit of every console request before its route runs: the upload
+// limit on the import routes (the largest a console route takes), the sign-in form's on
+// sign-in, the form limit on any other write, and none on reads. Bodies are read later,
+// once the session is known.
+func (co *Console) limit(c *fiber.Ctx) error {
+	limit := int64(httpx.MaxNoBody)
+	switch {
+	case c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead:
+	case strings.EqualFold(c.Path(), Path+"/signin"):
+		limit = httpx.MaxCredentialsBody
+	case isImport(c.Path()):
+		limit = co.d.UploadLimit
+	default:
+		limit = httpx.MaxJSONBody
+	}
+	if err := httpx.Limit(c, limit); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// isImport reports whether path is one of the console's import forms (multipart uploads).
+func isImport(path string) bool {
+	p := strings.Split(strings.Trim(path, "/"), "/")
+	return len(p) == 5 && p[1] == "t" && (p[3] == "courses" && p[4] == "import") ||
+		len(p) == 4 && p[1] == "t" && p[3] == "content"
+}
+
+// uploadRequired is sessionRequired for the import forms: their multipart body is read by
+// the handler (to temporary files past 8 KiB a part), up to the upload limit, so its length
+// must be declared; browsers always declare it.
+func (co *Console) uploadRequired(c *fiber.Ctx) error {
+	if co.openSession(c) != nil && httpx.DeclaredLength(c) < 0 {
+		return httpx.Errorf(fiber.StatusLengthRequired, "an import form needs a Content-Length")
+	}
+	return co.sessionRequired(c)
 }
 
 func clearCookie(c *fiber.Ctx) {
@@ -326,6 +375,11 @@ func safeNext(next string) string {
 }
 
 func (co *Console) signIn(c *fiber.Ctx) error {
+	// The form carries the credentials: it is read before anything is known of its sender,
+	// with the smallest limit a sign-in needs.
+	if err := httpx.ReadBody(c, httpx.MaxCredentialsBody); err != nil {
+		return err
+	}
 	key, secret := strings.TrimSpace(c.FormValue("key")), c.FormValue("secret")
 	next := safeNext(c.FormValue("next"))
 	fail := func(status int, msg string) error {

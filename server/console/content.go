@@ -29,7 +29,7 @@ func (co *Console) registerContent(g fiber.Router) {
 	co.addSection(section{Path: "content", Label: "Content", Tenant: true})
 	co.addSection(section{Path: "search", Label: "Search", Tenant: true})
 	g.Get("/t/:tenant/content", need, h(co.contentList))
-	g.Post("/t/:tenant/content", need, h(co.contentImport))
+	g.Post("/t/:tenant/content", co.uploadRequired, h(co.contentImport))
 	// Not under content/: "jobs" is a valid content id.
 	g.Get("/t/:tenant/content-jobs/:job_id", need, h(co.contentJob))
 	g.Get("/t/:tenant/content/:content_id/:version", need, h(co.contentVersion))

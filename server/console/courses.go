@@ -23,7 +23,7 @@ func (co *Console) registerCourses(g fiber.Router) {
 	co.addSection(section{Path: "courses", Label: "Courses", Tenant: true})
 	co.addSection(section{Path: "registrations", Label: "Registrations", Tenant: true})
 	g.Get("/t/:tenant/courses", need, h(co.courses))
-	g.Post("/t/:tenant/courses/import", need, h(co.importCourse))
+	g.Post("/t/:tenant/courses/import", co.uploadRequired, h(co.importCourse))
 	g.Get("/t/:tenant/courses/imports/:job", need, h(co.importStatus))
 	g.Get("/t/:tenant/courses/:course", need, h(co.courseDetail))
 	g.Get("/t/:tenant/courses/:course/preview", need, h(co.coursePreview))

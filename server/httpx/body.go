@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"mime/multipart"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,18 +18,35 @@ import (
 	"github.com/lectern-lms/lectern/storage/blob"
 )
 
-// Request bodies are streamed by fasthttp (Config.StreamRequestBody): nothing is read
-// before a handler asks for it, so each route has its own limit (the root decides which).
-// Uploads stream their multipart file part to the blob store; every other body is read
-// into memory by ApplyLimit, up to its route's limit, before authentication or the handler
-// sees it.
+// Request bodies are never read before their route asks: fasthttp hands the connection's
+// bytes to the root's first middleware unread (server/body.go), which puts a Body in front of
+// them with the smallest limit (MaxNoBody). A route raises the limit to its own once it knows
+// who is asking (Limit, ReadBody, ApplyLimit), so a request without credentials costs a
+// header's worth of memory however large a body it declares. Uploads stream their multipart
+// file part to the blob store; every other body is read into memory, up to its limit.
 
-// drainLimit is how much of a body nobody read the server still reads (and drops) to keep
-// the connection; beyond it, or when the body is malformed, the connection is closed.
-const drainLimit = 16 << 20
+// Limits of the kinds of body that are not configured (uploads and the record store's are:
+// LECTERN_MAX_BODY_BYTES, LECTERN_MAX_XAPI_BODY_BYTES). MaxJSONBody is the JSON, form,
+// player and console limit.
+const (
+	// MaxNoBody bounds the body of a route that takes none.
+	MaxNoBody = 16 << 10
+	// MaxCredentialsBody bounds a body read before its sender is known because it carries
+	// the credentials: the console's sign-in and the OAuth token endpoint.
+	MaxCredentialsBody = 16 << 10
+	// MaxAlternateBody bounds the form of the record store's alternate request syntax
+	// (POST ?method=X), read before authentication because its fields carry the credentials.
+	MaxAlternateBody = 64 << 10
+)
 
-// localsBody holds the *Body of an upload route.
-const localsBody = "uploadBody"
+const (
+	// maxChunkLine bounds a chunk-size line with its extensions; maxTrailer the trailer section.
+	maxChunkLine = 4 << 10
+	maxTrailer   = 16 << 10
+)
+
+// localsBody holds the request's *Body.
+const localsBody = "requestBody"
 
 func tooLarge(limit int64) *Error {
 	return Errorf(fiber.StatusRequestEntityTooLarge, "request body is larger than this route's limit of %d bytes (%s)", limit, sizeText(limit))
@@ -46,50 +64,261 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// Body reads a request body up to a limit, turning what goes wrong into the client's
-// error: 413 past the limit, 400 for a body that cannot be read (a malformed chunk, a
-// connection that ends early). It remembers the first such error, so a caller that sees a
-// wrapped error from a reader stacked on top (multipart, the blob store) can tell the
-// client's fault from a backend's.
+// Body is a request body as every reader sees it: the connection's bytes up to the declared
+// Content-Length, or a chunked body decoded here (fasthttp's decoder would wait for the data
+// of a chunk however far over the limit its size is). It fails at once past the limit (413:
+// a declared length or a chunk size over it is refused before any of its data is read) and
+// on a body that cannot be read (400: a malformed chunk, a connection that ends early). It
+// remembers the first such error, so a caller that sees a wrapped error from a reader stacked
+// on top (multipart, the blob store) can tell the client's fault from a backend's.
 type Body struct {
-	r       io.Reader
-	limit   int64
-	n       int64
-	chunked bool
-	// declared is the Content-Length, -1 when chunked.
+	src   io.Reader
+	limit int64
+	n     int64
+	// declared is the Content-Length, -1 when unknown (chunked).
 	declared int64
+	// chunked marks a body src yields chunk-encoded, as it came on the wire.
+	chunked bool
+	// left is what remains of the current chunk's data.
+	left     int64
 	err      *Error
 	eof      bool
+	streamed bool
+	one      [1]byte
+}
+
+// Begin puts a Body in front of the request's unread body stream src, with the limit of a
+// route that takes no body (MaxNoBody) until the route sets its own. The root calls it for
+// every request that has a body; declared is its Content-Length, -1 when unknown. With
+// chunked, src yields the raw chunk-encoded bytes (sizes and all), which Body decodes;
+// without it, the body itself (to its end when no length is declared).
+func Begin(c *fiber.Ctx, src io.Reader, declared int64, chunked bool) {
+	if chunked {
+		declared = -1
+	}
+	c.Locals(localsBody, &Body{src: src, limit: MaxNoBody, declared: declared, chunked: chunked})
+}
+
+func bodyOf(c *fiber.Ctx) (*Body, bool) {
+	b, ok := c.Locals(localsBody).(*Body)
+	return b, ok && c.Request().IsBodyStream()
+}
+
+func (b *Body) fail(e *Error) error {
+	if b.err == nil {
+		b.err = e
+	}
+	return b.err
+}
+
+func (b *Body) malformed(err error) error {
+	if b.chunked {
+		return b.fail(BadRequest("the chunked request body is malformed or ends early: %v", err))
+	}
+	return b.fail(BadRequest("the request body could not be read (it ends before its Content-Length?): %v", err))
 }
 
 // Read reads the body, failing once it has passed the limit or could not be read.
 func (b *Body) Read(p []byte) (int, error) {
-	if b.err != nil {
+	switch {
+	case b.err != nil:
 		return 0, b.err
-	}
-	if b.eof {
+	case b.eof:
+		return 0, io.EOF
+	case len(p) == 0:
+		return 0, nil
+	case b.chunked:
+		return b.readChunked(p)
+	case b.declared < 0:
+		return b.readToEnd(p)
+	case b.declared > b.limit:
+		return 0, b.fail(tooLarge(b.limit))
+	case b.n >= b.declared:
+		b.eof = true
 		return 0, io.EOF
 	}
+	p = p[:min(int64(len(p)), b.declared-b.n)]
+	n, err := b.src.Read(p)
+	b.n += int64(n)
+	if b.n >= b.declared {
+		b.eof = true
+		return n, nil
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return n, b.malformed(err)
+	}
+	return n, nil
+}
+
+// readToEnd reads a body of unknown length that is not chunk-encoded (a request made in
+// process) to its end, up to the limit.
+func (b *Body) readToEnd(p []byte) (int, error) {
 	if room := b.limit - b.n + 1; int64(len(p)) > room {
 		p = p[:room]
 	}
-	n, err := b.r.Read(p)
+	n, err := b.src.Read(p)
 	b.n += int64(n)
 	switch {
 	case b.n > b.limit:
-		b.err = tooLarge(b.limit)
-		return 0, b.err
+		return 0, b.fail(tooLarge(b.limit))
 	case err == io.EOF:
 		b.eof = true
 	case err != nil:
-		if b.chunked {
-			b.err = BadRequest("the chunked request body is malformed or ends early: %v", err)
-		} else {
-			b.err = BadRequest("the request body could not be read (it ends before its Content-Length?): %v", err)
-		}
-		return n, b.err
+		return n, b.malformed(err)
 	}
 	return n, err
+}
+
+func (b *Body) readChunked(p []byte) (int, error) {
+	if b.left == 0 {
+		size, err := b.chunkSize()
+		if err != nil {
+			return 0, err
+		}
+		if size == 0 {
+			if err := b.trailer(); err != nil {
+				return 0, err
+			}
+			b.eof = true
+			return 0, io.EOF
+		}
+		b.left = size
+	}
+	p = p[:min(int64(len(p)), b.left)]
+	n, err := b.src.Read(p)
+	b.n += int64(n)
+	b.left -= int64(n)
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return n, b.malformed(err)
+	}
+	if b.left == 0 {
+		if err := b.crlf(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// byte reads one byte of the raw body; reading no further than needed leaves the next
+// request on the connection where fasthttp will look for it.
+func (b *Body) byte() (byte, error) {
+	for {
+		n, err := b.src.Read(b.one[:])
+		if n == 1 {
+			return b.one[0], nil
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return 0, b.malformed(err)
+		}
+	}
+}
+
+func (b *Body) crlf() error {
+	for _, want := range []byte("\r\n") {
+		c, err := b.byte()
+		if err != nil {
+			return err
+		}
+		if c != want {
+			return b.malformed(fmt.Errorf("a chunk's data is not followed by CRLF"))
+		}
+	}
+	return nil
+}
+
+// chunkSize reads a chunk-size line. A size over what is left of the limit is refused as
+// soon as its digits show it, without waiting for the rest of the line or any data.
+func (b *Body) chunkSize() (int64, error) {
+	var size int64
+	digits := 0
+	for {
+		c, err := b.byte()
+		if err != nil {
+			return 0, err
+		}
+		v := hexDigit(c)
+		if v < 0 {
+			if digits == 0 {
+				return 0, b.malformed(fmt.Errorf("the chunk size %q is not hexadecimal", c))
+			}
+			if err := b.chunkLineEnd(c); err != nil {
+				return 0, err
+			}
+			return size, nil
+		}
+		digits++
+		size = size<<4 | int64(v)
+		if digits > 15 || size > b.limit-b.n {
+			return 0, b.fail(tooLarge(b.limit))
+		}
+	}
+}
+
+// chunkLineEnd skips a chunk extension (c is the first byte after the size) up to CRLF.
+func (b *Body) chunkLineEnd(c byte) error {
+	for n := 0; c != '\r'; n++ {
+		if c == '\n' || n > maxChunkLine {
+			return b.malformed(fmt.Errorf("a chunk-size line ends without CRLF or is too long"))
+		}
+		var err error
+		if c, err = b.byte(); err != nil {
+			return err
+		}
+	}
+	c, err := b.byte()
+	if err != nil {
+		return err
+	}
+	if c != '\n' {
+		return b.malformed(fmt.Errorf("a chunk-size line ends without CRLF"))
+	}
+	return nil
+}
+
+// trailer reads (and drops) the trailer section after the last chunk.
+func (b *Body) trailer() error {
+	line := 0
+	for total := 0; ; total++ {
+		c, err := b.byte()
+		if err != nil {
+			return err
+		}
+		if total > maxTrailer {
+			return b.malformed(fmt.Errorf("the trailer section is longer than %d bytes", maxTrailer))
+		}
+		switch c {
+		case '\r':
+			continue
+		case '\n':
+			if line == 0 {
+				return nil
+			}
+			line = 0
+		default:
+			line++
+		}
+	}
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // ClientError returns the client's error behind a failed read, if the body caused it.
@@ -102,39 +331,60 @@ func (b *Body) ClientError() error {
 
 // StreamedBody is the body of an upload route, left unread by ApplyLimit; ok is false when
 // the request sent none (or none that streams: not multipart).
-func StreamedBody(c *fiber.Ctx) (b *Body, ok bool) {
-	b, ok = c.Locals(localsBody).(*Body)
-	return b, ok
+func StreamedBody(c *fiber.Ctx) (*Body, bool) {
+	b, ok := bodyOf(c)
+	return b, ok && b.streamed
 }
 
-// ApplyLimit refuses a body whose declared length is over limit before reading any of it,
-// then either reads the body into memory (so c.Body() works as usual) or, when stream is
-// set, leaves it to the handler behind a Body (see OpenUpload and StreamedBody); then it
-// runs the next handler.
-func ApplyLimit(c *fiber.Ctx, limit int64, stream bool) error {
-	req := c.Request()
-	if !req.IsBodyStream() {
-		return c.Next() // no body, or read already
+// DeclaredLength is the request body's Content-Length: 0 for no body, -1 when it has none
+// (chunked).
+func DeclaredLength(c *fiber.Ctx) int64 {
+	if b, ok := bodyOf(c); ok {
+		return b.declared
 	}
-	cl := req.Header.ContentLength()
-	if cl > 0 && int64(cl) > limit {
-		return tooLarge(limit)
+	return 0
+}
+
+// Limit sets the request body's limit without reading any of it, and refuses a declared
+// length over it (413). It is the first check of every route: a request whose credentials
+// are not checked yet gets no more than the answer.
+func Limit(c *fiber.Ctx, limit int64) error {
+	b, ok := bodyOf(c)
+	if !ok {
+		return nil
 	}
-	coding := strings.ToLower(strings.TrimSpace(string(req.Header.Peek(fiber.HeaderContentEncoding))))
-	if coding == "identity" {
-		coding = ""
+	b.limit = limit
+	if b.declared > limit {
+		return b.fail(tooLarge(limit))
 	}
-	body := &Body{r: c.Context().RequestBodyStream(), limit: limit, chunked: cl == -1, declared: int64(cl)}
-	if stream {
-		if coding != "" {
-			return Errorf(fiber.StatusUnsupportedMediaType, "Content-Encoding %q is not supported on uploads; send the file uncompressed", coding)
+	return nil
+}
+
+// LimitHandler is Limit as the first handler of a route.
+func LimitHandler(limit int64) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := Limit(c, limit); err != nil {
+			return err
 		}
-		c.Locals(localsBody, body)
 		return c.Next()
 	}
-	buf, err := readBody(body, coding, limit)
+}
+
+// ReadBody reads the request body into memory up to limit (so c.Body() works as usual),
+// decoding a gzip or deflate Content-Encoding with the same limit on the decoded size. A
+// body read already (or none) is left as it is.
+func ReadBody(c *fiber.Ctx, limit int64) error {
+	b, ok := bodyOf(c)
+	if !ok {
+		return nil
+	}
+	if err := Limit(c, limit); err != nil {
+		return err
+	}
+	req := c.Request()
+	buf, err := readBody(b, contentCoding(c), limit)
 	if err != nil {
-		if ce := body.ClientError(); ce != nil {
+		if ce := b.ClientError(); ce != nil {
 			return ce
 		}
 		return err
@@ -142,7 +392,41 @@ func ApplyLimit(c *fiber.Ctx, limit int64, stream bool) error {
 	// SetBodyRaw also closes the stream: from here on the body is an ordinary one, already
 	// decoded (Fiber would otherwise decompress it again, without a limit).
 	req.SetBodyRaw(buf)
+	req.Header.SetContentLength(len(buf))
 	req.Header.Del(fiber.HeaderContentEncoding)
+	return nil
+}
+
+func contentCoding(c *fiber.Ctx) string {
+	coding := strings.ToLower(strings.TrimSpace(string(c.Request().Header.Peek(fiber.HeaderContentEncoding))))
+	if coding == "identity" {
+		return ""
+	}
+	return coding
+}
+
+// ApplyLimit sets the route's limit (refusing a declared length over it before reading any
+// of the body), then either reads the body into memory (ReadBody) or, when stream is set,
+// leaves it to the handler behind the Body (see OpenUpload and StreamedBody); then it runs
+// the next handler. Routes put it after authentication.
+func ApplyLimit(c *fiber.Ctx, limit int64, stream bool) error {
+	b, ok := bodyOf(c)
+	if !ok {
+		return c.Next() // no body, or read already
+	}
+	if !stream {
+		if err := ReadBody(c, limit); err != nil {
+			return err
+		}
+		return c.Next()
+	}
+	if err := Limit(c, limit); err != nil {
+		return err
+	}
+	if coding := contentCoding(c); coding != "" {
+		return Errorf(fiber.StatusUnsupportedMediaType, "Content-Encoding %q is not supported on uploads; send the file uncompressed", coding)
+	}
+	b.streamed = true
 	return c.Next()
 }
 
@@ -175,14 +459,11 @@ func readBody(body *Body, coding string, limit int64) ([]byte, error) {
 	default:
 		return nil, Errorf(fiber.StatusUnsupportedMediaType, "Content-Encoding %q is not supported; send the body uncompressed, gzip or deflate", coding)
 	}
-	// One allocation of the declared size, rather than io.ReadAll's doublings (up to twice
-	// the body at the peak).
-	var bb bytes.Buffer
-	if coding == "" && body.declared > 0 {
-		bb.Grow(int(body.declared) + bytes.MinRead)
+	declared := int64(-1)
+	if coding == "" {
+		declared = body.declared
 	}
-	_, err := bb.ReadFrom(io.LimitReader(r, limit+1))
-	buf := bb.Bytes()
+	buf, err := readAll(io.LimitReader(r, limit+1), declared, limit)
 	if err != nil {
 		if ce := body.ClientError(); ce != nil {
 			return nil, ce
@@ -195,28 +476,48 @@ func readBody(body *Body, coding string, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
+// firstRead is the buffer a body is read into first; readAll doubles it as bytes arrive.
+const firstRead = 32 << 10
+
+// readAll reads r to its end. The buffer grows with what arrives, not with what was
+// declared: a client that declares 64 MiB and trickles holds about what it sent. Once a
+// quarter of a declared length has arrived, the buffer takes the whole of it at once (one
+// more allocation rather than doublings up to it: at most 1.25 times the body at the peak).
+func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
+	size := int64(firstRead)
+	if declared >= 0 {
+		size = min(size, declared+1)
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			next := int64(cap(buf)) * 2
+			if declared >= 0 && next >= declared/4 {
+				next = declared + 1
+			}
+			buf = slices.Grow(buf, int(min(next, limit+1))-len(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
 // BodyRead reports whether the request body was read to its end, so that the connection
-// can carry another request. A body nobody read, or read only in part (a 413 answer), is
-// read and dropped up to drainLimit: a client still sending it then gets its answer instead
-// of a reset connection. Beyond that, or when the body is malformed, it is not.
+// can carry another request. A body nobody read, or read only in part (a refusal), is not
+// read now: waiting for it would let a client hold the answer (and the connection) as long
+// as it trickles bytes. The root closes such a connection after the answer.
 func BodyRead(c *fiber.Ctx) bool {
-	req := c.Request()
-	if !req.IsBodyStream() {
+	b, ok := bodyOf(c)
+	if !ok {
 		return true
 	}
-	if b, ok := StreamedBody(c); ok {
-		if b.eof {
-			return true
-		}
-		if b.err != nil && b.err.Status != fiber.StatusRequestEntityTooLarge {
-			return false
-		}
-	}
-	if req.Header.ContentLength() > drainLimit {
-		return false
-	}
-	n, err := io.Copy(io.Discard, io.LimitReader(c.Context().RequestBodyStream(), drainLimit+1))
-	return err == nil && n <= drainLimit
+	return b.eof || b.declared == 0
 }
 
 // Upload is the file part of a streamed multipart upload.

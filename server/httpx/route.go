@@ -56,6 +56,9 @@ type Route struct {
 	// the upload limit; its other bodies (JSON) and every other route's are read into memory
 	// up to the JSON limit (the record store: its own limit).
 	Upload bool
+	// BodyLimit, when set, is the route's body limit in bytes instead of its kind's (the
+	// OAuth token endpoint reads its form before the client is known: MaxCredentialsBody).
+	BodyLimit int64
 	// UploadSchema names the multipart body's schema when it is not a single 'file' part.
 	UploadSchema string
 	// FormBody names the schema of an application/x-www-form-urlencoded variant of the body.

@@ -57,7 +57,7 @@ func (a *API) registerOAuth(r httpx.Registrar) {
 	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: clients + "/:client_id", Summary: "Delete an OAuth client; its access tokens stop working at once", Tag: "tenants",
 		Scope: httpx.ScopeRootTenant, Success: 204}, a.deleteOAuthClient)
 	r.Handle(httpx.Route{Method: fiber.MethodPost, Path: OAuthTokenPath, Summary: "OAuth 2.0 token endpoint of the record store (client credentials grant, RFC 6749 §4.4)", Tag: "xapi",
-		Scope: httpx.ScopePublic, FormBody: "OAuthTokenRequest", Success: 200, Response: "OAuthToken", ErrorSchema: "OAuthError"}, a.oauthToken)
+		Scope: httpx.ScopePublic, FormBody: "OAuthTokenRequest", BodyLimit: httpx.MaxCredentialsBody, Success: 200, Response: "OAuthToken", ErrorSchema: "OAuthError"}, a.oauthToken)
 }
 
 func (a *API) oauthService() (*oauth.Service, error) {

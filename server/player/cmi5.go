@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // The cmi5 launch method (cmi5 section 8): the player's frame opens /player/cmi5/{session}/launch,
@@ -29,8 +30,8 @@ type Cmi5FetchAnswer struct {
 }
 
 func (s *API) registerCMI5() {
-	s.browser(fiber.MethodGet, "/player/cmi5/:session/launch", s.cmi5Launch)
-	s.browser(fiber.MethodPost, "/player/cmi5/fetch/:token", s.cmi5Fetch)
+	s.browser(fiber.MethodGet, "/player/cmi5/:session/launch", httpx.MaxNoBody, s.cmi5Launch)
+	s.browser(fiber.MethodPost, "/player/cmi5/fetch/:token", httpx.MaxNoBody, s.cmi5Fetch)
 }
 
 func (s *API) cmi5Launch(c *fiber.Ctx) error {

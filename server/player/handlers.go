@@ -30,26 +30,31 @@ import (
 // content calls (SCORM commits, HACP, cmi5 fetch). They answer browsers and content in the
 // formats those expect (HTML pages, the files' own types, scorm-again's and HACP's answers),
 // not the API's JSON, so they are not part of /openapi.json; docs/decisions.md describes them.
-func (s *API) browser(method, path string, h fiber.Handler, head ...bool) {
-	s.app.Add(method, path, h)
+// Each has a body limit: a declared length over it is refused (413) before the handler runs,
+// and the handlers that read a body (commits, HACP) read it only after checking the session
+// token (httpx.ReadBody), so a request without one costs no more than its header.
+func (s *API) browser(method, path string, limit int64, h fiber.Handler, head ...bool) {
+	s.app.Add(method, path, httpx.LimitHandler(limit), h)
 	if len(head) > 0 && head[0] {
-		s.app.Add(fiber.MethodHead, path, h)
+		s.app.Add(fiber.MethodHead, path, httpx.LimitHandler(limit), h)
 	}
 }
 
 // Register adds the player's routes to r's application, in the order they must match.
 func (s *API) Register(r httpx.Registrar) {
 	s.app = r.Router()
-	s.browser(fiber.MethodGet, "/player/launch/:token", s.playerLaunch)
-	s.browser(fiber.MethodGet, "/player/session/:session", s.playerPage)
-	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", s.playerScript)
-	s.browser(fiber.MethodGet, "/player/content/:session/*", s.playerContent, true)
-	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", s.playerActivity)
-	s.browser(fiber.MethodGet, "/player/runtime/:session/locked", s.playerLocked)
+	s.browser(fiber.MethodGet, "/player/launch/:token", httpx.MaxNoBody, s.playerLaunch)
+	s.browser(fiber.MethodGet, "/player/session/:session", httpx.MaxNoBody, s.playerPage)
+	s.browser(fiber.MethodGet, "/player/assets/scorm-again.js", httpx.MaxNoBody, s.playerScript)
+	s.browser(fiber.MethodGet, "/player/content/:session/*", httpx.MaxNoBody, s.playerContent, true)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/activity", httpx.MaxNoBody, s.playerActivity)
+	s.browser(fiber.MethodGet, "/player/runtime/:session/locked", httpx.MaxNoBody, s.playerLocked)
 	s.registerCMI5()
-	s.browser(fiber.MethodPost, "/player/hacp/:session", s.playerHACP)
-	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", s.playerCommit)
-	s.browser(fiber.MethodPost, "/player/runtime/:session/heartbeat", s.playerHeartbeat)
+	s.browser(fiber.MethodPost, "/player/hacp/:session", httpx.MaxJSONBody, s.playerHACP)
+	// A commit may carry the whole data model (10,000 interactions, 64,000 characters of
+	// suspend data): the runtime's own bound, not the JSON default.
+	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", scormrt.MaxBody, s.playerCommit)
+	s.browser(fiber.MethodPost, "/player/runtime/:session/heartbeat", httpx.MaxNoBody, s.playerHeartbeat)
 }
 
 func htmlError(c *fiber.Ctx, status int, title, text string) error {
@@ -598,6 +603,9 @@ func (s *API) playerCommit(c *fiber.Ctx) error {
 	if err != nil {
 		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
 	}
+	if err := httpx.ReadBody(c, httpx.MaxJSONBody); err != nil {
+		return err
+	}
 	_, v, act, d, err := s.sessionActivity(c, "")
 	if err != nil {
 		var e *httpx.Error
@@ -703,6 +711,14 @@ func (s *API) playerHACP(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Type("txt", "utf-8")
 	answer := func(code int, text, data string) error { return c.SendString(scormrt.HACPAnswer(code, text, data)) }
+	// The session token first: the body is read only for a session this server signed.
+	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
+	if err != nil {
+		return answer(scormrt.HACPInvalidSession, "the player session is invalid or has expired", "")
+	}
+	if err := httpx.ReadBody(c, httpx.MaxJSONBody); err != nil {
+		return err
+	}
 	form, err := url.ParseQuery(string(c.Body()))
 	if err != nil {
 		return answer(scormrt.HACPInvalidCommand, "the request is not form-encoded", "")
@@ -714,10 +730,6 @@ func (s *API) playerHACP(c *fiber.Ctx) error {
 			}
 		}
 		return ""
-	}
-	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
-	if err != nil {
-		return answer(scormrt.HACPInvalidSession, "the player session is invalid or has expired", "")
 	}
 	_, v, act, _, err := s.sessionActivity(c, field("session_id"))
 	if err != nil || v.Standard != course.AICC {
