@@ -113,7 +113,7 @@ func start(t *testing.T, cfg app.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = a.Server.App().Listener(ln) }()
+	go func() { _ = a.Server.Serve(ln) }()
 	// The forwarding role, as `lectern worker` runs it.
 	fctx, stopForwarder := context.WithCancel(ctx)
 	forwarderDone := make(chan struct{})

@@ -127,7 +127,7 @@ func commitBenchServer(b *testing.B, mode string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = a.Server.App().Listener(ln) }()
+	go func() { _ = a.Server.Serve(ln) }()
 	b.Cleanup(func() {
 		// Bounded: a client connection left open must not hang the benchmark (it did, once).
 		_ = a.Server.App().ShutdownWithTimeout(10 * time.Second)

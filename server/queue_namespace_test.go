@@ -44,7 +44,7 @@ func startServeOnly(t *testing.T, cfg app.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = a.Server.App().Listener(ln) }()
+	go func() { _ = a.Server.Serve(ln) }()
 	t.Cleanup(func() {
 		_ = a.Server.App().Shutdown()
 		_ = a.Elastic.DeleteIndices(context.Background(), cfg.Elastic.IndexPrefix)

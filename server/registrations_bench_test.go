@@ -125,7 +125,7 @@ func benchServer(b *testing.B, cfg app.Config) (string, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = a.Server.App().Listener(ln) }()
+	go func() { _ = a.Server.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
 	return base, func() {
 		_ = a.Server.App().Shutdown()

@@ -161,7 +161,7 @@ func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) erro
 			stopAll(cfg, a, started, false, metricsSrv)
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		go func() { errc <- a.Server.App().Listener(ln) }()
+		go func() { errc <- a.Server.Serve(ln) }()
 		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL)
 	} else {
 		cfg.Logger.Info("running", "role", role)
