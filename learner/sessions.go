@@ -171,3 +171,36 @@ func (s *Service) StatementSession(ctx context.Context, tenant, session string) 
 		s.log.Warn("player session not touched by a statement", "tenant", tenant, "session", session, "error", err)
 	}
 }
+
+// ContentOpen says whether a player session may still load its course's files: a tracked
+// session while its registration and its recorded session exist, the session has not expired
+// and no later launch has forced it to exit; a review while its registration exists. A
+// preview has no registration (its course's files go with the course). ErrGone when the
+// registration was deleted or reset, a *SessionError when the session ended; the signed
+// token's own expiry is checked before this.
+func (s *Service) ContentOpen(ctx context.Context, sess *course.SessionClaims) error {
+	if sess.RegistrationID == "" {
+		return nil
+	}
+	if sess.Launch == "" || sess.Preview || sess.ForceReview {
+		reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+		if errors.Is(err, registration.ErrNotFound) || (err == nil && instanceOf(reg, sess.InstanceKey) == nil && sess.InstanceKey != "") {
+			return refuse(ErrGone, "registration '%s' was deleted or reset since this launch; launch it again", sess.RegistrationID)
+		}
+		return err
+	}
+	ls, err := s.d.Registrations.Session(ctx, sess.Tenant, sess.Launch)
+	switch {
+	case errors.Is(err, registration.ErrNotFound):
+		return refuse(ErrGone, "registration '%s' was deleted or reset since this launch; launch it again", sess.RegistrationID)
+	case err != nil:
+		return err
+	case !time.Now().Before(ls.Expires):
+		return &SessionError{Reason: ReasonExpired,
+			Message: "this player session is older than ApiTokenPostbackValidHours allows; launch the course again"}
+	case ls.Superseded != nil && ls.ForceExit:
+		return &SessionError{Reason: ReasonConcurrentExit,
+			Message: "this course was opened in another window, so it was closed here; continue in the other window"}
+	}
+	return nil
+}

@@ -151,6 +151,18 @@ func decodeSession(r *record.Record) (*Session, error) {
 	return &sess, nil
 }
 
+// Session reads player session id; ErrNotFound when it (or its registration) is gone.
+func (s *Store) Session(ctx context.Context, tenant, id string) (*Session, error) {
+	r, err := s.records.Get(ctx, tenant, KindSession, id)
+	if errors.Is(err, record.ErrNotFound) {
+		return nil, fmt.Errorf("player session '%s' %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeSession(r)
+}
+
 func (s *Store) modifySession(ctx context.Context, tenant, id string, fn func(*Session) error) (*Session, error) {
 	var out *Session
 	_, err := record.Modify(ctx, s.records, tenant, KindSession, id, func(r *record.Record) error {

@@ -412,6 +412,19 @@ func (s *API) playerContent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A signed token lasts its session's lifetime; the files stop loading as soon as the
+	// registration is deleted (or its course, which takes it along) or the session ends.
+	var se *learner.SessionError
+	switch err := s.deps.Learner.ContentOpen(ctx, sess); {
+	case errors.Is(err, learner.ErrGone):
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return httpx.Errorf(fiber.StatusGone, "%s", err.Error())
+	case errors.As(err, &se):
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return httpx.Errorf(fiber.StatusForbidden, "%s", se.Message)
+	case err != nil:
+		return err
+	}
 	p, err := playerFilePath(c.Params("*"))
 	if err != nil {
 		return err
@@ -438,7 +451,7 @@ func (s *API) playerContent(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderETag, etag)
 	c.Set(fiber.HeaderLastModified, info.ModTime.UTC().Format(time.RFC1123[:len(time.RFC1123)-3]+"GMT"))
 	// The files of a course version never change, but the session in the URL expires.
-	c.Set(fiber.HeaderCacheControl, "private, max-age=3600")
+	c.Set(fiber.HeaderCacheControl, "private, no-cache")
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
 	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	c.Set(fiber.HeaderContentType, contentType(p))
