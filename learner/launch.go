@@ -199,9 +199,16 @@ func (s *Service) LaunchTokenLife(ctx context.Context, sess *course.SessionClaim
 	return time.Duration(secs) * time.Second, nil
 }
 
-// endpoint is the record store's endpoint for a tenant's launched content, on base (the
-// origin the learner's browser reaches the server at).
-func endpoint(base, tenant string) string { return base + access.Base + "/" + tenant + "/" }
+// endpoint is the record store's endpoint for a tenant's launched xAPI (TinCan) content, on
+// base (the origin the learner's browser reaches the server at). It ends in "/": TinCan
+// content appends the resource ("statements") to it.
+func endpoint(base, tenant string) string { return CMI5Endpoint(base, tenant) + "/" }
+
+// CMI5Endpoint is the record store's endpoint for a tenant's cmi5 AUs, on base: without a
+// trailing slash, because the cmi5 client libraries build "<endpoint>/statements" and
+// "<endpoint>/activities/state" (the record store also tolerates the double slash an
+// endpoint with one would give).
+func CMI5Endpoint(base, tenant string) string { return base + access.Base + "/" + tenant }
 
 // XAPILaunch is the launch of an xAPI (TinCan) course in a player session: the launch
 // parameters (the record store's endpoint on base for the session's tenant, a launch-scoped
@@ -283,16 +290,25 @@ type CMI5Launch struct {
 	// RegistrationID is the engine registration (empty for a preview); XAPIRegistration the
 	// registration the AU's statements carry.
 	RegistrationID, XAPIRegistration string
-	// Endpoint is the record store's endpoint for the AU.
+	// Endpoint is the record store's endpoint for the AU (CMI5Endpoint).
 	Endpoint string
 }
 
+// CMI5Window is how the player opens an AU and where the AU sends the learner back.
+type CMI5Window struct {
+	// LaunchURL is the AU's URL as launched (relative to base), for the launched statement.
+	LaunchURL string
+	// ReturnURL, when set, is LMS.LaunchData's returnURL: the absolute URL the AU navigates
+	// to when it is done (given for AUs that run in their own window).
+	ReturnURL string
+}
+
 // LaunchCMI5 prepares the launch of cmi5 AU au in a player session (cmi5 section 10): the
-// learner's agent, the LMS.LaunchData state document, and (unless a preview) the LMS's
-// launched statement with launchURL (relative to base, the origin the learner reaches the
-// server at) in its context. registration.ErrNotFound when the registration was deleted
-// since the session began.
-func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v *course.Version, au *course.Activity, base, launchURL string) (*CMI5Launch, error) {
+// learner's agent, the LMS.LaunchData state document (with w's returnURL when it has one),
+// and (unless a preview) the LMS's launched statement with w.LaunchURL (relative to base,
+// the origin the learner reaches the server at) in its context. registration.ErrNotFound
+// when the registration was deleted since the session began.
+func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v *course.Version, au *course.Activity, base string, w CMI5Window) (*CMI5Launch, error) {
 	if s.d.LaunchTokens == nil || s.d.Statements == nil {
 		return nil, refuse(ErrUnavailable, "this server has no record store for cmi5 content")
 	}
@@ -300,7 +316,7 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: endpoint(base, sess.Tenant)}
+	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: CMI5Endpoint(base, sess.Tenant)}
 	if l.XAPIRegistration == "" {
 		// A preview has no registration; cmi5 still needs one for the session.
 		l.XAPIRegistration = uuid.NewString()
@@ -329,6 +345,9 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if au.CMI5.EntitlementKey != "" {
 		launchData["entitlementKey"] = map[string]string{"courseStructure": au.CMI5.EntitlementKey}
 	}
+	if w.ReturnURL != "" {
+		launchData["returnURL"] = w.ReturnURL
+	}
 	body, err := json.Marshal(launchData)
 	if err != nil {
 		return nil, err
@@ -338,7 +357,7 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 		return nil, err
 	}
 	if !sess.Preview {
-		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, au, l.XAPIRegistration, launchData, launchURL); err != nil {
+		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, au, l.XAPIRegistration, launchData, w.LaunchURL); err != nil {
 			return nil, err
 		}
 	}

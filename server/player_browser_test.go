@@ -154,11 +154,11 @@ var q=new URLSearchParams(location.search),s=document.getElementById("status");
 function req(m,u,h,b){var x=new XMLHttpRequest();x.open(m,u,false);for(var k in h)x.setRequestHeader(k,h[k]);x.send(b||null);return x}
 var f=JSON.parse(req("POST",q.get("fetch"),{}).responseText);
 var h={"Authorization":"Basic "+f["auth-token"],"X-Experience-API-Version":"1.0.3"};
-var st=q.get("endpoint")+"activities/state?"+new URLSearchParams({activityId:q.get("activityId"),agent:q.get("actor"),registration:q.get("registration"),stateId:"LMS.LaunchData"});
+var st=q.get("endpoint")+"/activities/state?"+new URLSearchParams({activityId:q.get("activityId"),agent:q.get("actor"),registration:q.get("registration"),stateId:"LMS.LaunchData"});
 var ld=JSON.parse(req("GET",st,h).responseText);
 h["Content-Type"]="application/json";
 var ctx=ld.contextTemplate;ctx.registration=q.get("registration");
-var p=req("POST",q.get("endpoint")+"statements",h,JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/initialized"},object:{id:q.get("activityId")},context:ctx}));
+var p=req("POST",q.get("endpoint")+"/statements",h,JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/initialized"},object:{id:q.get("activityId")},context:ctx}));
 s.textContent="ready|"+ld.launchMode+"|"+p.status+"|"+req("POST",q.get("fetch"),{}).responseText;
 </script></body></html>`
 

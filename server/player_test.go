@@ -526,7 +526,7 @@ func TestPlayerCMI5Launch(t *testing.T) {
 			t.Fatalf("AU location %q", r.Header.Get("Location"))
 		}
 		q := au.Query()
-		if q.Get("registration") != xreg || q.Get("activityId") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme/") || q.Get("fetch") == "" {
+		if q.Get("registration") != xreg || q.Get("activityId") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme") || q.Get("fetch") == "" {
 			t.Fatalf("cmi5 launch parameters: %v", q)
 		}
 		fetchURL, _ := url.Parse(q.Get("fetch"))

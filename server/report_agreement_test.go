@@ -30,7 +30,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.expect(e.do("POST", ep.Path+"statements", cred, sts, v103...), 200, "statements")
+			e.expect(e.do("POST", strings.TrimSuffix(ep.Path, "/")+"/statements", cred, sts, v103...), 200, "statements")
 		}
 		statement := func(actor any, verb, object, xreg string, result map[string]any) map[string]any {
 			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb},

@@ -174,6 +174,18 @@ func (a *API) registerResources(reg httpx.Registrar) {
 	}
 }
 
+// collapseSlashes replaces each run of slashes in p with one.
+func collapseSlashes(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
 // dispatch serves a resource's POST: either a real POST or the alternate request syntax
 // (POST ?method=X, 1.0.x only), which runs X's handler.
 func dispatch(byMethod map[string]fiber.Handler) fiber.Handler {
@@ -229,6 +241,11 @@ func (a *API) responseVersion(h string) string {
 // prelude runs for everything under Base: CORS, the version response header, the
 // preflight, and the alternate request syntax (rewritten into an ordinary request).
 func (a *API) prelude(c *fiber.Ctx) error {
+	if p := c.Path(); strings.Contains(p, "//") {
+		// A resource after an endpoint ending in "/" ("…/acme//activities/state", as cmi5
+		// clients build it from such an endpoint) is the resource.
+		c.Path(collapseSlashes(p))
+	}
 	origin := c.Get(fiber.HeaderOrigin)
 	if origin == "" {
 		origin = "*"

@@ -211,7 +211,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, RuntimeURL: "/player/runtime/" + token,
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: sess.StartSco, Returned: c.Query("returned"), RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.SuspendDataMax, _ = strconv.Atoi(vs[settingSuspendDataMax])
@@ -248,6 +248,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			if learner.Launchable(a) && cmi5 {
 				if a.CMI5 != nil && !a.CMI5.Block {
 					e.URL = "/player/cmi5/" + token + "/launch?au=" + url.QueryEscape(a.ID)
+					e.OwnWindow = ownWindow(a)
 				}
 			} else if learner.Launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
