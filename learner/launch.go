@@ -292,6 +292,12 @@ type CMI5Launch struct {
 	RegistrationID, XAPIRegistration string
 	// Endpoint is the record store's endpoint for the AU (CMI5Endpoint).
 	Endpoint string
+	// ActivityID is the AU's activityId: the LMS's own id for it
+	// (course.Package.CMI5LMSActivityID), never the publisher's.
+	ActivityID string
+	// Session is what the record store holds the AU's statements to (the session id,
+	// launchMode and masteryScore of LMS.LaunchData).
+	Session course.CMI5Session
 }
 
 // CMI5Window is how the player opens an AU and where the AU sends the learner back.
@@ -316,7 +322,8 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: CMI5Endpoint(base, sess.Tenant)}
+	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: CMI5Endpoint(base, sess.Tenant),
+		ActivityID: v.Package.CMI5LMSActivityID(au)}
 	if l.XAPIRegistration == "" {
 		// A preview has no registration; cmi5 still needs one for the session.
 		l.XAPIRegistration = uuid.NewString()
@@ -331,9 +338,18 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	case sess.ForceReview:
 		mode = "Review"
 	}
+	l.Session = course.CMI5Session{Registration: l.XAPIRegistration, Session: uuid.NewString(), ActivityID: l.ActivityID, Mode: mode,
+		MasteryScore: au.CMI5.MasteryScore}
+	if !sess.Preview {
+		// The AU's earlier sessions that ended without terminated are abandoned now (9.3.6).
+		if err := s.abandonOpenSessions(ctx, sess.Tenant, who.regID, l.ActivityID); err != nil {
+			return nil, err
+		}
+	}
 	launchData := map[string]any{
-		"contextTemplate": map[string]any{"extensions": map[string]any{cmi5SessionExt: uuid.NewString()},
-			"contextActivities": map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": cmi5CourseID(v.Package)}}}},
+		"contextTemplate": map[string]any{"extensions": map[string]any{cmi5SessionExt: l.Session.Session},
+			// The AU's publisher id in grouping (cmi5 9.6.2.3-1).
+			"contextActivities": map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": au.CMI5.ID}}}},
 		"launchMode": mode, "launchMethod": orDefault(au.CMI5.LaunchMethod, "AnyWindow"), "moveOn": orDefault(au.CMI5.MoveOn, "NotApplicable"),
 	}
 	if au.CMI5.MasteryScore != nil {
@@ -352,12 +368,12 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	key := statements.DocKey{Tenant: sess.Tenant, Kind: statements.State, ActivityID: au.CMI5.ID, Agent: l.ActorIFI, Registration: l.XAPIRegistration, ID: "LMS.LaunchData"}
+	key := statements.DocKey{Tenant: sess.Tenant, Kind: statements.State, ActivityID: l.ActivityID, Agent: l.ActorIFI, Registration: l.XAPIRegistration, ID: "LMS.LaunchData"}
 	if _, err := s.d.Statements.PutDoc(ctx, &statements.Document{Key: key, ContentType: "application/json", Body: body}, statements.Precondition{}, false); err != nil {
 		return nil, err
 	}
 	if !sess.Preview {
-		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, au, l.XAPIRegistration, launchData, w.LaunchURL); err != nil {
+		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, l.ActivityID, l.XAPIRegistration, launchData, w.LaunchURL); err != nil {
 			return nil, err
 		}
 	}
@@ -385,7 +401,7 @@ func cmi5CourseID(pkg *course.Package) string {
 // cmi5Launched records the LMS's "launched" statement of an AU (cmi5 9.3.2): the learner, the
 // AU, the registration, the session's context template with the launch mode, URL and moveOn
 // extensions, in the cmi5 category; its authority is the LMS.
-func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor json.RawMessage, au *course.Activity, xreg string,
+func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor json.RawMessage, activityID, xreg string,
 	launchData map[string]any, launchURL string) error {
 	tmpl := launchData["contextTemplate"].(map[string]any)
 	ext := map[string]any{}
@@ -398,12 +414,15 @@ func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor j
 	if p, ok := launchData["launchParameters"]; ok {
 		ext["https://w3id.org/xapi/cmi5/context/extensions/launchparameters"] = p
 	}
+	if m, ok := launchData["masteryScore"]; ok {
+		ext["https://w3id.org/xapi/cmi5/context/extensions/masteryscore"] = m
+	}
 	activities := tmpl["contextActivities"].(map[string]any)
 	st := map[string]any{
 		"id":     uuid.NewString(),
 		"actor":  actor,
 		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "Launched"}},
-		"object": map[string]any{"objectType": "Activity", "id": au.CMI5.ID},
+		"object": map[string]any{"objectType": "Activity", "id": activityID},
 		"context": map[string]any{"registration": xreg, "extensions": ext, "contextActivities": map[string]any{
 			"grouping": activities["grouping"],
 			"category": []any{map[string]any{"objectType": "Activity", "id": "https://w3id.org/xapi/cmi5/context/categories/cmi5"}}}},

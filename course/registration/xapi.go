@@ -40,6 +40,24 @@ type StatementFold struct {
 	Activities map[string]*ActivityFold `json:"activities"`
 	// Interactions are the answered questions, by the question activity's id.
 	Interactions map[string]*FoldInteraction `json:"interactions,omitempty"`
+	// CMI5Sessions are the cmi5 sessions seen, by session id (the context extension): what
+	// the record store's cmi5 statement rules check a session's next statement against.
+	CMI5Sessions map[string]*CMI5SessionFold `json:"cmi5Sessions,omitempty"`
+}
+
+// CMI5SessionFold is what the statements of one cmi5 session said.
+type CMI5SessionFold struct {
+	// Verbs are the cmi5 defined verbs the session's statements used (each once, cmi5
+	// 9.3.0.0-2), in the order first seen.
+	Verbs []string `json:"verbs,omitempty"`
+	// Launched is the stored time of the LMS's launched statement; Last the latest stored
+	// time of any statement of the session.
+	Launched time.Time `json:"launched,omitzero"`
+	Last     time.Time `json:"last,omitzero"`
+	// ActivityID is the AU's activity id (the object of the launched statement).
+	ActivityID string `json:"activityId,omitempty"`
+	// Ended: the session was terminated or abandoned; nothing more is accepted for it.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // ActivityFold is what the statements about one activity said.
@@ -49,6 +67,9 @@ type ActivityFold struct {
 	// FailedSeen: some failed statement (it counts unless one passed).
 	FailedSeen bool `json:"failed,omitempty"`
 	Waived     bool `json:"waived,omitempty"`
+	// Satisfied: the LMS recorded its satisfied statement of the activity (a cmi5 block or
+	// course, by the LMS's id for it).
+	Satisfied bool `json:"satisfied,omitempty"`
 	// Scaled is result.score.scaled of the latest (by stored time) completed, passed or
 	// failed statement that has one; ScaledAt is that statement's stored time.
 	Scaled   *float64  `json:"scaled,omitempty"`

@@ -66,6 +66,9 @@ type Request struct {
 	// Define reports the define permission: without it the canonical activity definitions
 	// are left as they were.
 	Define bool
+	// Check, when set, sees the completed batch before it is stored; an error refuses the
+	// whole write and is returned as it is.
+	Check func(batch []*statements.Statement) error
 }
 
 // Result is what a successful write stored.
@@ -187,6 +190,11 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 			f.Voids = ""
 		case err != nil && !errors.Is(err, statements.ErrNotFound):
 			return nil, fmt.Errorf("voiding target %s: %w", f.Voids, err)
+		}
+	}
+	if r.Check != nil {
+		if err := r.Check(batch); err != nil {
+			return nil, err
 		}
 	}
 	if err := w.store.Put(ctx, r.Tenant, batch, atts); err != nil {

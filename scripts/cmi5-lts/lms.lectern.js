@@ -13,7 +13,8 @@
 //                  /player/cmi5/{session}/launch?au=… (the URL the player's frame, or for an
 //                  OwnWindow AU the player's window, opens): the suite reads the AU's result from
 //                  the top-level document, so it gets the AU itself, not the player around it
-//   waiveAU        POST /engine/api/v1/{tenant}/registrations/{id}/cmi5/waive
+//   waiveAU        POST /engine/api/v1/{tenant}/registrations/{id}/cmi5/waive (the AU's id from the
+//                  player page's table of contents)
 //   abandonSession POST /engine/api/v1/{tenant}/registrations/{id}/cmi5/abandon (the registration
 //                  this library last launched the session in)
 //   statements     read back at /lrs/TCAPI/{tenant} with the root credentials (the platform
@@ -26,7 +27,7 @@ const Wreck = require("@hapi/wreck"),
 
 const base = (process.env.LECTERN_URL || "http://127.0.0.1:8080").replace(/\/+$/, ""),
     rootAuth = `Basic ${Buffer.from(`${process.env.LECTERN_ROOT_USER || "root"}:${process.env.LECTERN_ROOT_PASSWORD}`).toString("base64")}`,
-    state = {tenant: "", courses: [], registrations: {}, sessions: {}, last: null};
+    state = {tenant: "", courses: [], registrations: {}, aus: {}, last: null};
 
 const api = async (method, path, {payload, headers = {}, auth = rootAuth, json = true} = {}) => {
     const opts = {headers: {Authorization: auth, ...headers}};
@@ -86,7 +87,7 @@ const launchRoute = async (link, auIndex) => {
     if (! aus[auIndex]) {
         throw new Error(`the course has no AU ${auIndex} (${aus.length} AUs)`);
     }
-    return {url: base + aus[auIndex].url, session: new URL(first.headers.location, base).pathname.split("/").pop()};
+    return {url: base + aus[auIndex].url, ids: aus.map((a) => a.id)};
 };
 
 module.exports = {
@@ -145,19 +146,20 @@ module.exports = {
         }
         else {
             const xreg = registration || crypto.randomUUID();
-            regId = state.registrations[xreg];
+            regId = state.registrations[xreg] && state.registrations[xreg].id;
             if (! regId) {
                 regId = `r-${crypto.randomBytes(6).toString("hex")}`;
                 const name = (actor && actor.account && actor.account.name) || "learner";
                 must(await api("POST", engine("/registrations"), {payload: {courseId, registrationId: regId, xapiRegistrationId: xreg,
                     learner: {id: name, firstName: name, lastName: "LTS"}}}), "create registration", 204, 200, 201);
-                state.registrations[xreg] = regId;
+                state.registrations[xreg] = {id: regId, courseId};
             }
             const q = launchMode === "Review" ? "?forceReview=true" : "";
             link = must(await api("GET", engine(`/registrations/${regId}/launchLink${q}`)), "launch link", 200).body.launchLink;
         }
         const route = await launchRoute(link, auIndex);
-        state.last = {registration: regId, session: route.session};
+        state.aus[courseId] = route.ids;
+        state.last = {registration: regId};
         return route.url;
     },
 
@@ -169,11 +171,12 @@ module.exports = {
 
     hasWaive: () => true,
     waiveAU: async (registration, auIndex, reason) => {
-        const regId = state.registrations[registration];
-        if (! regId) {
+        const reg = state.registrations[registration];
+        if (! reg) {
             throw new Error(`no registration launched with ${registration}`);
         }
-        must(await api("POST", engine(`/registrations/${regId}/cmi5/waive`), {payload: {auIndex, reason}}), "waive", 204, 200);
+        const activityId = (state.aus[reg.courseId] || [])[auIndex];
+        must(await api("POST", engine(`/registrations/${reg.id}/cmi5/waive`), {payload: {activityId, reason}}), "waive", 204, 200);
     },
 
     hasAbandon: () => true,

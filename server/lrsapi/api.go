@@ -74,6 +74,10 @@ type Deps struct {
 	// the batch: the course engine's part (player sessions kept alive by their launch
 	// credential, xAPI and cmi5 registrations rolled up). p is who wrote. Nil does nothing.
 	AfterStore func(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement)
+	// BeforeStore sees the statements of a cmi5 AU session's credential (p.CMI5 set) before
+	// they are stored: an error wrapping access.ErrForbidden refuses the write with 403
+	// (the cmi5 statement rules). Nil checks nothing.
+	BeforeStore func(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement) error
 }
 
 // API is the xAPI record store's HTTP side: the xAPI resources and the report extension
@@ -351,6 +355,8 @@ func lrsError(err error) error {
 		return nil
 	case errors.As(err, &xe):
 		return httpx.BadRequest("%s", xe.Error())
+	case errors.Is(err, access.ErrForbidden):
+		return httpx.Errorf(fiber.StatusForbidden, "%s", err.Error())
 	case errors.Is(err, statements.ErrNotFound):
 		return httpx.NotFound("%s", err.Error())
 	case errors.Is(err, statements.ErrConflict):

@@ -98,15 +98,22 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 		return err
 	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: l.RegistrationID, Actor: l.Actor, ActorIFI: l.ActorIFI,
-		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second)})
+		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second), CMI5: &l.Session})
 	q := url.Values{"endpoint": {l.Endpoint}, "fetch": {base + "/player/cmi5/fetch/" + tok},
-		"registration": {l.XAPIRegistration}, "activityId": {au.CMI5.ID}, "actor": {string(l.Actor)}}
+		"registration": {l.XAPIRegistration}, "activityId": {l.ActivityID}, "actor": {string(l.Actor)}}
 	sep := "?"
 	if strings.Contains(target, "?") {
 		sep = "&"
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Redirect(withQuery(target+sep+q.Encode(), sess.Supplemental), fiber.StatusFound)
+}
+
+func activityOf(c *course.CMI5Session) string {
+	if c == nil {
+		return ""
+	}
+	return c.ActivityID
 }
 
 func (s *API) cmi5Fetch(c *fiber.Ctx) error {
@@ -131,6 +138,6 @@ func (s *API) cmi5Fetch(c *fiber.Ctx) error {
 		life = time.Until(time.Unix(fc.Expires, 0))
 	}
 	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI,
-		Session: fc.Launch}, life, time.Now())
+		Session: fc.Launch, ActivityID: activityOf(fc.CMI5), CMI5: fc.CMI5}, life, time.Now())
 	return c.JSON(Cmi5FetchAnswer{AuthToken: base64.StdEncoding.EncodeToString([]byte(launch.User + ":" + token))})
 }
