@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/lrs/access"
+	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -33,6 +34,7 @@ const (
 
 // cmi5Statement is the part of a statement the cmi5 rules read.
 type cmi5Statement struct {
+	ID    string `json:"id"`
 	Actor struct {
 		ObjectType string `json:"objectType"`
 		Account    *struct {
@@ -90,20 +92,14 @@ func cmi5Refusal(i int, req, format string, args ...any) error {
 // are stored; a statement that breaks one refuses the whole batch with 403 (an error wrapping
 // access.ErrForbidden). What earlier statements of the session and registration said comes
 // from the registration's fold (one read); the batch's own statements count in order.
-func (s *Service) CheckCMI5Statements(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement) error {
+func (s *Service) CheckCMI5Statements(ctx context.Context, tenant string, p *access.Principal, original []json.RawMessage, batch []*statements.Statement) error {
 	c := p.CMI5
 	if c == nil {
 		return nil
 	}
-	var fold *registration.StatementFold
-	if c.Registration != "" {
-		x, err := s.d.Registrations.FoldXAPI(ctx, tenant, c.Registration, func(*registration.XAPIInstance) (bool, error) { return false, nil })
-		if err != nil && !errors.Is(err, registration.ErrNotFound) {
-			return err
-		}
-		if x != nil {
-			fold = x.Fold
-		}
+	fold, tracked, err := s.cmi5Fold(ctx, tenant, c.Registration)
+	if err != nil {
+		return err
 	}
 	sess := registration.CMI5SessionFold{}
 	au := registration.ActivityFold{}
@@ -118,31 +114,41 @@ func (s *Service) CheckCMI5Statements(ctx context.Context, tenant string, p *acc
 	}
 	for i, raw := range batch {
 		var st cmi5Statement
-		if err := json.Unmarshal(raw.Raw, &st); err != nil {
+		if err := json.Unmarshal(original[i], &st); err != nil {
 			return err
 		}
 		if st.Verb.ID == verbVoided || raw.Voids != "" {
 			return cmi5Refusal(i, "6.3.0.0-1", "an AU may not void statements")
 		}
-		defined := st.category(rollup.CMI5Category)
-		sid, hasSession := st.extension(rollup.CMI5SessionExt)
-		if !defined && !hasSession {
-			// Not a cmi5 statement of the session: the xAPI rules alone.
-			continue
+		if st.ID == "" {
+			return cmi5Refusal(i, "9.1.0.0-1", "an AU's statement must have an id")
 		}
-		if hasSession {
-			var got string
-			if json.Unmarshal(sid, &got) != nil || got != c.Session {
-				return cmi5Refusal(i, "9.6.3.1-4", "the session id extension is not the session's (%s)", c.Session)
-			}
-		} else {
-			return cmi5Refusal(i, "9.6.3.1-4", "a cmi5 defined statement must carry the session id extension")
+		if st.Timestamp == "" {
+			return cmi5Refusal(i, "9.7.0.0-1", "an AU's statement must have a timestamp")
 		}
+		// Every statement of the session's credential belongs to the session: none before
+		// initialized, none after terminated or abandoned.
 		if sess.Ended {
 			return cmi5Refusal(i, "9.3.0.0-5", "the session has ended (terminated or abandoned); nothing more is recorded for it")
 		}
 		if !slices.Contains(sess.Verbs, rollup.VerbInitialized) && st.Verb.ID != rollup.VerbInitialized {
 			return cmi5Refusal(i, "9.3.0.0-4", "the first statement of a session must be initialized")
+		}
+		if st.Verb.ID == rollup.VerbInitialized && !sess.PrefsRead && tracked {
+			return cmi5Refusal(i, "11.0.0.0-3", "the AU must read the learner preferences (Agent Profile cmi5LearnerPreferences) before it initializes")
+		}
+		defined := st.category(rollup.CMI5Category)
+		sid, hasSession := st.extension(rollup.CMI5SessionExt)
+		// Every statement of an AU session is cmi5 defined or cmi5 allowed, and names it.
+		if !hasSession {
+			return cmi5Refusal(i, "9.6.3.1-4", "a statement of a cmi5 session must carry the session id extension")
+		}
+		var got string
+		if json.Unmarshal(sid, &got) != nil || got != c.Session {
+			return cmi5Refusal(i, "9.6.3.1-4", "the session id extension is not the session's (%s)", c.Session)
+		}
+		if !defined && st.category(cmi5CategoryMoveOn) && (st.Result == nil || (st.Result.Success == nil && st.Result.Completion == nil)) {
+			return cmi5Refusal(i, "9.6.2.2-2", "only statements with result.success or result.completion carry the moveOn category")
 		}
 		if st.Context == nil || !strings.EqualFold(st.Context.Registration, c.Registration) {
 			return cmi5Refusal(i, "9.6.1.0-1", "context.registration must be the launch's registration %s", c.Registration)
@@ -248,9 +254,11 @@ func (s *Service) checkCMI5Defined(i int, st *cmi5Statement, p *access.Principal
 		}
 		return cmi5Refusal(i, "9.6.2.2-1", "a statement with result.success or result.completion must carry the moveOn category")
 	}
-	if judged && c.MasteryScore != nil {
-		if _, ok := st.extension(cmi5ExtMasteryScore); !ok {
-			return cmi5Refusal(i, "9.6.3.2-2", "a %s statement must carry the launch's masteryScore extension", v)
+	if judged && c.MasteryScore != nil && res.Scaled != nil {
+		// A judgement with a score is made on the masteryScore: it carries it (9.6.3.2-2).
+		var ms float64
+		if raw, ok := st.extension(cmi5ExtMasteryScore); !ok || json.Unmarshal(raw, &ms) != nil || ms != *c.MasteryScore {
+			return cmi5Refusal(i, "9.6.3.2-2", "a scored %s statement must carry the launch's masteryScore (%g) as extension", v, *c.MasteryScore)
 		}
 		if res.Scaled != nil && v == rollup.VerbPassed && *res.Scaled < *c.MasteryScore {
 			return cmi5Refusal(i, "9.3.4.0-2", "a passed score (%g) must reach the masteryScore %g", *res.Scaled, *c.MasteryScore)
@@ -553,4 +561,93 @@ func (s *Service) abandonOpenSessions(ctx context.Context, tenant, regID, activi
 		}
 	}
 	return nil
+}
+
+// cmi5LearnerPreferences is the Agent Profile document of the learner's preferences (cmi5 11).
+const cmi5LearnerPreferences = "cmi5LearnerPreferences"
+
+// CheckCMI5Document holds the document requests of a cmi5 AU session's credential to the
+// cmi5 rules (an error wrapping access.ErrForbidden is a 403): LMS.LaunchData is the LMS's
+// (10.2.1.0-5: no PUT, POST or DELETE); the learner preferences are the launch actor's
+// (11.0.0.0-1), a JSON object with languagePreference (a comma-separated list of language
+// tags, 11.1.0.0-1) and audioPreference (on or off) (11.0.0.0-5); reading them counts for the
+// session (11.0.0.0-3: the AU reads them before it initializes).
+func (s *Service) CheckCMI5Document(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error {
+	c := p.CMI5
+	if c == nil {
+		return nil
+	}
+	write := method != "GET" && method != "HEAD"
+	if fold, _, err := s.cmi5Fold(ctx, tenant, c.Registration); err != nil {
+		return err
+	} else if fold != nil && fold.CMI5Sessions[c.Session] != nil && fold.CMI5Sessions[c.Session].Ended {
+		return fmt.Errorf("%w: cmi5 8.1.2.0-2: the session's credential ended with the session", access.ErrForbidden)
+	}
+	switch {
+	case k.Kind == statements.State && write && (k.ID == "LMS.LaunchData" || (k.ID == "" && k.ActivityID == c.ActivityID)):
+		return fmt.Errorf("%w: cmi5 10.2.1.0-5: LMS.LaunchData is the LMS's; an AU may not change or delete it", access.ErrForbidden)
+	case k.Kind != statements.AgentProfile || k.ID != cmi5LearnerPreferences:
+		return nil
+	case k.Agent != p.IFI:
+		return fmt.Errorf("%w: cmi5 11.0.0.0-1: the learner preferences are the launch actor's", access.ErrForbidden)
+	case !write:
+		_, err := s.d.Registrations.FoldXAPI(ctx, tenant, c.Registration, func(x *registration.XAPIInstance) (bool, error) {
+			if x.Fold == nil {
+				x.Fold = &registration.StatementFold{}
+			}
+			if x.Fold.CMI5Sessions == nil {
+				x.Fold.CMI5Sessions = map[string]*registration.CMI5SessionFold{}
+			}
+			ss := x.Fold.CMI5Sessions[c.Session]
+			if ss == nil {
+				ss = &registration.CMI5SessionFold{}
+				x.Fold.CMI5Sessions[c.Session] = ss
+			}
+			if ss.PrefsRead {
+				return false, nil
+			}
+			ss.PrefsRead = true
+			return true, nil
+		})
+		if errors.Is(err, registration.ErrNotFound) {
+			err = nil
+		}
+		return err
+	case method == "DELETE":
+		return nil
+	}
+	var prefs map[string]json.RawMessage
+	mt, _, _ := strings.Cut(contentType, ";")
+	if strings.TrimSpace(strings.ToLower(mt)) != "application/json" || json.Unmarshal(body, &prefs) != nil || prefs == nil {
+		return fmt.Errorf("%w: cmi5 11.0.0.0-5: the learner preferences are a JSON object sent as application/json", access.ErrForbidden)
+	}
+	var lang, audio string
+	if json.Unmarshal(prefs["languagePreference"], &lang) != nil || json.Unmarshal(prefs["audioPreference"], &audio) != nil {
+		return fmt.Errorf("%w: cmi5 11.0.0.0-5: the learner preferences need languagePreference and audioPreference (strings)", access.ErrForbidden)
+	}
+	for _, tag := range strings.Split(lang, ",") {
+		if !xapi.ValidLanguageTag(tag) {
+			return fmt.Errorf("%w: cmi5 11.1.0.0-1: languagePreference is a comma-separated list of language tags, not %q", access.ErrForbidden, lang)
+		}
+	}
+	if audio != "on" && audio != "off" {
+		return fmt.Errorf("%w: cmi5 11.2.0.0-1: audioPreference is on or off, not %q", access.ErrForbidden, audio)
+	}
+	return nil
+}
+
+// cmi5Fold reads the fold of xAPI registration xreg (nil when it has none yet); tracked is
+// false when xreg is no registration instance's (a preview's), whose sessions keep no record.
+func (s *Service) cmi5Fold(ctx context.Context, tenant, xreg string) (fold *registration.StatementFold, tracked bool, err error) {
+	if xreg == "" {
+		return nil, false, nil
+	}
+	x, err := s.d.Registrations.FoldXAPI(ctx, tenant, xreg, func(*registration.XAPIInstance) (bool, error) { return false, nil })
+	if errors.Is(err, registration.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return x.Fold, true, nil
 }

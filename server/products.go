@@ -28,7 +28,7 @@ func (s *Server) lrsDeps() lrsapi.Deps {
 		DefaultVersion: d.XAPIDefaultVersion, Logger: s.log,
 		// The learner's part of a statement write (lrs.go).
 		Counted: s.statementsStored, AfterStore: s.afterStatements,
-		BeforeStore: s.deps.Learner.CheckCMI5Statements}
+		BeforeStore: s.deps.Learner.CheckCMI5Statements, CMI5Document: s.deps.Learner.CheckCMI5Document}
 }
 
 func (s *Server) consoleDeps() console.Deps {

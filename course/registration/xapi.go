@@ -58,6 +58,9 @@ type CMI5SessionFold struct {
 	ActivityID string `json:"activityId,omitempty"`
 	// Ended: the session was terminated or abandoned; nothing more is accepted for it.
 	Ended bool `json:"ended,omitempty"`
+	// PrefsRead: the AU read the learner preferences (cmi5 11.0.0.0-3), which it must do
+	// before it initializes.
+	PrefsRead bool `json:"prefsRead,omitempty"`
 }
 
 // ActivityFold is what the statements about one activity said.

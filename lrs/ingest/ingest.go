@@ -66,9 +66,9 @@ type Request struct {
 	// Define reports the define permission: without it the canonical activity definitions
 	// are left as they were.
 	Define bool
-	// Check, when set, sees the completed batch before it is stored; an error refuses the
-	// whole write and is returned as it is.
-	Check func(batch []*statements.Statement) error
+	// Check, when set, sees the statements as sent (original) and as completed (batch)
+	// before they are stored; an error refuses the whole write and is returned as it is.
+	Check func(original []json.RawMessage, batch []*statements.Statement) error
 }
 
 // Result is what a successful write stored.
@@ -157,6 +157,12 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		return nil, err
 	}
 
+	var original []json.RawMessage
+	if r.Check != nil {
+		for _, st := range stmts {
+			original = append(original, json.RawMessage(st.JSON()))
+		}
+	}
 	now := w.now().UTC().Truncate(time.Millisecond)
 	batch := make([]*statements.Statement, 0, len(stmts))
 	ids := make([]string, 0, len(stmts))
@@ -193,7 +199,7 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		}
 	}
 	if r.Check != nil {
-		if err := r.Check(batch); err != nil {
+		if err := r.Check(original, batch); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ package lrsapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
@@ -77,7 +78,12 @@ type Deps struct {
 	// BeforeStore sees the statements of a cmi5 AU session's credential (p.CMI5 set) before
 	// they are stored: an error wrapping access.ErrForbidden refuses the write with 403
 	// (the cmi5 statement rules). Nil checks nothing.
-	BeforeStore func(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement) error
+	BeforeStore func(ctx context.Context, tenant string, p *access.Principal, original []json.RawMessage, batch []*statements.Statement) error
+	// CMI5Document sees the document requests of a cmi5 AU session's credential (p.CMI5
+	// set; method GET, PUT, POST or DELETE, k.ID empty for a DELETE of every state
+	// document) before they run: an error wrapping access.ErrForbidden refuses them with 403.
+	// Nil checks nothing.
+	CMI5Document func(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error
 }
 
 // API is the xAPI record store's HTTP side: the xAPI resources and the report extension

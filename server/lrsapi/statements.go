@@ -94,7 +94,9 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		Define: lrsPermissionsOf(c).Define,
 	}
 	if p != nil && p.CMI5 != nil && a.d.BeforeStore != nil {
-		req.Check = func(batch []*statements.Statement) error { return a.d.BeforeStore(ctx, tid, p, batch) }
+		req.Check = func(original []json.RawMessage, batch []*statements.Statement) error {
+			return a.d.BeforeStore(ctx, tid, p, original, batch)
+		}
 	}
 	res, err := ingest.New(a.d.Statements, a.d.Logger, ingest.OnStored(a.d.Counted)).Write(ctx, req)
 	if err != nil {
