@@ -298,7 +298,7 @@ func utcTimestamp(ts string) bool {
 // first). Blocks come before the course.
 func (s *Service) cmi5Satisfied(ctx context.Context, tenant string, pkg *course.Package, fold *registration.StatementFold, xreg string,
 	res rollup.Result, batch []json.RawMessage) error {
-	if pkg.Standard != course.CMI5 || len(res.Satisfied) == 0 {
+	if pkg.Standard != course.CMI5 || len(res.Satisfied) == 0 || ctx.Value(recordingSatisfied{}) != nil {
 		return nil
 	}
 	var actor json.RawMessage
@@ -323,10 +323,15 @@ func (s *Service) cmi5Satisfied(ctx context.Context, tenant string, pkg *course.
 	return s.recordSatisfied(ctx, tenant, pkg, fold, xreg, res, actor, session)
 }
 
+// recordingSatisfied marks the context of recordSatisfied's own writes: their rollup must not
+// record the satisfied statements the write in progress records.
+type recordingSatisfied struct{}
+
 // recordSatisfied writes the satisfied statements of res's satisfied blocks and course not
 // yet in fold.
 func (s *Service) recordSatisfied(ctx context.Context, tenant string, pkg *course.Package, fold *registration.StatementFold, xreg string,
 	res rollup.Result, actor json.RawMessage, session string) error {
+	ctx = context.WithValue(ctx, recordingSatisfied{}, true)
 	byPublisher := map[string]*course.Activity{}
 	pkg.Root.Walk(func(a *course.Activity) {
 		switch {
