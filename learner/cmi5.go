@@ -131,7 +131,9 @@ func (s *Service) CheckCMI5Statements(ctx context.Context, tenant string, p *acc
 		if sess.Ended {
 			return cmi5Refusal(i, "9.3.0.0-5", "the session has ended (terminated or abandoned); nothing more is recorded for it")
 		}
-		if !slices.Contains(sess.Verbs, rollup.VerbInitialized) && st.Verb.ID != rollup.VerbInitialized {
+		// A preview's session keeps no record (its registration is no instance's), so
+		// only what each statement says for itself is checked there.
+		if tracked && !slices.Contains(sess.Verbs, rollup.VerbInitialized) && st.Verb.ID != rollup.VerbInitialized {
 			return cmi5Refusal(i, "9.3.0.0-4", "the first statement of a session must be initialized")
 		}
 		if st.Verb.ID == rollup.VerbInitialized && !sess.PrefsRead && tracked {
@@ -461,7 +463,7 @@ func (s *Service) WaiveCMI5(ctx context.Context, tenant, regID, activityID, reas
 	if fold != nil {
 		seen := rollup.VerbsOfFold(fold)
 		for _, k := range []string{v.Package.CMI5LMSActivityID(au), au.CMI5.ID, au.ID} {
-			if vb, ok := seen[k]; ok && rollup.MoveOnMet(orDefault(au.CMI5.MoveOn, "NotApplicable"), vb) && !vb.Waived {
+			if vb, ok := seen[k]; ok && rollup.MoveOnMet(orDefault(au.CMI5.MoveOn, "NotApplicable"), vb) {
 				return refuse(record.ErrConflict, "AU '%s' already met its moveOn criteria in this registration", au.ID)
 			}
 		}
