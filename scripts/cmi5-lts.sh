@@ -24,8 +24,6 @@ ENV_FILE=${ENV_FILE:-$CACHE/run/env}
 TESTS=${TESTS:-__tests__/package.js __tests__/runtime.js}
 JEST_ARGS=${JEST_ARGS:-}
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-[ -n "${OUT:-}" ] || OUT=$(mktemp -d /tmp/lectern-cmi5-lts.XXXXXX)
-mkdir -p "$OUT"
 
 log() { echo "[cmi5-lts] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -92,6 +90,8 @@ if [ "${1:-}" = build ]; then
 	exit 0
 fi
 [ -n "$CHROMIUM" ] || die "Chromium is required (scripts/install-chromium.sh)"
+[ -n "${OUT:-}" ] || OUT=$(mktemp -d /tmp/lectern-cmi5-lts.XXXXXX)
+mkdir -p "$OUT"
 
 # The player's scripts are embedded: without them every launch answers 503.
 scripts/web-assets.sh >&2

@@ -19,6 +19,9 @@ export LECTERN_TEST_ESCO_DIR
 
 echo "== web assets (player, console)"; scripts/web-assets.sh
 echo "== chromium (player browser tests)"; scripts/install-chromium.sh
+echo "== cmi5 LMS test suite packages (the AUs of TestCMI5AUInBrowser)"
+LECTERN_TEST_CMI5_LTS_DIST=$(scripts/cmi5-lts.sh build)/pkg/dist
+export LECTERN_TEST_CMI5_LTS_DIST
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
