@@ -12,8 +12,9 @@
 # another); the script copies it into $LECTERN_CACHE/cmi5-lts/suite-<hash>, installs its npm
 # dependencies there (npm ci, npm's cache under $LECTERN_CACHE/npm, no Chromium download),
 # builds the test packages (pkg/, webpack) and adds Lectern's LMS library
-# (scripts/cmi5-lts/lms.lectern.js). Prints passed / failed / skipped per mode; results (jest
-# JSON, server logs) stay in $OUT.
+# (scripts/cmi5-lts/lms.lectern.js). Prints passed / failed / skipped per mode and exits 1
+# unless every test passed in every mode; results (jest JSON, failures, server logs) stay in $OUT
+# (default a temporary directory, removed when everything passed).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -90,7 +91,8 @@ if [ "${1:-}" = build ]; then
 	exit 0
 fi
 [ -n "$CHROMIUM" ] || die "Chromium is required (scripts/install-chromium.sh)"
-[ -n "${OUT:-}" ] || OUT=$(mktemp -d /tmp/lectern-cmi5-lts.XXXXXX)
+OWN_OUT=""
+[ -n "${OUT:-}" ] || { OUT=$(mktemp -d /tmp/lectern-cmi5-lts.XXXXXX); OWN_OUT=1; }
 mkdir -p "$OUT"
 
 # The player's scripts are embedded: without them every launch answers 503.
@@ -203,5 +205,10 @@ done
 echo
 printf '%-12s %7s %7s %7s %7s\n' mode passed failed skipped total
 for r in "${RESULTS[@]}"; do printf '%-12s %7s %7s %7s %7s\n' $r; done
-echo "results: $OUT"
+if [ "$bad" = 0 ] && [ -n "$OWN_OUT" ]; then
+	rm -rf "$OUT"
+	echo "every test passed; results removed (set OUT= to keep them)"
+else
+	echo "results: $OUT"
+fi
 [ "$bad" = 0 ]

@@ -27,6 +27,8 @@ echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
 echo "== xAPI conformance (1.0.3 and 2.0.0, SQLite and Elasticsearch; docs/conformance.md)"
 CHECK=1 scripts/conformance.sh
+echo "== cmi5 LMS test suite (embedded and distributed; docs/conformance.md)"
+scripts/cmi5-lts.sh
 echo "== schemathesis"
 # Generated requests against the served /openapi.json of a running `lectern all`: no 5xx,
 # no response that contradicts the document (docs/testing.md).
