@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -279,9 +280,6 @@ func (s *Service) xapiLaunched(ctx context.Context, sess *course.SessionClaims, 
 	})
 }
 
-// cmi5SessionExt is the context extension of the cmi5 session id.
-const cmi5SessionExt = "https://w3id.org/xapi/cmi5/context/extensions/sessionid"
-
 // CMI5Launch is a prepared launch of a cmi5 AU.
 type CMI5Launch struct {
 	// Actor is the learner as an xAPI agent, ActorIFI its identifier.
@@ -347,7 +345,7 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 		}
 	}
 	launchData := map[string]any{
-		"contextTemplate": map[string]any{"extensions": map[string]any{cmi5SessionExt: l.Session.Session},
+		"contextTemplate": map[string]any{"extensions": map[string]any{rollup.CMI5SessionExt: l.Session.Session},
 			// The AU's publisher id in grouping (cmi5 9.6.2.3-1).
 			"contextActivities": map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": au.CMI5.ID}}}},
 		"launchMode": mode, "launchMethod": orDefault(au.CMI5.LaunchMethod, "AnyWindow"), "moveOn": orDefault(au.CMI5.MoveOn, "NotApplicable"),
