@@ -41,7 +41,6 @@ lts_source() {
 		if common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
 			candidates+=("$(dirname "$common")/../shared/conformance/cmi5-lts/lts")
 		fi
-		candidates+=("/work/shared/conformance/cmi5-lts/lts")
 	fi
 	for d in "${candidates[@]}"; do
 		[ -f "$d/lib/lms.template.js" ] && { (cd "$d" && pwd); return 0; }
