@@ -122,6 +122,8 @@ type CMI5Session struct {
 	// Mode is the launchMode: Normal, Browse or Review.
 	Mode         string   `json:"m"`
 	MasteryScore *float64 `json:"ms,omitempty"`
+	// Lenient: Cmi5EnforceStatementRules was false at launch; the cmi5 rules are not applied.
+	Lenient bool `json:"l,omitempty"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.

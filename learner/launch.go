@@ -338,6 +338,11 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	}
 	l.Session = course.CMI5Session{Registration: l.XAPIRegistration, Session: uuid.NewString(), ActivityID: l.ActivityID, Mode: mode,
 		MasteryScore: au.CMI5.MasteryScore}
+	enforce, err := s.SessionSetting(ctx, sess, settingCMI5Rules)
+	if err != nil {
+		return nil, err
+	}
+	l.Session.Lenient = enforce == "false"
 	if !sess.Preview {
 		// The AU's earlier sessions that ended without terminated are abandoned now (9.3.6).
 		if err := s.abandonOpenSessions(ctx, sess.Tenant, who.regID, l.ActivityID); err != nil {
