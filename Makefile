@@ -40,6 +40,10 @@ SUITE ?=
 conformance: ## ADL LRS conformance suite, xAPI 1.0.3 and 2.0.0, embedded and Elasticsearch modes (docs/conformance.md)
 	SUITE=$(SUITE) scripts/conformance.sh
 
+.PHONY: cmi5-lts
+cmi5-lts: ## ADL's cmi5 LMS Test Suite (jest + puppeteer on Chromium) against lectern all, embedded and distributed (docs/conformance.md)
+	scripts/cmi5-lts.sh
+
 .PHONY: services-up
 services-up: ## Start the test backends and keep them running (env in ~/.cache/lectern/run/env)
 	scripts/services.sh up

@@ -78,6 +78,16 @@ func (s *Store) MapActivities(ctx context.Context, tenant, courseID string, acti
 	return nil
 }
 
+// HasActivityMaps reports whether any course of the tenant has its activity ids recorded (a
+// tenant without any has no course whose ids a new package could share).
+func (s *Store) HasActivityMaps(ctx context.Context, tenant string) (bool, error) {
+	p, err := s.records.List(ctx, record.Query{Tenant: tenant, Kind: KindActivityMap, Limit: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(p.Records) > 0, nil
+}
+
 // CoursesUsingActivity returns the ids of the tenant's courses whose packages use
 // activityID, sorted.
 func (s *Store) CoursesUsingActivity(ctx context.Context, tenant, activityID string) ([]string, error) {

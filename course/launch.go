@@ -106,6 +106,24 @@ type FetchClaims struct {
 	// TokenLife is the lifetime in seconds of the record-store credential the fetch
 	// answers with (xAPILaunchTokenLifeInSeconds at launch); 0: until Expires.
 	TokenLife int64 `json:"tl,omitempty"`
+	// CMI5 is the AU session the credential writes for (nil in fetch URLs signed before
+	// the record store checked cmi5 statements).
+	CMI5 *CMI5Session `json:"c5,omitempty"`
+}
+
+// CMI5Session is what the record store holds the statements of one cmi5 AU session to
+// (cmi5 sections 9 and 10): the session, its AU and launch data.
+type CMI5Session struct {
+	// Registration is the xAPI registration id; Session the session id of the context
+	// template; ActivityID the AU's activityId (the LMS's id for it).
+	Registration string `json:"r"`
+	Session      string `json:"s"`
+	ActivityID   string `json:"a"`
+	// Mode is the launchMode: Normal, Browse or Review.
+	Mode         string   `json:"m"`
+	MasteryScore *float64 `json:"ms,omitempty"`
+	// Lenient: Cmi5EnforceStatementRules was false at launch; the cmi5 rules are not applied.
+	Lenient bool `json:"l,omitempty"`
 }
 
 // SignFetch returns the token of a cmi5 fetch URL.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
+	"github.com/lectern-lms/lectern/course/rollup"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/launch"
@@ -234,9 +235,16 @@ func (s *Service) LaunchTokenLife(ctx context.Context, sess *course.SessionClaim
 	return time.Duration(secs) * time.Second, nil
 }
 
-// endpoint is the record store's endpoint for a tenant's launched content, on base (the
-// origin the learner's browser reaches the server at).
-func endpoint(base, tenant string) string { return base + access.Base + "/" + tenant + "/" }
+// endpoint is the record store's endpoint for a tenant's launched xAPI (TinCan) content, on
+// base (the origin the learner's browser reaches the server at). It ends in "/": TinCan
+// content appends the resource ("statements") to it.
+func endpoint(base, tenant string) string { return CMI5Endpoint(base, tenant) + "/" }
+
+// CMI5Endpoint is the record store's endpoint for a tenant's cmi5 AUs, on base: without a
+// trailing slash, because the cmi5 client libraries build "<endpoint>/statements" and
+// "<endpoint>/activities/state" (the record store also tolerates the double slash an
+// endpoint with one would give).
+func CMI5Endpoint(base, tenant string) string { return base + access.Base + "/" + tenant }
 
 // XAPILaunch is the launch of an xAPI (TinCan) course in a player session: the launch
 // parameters (the record store's endpoint on base for the session's tenant, a launch-scoped
@@ -307,9 +315,6 @@ func (s *Service) xapiLaunched(ctx context.Context, sess *course.SessionClaims, 
 	})
 }
 
-// cmi5SessionExt is the context extension of the cmi5 session id.
-const cmi5SessionExt = "https://w3id.org/xapi/cmi5/context/extensions/sessionid"
-
 // CMI5Launch is a prepared launch of a cmi5 AU.
 type CMI5Launch struct {
 	// Actor is the learner as an xAPI agent, ActorIFI its identifier.
@@ -318,16 +323,31 @@ type CMI5Launch struct {
 	// RegistrationID is the engine registration (empty for a preview); XAPIRegistration the
 	// registration the AU's statements carry.
 	RegistrationID, XAPIRegistration string
-	// Endpoint is the record store's endpoint for the AU.
+	// Endpoint is the record store's endpoint for the AU (CMI5Endpoint).
 	Endpoint string
+	// ActivityID is the AU's activityId: the LMS's own id for it
+	// (course.Package.CMI5LMSActivityID), never the publisher's.
+	ActivityID string
+	// Session is what the record store holds the AU's statements to (the session id,
+	// launchMode and masteryScore of LMS.LaunchData).
+	Session course.CMI5Session
+}
+
+// CMI5Window is how the player opens an AU and where the AU sends the learner back.
+type CMI5Window struct {
+	// LaunchURL is the AU's URL as launched (relative to base), for the launched statement.
+	LaunchURL string
+	// ReturnURL, when set, is LMS.LaunchData's returnURL: the absolute URL the AU navigates
+	// to when it is done (given for AUs that run in their own window).
+	ReturnURL string
 }
 
 // LaunchCMI5 prepares the launch of cmi5 AU au in a player session (cmi5 section 10): the
-// learner's agent, the LMS.LaunchData state document, and (unless a preview) the LMS's
-// launched statement with launchURL (relative to base, the origin the learner reaches the
-// server at) in its context. registration.ErrNotFound when the registration was deleted
-// since the session began.
-func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v *course.Version, au *course.Activity, base, launchURL string) (*CMI5Launch, error) {
+// learner's agent, the LMS.LaunchData state document (with w's returnURL when it has one),
+// and (unless a preview) the LMS's launched statement with w.LaunchURL (relative to base,
+// the origin the learner reaches the server at) in its context. registration.ErrNotFound
+// when the registration was deleted since the session began.
+func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v *course.Version, au *course.Activity, base string, w CMI5Window) (*CMI5Launch, error) {
 	if s.d.LaunchTokens == nil || s.d.Statements == nil {
 		return nil, refuse(ErrUnavailable, "this server has no record store for cmi5 content")
 	}
@@ -335,7 +355,8 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: endpoint(base, sess.Tenant)}
+	l := &CMI5Launch{RegistrationID: who.regID, XAPIRegistration: who.xreg, Endpoint: CMI5Endpoint(base, sess.Tenant),
+		ActivityID: v.Package.CMI5LMSActivityID(au)}
 	if l.XAPIRegistration == "" {
 		// A preview has no registration; cmi5 still needs one for the session.
 		l.XAPIRegistration = uuid.NewString()
@@ -350,9 +371,23 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	case sess.ForceReview:
 		mode = "Review"
 	}
+	l.Session = course.CMI5Session{Registration: l.XAPIRegistration, Session: uuid.NewString(), ActivityID: l.ActivityID, Mode: mode,
+		MasteryScore: au.CMI5.MasteryScore}
+	enforce, err := s.SessionSetting(ctx, sess, settingCMI5Rules)
+	if err != nil {
+		return nil, err
+	}
+	l.Session.Lenient = enforce == "false"
+	if !sess.Preview {
+		// The AU's earlier sessions that ended without terminated are abandoned now (9.3.6).
+		if err := s.abandonOpenSessions(ctx, sess.Tenant, who.regID, l.ActivityID); err != nil {
+			return nil, err
+		}
+	}
 	launchData := map[string]any{
-		"contextTemplate": map[string]any{"extensions": map[string]any{cmi5SessionExt: uuid.NewString()},
-			"contextActivities": map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": cmi5CourseID(v.Package)}}}},
+		"contextTemplate": map[string]any{"extensions": map[string]any{rollup.CMI5SessionExt: l.Session.Session},
+			// The AU's publisher id in grouping (cmi5 9.6.2.3-1).
+			"contextActivities": map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": au.CMI5.ID}}}},
 		"launchMode": mode, "launchMethod": orDefault(au.CMI5.LaunchMethod, "AnyWindow"), "moveOn": orDefault(au.CMI5.MoveOn, "NotApplicable"),
 	}
 	if au.CMI5.MasteryScore != nil {
@@ -364,16 +399,19 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 	if au.CMI5.EntitlementKey != "" {
 		launchData["entitlementKey"] = map[string]string{"courseStructure": au.CMI5.EntitlementKey}
 	}
+	if w.ReturnURL != "" {
+		launchData["returnURL"] = w.ReturnURL
+	}
 	body, err := json.Marshal(launchData)
 	if err != nil {
 		return nil, err
 	}
-	key := statements.DocKey{Tenant: sess.Tenant, Kind: statements.State, ActivityID: au.CMI5.ID, Agent: l.ActorIFI, Registration: l.XAPIRegistration, ID: "LMS.LaunchData"}
+	key := statements.DocKey{Tenant: sess.Tenant, Kind: statements.State, ActivityID: l.ActivityID, Agent: l.ActorIFI, Registration: l.XAPIRegistration, ID: "LMS.LaunchData"}
 	if _, err := s.d.Statements.PutDoc(ctx, &statements.Document{Key: key, ContentType: "application/json", Body: body}, statements.Precondition{}, false); err != nil {
 		return nil, err
 	}
 	if !sess.Preview {
-		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, au, l.XAPIRegistration, launchData, launchURL); err != nil {
+		if err := s.cmi5Launched(ctx, sess.Tenant, base, l.Actor, l.ActivityID, l.XAPIRegistration, launchData, w.LaunchURL); err != nil {
 			return nil, err
 		}
 	}
@@ -401,7 +439,7 @@ func cmi5CourseID(pkg *course.Package) string {
 // cmi5Launched records the LMS's "launched" statement of an AU (cmi5 9.3.2): the learner, the
 // AU, the registration, the session's context template with the launch mode, URL and moveOn
 // extensions, in the cmi5 category; its authority is the LMS.
-func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor json.RawMessage, au *course.Activity, xreg string,
+func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor json.RawMessage, activityID, xreg string,
 	launchData map[string]any, launchURL string) error {
 	tmpl := launchData["contextTemplate"].(map[string]any)
 	ext := map[string]any{}
@@ -414,12 +452,15 @@ func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor j
 	if p, ok := launchData["launchParameters"]; ok {
 		ext["https://w3id.org/xapi/cmi5/context/extensions/launchparameters"] = p
 	}
+	if m, ok := launchData["masteryScore"]; ok {
+		ext["https://w3id.org/xapi/cmi5/context/extensions/masteryscore"] = m
+	}
 	activities := tmpl["contextActivities"].(map[string]any)
 	st := map[string]any{
 		"id":     uuid.NewString(),
 		"actor":  actor,
 		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "Launched"}},
-		"object": map[string]any{"objectType": "Activity", "id": au.CMI5.ID},
+		"object": map[string]any{"objectType": "Activity", "id": activityID},
 		"context": map[string]any{"registration": xreg, "extensions": ext, "contextActivities": map[string]any{
 			"grouping": activities["grouping"],
 			"category": []any{map[string]any{"objectType": "Activity", "id": "https://w3id.org/xapi/cmi5/context/categories/cmi5"}}}},

@@ -132,6 +132,9 @@ func (s *Service) foldStatements(ctx context.Context, tenant, xid string, b *sta
 		return nil
 	}
 	res := rollup.Statements(v.Package, rollup.VerbsOfFold(x.Fold))
+	if err := s.cmi5Satisfied(ctx, tenant, v.Package, x.Fold, xid, res, b.raws); err != nil {
+		return err
+	}
 	t, err := s.d.Registrations.TrackedTime(ctx, tenant, x.RegistrationID, x.Key)
 	if err != nil {
 		return err

@@ -19,11 +19,16 @@ export LECTERN_TEST_ESCO_DIR
 
 echo "== web assets (player, console)"; scripts/web-assets.sh
 echo "== chromium (player browser tests)"; scripts/install-chromium.sh
+echo "== cmi5 LMS test suite packages (the AUs of TestCMI5AUInBrowser)"
+LECTERN_TEST_CMI5_LTS_DIST=$(scripts/cmi5-lts.sh build)/pkg/dist
+export LECTERN_TEST_CMI5_LTS_DIST
 echo "== go vet"; go vet ./...
 echo "== gofmt"; bad=$(gofmt -l $(git ls-files '*.go')); [ -z "$bad" ] || { echo "gofmt needed: $bad"; exit 1; }
 echo "== go test"; go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./...
 echo "== xAPI conformance (1.0.3 and 2.0.0, SQLite and Elasticsearch; docs/conformance.md)"
 CHECK=1 scripts/conformance.sh
+echo "== cmi5 LMS test suite (embedded and distributed; docs/conformance.md)"
+scripts/cmi5-lts.sh
 echo "== schemathesis"
 # Generated requests against the served /openapi.json of a running `lectern all`: no 5xx,
 # no response that contradicts the document (docs/testing.md).

@@ -147,18 +147,19 @@ x.send(JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.
 s.textContent="ready|"+x.status;
 </script></body></html>`
 
-// cmi5AU follows the cmi5 launch: fetch the credential, read LMS.LaunchData, send "initialized"
-// with the session id of the context template.
+// cmi5AU follows the cmi5 launch: fetch the credential, read LMS.LaunchData and the learner
+// preferences, send "initialized" with the session id of the context template.
 const cmi5AU = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
 var q=new URLSearchParams(location.search),s=document.getElementById("status");
 function req(m,u,h,b){var x=new XMLHttpRequest();x.open(m,u,false);for(var k in h)x.setRequestHeader(k,h[k]);x.send(b||null);return x}
 var f=JSON.parse(req("POST",q.get("fetch"),{}).responseText);
 var h={"Authorization":"Basic "+f["auth-token"],"X-Experience-API-Version":"1.0.3"};
-var st=q.get("endpoint")+"activities/state?"+new URLSearchParams({activityId:q.get("activityId"),agent:q.get("actor"),registration:q.get("registration"),stateId:"LMS.LaunchData"});
+var st=q.get("endpoint")+"/activities/state?"+new URLSearchParams({activityId:q.get("activityId"),agent:q.get("actor"),registration:q.get("registration"),stateId:"LMS.LaunchData"});
 var ld=JSON.parse(req("GET",st,h).responseText);
+req("GET",q.get("endpoint")+"/agents/profile?"+new URLSearchParams({agent:q.get("actor"),profileId:"cmi5LearnerPreferences"}),h);
 h["Content-Type"]="application/json";
-var ctx=ld.contextTemplate;ctx.registration=q.get("registration");
-var p=req("POST",q.get("endpoint")+"statements",h,JSON.stringify({actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/initialized"},object:{id:q.get("activityId")},context:ctx}));
+var ctx=ld.contextTemplate;ctx.registration=q.get("registration");ctx.contextActivities.category=[{id:"https://w3id.org/xapi/cmi5/context/categories/cmi5"}];
+var p=req("POST",q.get("endpoint")+"/statements",h,JSON.stringify({id:crypto.randomUUID(),timestamp:new Date().toISOString(),actor:JSON.parse(q.get("actor")),verb:{id:"http://adlnet.gov/expapi/verbs/initialized"},object:{id:q.get("activityId")},context:ctx}));
 s.textContent="ready|"+ld.launchMode+"|"+p.status+"|"+req("POST",q.get("fetch"),{}).responseText;
 </script></body></html>`
 

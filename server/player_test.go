@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
 	"github.com/lectern-lms/lectern/storage/record"
@@ -526,7 +528,7 @@ func TestPlayerCMI5Launch(t *testing.T) {
 			t.Fatalf("AU location %q", r.Header.Get("Location"))
 		}
 		q := au.Query()
-		if q.Get("registration") != xreg || q.Get("activityId") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme/") || q.Get("fetch") == "" {
+		if q.Get("registration") != xreg || q.Get("activityId") == "" || !strings.HasSuffix(q.Get("endpoint"), "/lrs/TCAPI/acme") || q.Get("fetch") == "" {
 			t.Fatalf("cmi5 launch parameters: %v", q)
 		}
 		fetchURL, _ := url.Parse(q.Get("fetch"))
@@ -558,11 +560,20 @@ func TestPlayerCMI5Launch(t *testing.T) {
 		if r.Status != 200 || ld.LaunchMode != "Normal" || ld.MoveOn == "" || ld.ContextTemplate.Extensions["https://w3id.org/xapi/cmi5/context/extensions/sessionid"] == "" {
 			t.Errorf("LMS.LaunchData: %d %s", r.Status, r.Body)
 		}
-		var actor map[string]any
-		_ = json.Unmarshal([]byte(q.Get("actor")), &actor)
-		st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/initialized"},
-			"object": map[string]any{"id": q.Get("activityId")}, "context": map[string]any{"registration": xreg}}
-		e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, "statement with the fetched credential")
+		// The AU's activityId is the LMS's own id for it, never the publisher's (cmi5 8.1.5.0-3).
+		if aid := q.Get("activityId"); !strings.HasPrefix(aid, "urn:lectern:cmi5:au:") {
+			t.Errorf("activityId %q", aid)
+		}
+		// The statements of an AU follow the cmi5 rules: this session never initialized (it did
+		// not read the learner preferences), so the AU of a second launch sends them.
+		bare := map[string]any{"id": uuid.NewString(), "timestamp": time.Now().UTC().Format(time.RFC3339), "actor": json.RawMessage(q.Get("actor")),
+			"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/initialized"}, "object": map[string]any{"id": q.Get("activityId")},
+			"context": map[string]any{"registration": xreg}}
+		if r := e.do("POST", lrs+"/acme/statements", cred, bare, v103...); r.Status != 403 || !strings.Contains(string(r.Body), "11.0.0.0-3") {
+			t.Errorf("initialized before the learner preferences were read: %d %s", r.Status, r.Body)
+		}
+		au5 := e.cmi5Start(t, strings.ReplaceAll(m[1], `\u0026`, "&"))
+		e.expect(au5.send(au5.statement("initialized", nil)), 200, "statement with the fetched credential")
 		// The LMS recorded its "launched" statement for the AU in the registration.
 		r = e.do("GET", lrs+"/acme/statements?verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/launched")+"&registration="+xreg, root, nil, v103...)
 		if r.Status != 200 || !strings.Contains(string(r.Body), "context/extensions/launchmode") || !strings.Contains(string(r.Body), q.Get("activityId")) {
@@ -588,9 +599,7 @@ func TestPlayerCMI5Launch(t *testing.T) {
 		} {
 			var res map[string]any
 			_ = json.Unmarshal([]byte(v.result), &res)
-			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + v.verb},
-				"object": map[string]any{"id": q.Get("activityId")}, "context": map[string]any{"registration": xreg}, "result": res}
-			e.expect(e.do("POST", lrs+"/acme/statements", cred, st, v103...), 200, v.verb+" statement")
+			e.expect(au5.send(au5.statement(v.verb, res)), 200, v.verb+" statement")
 		}
 		e.do("GET", regs+"/r1/progress", root, nil).json(t, &p)
 		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" || p.Score == nil || p.Score.Scaled != 90 || !near(p.TotalSecondsTracked, 20) {

@@ -30,7 +30,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.expect(e.do("POST", ep.Path+"statements", cred, sts, v103...), 200, "statements")
+			e.expect(e.do("POST", strings.TrimSuffix(ep.Path, "/")+"/statements", cred, sts, v103...), 200, "statements")
 		}
 		statement := func(actor any, verb, object, xreg string, result map[string]any) map[string]any {
 			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb},
@@ -80,26 +80,11 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 					statement(actor, "terminated", q.Get("activity_id"), xreg, nil))
 			}},
 			{name: "cmi5", fixture: "cmi5_minimal", xreg: "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b60", take: func(t *testing.T, session, xreg string) {
-				r := e.get(e.firstActivityURL(t, session).String())
-				au, err := url.Parse(r.Header.Get("Location"))
-				if r.Status != 302 || err != nil {
-					t.Fatalf("cmi5 launch: %d %s", r.Status, r.Body)
-				}
-				q := au.Query()
-				fetchURL, _ := url.Parse(q.Get("fetch"))
-				var fa struct {
-					AuthToken string `json:"auth-token"`
-				}
-				e.do("POST", fetchURL.Path, noAuth, nil).json(t, &fa)
-				var actor map[string]any
-				if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
-					t.Fatal(err)
-				}
-				aid := q.Get("activityId")
-				send(t, q.Get("endpoint"), auth{"Basic " + fa.AuthToken}, statement(actor, "initialized", aid, xreg, nil),
-					statement(actor, "completed", aid, xreg, nil),
-					statement(actor, "passed", aid, xreg, map[string]any{"score": map[string]any{"scaled": 0.8}, "success": true}),
-					statement(actor, "terminated", aid, xreg, nil))
+				au := e.cmi5Start(t, e.firstActivityURL(t, session).String())
+				e.expect(au.send(au.statement("initialized", nil),
+					au.statement("completed", map[string]any{"completion": true, "duration": "PT1M"}),
+					au.statement("passed", map[string]any{"score": map[string]any{"scaled": 0.8}, "success": true, "duration": "PT1M"}),
+					au.statement("terminated", map[string]any{"duration": "PT1M"})), 200, "cmi5 statements")
 			}},
 		}
 		for _, c := range cases {

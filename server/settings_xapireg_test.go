@@ -130,6 +130,29 @@ var xapiregSettingEffects = []settingEffect{
 		}
 		e.expect(e.do("PUT", "/engine/api/v1/"+tn+"/configuration/xAPILaunchTokenLifeInSeconds", root, map[string]any{"value": "59"}), 400, "below the minimum")
 	}},
+	{"Cmi5EnforceStatementRules", func(t *testing.T, e *env, tn string) {
+		e.importOK(tn, "c5", zipOf(t, map[string]string{"cmi5.xml": cmi5Course, "a1.html": "a1", "a2.html": "a2", "a3.html": "a3"}), "")
+		e.expect(e.do("POST", "/engine/api/v1/"+tn+"/registrations", root, map[string]any{"courseId": "c5", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		launch := func() *cmi5Session {
+			session := e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/r1/launchLink"))
+			return e.cmi5Start(t, e.firstActivityURL(t, session).String())
+		}
+		// By default a statement before initialized breaks the cmi5 rules: 403.
+		au := launch()
+		if r := au.send(au.statement("experienced", nil)); r.Status != 403 {
+			t.Fatalf("a statement before initialized by default: %d %s", r.Status, r.Body)
+		}
+		// Off, a session launched afterwards is held to the xAPI rules only; one launched
+		// before keeps the rules it was launched with.
+		e.setSetting("/engine/api/v1/"+tn, "Cmi5EnforceStatementRules", "false")
+		if r := au.send(au.statement("experienced", nil)); r.Status != 403 {
+			t.Fatalf("the session launched under the rules, after the change: %d %s", r.Status, r.Body)
+		}
+		au = launch()
+		e.expect(au.send(au.statement("experienced", nil)), 200, "a statement before initialized with the rules off")
+		e.expect(au.send(au.statement("completed", nil)), 200, "completed without result.completion with the rules off")
+	}},
 	{"UseStatementTimestampInRegistrationUpdates", func(t *testing.T, e *env, tn string) {
 		completedDate := func(reg, xreg string) string {
 			e.xapiregCourse(t, tn, reg, xreg)

@@ -40,6 +40,27 @@ type StatementFold struct {
 	Activities map[string]*ActivityFold `json:"activities"`
 	// Interactions are the answered questions, by the question activity's id.
 	Interactions map[string]*FoldInteraction `json:"interactions,omitempty"`
+	// CMI5Sessions are the cmi5 sessions seen, by session id (the context extension): what
+	// the record store's cmi5 statement rules check a session's next statement against.
+	CMI5Sessions map[string]*CMI5SessionFold `json:"cmi5Sessions,omitempty"`
+}
+
+// CMI5SessionFold is what the statements of one cmi5 session said.
+type CMI5SessionFold struct {
+	// Verbs are the cmi5 defined verbs the session's statements used (each once, cmi5
+	// 9.3.0.0-2), in the order first seen.
+	Verbs []string `json:"verbs,omitempty"`
+	// Launched is the stored time of the LMS's launched statement; Last the latest stored
+	// time of any statement of the session.
+	Launched time.Time `json:"launched,omitzero"`
+	Last     time.Time `json:"last,omitzero"`
+	// ActivityID is the AU's activity id (the object of the launched statement).
+	ActivityID string `json:"activityId,omitempty"`
+	// Ended: the session was terminated or abandoned; nothing more is accepted for it.
+	Ended bool `json:"ended,omitempty"`
+	// PrefsRead: the AU read the learner preferences (cmi5 11.0.0.0-3), which it must do
+	// before it initializes.
+	PrefsRead bool `json:"prefsRead,omitempty"`
 }
 
 // ActivityFold is what the statements about one activity said.
@@ -52,6 +73,9 @@ type ActivityFold struct {
 	// CompletionSeen: some statement about the activity had result.completion true (its
 	// verb whatever it was; the rollup decides by standard what that means).
 	CompletionSeen bool `json:"completion,omitempty"`
+	// Satisfied: the LMS recorded its satisfied statement of the activity (a cmi5 block or
+	// course, by the LMS's id for it).
+	Satisfied bool `json:"satisfied,omitempty"`
 	// Scaled is result.score.scaled of the latest (by stored time) completed, passed or
 	// failed statement that has one; ScaledAt is that statement's stored time.
 	Scaled   *float64  `json:"scaled,omitempty"`

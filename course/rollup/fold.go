@@ -45,8 +45,11 @@ type foldStatement struct {
 		ContextActivities struct {
 			Parent   []struct{ ID string } `json:"parent"`
 			Grouping []struct{ ID string } `json:"grouping"`
+			Category []struct{ ID string } `json:"category"`
 		} `json:"contextActivities"`
+		Extensions map[string]json.RawMessage `json:"extensions"`
 	} `json:"context"`
+	Authority json.RawMessage `json:"authority"`
 }
 
 // FoldStatements folds statements (full xAPI JSON as stored, in stored order) into f and
@@ -97,6 +100,8 @@ func FoldStatements(f *registration.StatementFold, raws []json.RawMessage) bool 
 			set(&a.FailedSeen)
 		case VerbWaived:
 			set(&a.Waived)
+		case VerbSatisfied:
+			set(&a.Satisfied)
 		case VerbTerminated:
 			if foldSession(a, registration.FoldSession{ID: s.ID, Stored: s.Stored, Seconds: secs}) {
 				changed = true
@@ -116,6 +121,62 @@ func FoldStatements(f *registration.StatementFold, raws []json.RawMessage) bool 
 		if foldInteraction(f, &s) {
 			changed = true
 		}
+		if foldCMI5Session(f, &s) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// cmi5Defined are the verbs of cmi5 defined statements an AU sends (cmi5 9.3), each at most
+// once per session.
+var cmi5Defined = map[string]bool{VerbInitialized: true, VerbCompleted: true, VerbPassed: true, VerbFailed: true, VerbTerminated: true}
+
+// foldCMI5Session folds a statement that names a cmi5 session (the sessionid context
+// extension) into its session: the launched statement's time and activity, the AU's cmi5
+// defined verbs, the end (terminated, abandoned).
+func foldCMI5Session(f *registration.StatementFold, s *foldStatement) bool {
+	if s.Context == nil || s.Context.Extensions[CMI5SessionExt] == nil {
+		return false
+	}
+	var id string
+	if json.Unmarshal(s.Context.Extensions[CMI5SessionExt], &id) != nil || id == "" {
+		return false
+	}
+	if f.CMI5Sessions == nil {
+		f.CMI5Sessions = map[string]*registration.CMI5SessionFold{}
+	}
+	changed := false
+	ss := f.CMI5Sessions[id]
+	if ss == nil {
+		ss, changed = &registration.CMI5SessionFold{}, true
+		f.CMI5Sessions[id] = ss
+	}
+	if s.Stored.After(ss.Last) {
+		ss.Last, changed = s.Stored, true
+	}
+	switch s.Verb.ID {
+	case VerbLaunched:
+		if ss.Launched.IsZero() {
+			ss.Launched, ss.ActivityID, changed = s.Stored, s.Object.ID, true
+		}
+		return changed
+	case VerbAbandoned, VerbSatisfied, VerbWaived:
+		// The LMS's own statements.
+		if s.Verb.ID == VerbAbandoned && !ss.Ended {
+			ss.Ended, changed = true, true
+		}
+		return changed
+	}
+	category := false
+	for _, c := range s.Context.ContextActivities.Category {
+		category = category || c.ID == CMI5Category
+	}
+	if category && cmi5Defined[s.Verb.ID] && !slices.Contains(ss.Verbs, s.Verb.ID) {
+		ss.Verbs, changed = append(ss.Verbs, s.Verb.ID), true
+	}
+	if s.Verb.ID == VerbTerminated && !ss.Ended {
+		ss.Ended, changed = true, true
 	}
 	return changed
 }
@@ -219,7 +280,7 @@ func FoldInteractions(pkg *course.Package, f *registration.StatementFold) map[st
 	pkg.Root.Walk(func(a *course.Activity) {
 		if a.LaunchURL != "" && len(a.Children) == 0 {
 			aus = append(aus, a.ID)
-			for _, k := range activityKeys(a) {
+			for _, k := range activityKeys(pkg, a) {
 				byKey[k] = a.ID
 			}
 		}

@@ -35,7 +35,7 @@ type Verbs struct {
 func Statements(pkg *course.Package, seen map[string]Verbs) Result {
 	r := Result{Activities: map[string]*Outcome{}}
 	lookup := func(a *course.Activity) (Verbs, bool) {
-		for _, k := range activityKeys(a) {
+		for _, k := range activityKeys(pkg, a) {
 			if v, ok := seen[k]; ok {
 				return v, true
 			}
@@ -195,8 +195,13 @@ func needsPass(pkg *course.Package, a *course.Activity) bool {
 	return m == "Passed" || m == "CompletedAndPassed"
 }
 
-func activityKeys(a *course.Activity) []string {
+// activityKeys are the ids statements may name an activity by: its id in the tree, its
+// cmi5.xml id, the LMS's own cmi5 id (the activityId AUs are launched with) and its xAPI IRI.
+func activityKeys(pkg *course.Package, a *course.Activity) []string {
 	keys := []string{a.ID}
+	if id := pkg.CMI5LMSActivityID(a); id != "" {
+		keys = append(keys, id)
+	}
 	if a.CMI5 != nil && a.CMI5.ID != "" {
 		keys = append(keys, a.CMI5.ID)
 	}

@@ -10,12 +10,22 @@ import (
 
 // The verbs a cmi5 or xAPI rollup reads (cmi5 §9.3; ADL's verb IRIs).
 const (
-	VerbCompleted  = "http://adlnet.gov/expapi/verbs/completed"
-	VerbPassed     = "http://adlnet.gov/expapi/verbs/passed"
-	VerbFailed     = "http://adlnet.gov/expapi/verbs/failed"
-	VerbTerminated = "http://adlnet.gov/expapi/verbs/terminated"
-	VerbWaived     = "https://w3id.org/xapi/adl/verbs/waived"
+	VerbCompleted   = "http://adlnet.gov/expapi/verbs/completed"
+	VerbPassed      = "http://adlnet.gov/expapi/verbs/passed"
+	VerbFailed      = "http://adlnet.gov/expapi/verbs/failed"
+	VerbTerminated  = "http://adlnet.gov/expapi/verbs/terminated"
+	VerbWaived      = "https://w3id.org/xapi/adl/verbs/waived"
+	VerbSatisfied   = "https://w3id.org/xapi/adl/verbs/satisfied"
+	VerbAbandoned   = "https://w3id.org/xapi/adl/verbs/abandoned"
+	VerbLaunched    = "http://adlnet.gov/expapi/verbs/launched"
+	VerbInitialized = "http://adlnet.gov/expapi/verbs/initialized"
 )
+
+// CMI5SessionExt is the context extension of a cmi5 session id.
+const CMI5SessionExt = "https://w3id.org/xapi/cmi5/context/extensions/sessionid"
+
+// CMI5Category is the context category of cmi5 defined statements.
+const CMI5Category = "https://w3id.org/xapi/cmi5/context/categories/cmi5"
 
 // VerbsOf reads statements (full xAPI JSON, oldest first) into the verbs seen per object
 // activity id, for Statements. Statements about other objects (agents, statement refs) and

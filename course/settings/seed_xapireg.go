@@ -11,6 +11,8 @@ func xapiregSettings() []Setting {
 			"Record a launched statement (the learner, the started activity, the registration's xAPI registration id) in the tenant's record store when the player launches xAPI (TinCan) content."),
 		integer("xAPILaunchTokenLifeInSeconds", "28800", 60, 604800, cascading,
 			"Seconds the record-store credential handed to launched xAPI content (the auth launch parameter) and to cmi5 AUs (the fetch URL's auth-token) stays valid."),
+		boolean("Cmi5EnforceStatementRules", "true", cascading,
+			"Hold the statements and documents a cmi5 AU writes with its session's credential to the cmi5 rules (403 for one that breaks a rule: order, duplicates, launch mode, result, learner preferences, LMS.LaunchData); false: the xAPI rules only, for AUs that break cmi5 rules the learner should not pay for. Fixed at launch."),
 		boolean("UseStatementTimestampInRegistrationUpdates", "true", cascading,
 			"Date registration updates derived from statements (the completion date of an xAPI or cmi5 registration) by the statement's timestamp; false: by the time the record store stored it."),
 	}

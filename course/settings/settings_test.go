@@ -35,7 +35,7 @@ var servedIDs = []string{
 	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
 	// reference §2.10, server/settings_xapireg_test.go:
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
-	"UseStatementTimestampInRegistrationUpdates",
+	"UseStatementTimestampInRegistrationUpdates", "Cmi5EnforceStatementRules",
 	// SCORM to xAPI conversion (seed_convert.go).
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",
 	// statement forwarding (seed_forward.go):

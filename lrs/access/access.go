@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lectern-lms/lectern/course"
 )
 
 // ErrForbidden means the principal's permissions do not cover the operation.
@@ -56,6 +58,8 @@ type Principal struct {
 	// LaunchSession is the player session a launch token was issued in: the statements it
 	// stores are signs of life of that session (time tracked).
 	LaunchSession string
+	// CMI5 is the cmi5 AU session a launch token writes for, nil for any other principal.
+	CMI5 *course.CMI5Session
 	// Scopes are the OAuth scopes the access token grants (Level OAuth only).
 	Scopes []string
 }

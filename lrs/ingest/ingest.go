@@ -66,6 +66,9 @@ type Request struct {
 	// Define reports the define permission: without it the canonical activity definitions
 	// are left as they were.
 	Define bool
+	// Check, when set, sees the statements as sent (original) and as completed (batch)
+	// before they are stored; an error refuses the whole write and is returned as it is.
+	Check func(original []json.RawMessage, batch []*statements.Statement) error
 }
 
 // Result is what a successful write stored.
@@ -129,6 +132,8 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		voids = map[string]string{}
 		atts  = newAttachmentSet(parts)
 		acts  activityBatch
+		// original keeps the statements as sent, for r.Check only.
+		original []json.RawMessage
 	)
 	isArray, err := xapi.EachStatement(body, r.Version, func(st *xapi.Statement, i int, inArray bool) error {
 		if r.PutID != "" {
@@ -150,6 +155,9 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		}
 		if r.Define {
 			acts.add(st)
+		}
+		if r.Check != nil {
+			original = append(original, json.RawMessage(st.JSON()))
 		}
 		st.Complete(r.Authority, now, r.Version)
 		f := st.Fields() // serialises the completed statement once: f.Raw
@@ -193,6 +201,11 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 			f.Voids = ""
 		case err != nil && !errors.Is(err, statements.ErrNotFound):
 			return nil, fmt.Errorf("voiding target %s: %w", f.Voids, err)
+		}
+	}
+	if r.Check != nil {
+		if err := r.Check(original, batch); err != nil {
+			return nil, err
 		}
 	}
 	if err := w.store.Put(ctx, r.Tenant, batch, stored); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/internal/signed"
 )
 
@@ -34,6 +35,9 @@ type Claims struct {
 	// its statements are signs of life of that session.
 	Session string `json:"s,omitempty"`
 	Expires int64  `json:"e"`
+	// CMI5 is the cmi5 AU session of a credential a cmi5 fetch URL issued: the record
+	// store holds its statements to the cmi5 rules.
+	CMI5 *course.CMI5Session `json:"c5,omitempty"`
 }
 
 // Issuer signs and checks tokens with a key derived from the deployment's secret key.

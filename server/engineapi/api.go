@@ -145,5 +145,8 @@ func Schemas() map[string]any {
 	for k, v := range registrationSchemas() {
 		out[k] = v
 	}
+	for k, v := range cmi5Schemas() {
+		out[k] = v
+	}
 	return out
 }

@@ -49,6 +49,7 @@ func (a *API) registerRegistrations(r httpx.Registrar, engine string) {
 		Scope: httpx.ScopeEnginePath, Success: 200, Response: "RegistrationSummary", Query: withInstance}, a.registrationProgress(true))
 	r.Handle(httpx.Route{Method: fiber.MethodDelete, Path: one + "/progress", Summary: "Reset a registration: clear its progress and history, pin it to the latest course version", Tag: tag,
 		Scope: httpx.ScopeEnginePath, Success: 204, Query: cfg}, a.resetRegistration)
+	a.registerCMI5(r, one)
 	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/configuration", Summary: "Effective registration configuration", Tag: "configuration",
 		Scope: httpx.ScopeEnginePath, Success: 200, Response: "ConfigurationList", Query: withInstance}, a.getConfiguration(a.registrationConfig))
 	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: one + "/configuration/:settingId", Summary: "One registration setting", Tag: "configuration",
@@ -190,10 +191,15 @@ func (a *API) createRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.d.Registrations.Create(ctx, httpx.TenantOf(c), q, v.Version, learner.CourseRef(v)); err != nil {
+	reg, err := a.d.Registrations.Create(ctx, httpx.TenantOf(c), q, v.Version, learner.CourseRef(v))
+	if err != nil {
 		if errors.Is(err, registration.ErrExists) {
 			return httpx.BadRequest("registration '%s' already exists", q.ID)
 		}
+		return err
+	}
+	// cmi5: the moveOn criteria are evaluated at registration (cmi5 9.6.1.1-3).
+	if err := a.d.Learner.CMI5Registered(ctx, httpx.TenantOf(c), reg); err != nil {
 		return err
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -8,6 +8,7 @@ package lrsapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
@@ -78,6 +79,15 @@ type Deps struct {
 	// the batch: the course engine's part (player sessions kept alive by their launch
 	// credential, xAPI and cmi5 registrations rolled up). p is who wrote. Nil does nothing.
 	AfterStore func(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement)
+	// BeforeStore sees the statements of a cmi5 AU session's credential (p.CMI5 set) before
+	// they are stored: an error wrapping access.ErrForbidden refuses the write with 403
+	// (the cmi5 statement rules). Nil checks nothing.
+	BeforeStore func(ctx context.Context, tenant string, p *access.Principal, original []json.RawMessage, batch []*statements.Statement) error
+	// CMI5Document sees the document requests of a cmi5 AU session's credential (p.CMI5
+	// set; method GET, PUT, POST or DELETE, k.ID empty for a DELETE of every state
+	// document) before they run: an error wrapping access.ErrForbidden refuses them with 403.
+	// Nil checks nothing.
+	CMI5Document func(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error
 }
 
 // API is the xAPI record store's HTTP side: the xAPI resources and the report extension
@@ -178,6 +188,18 @@ func (a *API) registerResources(reg httpx.Registrar) {
 	}
 }
 
+// collapseSlashes replaces each run of slashes in p with one.
+func collapseSlashes(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
 // dispatch serves a resource's POST: either a real POST or the alternate request syntax
 // (POST ?method=X, 1.0.x only), which runs X's handler.
 func dispatch(byMethod map[string]fiber.Handler) fiber.Handler {
@@ -233,6 +255,11 @@ func (a *API) responseVersion(h string) string {
 // prelude runs for everything under Base: CORS, the version response header, the
 // preflight, and the alternate request syntax (rewritten into an ordinary request).
 func (a *API) prelude(c *fiber.Ctx) error {
+	if p := c.Path(); strings.Contains(p, "//") {
+		// A resource after an endpoint ending in "/" ("…/acme//activities/state", as cmi5
+		// clients build it from such an endpoint) is the resource.
+		c.Path(collapseSlashes(p))
+	}
 	origin := c.Get(fiber.HeaderOrigin)
 	if origin == "" {
 		origin = "*"
@@ -338,6 +365,8 @@ func lrsError(err error) error {
 		return nil
 	case errors.As(err, &xe):
 		return httpx.BadRequest("%s", xe.Error())
+	case errors.Is(err, access.ErrForbidden):
+		return httpx.Errorf(fiber.StatusForbidden, "%s", err.Error())
 	case errors.Is(err, statements.ErrNotFound):
 		return httpx.NotFound("%s", err.Error())
 	case errors.Is(err, statements.ErrConflict):

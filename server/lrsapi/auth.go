@@ -27,6 +27,17 @@ func unauthorized(format string, args ...any) error {
 	return httpx.Errorf(fiber.StatusUnauthorized, format, args...)
 }
 
+// challengeBasic asks for HTTP Basic credentials with a 401's WWW-Authenticate, except in the
+// answer to a script of a web page (Sec-Fetch-Dest: empty: fetch or XMLHttpRequest, such as
+// a cmi5 AU or xAPI content), for which a browser would open its own sign-in prompt and hold
+// the request until someone answers it, instead of letting the script see the 401.
+func challengeBasic(c *fiber.Ctx) {
+	if c.Get("Sec-Fetch-Dest") == "empty" {
+		return
+	}
+	c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
+}
+
 // authenticate resolves the Authorization header, in order: an OAuth 2.0 access token
 // (Bearer lat_…), the platform root (LRS root of every tenant), a tenant credential
 // (read-write account of its tenant), the addressed tenant's LRS accounts
@@ -34,7 +45,7 @@ func unauthorized(format string, args ...any) error {
 func (a *API) authenticate(c *fiber.Ctx) error {
 	h := c.Get(fiber.HeaderAuthorization)
 	if h == "" {
-		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
+		challengeBasic(c)
 		return unauthorized("credentials are required (HTTP Basic, or Bearer with an OAuth 2.0 access token)")
 	}
 	ctx := c.UserContext()
@@ -91,7 +102,7 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 		if p == nil {
 			// Falling through to "invalid credentials" would tell a client its OAuth keys are
 			// wrong when the store does not speak OAuth 1.0a at all.
-			c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
+			challengeBasic(c)
 			if _, none := hooks.OAuthAuthority.(NoOAuth); none {
 				return unauthorized("OAuth is not supported by this record store; authenticate with HTTP Basic (tenant credentials, an LRS account or a launch token)")
 			}
@@ -114,7 +125,7 @@ func (a *API) authenticate(c *fiber.Ctx) error {
 		httpx.Attempted(c, a.d.Guard, guessed, p != nil)
 	}
 	if p == nil {
-		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="lectern-lrs"`)
+		challengeBasic(c)
 		return unauthorized("invalid credentials")
 	}
 	c.Locals("lrsPrincipal", p)

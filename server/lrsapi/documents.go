@@ -116,6 +116,9 @@ func (a *API) getDocument(d docResource) fiber.Handler {
 		if q.Has("since") {
 			return httpx.BadRequest("since: not allowed together with %s", d.idParam)
 		}
+		if err := a.cmi5Document(c, k, nil); err != nil {
+			return err
+		}
 		doc, err := a.d.Statements.GetDoc(ctx, k)
 		if errors.Is(err, statements.ErrNotFound) {
 			return httpx.NotFound("no document with %s %q", d.idParam, k.ID)
@@ -154,6 +157,9 @@ func (a *API) putDocument(d docResource, merge bool) fiber.Handler {
 		if ct == "" {
 			ct = fiber.MIMEOctetStream
 		}
+		if err := a.cmi5Document(c, k, body); err != nil {
+			return err
+		}
 		cond := precondition(c)
 		var existing *statements.Document
 		if merge || (cond.IfMatch == "" && cond.IfNoneMatch == "") {
@@ -191,6 +197,15 @@ func (a *API) putDocument(d docResource, merge bool) fiber.Handler {
 	}
 }
 
+// cmi5Document runs the CMI5Document hook for a cmi5 AU session's credential.
+func (a *API) cmi5Document(c *fiber.Ctx, k statements.DocKey, body []byte) error {
+	p := lrsPrincipalOf(c)
+	if p == nil || p.CMI5 == nil || a.d.CMI5Document == nil {
+		return nil
+	}
+	return lrsError(a.d.CMI5Document(c.UserContext(), httpx.TenantOf(c), p, c.Method(), k, c.Get(fiber.HeaderContentType), body))
+}
+
 func isJSONObject(b []byte) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(b, &m) == nil && m != nil
@@ -207,6 +222,9 @@ func (a *API) deleteDocument(d docResource) fiber.Handler {
 			return httpx.BadRequest("since: only allowed when listing documents")
 		}
 		ctx := c.UserContext()
+		if err := a.cmi5Document(c, k, nil); err != nil {
+			return err
+		}
 		if k.ID == "" {
 			if d.kind != statements.State {
 				return httpx.BadRequest("%s: the parameter is required", d.idParam)

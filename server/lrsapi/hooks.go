@@ -180,7 +180,7 @@ func (l LaunchTokens) AuthorizeLaunch(_ context.Context, tenantID, authorization
 	if c.ActorIFI != "" {
 		p.IFI = c.ActorIFI
 	}
-	p.LaunchSession = c.Session
+	p.LaunchSession, p.CMI5 = c.Session, c.CMI5
 	return p, nil
 }
 

@@ -88,11 +88,17 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 	p := lrsPrincipalOf(c)
 	tid := httpx.TenantOf(c)
 	ctx := c.UserContext()
-	res, err := ingest.New(a.d.Statements, a.d.Logger, ingest.OnStored(a.d.Counted)).Write(ctx, ingest.Request{
+	req := ingest.Request{
 		Tenant: tid, Version: xapiVersionOf(c), Authority: p.Authority,
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,
-	})
+	}
+	if p != nil && p.CMI5 != nil && a.d.BeforeStore != nil {
+		req.Check = func(original []json.RawMessage, batch []*statements.Statement) error {
+			return a.d.BeforeStore(ctx, tid, p, original, batch)
+		}
+	}
+	res, err := ingest.New(a.d.Statements, a.d.Logger, ingest.OnStored(a.d.Counted)).Write(ctx, req)
 	if err != nil {
 		return nil, lrsError(err)
 	}

@@ -17,10 +17,12 @@ import (
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
-// The cmi5 launch method (cmi5 section 8): the player's frame opens /player/cmi5/{session}/launch,
-// which writes the AU's LMS.LaunchData state document and redirects to the AU with endpoint,
-// fetch, registration, activityId and actor; the AU's one call to the fetch URL returns the
-// record-store credential.
+// The cmi5 launch method (cmi5 section 8): the player opens /player/cmi5/{session}/launch (in
+// its frame for an AnyWindow AU, as the whole window for an OwnWindow one), which writes the
+// AU's LMS.LaunchData state document and redirects to the AU with endpoint, fetch,
+// registration, activityId and actor; the AU's one call to the fetch URL returns the
+// record-store credential. An OwnWindow AU gets a returnURL, /player/cmi5/{session}/return,
+// which brings the learner back to the player.
 
 // Cmi5FetchAnswer is the fetch URL's answer: the credential, or a cmi5 error.
 type Cmi5FetchAnswer struct {
@@ -32,6 +34,24 @@ type Cmi5FetchAnswer struct {
 func (s *API) registerCMI5() {
 	s.browser(fiber.MethodGet, "/player/cmi5/:session/launch", httpx.MaxNoBody, s.cmi5Launch)
 	s.browser(fiber.MethodPost, "/player/cmi5/fetch/:token", httpx.MaxNoBody, s.cmi5Fetch)
+	s.browser(fiber.MethodGet, "/player/cmi5/:session/return", httpx.MaxNoBody, s.cmi5Return)
+}
+
+// ownWindow reports whether an AU runs as the whole window rather than in the player's frame.
+func ownWindow(au *course.Activity) bool {
+	return au.CMI5 != nil && au.CMI5.LaunchMethod == "OwnWindow"
+}
+
+// cmi5Return is an OwnWindow AU's returnURL: back to the player page of the session, told
+// which AU returned, so it does not launch that AU again (a one-AU course then exits as the
+// player's exit settings say, a longer one shows its table of contents).
+func (s *API) cmi5Return(c *fiber.Ctx) error {
+	token := c.Params("session")
+	if _, err := s.deps.Launch.VerifySession(token, time.Now()); err != nil {
+		return htmlError(c, fiber.StatusForbidden, "This player session has ended", "Launch the course again from the system that sent you here.")
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Redirect("/player/session/"+token+"?"+url.Values{"returned": {c.Query("au")}}.Encode(), fiber.StatusFound)
 }
 
 func (s *API) cmi5Launch(c *fiber.Ctx) error {
@@ -60,7 +80,11 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 		base = c.BaseURL()
 	}
 	target := contentURL(c.Params("session"), au.LaunchURL)
-	l, err := s.deps.Learner.LaunchCMI5(ctx, sess, v, au, base, target)
+	w := learner.CMI5Window{LaunchURL: target}
+	if ownWindow(au) {
+		w.ReturnURL = base + "/player/cmi5/" + c.Params("session") + "/return?" + url.Values{"au": {au.ID}}.Encode()
+	}
+	l, err := s.deps.Learner.LaunchCMI5(ctx, sess, v, au, base, w)
 	if errors.Is(err, registration.ErrNotFound) {
 		return htmlError(c, fiber.StatusNotFound, "This registration no longer exists", "The enrolment this link was made for has been deleted.")
 	}
@@ -75,15 +99,22 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 		return err
 	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: l.RegistrationID, Actor: l.Actor, ActorIFI: l.ActorIFI,
-		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second)})
+		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second), CMI5: &l.Session})
 	q := url.Values{"endpoint": {l.Endpoint}, "fetch": {base + "/player/cmi5/fetch/" + tok},
-		"registration": {l.XAPIRegistration}, "activityId": {au.CMI5.ID}, "actor": {string(l.Actor)}}
+		"registration": {l.XAPIRegistration}, "activityId": {l.ActivityID}, "actor": {string(l.Actor)}}
 	sep := "?"
 	if strings.Contains(target, "?") {
 		sep = "&"
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Redirect(withQuery(target+sep+q.Encode(), sess.Supplemental), fiber.StatusFound)
+}
+
+func activityOf(c *course.CMI5Session) string {
+	if c == nil {
+		return ""
+	}
+	return c.ActivityID
 }
 
 func (s *API) cmi5Fetch(c *fiber.Ctx) error {
@@ -108,6 +139,6 @@ func (s *API) cmi5Fetch(c *fiber.Ctx) error {
 		life = time.Until(time.Unix(fc.Expires, 0))
 	}
 	token, _ := s.deps.LaunchTokens.Issue(launch.Claims{Tenant: fc.Tenant, Registration: fc.RegistrationID, Actor: fc.Actor, ActorIFI: fc.ActorIFI,
-		Session: fc.Launch}, life, time.Now())
+		Session: fc.Launch, ActivityID: activityOf(fc.CMI5), CMI5: fc.CMI5}, life, time.Now())
 	return c.JSON(Cmi5FetchAnswer{AuthToken: base64.StdEncoding.EncodeToString([]byte(launch.User + ":" + token))})
 }

@@ -232,7 +232,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	}
 	hasPrereqs := false
 	v.Package.Root.Walk(func(a *course.Activity) { hasPrereqs = hasPrereqs || a.Prerequisites != "" })
-	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, RuntimeURL: "/player/runtime/" + token,
+	cfg := Config{Title: v.Title, Dialect: "1.2", Start: start, Returned: c.Query("returned"), RuntimeURL: "/player/runtime/" + token,
 		ScriptURL: "/player/assets/scorm-again.js", Redirect: sess.RedirectOnExit, Preview: sess.Preview,
 		CommitSeconds: float64(ms) / 1000, Chrome: chrome}
 	cfg.Locked, cfg.Prerequisites = locked, hasPrereqs && !sess.Preview && !sess.ForceReview
@@ -270,6 +270,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 			if learner.Launchable(a) && cmi5 {
 				if a.CMI5 != nil && !a.CMI5.Block {
 					e.URL = "/player/cmi5/" + token + "/launch?au=" + url.QueryEscape(a.ID)
+					e.OwnWindow = ownWindow(a)
 				}
 			} else if learner.Launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)

@@ -28,6 +28,9 @@ type Activity struct {
 	Depth int    `json:"depth"`
 	// URL is where the iframe loads the activity; empty for a container.
 	URL string `json:"url,omitempty"`
+	// OwnWindow: the activity (a cmi5 AU with launchMethod OwnWindow) replaces the player
+	// page instead of running in its frame, and comes back through its returnURL.
+	OwnWindow bool `json:"ownWindow,omitempty"`
 }
 
 // Config is what the page's script needs.
@@ -45,6 +48,9 @@ type Config struct {
 	// Prerequisites: some activity has prerequisites, so the page asks again which are
 	// locked after an activity finishes.
 	Prerequisites bool `json:"prerequisites,omitempty"`
+	// Returned is the OwnWindow activity the learner came back from (its returnURL): the page
+	// does not launch it again, and exits when the course has no other.
+	Returned string `json:"returned,omitempty"`
 	// RuntimeURL is the session's runtime endpoint base (activity load and commit).
 	RuntimeURL string `json:"runtimeUrl"`
 	// ScriptURL is where the scorm-again bundle is served.
@@ -190,6 +196,9 @@ body{display:flex;flex-direction:column}
     unload();
     // AICC AUs talk HACP to the server themselves (aicc_sid and aicc_url are in their URL).
     // xAPI activities get the record store's endpoint and credential in theirs.
+    // A cmi5 AU of launchMethod OwnWindow takes the whole window (a window of its own when
+    // the player is itself framed) and comes back through its returnURL.
+    if (a.ownWindow) { ownWindow(a.url); return; }
     if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { show(a.url); return; }
     var req = new XMLHttpRequest();
     req.open("GET", cfg.runtimeUrl + "/activity?activity=" + encodeURIComponent(a.id));
@@ -344,6 +353,11 @@ body{display:flex;flex-direction:column}
     if (/AFTER_CLICK/.test(chrome.scoLaunch)) { panel(url, "Click Launch to open the activity in a new window."); return; }
     openWindow(url);
   }
+  function ownWindow(url) {
+    if (window.top !== window.self) { window.open(url); return; }
+    leaving = true;
+    location.assign(url);
+  }
   function panel(url, text) {
     $("done").hidden = true;
     $("launch-panel").hidden = false;
@@ -452,6 +466,13 @@ body{display:flex;flex-direction:column}
   if (scos.length > 0 && locked[scos[start].id]) start = step(-1, 1);
   if (scos.length === 0) showMessage("This course has nothing to launch.");
   else if (start < 0) { applyLocks(); showMessage("Every activity of this course is locked until its prerequisites are met."); }
+  else if (cfg.returned && scos.length < 2) exit();
+  else if (cfg.returned) {
+    // Back from an OwnWindow AU: the learner chooses what comes next.
+    scos.forEach(function (a, i) { if (a.id === cfg.returned) current = i; });
+    Object.keys(buttons).forEach(function (id) { buttons[id].className = id === cfg.returned ? "current" : ""; });
+    showMessage("You are back from the unit. Choose another one, or exit.");
+  }
   else go(start);
 })();
 </script>
