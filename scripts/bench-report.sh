@@ -418,6 +418,24 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkPlayerCommit/' | awk '
   }'
 
 # ---------------------------------------------------------------------------------------------
+# What requests cost the server's memory (issue 22, item 1): server BenchmarkRequestMemory,
+# embedded. 200 connections without credentials, each declaring a 64 MiB batch and sending 8 KiB
+# of it (goal: RSS growth <= 64 MiB), and 8 authenticated 50 MB batches at once (goal: peak
+# over the baseline <= 3x the 400 MB sent).
+cmd=(go test -run='^$' -bench='^BenchmarkRequestMemory$' -benchtime="${MEMORY_BENCHTIME:-1x}" -timeout=60m ./server/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkRequestMemory/' | awk '
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkRequestMemory\//, "", name); g = "-"; p = "-"; r = "-"
+    for (i = 2; i <= NF; i++) { if ($i == "rss-growth-MiB") g = sprintf("%.1f", $(i-1))
+      if ($i == "peak-over-baseline-MiB") p = sprintf("%.0f", $(i-1)); if ($i == "peak/payload") r = sprintf("%.2f", $(i-1)) }
+    rows[++n] = sprintf("| %-28s | %14s | %16s | %12s |", name, g, p, r) }
+  END {
+    printf "| %-28s | %14s | %16s | %12s |\n", "request memory", "RSS growth MiB", "peak over base MiB", "peak/payload"
+    printf "|%s|%s:|%s:|%s:|\n", "------------------------------", "----------------", "------------------", "--------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'
+
+# ---------------------------------------------------------------------------------------------
 # One learner's largest commit (issue 22, item 3): server BenchmarkBigCommit, a legal SCORM 1.2
 # commit of 10,000 interactions (2.2 MB) and progress/detail of that registration, both
 # backends: process CPU ms per request (the server runs in the benchmark's process) beside wall

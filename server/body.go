@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -273,4 +275,25 @@ func framingError(raw []byte, http11 bool) *httpx.Error {
 		return httpx.BadRequest("transfer coding %q is not supported; send the body chunked only", t)
 	}
 	return nil
+}
+
+// knownMethods answers a request whose method Fiber does not route (QUERY, a misspelling)
+// itself, before Fiber's own "Invalid http method", which skips every middleware: the body
+// such a request declares would stay unread on the connection (headerReceived hid it from
+// fasthttp) and be read as the next request. The answer is the API's JSON 400, and the
+// connection is closed.
+func knownMethods(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Method()) {
+		case fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete,
+			fiber.MethodConnect, fiber.MethodOptions, fiber.MethodTrace, fiber.MethodPatch:
+			next(ctx)
+			return
+		}
+		body, _ := json.Marshal(httpx.Message{Message: fmt.Sprintf("HTTP method %q is not supported", ctx.Method())})
+		ctx.SetConnectionClose()
+		ctx.SetStatusCode(fiber.StatusBadRequest)
+		ctx.SetContentType(fiber.MIMEApplicationJSON)
+		ctx.SetBody(body)
+	}
 }

@@ -193,6 +193,7 @@ func New(deps Deps) *Server {
 		DisablePreParseMultipartForm: true,
 	})
 	s.app.Server().HeaderReceived = s.headerReceived
+	s.app.Server().Handler = knownMethods(s.app.Server().Handler)
 	s.app.Use(recover.New())
 	s.app.Use(requestid.New(requestid.Config{ContextKey: httpx.LocalsRequestID}))
 	s.app.Use(s.accessLog)

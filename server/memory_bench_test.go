@@ -1,0 +1,183 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// rssBytes is this process's resident set size (Linux /proc/self/status VmRSS).
+func rssBytes(b *testing.B) int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatal("VmRSS not found")
+	return 0
+}
+
+// peakRSS samples the RSS every 5 ms until stop is closed and returns the highest value.
+func peakRSS(b *testing.B, stop <-chan struct{}) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		var peak int64
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if r := rssBytes(b); r > peak {
+				peak = r
+			}
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// settledRSS is the RSS after a garbage collection, the baseline of a measurement.
+func settledRSS(b *testing.B) int64 {
+	runtime.GC()
+	return rssBytes(b)
+}
+
+// BenchmarkRequestMemory measures what requests cost the server's memory (issue 22, item 1;
+// the server runs in this process, so its RSS is the server's plus the benchmark's small share):
+//
+//   - unauthenticated: 200 connections each declare a 64 MiB statement batch without
+//     credentials and send 8 KiB of it; every one must be answered 401. Reported: RSS growth
+//     (goal ≤ 64 MiB).
+//   - authenticated: 8 clients with credentials post a 50 MB statement batch each at once.
+//     Reported: peak RSS over the baseline, and that as a multiple of the 400 MB sent (goal ≤ 3).
+func BenchmarkRequestMemory(b *testing.B) {
+	b.Run("unauthenticated-200x64MiB", func(b *testing.B) {
+		base := commitBenchServer(b, "embedded")
+		addr := strings.TrimPrefix(base, "http://")
+		head := "POST /lrs/TCAPI/statements HTTP/1.1\r\nHost: " + addr + "\r\nX-Experience-API-Version: 1.0.3\r\n" +
+			"Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(64<<20) + "\r\n\r\n"
+		chunk := bytes.Repeat([]byte(" "), 8<<10)
+		var growth int64
+		for i := 0; i < b.N; i++ {
+			before := settledRSS(b)
+			stop := make(chan struct{})
+			peak := peakRSS(b, stop)
+			var wg sync.WaitGroup
+			var refused atomic.Int64
+			for c := 0; c < 200; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					conn, err := net.Dial("tcp", addr)
+					if err != nil {
+						return
+					}
+					defer conn.Close()
+					_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+					_, _ = io.WriteString(conn, head)
+					_, _ = conn.Write(chunk)
+					res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+					if err == nil && res.StatusCode == http.StatusUnauthorized {
+						refused.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			if n := refused.Load(); n != 200 {
+				b.Fatalf("%d of 200 connections answered 401", n)
+			}
+			growth += <-peak - before
+		}
+		b.ReportMetric(float64(growth)/float64(b.N)/(1<<20), "rss-growth-MiB")
+	})
+	b.Run("authenticated-8x50MB", func(b *testing.B) {
+		base := commitBenchServer(b, "embedded")
+		commitBenchCall(b, "POST", base+"/api/v1/app_management/tenants", "application/json", []byte(`{"tenant_id":"bench"}`), 201)
+		batches := make([][]byte, 8)
+		for i := range batches {
+			batches[i] = statementBatch(i, 50_000_000)
+		}
+		payload := 0
+		for _, bt := range batches {
+			payload += len(bt)
+		}
+		var over int64
+		for i := 0; i < b.N; i++ {
+			before := settledRSS(b)
+			stop := make(chan struct{})
+			peak := peakRSS(b, stop)
+			var wg sync.WaitGroup
+			errs := make(chan error, len(batches))
+			for _, bt := range batches {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req, _ := http.NewRequest("POST", base+"/lrs/TCAPI/bench/statements", bytes.NewReader(bt))
+					req.SetBasicAuth(rootUser, rootPass)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("X-Experience-API-Version", "1.0.3")
+					res, err := http.DefaultClient.Do(req)
+					if err != nil {
+						errs <- err
+						return
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 {
+						errs <- fmt.Errorf("status %d", res.StatusCode)
+					}
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			over += <-peak - before
+			// Each round stores new statements: the ids are fresh (statementBatch leaves them out).
+		}
+		perRound := float64(over) / float64(b.N)
+		b.ReportMetric(float64(payload)/(1<<20), "payload-MiB")
+		b.ReportMetric(perRound/(1<<20), "peak-over-baseline-MiB")
+		b.ReportMetric(perRound/float64(payload), "peak/payload")
+	})
+}
+
+// statementBatch is a JSON array of distinct statements without ids, about size bytes.
+func statementBatch(seed, size int) []byte {
+	var buf bytes.Buffer
+	buf.Grow(size + 1024)
+	buf.WriteByte('[')
+	for i := 0; buf.Len() < size; i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"actor":{"mbox":"mailto:learner%d@example.com","name":"Learner %d"},`+
+			`"verb":{"id":"http://adlnet.gov/expapi/verbs/answered","display":{"en-US":"answered"}},`+
+			`"object":{"id":"http://example.com/bench/%d/question/%d","definition":{"name":{"en-US":"Question %d"}}},`+
+			`"result":{"success":true,"response":"a[,]b","score":{"scaled":0.5}}}`, i%1000, i%1000, seed, i, i)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes()
+}
