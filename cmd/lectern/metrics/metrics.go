@@ -113,7 +113,9 @@ func New(reg *prometheus.Registry, log *slog.Logger) *Metrics {
 	}
 	m.sources = &sources{log: log, errs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: ScrapeSourceErrors,
 		Help: "Failed reads of a scrape-time source (queue depth, index statistics), by source."}, []string{"source"})}
-	reg.MustRegister(m.http, m.jobs, m.stmts, m.chunks, m.embedDur, m.outbound, m.sources, m.sources.errs,
+	// The error counter is sent by the sources' own Collect, after this scrape's reads: as a
+	// collector of its own the registry could gather it before the reads that count.
+	reg.MustRegister(m.http, m.jobs, m.stmts, m.chunks, m.embedDur, m.outbound, m.sources,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -265,6 +267,7 @@ func (s *sources) Describe(chan<- *prometheus.Desc) {}
 func (s *sources) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), SourceTimeout)
 	defer cancel()
+	defer s.errs.Collect(ch)
 	list := s.snapshot()
 	type result struct {
 		name string
