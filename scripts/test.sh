@@ -41,7 +41,7 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   lrs/xapi:FuzzParseStatements mappings/analysis:FuzzTokens content/extract:FuzzHTML \
   content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
   content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate \
-  course/runtime:FuzzParseCommit content/taxonomy:FuzzParse; do
+  course/runtime:FuzzParseCommit course/runtime:FuzzEncode content/taxonomy:FuzzParse; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when

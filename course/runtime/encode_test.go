@@ -62,6 +62,18 @@ func FuzzEncode(f *testing.F) {
 		if !reflect.DeepEqual(std, ours) {
 			t.Fatalf("differs: %s vs %s", s, b)
 		}
+		// decode (the string-map reader) reads back what encoding/json reads.
+		got, err := decode(&record.Record{Data: b})
+		if err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+		var want Record
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Values, want.Values) {
+			t.Fatalf("decode: %#v, encoding/json: %#v", got.Values, want.Values)
+		}
 	})
 }
 
