@@ -27,16 +27,8 @@ func (s *Service) Locked(ctx context.Context, sess *course.SessionClaims, v *cou
 	if !has {
 		return nil, nil
 	}
-	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if err != nil {
-		return nil, err
-	}
-	in := instanceOf(reg, sess.InstanceKey)
-	if in == nil {
-		return nil, nil
-	}
-	p, err := s.versionRollup(ctx, sess.Tenant, reg, *in, v, nil, false, nil)
-	if err != nil {
+	p, err := s.sessionProgress(ctx, sess, v)
+	if err != nil || p == nil {
 		return nil, err
 	}
 	items := map[string]bool{}

@@ -153,16 +153,8 @@ func (s *Service) CompletedActivities(ctx context.Context, sess *course.SessionC
 	if sess.Preview || sess.RegistrationID == "" {
 		return nil, nil
 	}
-	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
-	if err != nil {
-		return nil, err
-	}
-	in := instanceOf(reg, sess.InstanceKey)
-	if in == nil {
-		return nil, nil
-	}
-	p, err := s.Rollup(ctx, sess.Tenant, reg, *in)
-	if err != nil {
+	p, err := s.sessionProgress(ctx, sess, nil)
+	if err != nil || p == nil {
 		return nil, err
 	}
 	var ids []string
@@ -172,4 +164,21 @@ func (s *Service) CompletedActivities(ctx context.Context, sess *course.SessionC
 		}
 	}
 	return ids, nil
+}
+
+// sessionProgress rolls up the registration instance a player session tracks; nil when a
+// reset removed the instance. v is the session's course version, nil to read it.
+func (s *Service) sessionProgress(ctx context.Context, sess *course.SessionClaims, v *course.Version) (*Progress, error) {
+	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	if err != nil {
+		return nil, err
+	}
+	in := instanceOf(reg, sess.InstanceKey)
+	if in == nil {
+		return nil, nil
+	}
+	if v == nil {
+		return s.Rollup(ctx, sess.Tenant, reg, *in)
+	}
+	return s.versionRollup(ctx, sess.Tenant, reg, *in, v, nil, false, nil)
 }
