@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // Adobe Captivate (Classic, versions 8 to 12) publishes its course model as one JavaScript
@@ -53,7 +55,7 @@ func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any
 // each question slide's question.
 func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	if md := e.captivateProject(fsys, files); md != nil && e.res.Title == "" {
-		e.res.Title = collapseSpace(str(md, "title"))
+		e.res.Title = textnorm.CollapseSpace(str(md, "title"))
 	}
 	real, ok := files.real("assets/js/CPM.js")
 	if !ok {
@@ -82,14 +84,14 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	}
 	cp := cpModel(d)
 	count := 0
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	for _, id := range strings.Split(str(main, "slides"), ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue
 		}
 		count++
 		slide := cp.obj(id)
-		title := collapseSpace(str(slide, "lb"))
+		title := textnorm.CollapseSpace(str(slide, "lb"))
 		label := title
 		if label == "" {
 			label = "Slide " + itoa(count)
@@ -105,7 +107,7 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		}
 		// The slide's label is its title, the name given to an unlabelled one is not.
 		text := strings.Join(parts, "\n")
-		e.addHeaded(label, headings.next([]string{title}, text), text)
+		e.addHeaded(label, headings.Next([]string{title}, text), text)
 		if qs := str(slide, "qs"); qs != "" {
 			if in, ok := cp.question(qs); ok {
 				e.addInteraction(in)
@@ -187,7 +189,7 @@ func cpClean(s string) string {
 	}
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
-		if l = collapseSpace(l); l != "" {
+		if l = textnorm.CollapseSpace(l); l != "" {
 			lines = append(lines, l)
 		}
 	}
@@ -232,8 +234,8 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 		if blanks := arr(ans, "correctAnswers"); blanks != nil {
 			// A blank: every listed answer is accepted.
 			for _, b := range blanks {
-				if s, ok := b.(string); ok && collapseSpace(s) != "" && !hasChoice(in.Choices, collapseSpace(s)) {
-					in.Choices = append(in.Choices, Choice{Text: collapseSpace(s), IsCorrect: true})
+				if s, ok := b.(string); ok && textnorm.CollapseSpace(s) != "" && !hasChoice(in.Choices, textnorm.CollapseSpace(s)) {
+					in.Choices = append(in.Choices, Choice{Text: textnorm.CollapseSpace(s), IsCorrect: true})
 				}
 			}
 			continue

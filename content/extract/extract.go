@@ -36,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // Kind is the kind of a content item, which decides how its text is extracted.
@@ -345,7 +347,7 @@ func (e *extractor) add(loc, text string) { e.addHeaded(loc, "", text) }
 func (e *extractor) addHeaded(loc, heading, text string) {
 	text = strings.TrimSpace(text)
 	heading = strings.TrimSpace(heading)
-	loc = strings.TrimSpace(collapseSpace(loc))
+	loc = strings.TrimSpace(textnorm.CollapseSpace(loc))
 	if text == "" && heading == "" {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	stdhtml "html"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -19,7 +20,7 @@ func htmlUnescape(s string) string {
 type htmlInfo struct {
 	Title string
 	// Parts are the page's text split at headings, in order; Path is the heading path,
-	// Heading the heading text the part opens with (see headingTrail).
+	// Heading the heading text the part opens with (see textnorm.HeadingTrail).
 	Parts []htmlPart
 	// Generators are the <meta name="generator"> values; Comments the page's comments
 	// (capped), where authoring tools write their name and version.
@@ -113,7 +114,7 @@ func parseHTML(src string) *htmlInfo {
 	inHeading, inTitle := 0, false
 	var title strings.Builder
 	commentBytes := 0
-	var trail headingTrail
+	var trail textnorm.HeadingTrail
 	// level is the innermost heading's level (0 before the first heading); opened reports
 	// whether a part has opened with it yet.
 	level, opened := 0, false
@@ -132,7 +133,7 @@ func parseHTML(src string) *htmlInfo {
 		text.Reset()
 		if t != "" {
 			p := path()
-			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.next(p, t), Text: t})
+			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.Next(p, t), Text: t})
 			opened = true
 		}
 	}
@@ -141,7 +142,7 @@ func parseHTML(src string) *htmlInfo {
 	closeEmpty := func(next int) {
 		if level > 0 && !opened && next <= level {
 			p := path()
-			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.next(p, "")})
+			info.Parts = append(info.Parts, htmlPart{Path: p, Heading: trail.Next(p, "")})
 			opened = true
 		}
 	}
@@ -166,7 +167,7 @@ func parseHTML(src string) *htmlInfo {
 		case html.ErrorToken:
 			flush()
 			closeEmpty(0)
-			info.Title = collapseSpace(title.String())
+			info.Title = textnorm.CollapseSpace(title.String())
 			return info
 		case html.CommentToken:
 			if commentBytes < 16<<10 {
@@ -201,7 +202,7 @@ func parseHTML(src string) *htmlInfo {
 				}
 				if lvl := headingLevel(a); lvl > 0 && inHeading == lvl {
 					inHeading = 0
-					h := collapseSpace(headText.String())
+					h := textnorm.CollapseSpace(headText.String())
 					headText.Reset()
 					if h != "" && skipDepth == 0 {
 						closeEmpty(lvl)
@@ -257,7 +258,7 @@ func parseHTML(src string) *htmlInfo {
 			if a == atom.Img && skipDepth == 0 && !hide {
 				// Alt text is what a screen-reader learner hears; authoring tools often put
 				// slide text in images and the words only in alt.
-				if alt := collapseSpace(attrs["alt"]); len(alt) > 3 {
+				if alt := textnorm.CollapseSpace(attrs["alt"]); len(alt) > 3 {
 					text.WriteString(" " + alt + " ")
 				}
 			}

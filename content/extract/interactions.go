@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // tincan.xml may describe interaction activities for reporting (Rustici's format, which
@@ -51,11 +53,11 @@ type langText struct {
 func pick(v []langText) string {
 	for _, t := range v {
 		if l := strings.ToLower(t.Lang); (l == "" || l == "und") && strings.TrimSpace(t.Text) != "" {
-			return collapseSpace(t.Text)
+			return textnorm.CollapseSpace(t.Text)
 		}
 	}
 	for _, t := range v {
-		if s := collapseSpace(t.Text); s != "" {
+		if s := textnorm.CollapseSpace(t.Text); s != "" {
 			return s
 		}
 	}
@@ -262,7 +264,7 @@ func (e *extractor) qtiInteractions(fsys fs.FS, files *pkgFiles) {
 			if ci.XMLName.Local == "choiceInteraction" {
 				q := stripTags(ci.Prompt.Inner)
 				if q == "" {
-					q = collapseSpace(item.Title)
+					q = textnorm.CollapseSpace(item.Title)
 				}
 				in := Interaction{Question: q, Type: "choice", Feedback: fb}
 				for _, c := range ci.Choices {

@@ -9,6 +9,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // iSpring Suite publishes a presentation as an index.html whose head comments name the tool
@@ -101,18 +103,18 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("iSpring %s: presentation data not readable", launch)
 		return
 	}
-	if ct := collapseSpace(str(pres, "ct")); ct != "" && e.res.Title == "" {
+	if ct := textnorm.CollapseSpace(str(pres, "ct")); ct != "" && e.res.Title == "" {
 		e.res.Title = ct
 	}
 	count := 0
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	for _, s := range arr(pres, "s") {
 		slide, _ := s.(map[string]any)
 		if slide == nil {
 			continue
 		}
 		count++
-		title := collapseSpace(str(slide, "t"))
+		title := textnorm.CollapseSpace(str(slide, "t"))
 		loc := title
 		if loc == "" {
 			loc = "Slide " + itoa(count)
@@ -123,12 +125,12 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		}
 		var lines []string
 		for _, l := range strings.FieldsFunc(str(slide, "x"), func(r rune) bool { return r == '\r' || r == '\n' }) {
-			if l = collapseSpace(l); l != "" {
+			if l = textnorm.CollapseSpace(l); l != "" {
 				lines = append(lines, l)
 			}
 		}
 		text := strings.Join(lines, "\n")
-		e.addHeaded(loc, headings.next([]string{title}, text), text)
+		e.addHeaded(loc, headings.Next([]string{title}, text), text)
 	}
 	t.setCount(count)
 }
@@ -165,7 +167,7 @@ func (e *extractor) ispringQuizFile(fsys fs.FS, files *pkgFiles, name, loc strin
 func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
 	d, _ := quiz["d"].(map[string]any)
 	if loc == "" {
-		loc = collapseSpace(str(d, "T"))
+		loc = textnorm.CollapseSpace(str(d, "T"))
 	}
 	if loc == "" {
 		loc = "Quiz"
@@ -209,12 +211,12 @@ func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
 func ispringText(v any) string {
 	switch x := v.(type) {
 	case string:
-		return collapseSpace(x)
+		return textnorm.CollapseSpace(x)
 	case map[string]any:
 		var lines []string
 		for _, p := range arr(x, "d") {
 			if s, ok := p.(string); ok {
-				if s = collapseSpace(s); s != "" {
+				if s = textnorm.CollapseSpace(s); s != "" {
 					lines = append(lines, s)
 				}
 			}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // Authoring tools ship their course data as JSON, often wrapped in JavaScript
@@ -37,7 +39,7 @@ func stripTags(s string) string {
 			return " "
 		})
 	}
-	return collapseSpace(htmlUnescape(s))
+	return textnorm.CollapseSpace(htmlUnescape(s))
 }
 
 // parseJSON decodes data into generic values, numbers kept as json.Number.

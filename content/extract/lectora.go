@@ -7,6 +7,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // Lectora (Inspire, Publisher, Desktop) publishes one HTML file per page, each opened by a
@@ -49,7 +51,7 @@ func lectoraIsPage(raw []byte) bool {
 // Lectora publishes no file for a page hidden from learners, so every page file counts.
 func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	count := 0
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	for _, p := range files.paths {
 		if l := strings.ToLower(p); !strings.HasSuffix(l, ".html") && !strings.HasSuffix(l, ".htm") {
 			continue
@@ -79,7 +81,7 @@ func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		if more := lectoraInnerText(raw); len(more) > 0 {
 			text = strings.TrimSpace(text + "\n" + strings.Join(more, "\n"))
 		}
-		e.addHeaded(loc, headings.next([]string{info.Title}, text), text)
+		e.addHeaded(loc, headings.Next([]string{info.Title}, text), text)
 		for _, in := range lectoraQuestions(raw) {
 			e.addInteraction(in)
 		}
@@ -149,7 +151,7 @@ func lectoraQuestions(raw []byte) []Interaction {
 			if name == "" {
 				name = attrs["name"]
 			}
-			if v := collapseSpace(attrs["value"]); v != "" {
+			if v := textnorm.CollapseSpace(attrs["value"]); v != "" {
 				in.Choices = append(in.Choices, Choice{Text: v})
 			}
 		}
@@ -167,7 +169,7 @@ func lectoraQuestions(raw []byte) []Interaction {
 				if !marked {
 					set := map[string]bool{}
 					for _, s := range strings.Split(right, ",") {
-						set[collapseSpace(s)] = true
+						set[textnorm.CollapseSpace(s)] = true
 					}
 					for i := range in.Choices {
 						in.Choices[i].IsCorrect = set[in.Choices[i].Text]
@@ -206,7 +208,7 @@ func lectoraRightAnswer(src, v string) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		return collapseSpace(s), true
+		return textnorm.CollapseSpace(s), true
 	}
 }
 
@@ -223,7 +225,7 @@ func lectoraFeedback(src, id string) []string {
 			continue
 		}
 		if s, _, ok := jsString([]byte(tail[:min(len(tail), 4096)])); ok {
-			if s = collapseSpace(s); s != "" && !seen[s] {
+			if s = textnorm.CollapseSpace(s); s != "" && !seen[s] {
 				seen[s] = true
 				out = append(out, s)
 			}

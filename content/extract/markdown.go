@@ -3,6 +3,8 @@ package extract
 import (
 	"regexp"
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 var (
@@ -16,7 +18,7 @@ var (
 )
 
 // markdown splits Markdown into sections at ATX ("## Title") and setext (underlined)
-// headings, located by heading path and opening with their heading (see headingTrail); a
+// headings, located by heading path and opening with their heading (see textnorm.HeadingTrail); a
 // heading with neither text nor subheadings under it is a section of its own. Code blocks
 // keep their text (a learner may search for a command) but a "#" inside them is not a
 // heading. Inline markup is reduced to its text.
@@ -41,7 +43,7 @@ func (e *extractor) markdown(text string) {
 	}
 	var heads [6]string
 	var body []string
-	var trail headingTrail
+	var trail textnorm.HeadingTrail
 	// level is the innermost heading's level (0 before the first heading); opened reports
 	// whether a section has opened with it yet.
 	level, opened := 0, false
@@ -68,7 +70,7 @@ func (e *extractor) markdown(text string) {
 		text := tidyLines(strings.Join(body, "\n"))
 		body = body[:0]
 		if text != "" {
-			e.addHeaded(loc(), trail.next(path(), text), text)
+			e.addHeaded(loc(), trail.Next(path(), text), text)
 			opened = true
 		}
 	}
@@ -76,13 +78,13 @@ func (e *extractor) markdown(text string) {
 	// section opened with it and next is not its subheading, it becomes a section of its own.
 	closeEmpty := func(next int) {
 		if level > 0 && !opened && next <= level {
-			e.addHeaded(loc(), trail.next(path(), ""), "")
+			e.addHeaded(loc(), trail.Next(path(), ""), "")
 			opened = true
 		}
 	}
 	setHeading := func(lvl int, title string) {
 		flush()
-		title = collapseSpace(mdInline(title))
+		title = textnorm.CollapseSpace(mdInline(title))
 		closeEmpty(lvl)
 		heads[lvl-1] = title
 		for j := lvl; j < 6; j++ {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/parse"
 )
@@ -114,14 +115,14 @@ func (e *extractor) pkg(fsys fs.FS) error {
 }
 
 // launchPages reads each launchable activity's page as HTML, located by its navigation
-// path and opening with its navigation titles (see headingTrail), and returns how many pages
+// path and opening with its navigation titles (see textnorm.HeadingTrail), and returns how many pages
 // it read. A page launched by several activities (every SCO of a Storyline course opens
 // story.html) is read once. With a known tool the launch page is usually an empty player
 // shell; its text, if any, still goes in.
 func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) int {
 	seen := map[string]bool{}
 	read := 0
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	// trail names the activities for the location, titles are the words a learner sees
 	// (an untitled activity is named by its id, which is no heading).
 	var walk func(a *course.Activity, trail, titles []string)
@@ -129,7 +130,7 @@ func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) in
 		if a == nil || e.ctx.Err() != nil {
 			return
 		}
-		title := collapseSpace(a.Title)
+		title := textnorm.CollapseSpace(a.Title)
 		titles = append(titles[:len(titles):len(titles)], title)
 		if title == "" {
 			title = a.ID
@@ -153,7 +154,7 @@ func (e *extractor) launchPages(fsys fs.FS, p *course.Package, haveTool bool) in
 
 // launchPage reads one launch page. Without a tool (quiet false) a page with no text of
 // its own is still a section: its navigation title is what the learner sees of it.
-func (e *extractor) launchPage(fsys fs.FS, file, loc string, titles []string, headings *headingTrail, quiet bool) bool {
+func (e *extractor) launchPage(fsys fs.FS, file, loc string, titles []string, headings *textnorm.HeadingTrail, quiet bool) bool {
 	data, err := e.readFile(fsys, file)
 	if err != nil {
 		if !quiet {
@@ -167,7 +168,7 @@ func (e *extractor) launchPage(fsys fs.FS, file, loc string, titles []string, he
 	}
 	info := parseHTML(decodeText(data))
 	if text := info.Text(); text != "" || !quiet {
-		e.addHeaded(loc, headings.next(titles, text), text)
+		e.addHeaded(loc, headings.Next(titles, text), text)
 	}
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"github.com/ledongthuc/pdf"
 )
 
@@ -245,5 +246,5 @@ func pdfInfo(rd *pdf.Reader, key string) string {
 	if v.IsNull() {
 		return ""
 	}
-	return strings.TrimSpace(collapseSpace(v.Text()))
+	return strings.TrimSpace(textnorm.CollapseSpace(v.Text()))
 }

@@ -3,9 +3,9 @@ package extract
 import (
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"golang.org/x/text/encoding/charmap"
 	xunicode "golang.org/x/text/encoding/unicode"
 )
@@ -31,31 +31,12 @@ func decodeText(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// collapseSpace replaces every run of white space (and control characters) by one space.
-func collapseSpace(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u200b' {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // tidyLines collapses spaces within lines, drops empty lines, and joins with "\n"; sections
 // keep line breaks so paragraphs stay apart for the snippet and summary code.
 func tidyLines(s string) string {
 	var out []string
 	for l := range strings.SplitSeq(s, "\n") {
-		if l = collapseSpace(l); l != "" {
+		if l = textnorm.CollapseSpace(l); l != "" {
 			out = append(out, l)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"github.com/lectern-lms/lectern/course"
 )
 
@@ -192,7 +193,7 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	}
 	dir := path.Dir(dataFile)
 	visible := 0
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	for _, sc := range arr(data, "scenes") {
 		scene, _ := sc.(map[string]any)
 		if scene == nil {
@@ -231,7 +232,7 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			// missing titles in the location only: they are no headings.
 			text := strings.Join(parts, "\n")
 			heads := []string{stripTags(str(scene, "title")), stripTags(str(slide, "title"))}
-			e.addHeaded(sceneTitle+" > "+title, headings.next(heads, text), text)
+			e.addHeaded(sceneTitle+" > "+title, headings.Next(heads, text), text)
 		}
 	}
 	// Quiz data kept in data.js itself (question banks) is searched for questions too.
@@ -286,7 +287,7 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.res.Title = t
 	}
 	lessons, section := 0, ""
-	var headings headingTrail
+	var headings textnorm.HeadingTrail
 	for _, l := range arr(course, "lessons") {
 		lesson, _ := l.(map[string]any)
 		if lesson == nil {
@@ -312,7 +313,7 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		}
 		collectText(lesson["items"], &parts, map[string]bool{title: true}, 0)
 		text := strings.Join(parts, "\n")
-		e.addHeaded(loc, headings.next(heads, text), text)
+		e.addHeaded(loc, headings.Next(heads, text), text)
 		e.findQuestions(lesson["items"], 0)
 	}
 	t.setCount(lessons)
@@ -359,7 +360,7 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			continue
 		}
 		count := 0
-		var headings headingTrail
+		var headings textnorm.HeadingTrail
 		for _, pg := range pages {
 			page, _ := pg.(map[string]any)
 			if page == nil || truthy(page["hidden"]) || truthy(page["excluded"]) {
@@ -378,7 +379,7 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			var parts []string
 			collectText(page, &parts, map[string]bool{title: true}, 0)
 			text := strings.Join(parts, "\n")
-			e.addHeaded(loc, headings.next(heads, text), text)
+			e.addHeaded(loc, headings.Next(heads, text), text)
 			e.findQuestions(page, 0)
 		}
 		t.setCount(count)

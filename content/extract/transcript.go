@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
 // transcriptChunk closes a window early once it holds this much text, so one fast talker
@@ -121,7 +123,7 @@ func parseCues(text string, kind Kind) ([]cue, int) {
 		}
 		var parts []string
 		for _, l := range lines[ti+1:] {
-			l = collapseSpace(htmlUnescape(vttTag.ReplaceAllString(l, "")))
+			l = textnorm.CollapseSpace(htmlUnescape(vttTag.ReplaceAllString(l, "")))
 			if l != "" {
 				parts = append(parts, l)
 			}
