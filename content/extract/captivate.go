@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
@@ -44,7 +45,7 @@ func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any
 	if err != nil {
 		return nil
 	}
-	v, _ := parseJSON(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
+	v, _ := jsdata.Parse(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")))
 	root, _ := v.(map[string]any)
 	md, _ := root["metadata"].(map[string]any)
 	return md
@@ -55,7 +56,7 @@ func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any
 // each question slide's question.
 func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	if md := e.captivateProject(fsys, files); md != nil && e.res.Title == "" {
-		e.res.Title = textnorm.CollapseSpace(str(md, "title"))
+		e.res.Title = textnorm.CollapseSpace(jsdata.Str(md, "title"))
 	}
 	real, ok := files.real("assets/js/CPM.js")
 	if !ok {
@@ -72,7 +73,7 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("Captivate %s: course model not found", real)
 		return
 	}
-	v, complete := jsLiteral(raw[loc[1]-1:])
+	v, complete := jsdata.Literal(raw[loc[1]-1:])
 	d, _ := v.(map[string]any)
 	if !complete {
 		e.warn("Captivate %s: course model read only in part", real)
@@ -85,22 +86,22 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	cp := cpModel(d)
 	count := 0
 	var headings textnorm.HeadingTrail
-	for _, id := range strings.Split(str(main, "slides"), ",") {
+	for _, id := range strings.Split(jsdata.Str(main, "slides"), ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue
 		}
 		count++
 		slide := cp.obj(id)
-		title := textnorm.CollapseSpace(str(slide, "lb"))
+		title := textnorm.CollapseSpace(jsdata.Str(slide, "lb"))
 		label := title
 		if label == "" {
 			label = "Slide " + itoa(count)
 		}
 		var parts []string
 		seen := map[string]bool{label: true}
-		for _, it := range arr(slide, "si") {
+		for _, it := range jsdata.Arr(slide, "si") {
 			ref, _ := it.(map[string]any)
-			if s := cp.text(str(ref, "n")); s != "" && !seen[s] {
+			if s := cp.text(jsdata.Str(ref, "n")); s != "" && !seen[s] {
 				seen[s] = true
 				parts = append(parts, s)
 			}
@@ -108,7 +109,7 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		// The slide's label is its title, the name given to an unlabelled one is not.
 		text := strings.Join(parts, "\n")
 		e.addHeaded(label, headings.Next([]string{title}, text), text)
-		if qs := str(slide, "qs"); qs != "" {
+		if qs := jsdata.Str(slide, "qs"); qs != "" {
 			if in, ok := cp.question(qs); ok {
 				e.addInteraction(in)
 			}
@@ -129,7 +130,7 @@ func (cp cpModel) obj(key string) map[string]any {
 // display is an item's display object (mdi, or the item's name with "c"), which holds its
 // visibility and accessibility text.
 func (cp cpModel) display(key string) map[string]any {
-	if d := cp.obj(str(cp.obj(key), "mdi")); d != nil {
+	if d := cp.obj(jsdata.Str(cp.obj(key), "mdi")); d != nil {
 		return d
 	}
 	return cp.obj(key + "c")
@@ -146,27 +147,27 @@ func (cp cpModel) text(key string) string {
 	}
 	// Pictures (15) and click boxes (13) carry only Captivate's default labels ("Image",
 	// "Click Box") in their accessibility text.
-	if typ, _ := num(it, "type"); typ == 13 || typ == 15 {
+	if typ, _ := jsdata.Num(it, "type"); typ == 13 || typ == 15 {
 		return ""
 	}
 	disp := cp.display(key)
-	if v, ok := disp["visible"]; ok && !truthy(v) {
+	if v, ok := disp["visible"]; ok && !jsdata.Truthy(v) {
 		return ""
 	}
 	if rp, ok := it["rpvt"].(map[string]any); ok {
-		for _, k := range sortedKeys(rp) {
+		for _, k := range jsdata.SortedKeys(rp) {
 			if m, ok := rp[k].(map[string]any); ok {
-				if s := cpClean(str(m, "text")); s != "" {
+				if s := cpClean(jsdata.Str(m, "text")); s != "" {
 					return s
 				}
 			}
 		}
 	}
-	if s := cpClean(stripTags(str(it, "vt"))); s != "" {
+	if s := cpClean(jsdata.StripTags(jsdata.Str(it, "vt"))); s != "" {
 		return s
 	}
 	// A picture's accessibility text defaults to its item name, which is no text at all.
-	if s := cpClean(str(disp, "accstr")); s != key && s != str(disp, "dn") {
+	if s := cpClean(jsdata.Str(disp, "accstr")); s != key && s != jsdata.Str(disp, "dn") {
 		return s
 	}
 	return ""
@@ -209,29 +210,29 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 	if q == nil {
 		return Interaction{}, false
 	}
-	text := cpClean(str(cp.obj(str(q, "qtc")), "accstr"))
+	text := cpClean(jsdata.Str(cp.obj(jsdata.Str(q, "qtc")), "accstr"))
 	if text == "" {
-		text = cpClean(stripTags(str(q, "qt")))
+		text = cpClean(jsdata.StripTags(jsdata.Str(q, "qt")))
 	}
-	typ := strings.ToLower(str(q, "itp"))
+	typ := strings.ToLower(jsdata.Str(q, "itp"))
 	if !xapiTypes[typ] {
-		typ = questionType(str(q, "qtp"))
+		typ = questionType(jsdata.Str(q, "qtp"))
 	}
 	in := Interaction{Question: text, Type: typ}
 	correct := map[string]bool{}
-	for _, c := range arr(q, "cal") {
+	for _, c := range jsdata.Arr(q, "cal") {
 		if s, ok := c.(string); ok {
 			correct[s] = true
 		}
 	}
-	for _, a := range arr(q, "ao") {
+	for _, a := range jsdata.Arr(q, "ao") {
 		ref, _ := a.(string)
 		name, _, _ := strings.Cut(ref, ":")
 		ans := cp.obj(name)
 		if ans == nil {
 			continue
 		}
-		if blanks := arr(ans, "correctAnswers"); blanks != nil {
+		if blanks := jsdata.Arr(ans, "correctAnswers"); blanks != nil {
 			// A blank: every listed answer is accepted.
 			for _, b := range blanks {
 				if s, ok := b.(string); ok && textnorm.CollapseSpace(s) != "" && !hasChoice(in.Choices, textnorm.CollapseSpace(s)) {
@@ -240,9 +241,9 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 			}
 			continue
 		}
-		t := cpClean(str(ans, "atxtlms"))
+		t := cpClean(jsdata.Str(ans, "atxtlms"))
 		if t == "" {
-			t = cpClean(str(ans, "accstr"))
+			t = cpClean(jsdata.Str(ans, "accstr"))
 		}
 		if t == "" {
 			continue
@@ -252,22 +253,22 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 		case string:
 			aid = x
 		}
-		in.Choices = append(in.Choices, Choice{Text: t, IsCorrect: truthy(ans["ic"]) || (aid != "" && correct[aid])})
+		in.Choices = append(in.Choices, Choice{Text: t, IsCorrect: jsdata.Truthy(ans["ic"]) || (aid != "" && correct[aid])})
 	}
 	seen := map[string]bool{}
 	fb := func(k string) {
-		if s := cpClean(str(cp.display(k), "accstr")); s != "" && !seen[s] {
+		if s := cpClean(jsdata.Str(cp.display(k), "accstr")); s != "" && !seen[s] {
 			seen[s] = true
 			in.Feedback = append(in.Feedback, s)
 		}
 	}
-	fb(str(q, "osc"))
-	for _, k := range arr(q, "ifc") {
+	fb(jsdata.Str(q, "osc"))
+	for _, k := range jsdata.Arr(q, "ifc") {
 		if s, ok := k.(string); ok {
 			fb(s)
 		}
 	}
-	fb(str(q, "frc"))
+	fb(jsdata.Str(q, "frc"))
 	if in.Question == "" && len(in.Choices) == 0 {
 		return Interaction{}, false
 	}
@@ -277,7 +278,7 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 // isCaptivateProject reports whether project.txt names Captivate as its generator; the new
 // Captivate (12.4 and later) keeps its model elsewhere but still writes project.txt.
 func (e *extractor) isCaptivateProject(fsys fs.FS, files *pkgFiles) bool {
-	return strings.EqualFold(str(e.captivateProject(fsys, files), "generator"), "Captivate")
+	return strings.EqualFold(jsdata.Str(e.captivateProject(fsys, files), "generator"), "Captivate")
 }
 
 func hasChoice(cs []Choice, text string) bool {

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 )
 
 // The fuzz targets call the extractors directly, not through Extract, because Extract's
@@ -59,7 +61,7 @@ func FuzzHTML(f *testing.F) {
 		e2 := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
 		e2.markdown(src)
 		checkResult(t, e2)
-		_ = stripTags(src)
+		_ = jsdata.StripTags(src)
 	})
 }
 
@@ -97,14 +99,14 @@ func FuzzJS(f *testing.F) {
 	f.Add(`var d = {"question":"q","answers":[{"title":"a","correct":true,"matchTitle":"m"}],"feedback":{"a":"b"}};`)
 	f.Fuzz(func(t *testing.T, src string) {
 		b := []byte(src)
-		if v, ok := unwrapJSCall(b, "globalProvideData"); ok {
+		if v, ok := jsdata.UnwrapCall(b, "globalProvideData"); ok {
 			e := newTestExtractor(Limits{})
 			e.findQuestions(v, 0)
 			var parts []string
-			collectText(v, &parts, map[string]bool{}, 0)
+			jsdata.CollectText(v, &parts, map[string]bool{})
 		}
 		if len(b) > 0 {
-			_, _, _ = jsString(b)
+			_, _, _ = jsdata.Unquote(b)
 		}
 	})
 }
@@ -118,7 +120,7 @@ func FuzzCaptivate(f *testing.F) {
 	f.Add(`{/*c*/ 'k' : [ , , ] // x` + "\n" + `}`)
 	f.Fuzz(func(t *testing.T, src string) {
 		b := []byte(src)
-		v, _ := jsLiteral(b)
+		v, _ := jsdata.Literal(b)
 		d, _ := v.(map[string]any)
 		cp := cpModel(d)
 		for k := range d {
@@ -128,7 +130,7 @@ func FuzzCaptivate(f *testing.F) {
 		e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
 		e.findQuestions(v, 0)
 		if loc := captivateData.FindIndex(b); loc != nil {
-			_, _ = jsLiteral(b[loc[1]-1:])
+			_, _ = jsdata.Literal(b[loc[1]-1:])
 		}
 	})
 }
@@ -146,7 +148,7 @@ func FuzzISpring(f *testing.F) {
 			e.ispringQuiz(m, "")
 			checkResult(t, e)
 		}
-		if v, ok := parseJSON(data); ok {
+		if v, ok := jsdata.Parse(data); ok {
 			if m, ok := v.(map[string]any); ok {
 				e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
 				e.ispringQuiz(m, "Quiz")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
@@ -252,7 +253,7 @@ func (e *extractor) qtiInteractions(fsys fs.FS, files *pkgFiles) {
 		}
 		var fb []string
 		for _, f := range item.Feedback {
-			if s := stripTags(f.Inner); s != "" {
+			if s := jsdata.StripTags(f.Inner); s != "" {
 				fb = append(fb, s)
 			}
 		}
@@ -262,13 +263,13 @@ func (e *extractor) qtiInteractions(fsys fs.FS, files *pkgFiles) {
 				return
 			}
 			if ci.XMLName.Local == "choiceInteraction" {
-				q := stripTags(ci.Prompt.Inner)
+				q := jsdata.StripTags(ci.Prompt.Inner)
 				if q == "" {
 					q = textnorm.CollapseSpace(item.Title)
 				}
 				in := Interaction{Question: q, Type: "choice", Feedback: fb}
 				for _, c := range ci.Choices {
-					in.Choices = append(in.Choices, Choice{Text: stripTags(c.Inner), IsCorrect: correct[ci.ResponseID][strings.TrimSpace(c.ID)]})
+					in.Choices = append(in.Choices, Choice{Text: jsdata.StripTags(c.Inner), IsCorrect: correct[ci.ResponseID][strings.TrimSpace(c.ID)]})
 				}
 				e.addInteraction(in)
 				return

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
@@ -65,7 +66,7 @@ func (e *extractor) ispringDecode(b64 []byte) (map[string]any, bool) {
 			return nil, false
 		}
 	}
-	v, ok := parseJSON(raw)
+	v, ok := jsdata.Parse(raw)
 	m, _ := v.(map[string]any)
 	return m, ok && m != nil
 }
@@ -103,28 +104,28 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("iSpring %s: presentation data not readable", launch)
 		return
 	}
-	if ct := textnorm.CollapseSpace(str(pres, "ct")); ct != "" && e.res.Title == "" {
+	if ct := textnorm.CollapseSpace(jsdata.Str(pres, "ct")); ct != "" && e.res.Title == "" {
 		e.res.Title = ct
 	}
 	count := 0
 	var headings textnorm.HeadingTrail
-	for _, s := range arr(pres, "s") {
+	for _, s := range jsdata.Arr(pres, "s") {
 		slide, _ := s.(map[string]any)
 		if slide == nil {
 			continue
 		}
 		count++
-		title := textnorm.CollapseSpace(str(slide, "t"))
+		title := textnorm.CollapseSpace(jsdata.Str(slide, "t"))
 		loc := title
 		if loc == "" {
 			loc = "Slide " + itoa(count)
 		}
-		if str(slide, "st") == "q" {
-			e.ispringQuizFile(fsys, files, path.Clean(str(slide, "s")), loc)
+		if jsdata.Str(slide, "st") == "q" {
+			e.ispringQuizFile(fsys, files, path.Clean(jsdata.Str(slide, "s")), loc)
 			continue
 		}
 		var lines []string
-		for _, l := range strings.FieldsFunc(str(slide, "x"), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		for _, l := range strings.FieldsFunc(jsdata.Str(slide, "x"), func(r rune) bool { return r == '\r' || r == '\n' }) {
 			if l = textnorm.CollapseSpace(l); l != "" {
 				lines = append(lines, l)
 			}
@@ -167,25 +168,25 @@ func (e *extractor) ispringQuizFile(fsys fs.FS, files *pkgFiles, name, loc strin
 func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
 	d, _ := quiz["d"].(map[string]any)
 	if loc == "" {
-		loc = textnorm.CollapseSpace(str(d, "T"))
+		loc = textnorm.CollapseSpace(jsdata.Str(d, "T"))
 	}
 	if loc == "" {
 		loc = "Quiz"
 	}
 	sl, _ := d["sl"].(map[string]any)
 	shown := 0
-	for _, g := range arr(sl, "g") {
+	for _, g := range jsdata.Arr(sl, "g") {
 		group, _ := g.(map[string]any)
 		if group == nil {
 			continue
 		}
 		n := 0
-		for _, q := range arr(group, "S") {
+		for _, q := range jsdata.Arr(group, "S") {
 			qm, _ := q.(map[string]any)
 			if qm == nil {
 				continue
 			}
-			if v, ok := qm["v"]; ok && !truthy(v) {
+			if v, ok := qm["v"]; ok && !jsdata.Truthy(v) {
 				continue
 			}
 			n++
@@ -196,8 +197,8 @@ func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
 			e.add(loc+" > Question "+itoa(shown+n), in.Question)
 			e.addInteraction(in)
 		}
-		if gs, _ := group["s"].(map[string]any); gs != nil && str(gs, "st") != "allQuestions" {
-			if draw, ok := num(gs, "rs"); ok && draw > 0 && draw < n {
+		if gs, _ := group["s"].(map[string]any); gs != nil && jsdata.Str(gs, "st") != "allQuestions" {
+			if draw, ok := jsdata.Num(gs, "rs"); ok && draw > 0 && draw < n {
 				n = draw
 			}
 		}
@@ -214,7 +215,7 @@ func ispringText(v any) string {
 		return textnorm.CollapseSpace(x)
 	case map[string]any:
 		var lines []string
-		for _, p := range arr(x, "d") {
+		for _, p := range jsdata.Arr(x, "d") {
 			if s, ok := p.(string); ok {
 				if s = textnorm.CollapseSpace(s); s != "" {
 					lines = append(lines, s)
@@ -222,7 +223,7 @@ func ispringText(v any) string {
 			}
 		}
 		if len(lines) == 0 {
-			return stripTags(str(x, "a", "h"))
+			return jsdata.StripTags(jsdata.Str(x, "a", "h"))
 		}
 		return strings.Join(lines, "\n")
 	}
@@ -241,7 +242,7 @@ var ispringTypes = map[string]string{
 
 // ispringQuestion reads one question; info slides and result slides are not questions.
 func ispringQuestion(q map[string]any) (Interaction, bool) {
-	tp := str(q, "tp")
+	tp := jsdata.Str(q, "tp")
 	typ, known := ispringTypes[tp]
 	if !known {
 		if tp == "InfoSlide" || tp == "ResultSlide" || tp == "" {
@@ -251,16 +252,16 @@ func ispringQuestion(q map[string]any) (Interaction, bool) {
 	}
 	in := Interaction{Question: ispringText(q["D"]), Type: typ}
 	c, _ := q["C"].(map[string]any)
-	for _, ch := range arr(c, "chs") {
+	for _, ch := range jsdata.Arr(c, "chs") {
 		cm, _ := ch.(map[string]any)
 		text := ispringText(cm["t"])
 		if text == "" {
 			continue
 		}
 		// A TypeIn question lists only the answers it accepts.
-		in.Choices = append(in.Choices, Choice{Text: text, IsCorrect: truthy(cm["c"]) || tp == "TypeIn"})
+		in.Choices = append(in.Choices, Choice{Text: text, IsCorrect: jsdata.Truthy(cm["c"]) || tp == "TypeIn"})
 	}
-	for _, p := range arr(c, "m") {
+	for _, p := range jsdata.Arr(c, "m") {
 		pm, _ := p.(map[string]any)
 		premise, _ := pm["p"].(map[string]any)
 		response, _ := pm["r"].(map[string]any)

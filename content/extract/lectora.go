@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
@@ -108,13 +109,13 @@ func lectoraInnerText(raw []byte) []string {
 		if len(rest) == 0 || (rest[0] != '\'' && rest[0] != '"') {
 			continue
 		}
-		s, n, ok := jsString(rest)
+		s, n, ok := jsdata.Unquote(rest)
 		if !ok {
 			continue
 		}
 		rest = rest[n:]
 		// Variables shown in a text box are written by a script inside it.
-		if t := stripTags(lectoraScript.ReplaceAllString(s, " ")); t != "" {
+		if t := jsdata.StripTags(lectoraScript.ReplaceAllString(s, " ")); t != "" {
 			out = append(out, t)
 		}
 	}
@@ -136,7 +137,7 @@ func lectoraQuestions(raw []byte) []Interaction {
 		body := form[1]
 		q := ""
 		if lg := lectoraLegend.FindStringSubmatch(body); lg != nil {
-			q = stripTags(lg[1])
+			q = jsdata.StripTags(lg[1])
 		}
 		in := Interaction{Question: q, Type: "choice"}
 		name := ""
@@ -204,7 +205,7 @@ func lectoraRightAnswer(src, v string) (string, bool) {
 		if tail == "" || (tail[0] != '\'' && tail[0] != '"') {
 			continue
 		}
-		s, _, ok := jsString([]byte(tail))
+		s, _, ok := jsdata.Unquote([]byte(tail))
 		if !ok {
 			return "", false
 		}
@@ -224,7 +225,7 @@ func lectoraFeedback(src, id string) []string {
 		if tail == "" || (tail[0] != '\'' && tail[0] != '"') {
 			continue
 		}
-		if s, _, ok := jsString([]byte(tail[:min(len(tail), 4096)])); ok {
+		if s, _, ok := jsdata.Unquote([]byte(tail[:min(len(tail), 4096)])); ok {
 			if s = textnorm.CollapseSpace(s); s != "" && !seen[s] {
 				seen[s] = true
 				out = append(out, s)

@@ -2,6 +2,8 @@ package extract
 
 import (
 	"strings"
+
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 )
 
 // findQuestions walks tool data for question-shaped objects: a question text (question,
@@ -11,7 +13,7 @@ import (
 // knowledge checks and quizzes, Storyline quiz slides, Elucidat question data) have that
 // shape under varying key names; Captivate, iSpring and Lectora have their own readers.
 func (e *extractor) findQuestions(v any, depth int) {
-	if depth > maxJSONDepth || len(e.res.Details.Interactions) >= e.lim.MaxInteractions {
+	if depth > jsdata.MaxDepth || len(e.res.Details.Interactions) >= e.lim.MaxInteractions {
 		return
 	}
 	switch x := v.(type) {
@@ -20,7 +22,7 @@ func (e *extractor) findQuestions(v any, depth int) {
 			e.addInteraction(in)
 			return
 		}
-		for _, k := range sortedKeys(x) {
+		for _, k := range jsdata.SortedKeys(x) {
 			e.findQuestions(x[k], depth+1)
 		}
 	case []any:
@@ -33,36 +35,36 @@ func (e *extractor) findQuestions(v any, depth int) {
 var correctKeys = []string{"correct", "isCorrect", "is_correct", "isAnswer", "status", "right"}
 
 func asQuestion(m map[string]any) (Interaction, bool) {
-	q := stripTags(str(m, "question", "prompt", "stem", "questionText", "title", "text", "body"))
-	opts := arr(m, "choices", "answers", "options", "distractors")
+	q := jsdata.StripTags(jsdata.Str(m, "question", "prompt", "stem", "questionText", "title", "text", "body"))
+	opts := jsdata.Arr(m, "choices", "answers", "options", "distractors")
 	if q == "" || len(opts) == 0 {
 		return Interaction{}, false
 	}
-	in := Interaction{Question: q, Type: questionType(str(m, "type", "questionType", "variant", "kind"))}
+	in := Interaction{Question: q, Type: questionType(jsdata.Str(m, "type", "questionType", "variant", "kind"))}
 	flagged := false
 	for _, o := range opts {
 		om, ok := o.(map[string]any)
 		if !ok {
-			if s, ok := o.(string); ok && stripTags(s) != "" {
-				in.Choices = append(in.Choices, Choice{Text: stripTags(s)})
+			if s, ok := o.(string); ok && jsdata.StripTags(s) != "" {
+				in.Choices = append(in.Choices, Choice{Text: jsdata.StripTags(s)})
 			}
 			continue
 		}
-		c := Choice{Text: stripTags(str(om, "text", "title", "label", "answer", "content", "value"))}
+		c := Choice{Text: jsdata.StripTags(jsdata.Str(om, "text", "title", "label", "answer", "content", "value"))}
 		for _, k := range correctKeys {
 			if v, ok := om[k]; ok {
 				flagged = true
-				c.IsCorrect = truthy(v)
+				c.IsCorrect = jsdata.Truthy(v)
 				break
 			}
 		}
-		if cat := stripTags(str(om, "matchTitle", "match", "category", "target", "group")); cat != "" {
+		if cat := jsdata.StripTags(jsdata.Str(om, "matchTitle", "match", "category", "target", "group")); cat != "" {
 			c.Category = &cat
 		}
 		if c.Text != "" || c.Category != nil {
 			in.Choices = append(in.Choices, c)
 		}
-		if fb := stripTags(str(om, "feedback")); fb != "" {
+		if fb := jsdata.StripTags(jsdata.Str(om, "feedback")); fb != "" {
 			in.Feedback = append(in.Feedback, fb)
 		}
 	}
@@ -96,19 +98,19 @@ func feedbackOf(m map[string]any) []string {
 	for _, k := range []string{"feedback", "correctFeedback", "incorrectFeedback", "feedbackCorrect", "feedbackIncorrect"} {
 		switch v := m[k].(type) {
 		case string:
-			if s := stripTags(v); s != "" {
+			if s := jsdata.StripTags(v); s != "" {
 				out = append(out, s)
 			}
 		case []any:
 			for _, it := range v {
-				if s, ok := it.(string); ok && stripTags(s) != "" {
-					out = append(out, stripTags(s))
+				if s, ok := it.(string); ok && jsdata.StripTags(s) != "" {
+					out = append(out, jsdata.StripTags(s))
 				}
 			}
 		case map[string]any:
-			for _, kk := range sortedKeys(v) {
-				if s, ok := v[kk].(string); ok && stripTags(s) != "" {
-					out = append(out, stripTags(s))
+			for _, kk := range jsdata.SortedKeys(v) {
+				if s, ok := v[kk].(string); ok && jsdata.StripTags(s) != "" {
+					out = append(out, jsdata.StripTags(s))
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 	"github.com/lectern-lms/lectern/course"
 )
@@ -138,7 +139,7 @@ func (e *extractor) detectTool(fsys fs.FS, files *pkgFiles, p *course.Package) *
 		return &tool{name: "Articulate Rise", content: ContentRise, countKey: "lessons", extract: rise}
 	case files.has("assets/js/cpm.js") || files.has("assets/js/cpxhrloader.js") || e.isCaptivateProject(fsys, files):
 		t := &tool{name: "Adobe Captivate", content: ContentCaptivate, countKey: "slides", extract: captivate}
-		t.version = versionOr(str(e.captivateProject(fsys, files), "generatorVersion"))
+		t.version = versionOr(jsdata.Str(e.captivateProject(fsys, files), "generatorVersion"))
 		return t
 	case ispringGenerator.Match(heads) || ispringPresInfo.Match(heads):
 		t := &tool{name: "iSpring", content: ContentISpring, countKey: "slides", extract: ispring}
@@ -185,7 +186,7 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("Storyline %s: %v", dataFile, err)
 		return
 	}
-	v, ok := unwrapJSCall(raw, "globalProvideData")
+	v, ok := jsdata.UnwrapCall(raw, "globalProvideData")
 	data, _ := v.(map[string]any)
 	if !ok || data == nil {
 		e.warn("Storyline %s: data not readable", dataFile)
@@ -194,35 +195,35 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 	dir := path.Dir(dataFile)
 	visible := 0
 	var headings textnorm.HeadingTrail
-	for _, sc := range arr(data, "scenes") {
+	for _, sc := range jsdata.Arr(data, "scenes") {
 		scene, _ := sc.(map[string]any)
 		if scene == nil {
 			continue
 		}
-		sceneID := str(scene, "id")
-		if strings.HasPrefix(sceneID, "MsgScene") || strings.HasPrefix(sceneID, "PromptScene") || truthy(scene["hidden"]) {
+		sceneID := jsdata.Str(scene, "id")
+		if strings.HasPrefix(sceneID, "MsgScene") || strings.HasPrefix(sceneID, "PromptScene") || jsdata.Truthy(scene["hidden"]) {
 			continue
 		}
-		sceneTitle := stripTags(str(scene, "title", "lmsId", "id"))
-		for _, sl := range arr(scene, "slides") {
+		sceneTitle := jsdata.StripTags(jsdata.Str(scene, "title", "lmsId", "id"))
+		for _, sl := range jsdata.Arr(scene, "slides") {
 			slide, _ := sl.(map[string]any)
-			if slide == nil || truthy(slide["hidden"]) {
+			if slide == nil || jsdata.Truthy(slide["hidden"]) {
 				continue
 			}
-			if k := str(slide, "kind"); k == "slidedraw" || k == "slidebankdraw" {
-				n, _ := num(slide, "drawCount", "count")
+			if k := jsdata.Str(slide, "kind"); k == "slidedraw" || k == "slidebankdraw" {
+				n, _ := jsdata.Num(slide, "drawCount", "count")
 				visible += n
 				continue
 			}
 			visible++
-			title := stripTags(str(slide, "title", "lmsId", "id"))
+			title := jsdata.StripTags(jsdata.Str(slide, "title", "lmsId", "id"))
 			var parts []string
-			if id := str(slide, "id"); id != "" && !strings.ContainsAny(id, "/\\") {
+			if id := jsdata.Str(slide, "id"); id != "" && !strings.ContainsAny(id, "/\\") {
 				short := id[strings.LastIndexByte(id, '.')+1:]
 				if sf, ok := files.real(path.Join(dir, short+".js")); ok {
 					if sraw, err := e.readFile(fsys, sf); err == nil {
-						if sv, ok := unwrapJSCall(sraw, "globalProvideData"); ok {
-							collectText(sv, &parts, map[string]bool{title: true}, 0)
+						if sv, ok := jsdata.UnwrapCall(sraw, "globalProvideData"); ok {
+							jsdata.CollectText(sv, &parts, map[string]bool{title: true})
 							e.findQuestions(sv, 0)
 						}
 					}
@@ -231,7 +232,7 @@ func storyline(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			// A slide with no readable text still has a title worth finding. Ids stand in for
 			// missing titles in the location only: they are no headings.
 			text := strings.Join(parts, "\n")
-			heads := []string{stripTags(str(scene, "title")), stripTags(str(slide, "title"))}
+			heads := []string{jsdata.StripTags(jsdata.Str(scene, "title")), jsdata.StripTags(jsdata.Str(slide, "title"))}
 			e.addHeaded(sceneTitle+" > "+title, headings.Next(heads, text), text)
 		}
 	}
@@ -267,7 +268,7 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			e.warn("Rise %s: course data is not base64", real)
 			continue
 		}
-		v, ok := parseJSON(dec)
+		v, ok := jsdata.Parse(dec)
 		if !ok {
 			e.warn("Rise %s: course data is not JSON", real)
 			continue
@@ -283,22 +284,22 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		e.warn("Rise course data not found; lessons not read")
 		return
 	}
-	if t := stripTags(str(course, "title")); t != "" && e.res.Title == "" {
+	if t := jsdata.StripTags(jsdata.Str(course, "title")); t != "" && e.res.Title == "" {
 		e.res.Title = t
 	}
 	lessons, section := 0, ""
 	var headings textnorm.HeadingTrail
-	for _, l := range arr(course, "lessons") {
+	for _, l := range jsdata.Arr(course, "lessons") {
 		lesson, _ := l.(map[string]any)
 		if lesson == nil {
 			continue
 		}
-		title := stripTags(str(lesson, "title"))
-		if str(lesson, "type") == "section" {
+		title := jsdata.StripTags(jsdata.Str(lesson, "title"))
+		if jsdata.Str(lesson, "type") == "section" {
 			section = title
 			continue
 		}
-		if truthy(lesson["hidden"]) {
+		if jsdata.Truthy(lesson["hidden"]) {
 			continue
 		}
 		lessons++
@@ -307,11 +308,11 @@ func rise(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			loc, heads = section+" > "+title, []string{section, title}
 		}
 		var parts []string
-		collectText(lesson["description"], &parts, map[string]bool{}, 0)
-		if d := stripTags(str(lesson, "description")); d != "" {
+		jsdata.CollectText(lesson["description"], &parts, map[string]bool{})
+		if d := jsdata.StripTags(jsdata.Str(lesson, "description")); d != "" {
 			parts = append(parts, d)
 		}
-		collectText(lesson["items"], &parts, map[string]bool{title: true}, 0)
+		jsdata.CollectText(lesson["items"], &parts, map[string]bool{title: true})
 		text := strings.Join(parts, "\n")
 		e.addHeaded(loc, headings.Next(heads, text), text)
 		e.findQuestions(lesson["items"], 0)
@@ -350,12 +351,12 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		if err != nil {
 			continue
 		}
-		v, ok := parseJSON(raw)
+		v, ok := jsdata.Parse(raw)
 		root, _ := v.(map[string]any)
 		if !ok || root == nil {
 			continue
 		}
-		pages := arr(root, "pages")
+		pages := jsdata.Arr(root, "pages")
 		if pages == nil {
 			continue
 		}
@@ -363,21 +364,21 @@ func elucidat(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		var headings textnorm.HeadingTrail
 		for _, pg := range pages {
 			page, _ := pg.(map[string]any)
-			if page == nil || truthy(page["hidden"]) || truthy(page["excluded"]) {
+			if page == nil || jsdata.Truthy(page["hidden"]) || jsdata.Truthy(page["excluded"]) {
 				continue
 			}
-			if n, ok := num(page, "draw", "drawCount"); ok {
+			if n, ok := jsdata.Num(page, "draw", "drawCount"); ok {
 				count += n
 			} else {
 				count++
 			}
-			title := stripTags(str(page, "name", "title"))
+			title := jsdata.StripTags(jsdata.Str(page, "name", "title"))
 			loc, heads := title, []string{title}
-			if ch := stripTags(str(page, "chapter", "section")); ch != "" {
+			if ch := jsdata.StripTags(jsdata.Str(page, "chapter", "section")); ch != "" {
 				loc, heads = ch+" > "+title, []string{ch, title}
 			}
 			var parts []string
-			collectText(page, &parts, map[string]bool{title: true}, 0)
+			jsdata.CollectText(page, &parts, map[string]bool{title: true})
 			text := strings.Join(parts, "\n")
 			e.addHeaded(loc, headings.Next(heads, text), text)
 			e.findQuestions(page, 0)

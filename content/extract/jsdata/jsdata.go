@@ -1,8 +1,19 @@
-package extract
+// Package jsdata reads the course data authoring tools embed in their published packages:
+// JSON, JSON inside JavaScript (globalProvideData('data', '…'), window.courseData = "…"),
+// and JavaScript object literals (Captivate's CPM.js), all without running any script. The
+// readers walk the data without a schema, because the tools rename their fields between
+// versions: callers look for characteristic keys (Str, Num, Arr) rather than decode fixed
+// structs.
+//
+// It is separate from content/extract/tools, which knows each tool's layout, because
+// reading hostile JavaScript-shaped data safely (depth and size bounds, escapes, partial
+// reads) is a concern of its own that the fuzz tests here exercise without any tool.
+package jsdata
 
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,21 +22,17 @@ import (
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
 )
 
-// Authoring tools ship their course data as JSON, often wrapped in JavaScript
-// (globalProvideData('data', '…'), window.courseData = "…"). These helpers unwrap and walk
-// it without a schema: the tools change their field names between versions, so the
-// extractors look for characteristic keys rather than decode fixed structs.
-
-// maxJSONDepth stops the walkers on absurdly nested (hostile) data; encoding/json itself
-// refuses nesting beyond 10,000.
-const maxJSONDepth = 64
+// MaxDepth is how deep the readers here go into nested data, and how deep callers walking
+// the values they return should go: it stops them on absurdly nested (hostile) data, where
+// encoding/json itself only refuses nesting beyond 10,000.
+const MaxDepth = 64
 
 var tagRe = regexp.MustCompile(`<[^>]{0,1000}>`)
 
-// stripTags reduces an HTML fragment (tools store rich text as HTML) to plain text. Block
+// StripTags reduces an HTML fragment (tools store rich text as HTML) to plain text. Block
 // tags become spaces so paragraphs do not run together; inline tags vanish so "<b>W</b>ord"
 // stays one word.
-func stripTags(s string) string {
+func StripTags(s string) string {
 	if strings.ContainsRune(s, '<') {
 		s = tagRe.ReplaceAllStringFunc(s, func(tag string) string {
 			name := strings.ToLower(strings.TrimLeft(tag, "</"))
@@ -39,11 +46,12 @@ func stripTags(s string) string {
 			return " "
 		})
 	}
-	return textnorm.CollapseSpace(htmlUnescape(s))
+	return textnorm.CollapseSpace(html.UnescapeString(s))
 }
 
-// parseJSON decodes data into generic values, numbers kept as json.Number.
-func parseJSON(data []byte) (any, bool) {
+// Parse decodes JSON into generic values. Numbers stay json.Number so that an id or a count
+// too large for a float64 is not silently rounded; Num reads them.
+func Parse(data []byte) (any, bool) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var v any
@@ -53,9 +61,9 @@ func parseJSON(data []byte) (any, bool) {
 	return v, true
 }
 
-// unwrapJSCall finds fn( 'name', PAYLOAD ) in a script and decodes PAYLOAD, which is either a
+// UnwrapCall finds fn( 'name', PAYLOAD ) in a script and decodes PAYLOAD, which is either a
 // JSON object written inline or a JavaScript string literal holding JSON.
-func unwrapJSCall(src []byte, fn string) (any, bool) {
+func UnwrapCall(src []byte, fn string) (any, bool) {
 	i := bytes.Index(src, []byte(fn+"("))
 	if i < 0 {
 		return nil, false
@@ -64,7 +72,7 @@ func unwrapJSCall(src []byte, fn string) (any, bool) {
 	// Skip the first argument (a quoted name) and the comma after it.
 	rest = bytes.TrimLeft(rest, " \t\r\n")
 	if len(rest) > 0 && (rest[0] == '\'' || rest[0] == '"') {
-		if _, n, ok := jsString(rest); ok {
+		if _, n, ok := Unquote(rest); ok {
 			rest = bytes.TrimLeft(rest[n:], " \t\r\n")
 			rest = bytes.TrimLeft(bytes.TrimPrefix(rest, []byte(",")), " \t\r\n")
 		}
@@ -78,11 +86,11 @@ func jsValue(b []byte) (any, bool) {
 		return nil, false
 	}
 	if b[0] == '\'' || b[0] == '"' {
-		s, _, ok := jsString(b)
+		s, _, ok := Unquote(b)
 		if !ok {
 			return nil, false
 		}
-		return parseJSON([]byte(s))
+		return Parse([]byte(s))
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
@@ -93,10 +101,10 @@ func jsValue(b []byte) (any, bool) {
 	return v, true
 }
 
-// jsString decodes the JavaScript string literal at the start of b and returns it with the
-// number of bytes it took. It knows the escapes tools emit: \n \t \r \b \f \v \0 \xHH \uHHHH
+// Unquote decodes the JavaScript string literal at the start of b and returns it with the
+// number of bytes it took, so that a caller can read on after it. It knows the escapes tools emit: \n \t \r \b \f \v \0 \xHH \uHHHH
 // \u{…} and escaped quotes, slashes and line continuations.
-func jsString(b []byte) (string, int, bool) {
+func Unquote(b []byte) (string, int, bool) {
 	q := b[0]
 	var out strings.Builder
 	for i := 1; i < len(b); i++ {
@@ -173,19 +181,24 @@ var textKeys = map[string]bool{
 	"instructions": true, "transcript": true, "name": false,
 }
 
-// collectText gathers the learner-visible strings of a JSON value, in document order,
-// each once, skipping keys in skip (ids, URLs and settings never hold prose).
+// CollectText appends to out the learner-visible strings of a value (only those under
+// text-like keys: ids, URLs and settings never hold prose), in document order, each once:
+// seen holds the strings already taken, so a caller can leave out a title it shows apart.
+func CollectText(v any, out *[]string, seen map[string]bool) {
+	collectText(v, out, seen, 0)
+}
+
 func collectText(v any, out *[]string, seen map[string]bool, depth int) {
-	if depth > maxJSONDepth {
+	if depth > MaxDepth {
 		return
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range SortedKeys(x) {
 			val := x[k]
 			if s, ok := val.(string); ok {
 				if textKeys[strings.ToLower(k)] {
-					if t := stripTags(s); t != "" && !seen[t] && !looksLikeID(t) {
+					if t := StripTags(s); t != "" && !seen[t] && !looksLikeID(t) {
 						seen[t] = true
 						*out = append(*out, t)
 					}
@@ -201,9 +214,9 @@ func collectText(v any, out *[]string, seen map[string]bool, depth int) {
 	}
 }
 
-// sortedKeys gives a stable order; Go maps have none and the tools' key order is lost in
+// SortedKeys gives a map's keys in a stable order; Go maps have none and the tools' key order is lost in
 // decoding anyway. Title-like keys first so a block reads heading, then body.
-func sortedKeys(m map[string]any) []string {
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -244,7 +257,9 @@ func looksLikeID(s string) bool {
 		strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-func str(m map[string]any, keys ...string) string {
+// Str returns the first of keys that holds a non-blank string, or "": the tools name the
+// same field differently from version to version.
+func Str(m map[string]any, keys ...string) string {
 	for _, k := range keys {
 		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
 			return s
@@ -253,7 +268,9 @@ func str(m map[string]any, keys ...string) string {
 	return ""
 }
 
-func num(m map[string]any, keys ...string) (int, bool) {
+// Num returns the first of keys that holds a non-negative whole number, written as a number
+// or as a string (the tools write both), and whether it found one.
+func Num(m map[string]any, keys ...string) (int, bool) {
 	for _, k := range keys {
 		switch v := m[k].(type) {
 		case json.Number:
@@ -269,7 +286,9 @@ func num(m map[string]any, keys ...string) (int, bool) {
 	return 0, false
 }
 
-func truthy(v any) bool {
+// Truthy reports whether a flag is set, whichever way the tool wrote it: a boolean, "true",
+// "correct", "yes", "1", or a non-zero number.
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case bool:
 		return x
@@ -282,7 +301,8 @@ func truthy(v any) bool {
 	return false
 }
 
-func arr(m map[string]any, keys ...string) []any {
+// Arr returns the first of keys that holds a list, or nil.
+func Arr(m map[string]any, keys ...string) []any {
 	for _, k := range keys {
 		if a, ok := m[k].([]any); ok {
 			return a

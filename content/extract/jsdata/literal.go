@@ -1,4 +1,4 @@
-package extract
+package jsdata
 
 import (
 	"encoding/json"
@@ -6,13 +6,14 @@ import (
 
 // Some tools (Adobe Captivate's CPM.js) ship their course model as a JavaScript object
 // literal rather than JSON: unquoted keys, single-quoted strings, and references to player
-// functions (chfn:cp.ch) among the data. jsLiteral reads such a literal without running it:
-// strings, numbers, booleans, arrays and objects become the same generic values parseJSON
-// gives; a bare reference becomes jsRef; anything else (a call, an operator) ends the read,
-// and what was read so far is kept, because a model cut short is still worth its slides.
+// functions (chfn:cp.ch) among the data. Literal reads such a literal without running it:
+// strings, numbers, booleans, arrays and objects become the same generic values Parse
+// gives; a bare reference becomes a ref (which Str does not take for text); anything else
+// (a call, an operator) ends the read, and what was read so far is kept, because a model cut
+// short is still worth its slides.
 
-// jsRef is a bare name in a literal (cp.fd, undefined): not data, but it must not end the read.
-type jsRef string
+// ref is a bare name in a literal (cp.fd, undefined): not data, but it must not end the read.
+type ref string
 
 // maxLiteralItems bounds the values one literal may hold in total, so a hostile file cannot
 // turn a few MiB into an unbounded tree of tiny values. Real CPM.js models hold well under a
@@ -25,9 +26,9 @@ type literalReader struct {
 	items int
 }
 
-// jsLiteral reads the object or array literal at b[0] and reports whether it read all of it.
+// Literal reads the object or array literal at b[0] and reports whether it read all of it.
 // On a partial read the value holds everything before the point it stopped.
-func jsLiteral(b []byte) (any, bool) {
+func Literal(b []byte) (any, bool) {
 	r := &literalReader{b: b}
 	return r.value(0)
 }
@@ -65,7 +66,7 @@ func indexFrom(b []byte, from int, s string) int {
 
 func (r *literalReader) value(depth int) (any, bool) {
 	r.space()
-	if r.i >= len(r.b) || depth > maxJSONDepth {
+	if r.i >= len(r.b) || depth > MaxDepth {
 		return nil, false
 	}
 	r.items++
@@ -78,7 +79,7 @@ func (r *literalReader) value(depth int) (any, bool) {
 	case c == '[':
 		return r.array(depth)
 	case c == '\'' || c == '"':
-		s, n, ok := jsString(r.b[r.i:])
+		s, n, ok := Unquote(r.b[r.i:])
 		if !ok {
 			return nil, false
 		}
@@ -111,7 +112,7 @@ func (r *literalReader) value(depth int) (any, bool) {
 		if r.i < len(r.b) && (r.b[r.i] == '(' || r.b[r.i] == '[' || r.b[r.i] == '=') {
 			return nil, false
 		}
-		return jsRef(name), true
+		return ref(name), true
 	}
 	return nil, false
 }
@@ -136,7 +137,7 @@ func (r *literalReader) object(depth int) (any, bool) {
 		var key string
 		switch c := r.b[r.i]; {
 		case c == '\'' || c == '"':
-			s, n, ok := jsString(r.b[r.i:])
+			s, n, ok := Unquote(r.b[r.i:])
 			if !ok {
 				return m, false
 			}
