@@ -39,8 +39,9 @@ FUZZTIME=${FUZZTIME:-8s}
 for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:FuzzParse \
   course/aicc:FuzzParse course/tincan:FuzzParse course/cmi5:FuzzParse \
   lrs/xapi:FuzzParseStatements mappings/analysis:FuzzTokens content/extract:FuzzHTML \
-  content/extract:FuzzVTT content/extract:FuzzJS content/extract:FuzzCaptivate \
-  content/extract:FuzzISpring content/extract:FuzzLectora course/xsd:FuzzValidate \
+  content/extract:FuzzVTT content/extract/jsdata:FuzzJS content/extract/tools:FuzzQuestions \
+  content/extract/tools:FuzzCaptivate content/extract/tools:FuzzISpring \
+  content/extract/tools:FuzzLectora course/xsd:FuzzValidate \
   course/runtime:FuzzParseCommit course/runtime:FuzzEncode content/taxonomy:FuzzParse; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"

@@ -23,6 +23,11 @@
 // for the panics that recover would hide). A third-party parser cannot be interrupted
 // mid-call, so callers that read untrusted uploads run Extract in a child process with a
 // memory limit and a deadline (content/extract/sandbox).
+//
+// Sub-packages hold what is a unit of its own: content/extract/tools recognises and reads
+// the authoring tools' formats, through a port (tools.Host) that keeps them within this
+// package's limits; content/extract/jsdata reads the JSON and JavaScript data those tools
+// embed; content/extract/textnorm holds the text rules every reader shares.
 package extract
 
 import (
@@ -38,6 +43,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
+	"github.com/lectern-lms/lectern/content/extract/tools"
 )
 
 // Kind is the kind of a content item, which decides how its text is extracted.
@@ -122,45 +128,27 @@ const (
 	ContentMarkdown  = "markdown"
 	ContentText      = "text"
 	ContentPackage   = "course_package" // a package of no recognised authoring tool
-	ContentStoryline = "articulate_storyline"
-	ContentRise      = "articulate_rise"
-	ContentCaptivate = "adobe_captivate"
-	ContentISpring   = "ispring"
-	ContentLectora   = "lectora"
-	ContentElucidat  = "elucidat"
+	ContentStoryline = tools.ContentStoryline
+	ContentRise      = tools.ContentRise
+	ContentCaptivate = tools.ContentCaptivate
+	ContentISpring   = tools.ContentISpring
+	ContentLectora   = tools.ContentLectora
+	ContentElucidat  = tools.ContentElucidat
 )
 
 // Undetected is the authoring_tool_version of a tool that normally states its version when
 // the package does not say which one (spec: "the string undetected when detection fails").
-const Undetected = "undetected"
+const Undetected = tools.Undetected
 
-// Interaction is one question found in the content, in the spec's shape.
-type Interaction struct {
-	Question string   `json:"question"`
-	Choices  []Choice `json:"choices"`
-	Feedback []string `json:"feedback"`
-	// Type uses the xAPI interactionType vocabulary (choice, true-false, fill-in,
-	// long-fill-in, matching, sequencing, likert, numeric, performance, other), since every
-	// tool maps its question kinds onto it for reporting anyway.
-	Type string `json:"type"`
-	// Range is the accepted interval of a numeric question; nil for every other kind.
-	Range *Range `json:"range"`
-}
+// Interaction is one question found in the content, in the spec's shape. It is defined in
+// content/extract/tools, whose readers find most questions.
+type Interaction = tools.Interaction
 
 // Choice is one answer option of an Interaction.
-type Choice struct {
-	Text      string `json:"text"`
-	IsCorrect bool   `json:"is_correct"`
-	// Category is the target a matching or categorisation option belongs to; nil otherwise.
-	Category *string `json:"category"`
-}
+type Choice = tools.Choice
 
-// Range is a numeric interval; a nil bound is open. The spec only says "nullable", so this
-// is the smallest shape that carries a numeric question's correct response.
-type Range struct {
-	Min *float64 `json:"min"`
-	Max *float64 `json:"max"`
-}
+// Range is a numeric interval; a nil bound is open.
+type Range = tools.Range
 
 // Limits bound the work and memory one Extract call may use. A zero field takes the value of
 // DefaultLimits, so Limits{} is never "unlimited".

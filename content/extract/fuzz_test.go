@@ -2,7 +2,6 @@ package extract
 
 import (
 	"context"
-	"encoding/base64"
 	"testing"
 	"unicode/utf8"
 
@@ -90,92 +89,5 @@ func FuzzVTT(f *testing.F) {
 		e.plain(src)
 		checkResult(t, e)
 		_ = Detect("x", []byte(src))
-	})
-}
-
-// FuzzJS covers the JavaScript string and data unwrapping the tool extractors share.
-func FuzzJS(f *testing.F) {
-	f.Add(`window.globalProvideData('data', '{"a":"\u00e9\ud83d\ude00\x41\u{1F600}"}');`)
-	f.Add(`var d = {"question":"q","answers":[{"title":"a","correct":true,"matchTitle":"m"}],"feedback":{"a":"b"}};`)
-	f.Fuzz(func(t *testing.T, src string) {
-		b := []byte(src)
-		if v, ok := jsdata.UnwrapCall(b, "globalProvideData"); ok {
-			e := newTestExtractor(Limits{})
-			e.findQuestions(v, 0)
-			var parts []string
-			jsdata.CollectText(v, &parts, map[string]bool{})
-		}
-		if len(b) > 0 {
-			_, _, _ = jsdata.Unquote(b)
-		}
-	})
-}
-
-// FuzzCaptivate covers the JavaScript object-literal reader and the Captivate model walk on
-// top of it: any input, complete or cut short, must read without panicking.
-func FuzzCaptivate(f *testing.F) {
-	f.Add(captivateCPM)
-	f.Add(`{a:{b:[1,'x',cp.fd,-2.5e3,{c:"\u00e9"}],d:true},e:new X()}`)
-	f.Add(`{project_main:{slides:'S,S,'},S:{si:[{n:'S'}],qs:'S'},Sc:{accstr:'$$x$$'}}`)
-	f.Add(`{/*c*/ 'k' : [ , , ] // x` + "\n" + `}`)
-	f.Fuzz(func(t *testing.T, src string) {
-		b := []byte(src)
-		v, _ := jsdata.Literal(b)
-		d, _ := v.(map[string]any)
-		cp := cpModel(d)
-		for k := range d {
-			_ = cp.text(k)
-			_, _ = cp.question(k)
-		}
-		e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
-		e.findQuestions(v, 0)
-		if loc := captivateData.FindIndex(b); loc != nil {
-			_, _ = jsdata.Literal(b[loc[1]-1:])
-		}
-	})
-}
-
-// FuzzISpring covers the decoding of iSpring's packed data and the quiz walk: a payload that
-// inflates far beyond its size must stop at the limit.
-func FuzzISpring(f *testing.F) {
-	f.Add([]byte(ispringQuizJSON))
-	f.Add([]byte(`{"d":{"sl":{"g":[{"s":{"st":"random","rs":1},"S":[{"tp":"Matching","C":{"m":[{"p":{},"r":"x"}]}},{"tp":"X","D":"q","C":{"chs":[{"t":{"d":[1]}}]}}]}]}}}`))
-	f.Add([]byte("x\x9c\x03\x00"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, payload := range [][]byte{data, []byte(base64.StdEncoding.EncodeToString(data))} {
-			e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50, MaxStreamBytes: 1 << 16})
-			m, _ := e.ispringDecode(payload)
-			e.ispringQuiz(m, "")
-			checkResult(t, e)
-		}
-		if v, ok := jsdata.Parse(data); ok {
-			if m, ok := v.(map[string]any); ok {
-				e := newTestExtractor(Limits{MaxTextBytes: 4096, MaxSections: 50})
-				e.ispringQuiz(m, "Quiz")
-				checkResult(t, e)
-				_, _ = ispringQuestion(m)
-			}
-		}
-	})
-}
-
-// FuzzLectora covers the reading of Lectora question pages.
-func FuzzLectora(f *testing.F) {
-	f.Add(`qu1.ansVar=V;<fieldset><legend>Q</legend><input type="radio" name="qu1" value="a&amp;b"><input type='checkbox' name=qu1 value='c'></fieldset>if( ans_V == '\u0061&b,c' ) trivAlert( 'action1_1', 't', 'ok\'d', fn );`)
-	f.Add(`ans_V ==`)
-	f.Add(`t1.addInnerText('<div id=\"t1\"><p><span>Antwoord 1\n</span></p></div>\n');t2.addInnerText("`)
-	f.Add(`trivAlert( 'actionqu7_2', '', "`)
-	f.Fuzz(func(t *testing.T, src string) {
-		for _, in := range lectoraQuestions([]byte(src)) {
-			if in.Choices == nil && in.Question == "" {
-				t.Fatalf("empty interaction kept")
-			}
-		}
-		_ = lectoraIsPage([]byte(src))
-		for _, s := range lectoraInnerText([]byte(src)) {
-			if s == "" {
-				t.Fatalf("empty text kept")
-			}
-		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestPackageDecodedBudget(t *testing.T) {
 	files := map[string]string{"imsmanifest.xml": single("Big", "index.html"), "index.html": "<p>hi</p>"}
 	page := `<assessmentItem identifier="q">` + strings.Repeat("<p>x</p>", (1<<20)/8) + `</assessmentItem>`
 	for i := range 40 {
-		files["items/q"+itoa(i)+".xml"] = page
+		files["items/q"+strconv.Itoa(i)+".xml"] = page
 	}
 	_, err := Extract(context.Background(), KindPackage, Source{FS: mapFS(files)}, Options{Limits: Limits{MaxDecodedBytes: 16 << 20}})
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "more than 16 MiB in all") {

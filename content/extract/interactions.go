@@ -10,6 +10,7 @@ import (
 
 	"github.com/lectern-lms/lectern/content/extract/jsdata"
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
+	"github.com/lectern-lms/lectern/content/extract/tools"
 )
 
 // tincan.xml may describe interaction activities for reporting (Rustici's format, which
@@ -73,8 +74,8 @@ func newXMLDecoder(data []byte) *xml.Decoder {
 	return d
 }
 
-func (e *extractor) tincanInteractions(fsys fs.FS, files *pkgFiles) {
-	real, ok := files.real("tincan.xml")
+func (e *extractor) tincanInteractions(fsys fs.FS, files *tools.Files) {
+	real, ok := files.Real("tincan.xml")
 	if !ok {
 		return
 	}
@@ -224,9 +225,9 @@ type qtiInner struct {
 	Inner string `xml:",innerxml"`
 }
 
-func (e *extractor) qtiInteractions(fsys fs.FS, files *pkgFiles) {
+func (e *extractor) qtiInteractions(fsys fs.FS, files *tools.Files) {
 	looked := 0
-	for _, p := range files.paths {
+	for _, p := range files.Paths() {
 		if !strings.HasSuffix(strings.ToLower(p), ".xml") || looked >= 2000 || e.ctx.Err() != nil {
 			continue
 		}

@@ -5,51 +5,18 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/lectern-lms/lectern/content/extract/textnorm"
+	"github.com/lectern-lms/lectern/content/extract/tools"
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/parse"
 )
 
-// pkgFiles is the bounded listing of a package: every file path, and a lower-cased index
-// for case-insensitive lookups (packages made on Windows spell names any way).
-type pkgFiles struct {
-	paths []string
-	lower map[string]string // lower-cased path → real path
-}
-
-func (p *pkgFiles) has(name string) bool { _, ok := p.lower[strings.ToLower(name)]; return ok }
-
-func (p *pkgFiles) real(name string) (string, bool) {
-	r, ok := p.lower[strings.ToLower(name)]
-	return r, ok
-}
-
-// anyContains reports whether some file's lower-cased path contains frag (a folder such as
-// "story_content/" or a name fragment such as "trivantis").
-func (p *pkgFiles) anyContains(frag string) bool {
-	for l := range p.lower {
-		if strings.Contains(l, frag) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyBase reports whether some file's lower-cased base name satisfies match.
-func (p *pkgFiles) anyBase(match func(base string) bool) bool {
-	for l := range p.lower {
-		if match(path.Base(l)) {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *extractor) listFiles(fsys fs.FS) *pkgFiles {
-	pf := &pkgFiles{lower: map[string]string{}}
+// listFiles lists the package's files, up to MaxFiles, leaving out the folders that hold no
+// course (macOS resource forks, hidden folders).
+func (e *extractor) listFiles(fsys fs.FS) *tools.Files {
+	var paths []string
 	n := 0
 	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -69,12 +36,10 @@ func (e *extractor) listFiles(fsys fs.FS) *pkgFiles {
 			}
 			return nil
 		}
-		pf.paths = append(pf.paths, p)
-		pf.lower[strings.ToLower(p)] = p
+		paths = append(paths, p)
 		return nil
 	})
-	sort.Strings(pf.paths)
-	return pf
+	return tools.NewFiles(paths)
 }
 
 // pkg extracts a course package: the standard's parser (course/parse) gives the activity
@@ -88,22 +53,24 @@ func (e *extractor) pkg(fsys fs.FS) error {
 	}
 	e.res.Title = p.Title
 	files := e.listFiles(fsys)
-	tool := e.detectTool(fsys, files, p)
+	host := &toolHost{e: e, fsys: fsys, files: files}
+	tool := tools.Detect(host, files, launchFiles(p))
 
 	pages := e.launchPages(fsys, p, tool != nil)
 	if tool != nil {
-		e.res.Tool = tool.name
-		e.res.Details.ContentType = tool.content
-		if tool.extract != nil {
-			tool.extract(e, fsys, files, tool)
+		e.res.Tool = tool.Name
+		e.res.Details.ContentType = tool.ContentType
+		tool.Read(e.ctx, host, files)
+		if e.res.Title == "" {
+			e.res.Title = tool.Title
 		}
-		if tool.version == nil {
+		if tool.Version == nil {
 			e.meta("authoring_tool_version", nil)
 		} else {
-			e.meta("authoring_tool_version", *tool.version)
+			e.meta("authoring_tool_version", *tool.Version)
 		}
-		if tool.counted {
-			e.meta(tool.countKey, tool.count)
+		if tool.Counted {
+			e.meta(tool.CountKey, tool.Count)
 		}
 	} else {
 		e.res.Details.ContentType = ContentPackage

@@ -197,11 +197,12 @@ func TestRise(t *testing.T) {
 	}
 }
 
-// captivateCPM is shaped like a Classic Captivate assets/js/CPM.js (see captivate.go for the
-// public packages it follows): the model literal first, with player references (cp.fd, cp.ch)
-// among the data, then the runtime. Slide303 is not in project_main.slides, so it does not
-// play; Slide202 is a multiple-choice question slide whose right answer is named both ways
-// Captivate does (ic on one answer, cal listing another's aid); Slide404 is a blank to fill.
+// captivateCPM is shaped like a Classic Captivate assets/js/CPM.js (see tools/captivate.go
+// for the public packages it follows; tools' fuzz tests start from a copy): the model literal
+// first, with player references (cp.fd, cp.ch) among the data, then the runtime. Slide303 is
+// not in project_main.slides, so it does not play; Slide202 is a multiple-choice question
+// slide whose right answer is named both ways Captivate does (ic on one answer, cal listing
+// another's aid); Slide404 is a blank to fill.
 const captivateCPM = `if(!window.cp)window.cp = function(str){return document.getElementById(str)};` +
 	`cp.CPProjInit = function(){if(cp && cp.model && cp.model.data) return; cp.model = {}; cp.D = cp.model.data = {pref:{acc:1,rkt:0},` +
 	`Text_Caption_1:{type:19,from:1,to:90,mdi:'Text_Caption_1c',apsn:'Slide101',vt:'<div><span class="cp-actualText">Welcome to <b>valve</b> safety</span></div>',` +
@@ -291,9 +292,10 @@ func zlibB64(t *testing.T, s string) string {
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
 
-// ispringQuizJSON is shaped like iSpring's quiz data (see ispring.go for the public packages
-// it follows): one group of a multiple-choice, a type-in and a matching question, a hidden
-// question, and a result slide that is no question.
+// ispringQuizJSON is shaped like iSpring's quiz data (see tools/ispring.go for the public
+// packages it follows; tools' fuzz tests start from a copy): one group of a multiple-choice,
+// a type-in and a matching question, a hidden question, and a result slide that is no
+// question.
 const ispringQuizJSON = `{"d":{"T":"Check","sl":{"g":[{"i":"g1","T":"Question Group","s":{"rs":-1,"st":"allQuestions","up":true},"S":[
  {"i":"q1","tp":"MultipleChoice","D":{"h":"<p style=\"x\">Is dust harmful?</p>","a":"<p>Is dust harmful?</p>","r":[],"d":["Is dust harmful?"]},"v":true,
   "C":{"chs":[{"i":"c1","t":{"h":"<p>Yes</p>","d":["Yes"]},"c":true},{"i":"c2","t":{"h":"<p>No</p>","d":["No"]}}]},

@@ -1,11 +1,10 @@
-package extract
+package tools
 
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/base64"
-	"io"
-	"io/fs"
 	"path"
 	"regexp"
 	"strings"
@@ -42,9 +41,9 @@ var (
 )
 
 // ispringDecode decodes a base64 payload to JSON, inflating it first when it is zlib-packed
-// (presInfo is, quiz data is not). The inflated size is capped like any stream and charged
-// to the item's budget.
-func (e *extractor) ispringDecode(b64 []byte) (map[string]any, bool) {
+// (presInfo is, quiz data is not). The host inflates it, so its limits hold for the
+// inflated size.
+func ispringDecode(h Host, b64 []byte) (map[string]any, bool) {
 	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
 	n, err := base64.StdEncoding.Decode(raw, b64)
 	if err != nil {
@@ -57,14 +56,11 @@ func (e *extractor) ispringDecode(b64 []byte) (map[string]any, bool) {
 			return nil, false
 		}
 		defer zr.Close()
-		raw, err = io.ReadAll(io.LimitReader(zr, min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes)+1))
-		if e.charge(int64(len(raw))) != nil || err != nil {
+		inflated, ok := h.Inflate("iSpring data", zr)
+		if !ok {
 			return nil, false
 		}
-		if int64(len(raw)) > min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes) {
-			e.warn("iSpring data decompresses to more than %s; not read", sizeString(min(e.lim.MaxStreamBytes, e.lim.MaxFileBytes)))
-			return nil, false
-		}
+		raw = inflated
 	}
 	v, ok := jsdata.Parse(raw)
 	m, _ := v.(map[string]any)
@@ -74,12 +70,12 @@ func (e *extractor) ispringDecode(b64 []byte) (map[string]any, bool) {
 // ispring reads the presentation's slides (title and the text iSpring keeps for search,
 // "x") and the questions of every quiz in it; a QuizMaker quiz published alone counts its
 // questions as its slides.
-func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
+func ispring(ctx context.Context, h Host, files *Files, t *Tool) {
 	launch := ""
 	var head []byte
 	for _, n := range []string{"index.html", "index_lms.html", "res/index.html"} {
-		if r, ok := files.real(n); ok {
-			raw, err := e.readFile(fsys, r)
+		if r, ok := files.Real(n); ok {
+			raw, err := h.ReadFile(r)
 			if err != nil {
 				continue
 			}
@@ -88,25 +84,23 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 				break
 			}
 			if m := ispringQuizInfo.FindSubmatch(raw); m != nil && launch == "" {
-				if quiz, ok := e.ispringDecode(m[1]); ok {
-					t.setCount(e.ispringQuiz(quiz, ""))
+				if quiz, ok := ispringDecode(h, m[1]); ok {
+					t.setCount(ispringQuiz(h, quiz, ""))
 					return
 				}
 			}
 		}
 	}
 	if head == nil {
-		e.warn("iSpring presentation data not found; slides not read")
+		h.Warn("iSpring presentation data not found; slides not read")
 		return
 	}
-	pres, ok := e.ispringDecode(head)
+	pres, ok := ispringDecode(h, head)
 	if !ok {
-		e.warn("iSpring %s: presentation data not readable", launch)
+		h.Warn("iSpring %s: presentation data not readable", launch)
 		return
 	}
-	if ct := textnorm.CollapseSpace(jsdata.Str(pres, "ct")); ct != "" && e.res.Title == "" {
-		e.res.Title = ct
-	}
+	t.Title = textnorm.CollapseSpace(jsdata.Str(pres, "ct"))
 	count := 0
 	var headings textnorm.HeadingTrail
 	for _, s := range jsdata.Arr(pres, "s") {
@@ -121,7 +115,7 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			loc = "Slide " + itoa(count)
 		}
 		if jsdata.Str(slide, "st") == "q" {
-			e.ispringQuizFile(fsys, files, path.Clean(jsdata.Str(slide, "s")), loc)
+			ispringQuizFile(h, files, path.Clean(jsdata.Str(slide, "s")), loc)
 			continue
 		}
 		var lines []string
@@ -131,41 +125,41 @@ func ispring(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 			}
 		}
 		text := strings.Join(lines, "\n")
-		e.addHeaded(loc, headings.Next([]string{title}, text), text)
+		h.AddSection(loc, headings.Next([]string{title}, text), text)
 	}
 	t.setCount(count)
 }
 
 // ispringQuizFile reads one quiz of a presentation (data/quizN.js).
-func (e *extractor) ispringQuizFile(fsys fs.FS, files *pkgFiles, name, loc string) {
-	real, ok := files.real(name)
+func ispringQuizFile(h Host, files *Files, name, loc string) {
+	real, ok := files.Real(name)
 	if !ok || strings.HasPrefix(name, "..") {
-		e.warn("iSpring quiz %s not found", name)
+		h.Warn("iSpring quiz %s not found", name)
 		return
 	}
-	raw, err := e.readFile(fsys, real)
+	raw, err := h.ReadFile(real)
 	if err != nil {
-		e.warn("iSpring quiz %s: %v", real, err)
+		h.Warn("iSpring quiz %s: %v", real, err)
 		return
 	}
 	m := ispringQuizInfo.FindSubmatch(raw)
 	if m == nil {
-		e.warn("iSpring quiz %s: quiz data not found", real)
+		h.Warn("iSpring quiz %s: quiz data not found", real)
 		return
 	}
-	quiz, ok := e.ispringDecode(m[1])
+	quiz, ok := ispringDecode(h, m[1])
 	if !ok {
-		e.warn("iSpring quiz %s: quiz data not readable", real)
+		h.Warn("iSpring quiz %s: quiz data not readable", real)
 		return
 	}
-	e.ispringQuiz(quiz, loc)
+	ispringQuiz(h, quiz, loc)
 }
 
 // ispringQuiz adds a quiz's questions, one section per question under the quiz's location,
 // and returns how many questions a learner is shown: every question of a group, or the
 // number a group draws at random (a guess at the field: "rs" when the group's "st" is not
 // allQuestions; only allQuestions groups have been seen).
-func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
+func ispringQuiz(h Host, quiz map[string]any, loc string) int {
 	d, _ := quiz["d"].(map[string]any)
 	if loc == "" {
 		loc = textnorm.CollapseSpace(jsdata.Str(d, "T"))
@@ -194,8 +188,8 @@ func (e *extractor) ispringQuiz(quiz map[string]any, loc string) int {
 			if !ok {
 				continue
 			}
-			e.add(loc+" > Question "+itoa(shown+n), in.Question)
-			e.addInteraction(in)
+			h.AddSection(loc+" > Question "+itoa(shown+n), "", in.Question)
+			h.AddInteraction(in)
 		}
 		if gs, _ := group["s"].(map[string]any); gs != nil && jsdata.Str(gs, "st") != "allQuestions" {
 			if draw, ok := jsdata.Num(gs, "rs"); ok && draw > 0 && draw < n {

@@ -1,8 +1,8 @@
-package extract
+package tools
 
 import (
 	"bytes"
-	"io/fs"
+	"context"
 	"regexp"
 	"strings"
 
@@ -36,12 +36,12 @@ import (
 var captivateData = regexp.MustCompile(`cp\.(?:model\.data|D)\s*=\s*(?:cp\.(?:model\.data|D)\s*=\s*)?\{`)
 
 // captivateProject reads project.txt's metadata, or nil.
-func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any {
-	real, ok := files.real("project.txt")
+func captivateProject(h Host, files *Files) map[string]any {
+	real, ok := files.Real("project.txt")
 	if !ok {
 		return nil
 	}
-	raw, err := e.readFile(fsys, real)
+	raw, err := h.ReadFile(real)
 	if err != nil {
 		return nil
 	}
@@ -54,33 +54,33 @@ func (e *extractor) captivateProject(fsys fs.FS, files *pkgFiles) map[string]any
 // captivate reads the slides Captivate publishes, in project_main.slides order (the slides
 // that play: Captivate does not publish hidden slides), each with the text of its items, and
 // each question slide's question.
-func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
-	if md := e.captivateProject(fsys, files); md != nil && e.res.Title == "" {
-		e.res.Title = textnorm.CollapseSpace(jsdata.Str(md, "title"))
+func captivate(ctx context.Context, h Host, files *Files, t *Tool) {
+	if md := captivateProject(h, files); md != nil {
+		t.Title = textnorm.CollapseSpace(jsdata.Str(md, "title"))
 	}
-	real, ok := files.real("assets/js/CPM.js")
+	real, ok := files.Real("assets/js/CPM.js")
 	if !ok {
-		e.warn("Captivate CPM.js not found; slide structure not read")
+		h.Warn("Captivate CPM.js not found; slide structure not read")
 		return
 	}
-	raw, err := e.readFile(fsys, real)
+	raw, err := h.ReadFile(real)
 	if err != nil {
-		e.warn("Captivate %s: %v", real, err)
+		h.Warn("Captivate %s: %v", real, err)
 		return
 	}
 	loc := captivateData.FindIndex(raw)
 	if loc == nil {
-		e.warn("Captivate %s: course model not found", real)
+		h.Warn("Captivate %s: course model not found", real)
 		return
 	}
 	v, complete := jsdata.Literal(raw[loc[1]-1:])
 	d, _ := v.(map[string]any)
 	if !complete {
-		e.warn("Captivate %s: course model read only in part", real)
+		h.Warn("Captivate %s: course model read only in part", real)
 	}
 	main, _ := d["project_main"].(map[string]any)
 	if main == nil {
-		e.warn("Captivate %s: slide list not found", real)
+		h.Warn("Captivate %s: slide list not found", real)
 		return
 	}
 	cp := cpModel(d)
@@ -108,10 +108,10 @@ func captivate(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
 		}
 		// The slide's label is its title, the name given to an unlabelled one is not.
 		text := strings.Join(parts, "\n")
-		e.addHeaded(label, headings.Next([]string{title}, text), text)
+		h.AddSection(label, headings.Next([]string{title}, text), text)
 		if qs := jsdata.Str(slide, "qs"); qs != "" {
 			if in, ok := cp.question(qs); ok {
-				e.addInteraction(in)
+				h.AddInteraction(in)
 			}
 		}
 	}
@@ -277,8 +277,8 @@ func (cp cpModel) question(key string) (Interaction, bool) {
 
 // isCaptivateProject reports whether project.txt names Captivate as its generator; the new
 // Captivate (12.4 and later) keeps its model elsewhere but still writes project.txt.
-func (e *extractor) isCaptivateProject(fsys fs.FS, files *pkgFiles) bool {
-	return strings.EqualFold(jsdata.Str(e.captivateProject(fsys, files), "generator"), "Captivate")
+func isCaptivateProject(h Host, files *Files) bool {
+	return strings.EqualFold(jsdata.Str(captivateProject(h, files), "generator"), "Captivate")
 }
 
 func hasChoice(cs []Choice, text string) bool {

@@ -1,4 +1,4 @@
-package extract
+package tools
 
 import (
 	"strings"
@@ -6,30 +6,66 @@ import (
 	"github.com/lectern-lms/lectern/content/extract/jsdata"
 )
 
+// Interaction is one question found in the content, in the spec's shape
+// (content_details.interactions). It is defined here rather than in content/extract, which
+// publishes it under the same name, because the tool readers find most questions; extract's
+// own readers (tincan.xml, QTI) build it too.
+type Interaction struct {
+	Question string   `json:"question"`
+	Choices  []Choice `json:"choices"`
+	Feedback []string `json:"feedback"`
+	// Type uses the xAPI interactionType vocabulary (choice, true-false, fill-in,
+	// long-fill-in, matching, sequencing, likert, numeric, performance, other), since every
+	// tool maps its question kinds onto it for reporting anyway.
+	Type string `json:"type"`
+	// Range is the accepted interval of a numeric question; nil for every other kind.
+	Range *Range `json:"range"`
+}
+
+// Choice is one answer option of an Interaction.
+type Choice struct {
+	Text      string `json:"text"`
+	IsCorrect bool   `json:"is_correct"`
+	// Category is the target a matching or categorisation option belongs to; nil otherwise.
+	Category *string `json:"category"`
+}
+
+// Range is a numeric interval; a nil bound is open. The spec only says "nullable", so this
+// is the smallest shape that carries a numeric question's correct response.
+type Range struct {
+	Min *float64 `json:"min"`
+	Max *float64 `json:"max"`
+}
+
 // findQuestions walks tool data for question-shaped objects: a question text (question,
 // prompt, stem, title…) next to a list of answer options (choices, answers, options) of
 // which at least one says whether it is correct. Requiring the correctness flag keeps
 // ordinary lists (menus, tabs) from being taken for questions. The JSON tools we read (Rise
 // knowledge checks and quizzes, Storyline quiz slides, Elucidat question data) have that
 // shape under varying key names; Captivate, iSpring and Lectora have their own readers.
-func (e *extractor) findQuestions(v any, depth int) {
-	if depth > jsdata.MaxDepth || len(e.res.Details.Interactions) >= e.lim.MaxInteractions {
-		return
+// It reports false once the host has no room for more questions, which ends the walk.
+func findQuestions(h Host, v any, depth int) bool {
+	if depth > jsdata.MaxDepth {
+		return true
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		if in, ok := asQuestion(x); ok {
-			e.addInteraction(in)
-			return
+			return h.AddInteraction(in)
 		}
 		for _, k := range jsdata.SortedKeys(x) {
-			e.findQuestions(x[k], depth+1)
+			if !findQuestions(h, x[k], depth+1) {
+				return false
+			}
 		}
 	case []any:
 		for _, it := range x {
-			e.findQuestions(it, depth+1)
+			if !findQuestions(h, it, depth+1) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 var correctKeys = []string{"correct", "isCorrect", "is_correct", "isAnswer", "status", "right"}

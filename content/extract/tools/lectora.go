@@ -1,9 +1,9 @@
-package extract
+package tools
 
 import (
 	"bytes"
+	"context"
 	"html"
-	"io/fs"
 	"path"
 	"regexp"
 	"strings"
@@ -50,47 +50,46 @@ func lectoraIsPage(raw []byte) bool {
 
 // lectora reads every published page, named by its <title>, and the questions of its forms.
 // Lectora publishes no file for a page hidden from learners, so every page file counts.
-func lectora(e *extractor, fsys fs.FS, files *pkgFiles, t *tool) {
+func lectora(ctx context.Context, h Host, files *Files, t *Tool) {
 	count := 0
 	var headings textnorm.HeadingTrail
 	for _, p := range files.paths {
 		if l := strings.ToLower(p); !strings.HasSuffix(l, ".html") && !strings.HasSuffix(l, ".htm") {
 			continue
 		}
-		if e.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
-		head := e.probe(fsys, files, p)
+		head := h.Probe(p)
 		if !bytes.Contains(head, []byte("Lectora")) && !bytes.Contains(head, []byte("trivantis")) {
 			continue
 		}
-		raw, err := e.readFile(fsys, p)
+		raw, err := h.ReadFile(p)
 		if err != nil {
-			e.warn("Lectora page %s: %v", p, err)
+			h.Warn("Lectora page %s: %v", p, err)
 			continue
 		}
 		if !lectoraIsPage(raw) {
 			continue
 		}
 		count++
-		info := parseHTML(decodeText(raw))
-		loc := info.Title
+		title, text := h.PageText(raw)
+		loc := title
 		if loc == "" {
 			loc = path.Base(p)
 		}
-		text := info.Text()
 		if more := lectoraInnerText(raw); len(more) > 0 {
 			text = strings.TrimSpace(text + "\n" + strings.Join(more, "\n"))
 		}
-		e.addHeaded(loc, headings.Next([]string{info.Title}, text), text)
+		h.AddSection(loc, headings.Next([]string{title}, text), text)
 		for _, in := range lectoraQuestions(raw) {
-			e.addInteraction(in)
+			h.AddInteraction(in)
 		}
 	}
 	if count > 0 {
 		t.setCount(count)
 	} else {
-		e.warn("Lectora page files not found; page count not read")
+		h.Warn("Lectora page files not found; page count not read")
 	}
 }
 
