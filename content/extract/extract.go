@@ -141,7 +141,7 @@ const (
 const Undetected = tools.Undetected
 
 // Interaction is one question found in the content, in the spec's shape. It is defined in
-// content/extract/tools, whose readers find most questions.
+// content/extract/tools, whose readers build most of them without importing this package.
 type Interaction = tools.Interaction
 
 // Choice is one answer option of an Interaction.

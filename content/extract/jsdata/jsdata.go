@@ -101,9 +101,10 @@ func jsValue(b []byte) (any, bool) {
 	return v, true
 }
 
-// Unquote decodes the JavaScript string literal at the start of b and returns it with the
-// number of bytes it took, so that a caller can read on after it. It knows the escapes tools emit: \n \t \r \b \f \v \0 \xHH \uHHHH
-// \u{…} and escaped quotes, slashes and line continuations.
+// Unquote decodes the JavaScript string literal that b starts with (b[0] is its quote) and
+// returns it with the number of bytes it took, so that a caller can read on after it. It
+// knows the escapes tools emit: \n \t \r \b \f \v \0 \xHH \uHHHH \u{…} and escaped quotes,
+// slashes and line continuations.
 func Unquote(b []byte) (string, int, bool) {
 	q := b[0]
 	var out strings.Builder
@@ -257,8 +258,8 @@ func looksLikeID(s string) bool {
 		strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-// Str returns the first of keys that holds a non-blank string, or "": the tools name the
-// same field differently from version to version.
+// Str returns the string under the first of keys that holds a non-blank one, or "": the
+// tools name the same field differently from version to version.
 func Str(m map[string]any, keys ...string) string {
 	for _, k := range keys {
 		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
@@ -268,8 +269,8 @@ func Str(m map[string]any, keys ...string) string {
 	return ""
 }
 
-// Num returns the first of keys that holds a non-negative whole number, written as a number
-// or as a string (the tools write both), and whether it found one.
+// Num returns the number under the first of keys that holds a non-negative whole number,
+// written as a number or as a string (the tools write both), and whether it found one.
 func Num(m map[string]any, keys ...string) (int, bool) {
 	for _, k := range keys {
 		switch v := m[k].(type) {
@@ -301,7 +302,7 @@ func Truthy(v any) bool {
 	return false
 }
 
-// Arr returns the first of keys that holds a list, or nil.
+// Arr returns the list under the first of keys that holds one, or nil.
 func Arr(m map[string]any, keys ...string) []any {
 	for _, k := range keys {
 		if a, ok := m[k].([]any); ok {

@@ -27,7 +27,8 @@ type literalReader struct {
 }
 
 // Literal reads the object or array literal at b[0] and reports whether it read all of it.
-// On a partial read the value holds everything before the point it stopped.
+// On a partial read the value holds everything before the point it stopped, since a
+// model cut short is still worth what it holds.
 func Literal(b []byte) (any, bool) {
 	r := &literalReader{b: b}
 	return r.value(0)

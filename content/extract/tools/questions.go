@@ -7,9 +7,9 @@ import (
 )
 
 // Interaction is one question found in the content, in the spec's shape
-// (content_details.interactions). It is defined here rather than in content/extract, which
-// publishes it under the same name, because the tool readers find most questions; extract's
-// own readers (tincan.xml, QTI) build it too.
+// (content_details.interactions). content/extract publishes it under the same name; it is
+// defined here because the tool readers build it and cannot import extract, which imports
+// them.
 type Interaction struct {
 	Question string   `json:"question"`
 	Choices  []Choice `json:"choices"`
