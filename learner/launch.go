@@ -335,7 +335,8 @@ type CMI5Launch struct {
 
 // CMI5Window is how the player opens an AU and where the AU sends the learner back.
 type CMI5Window struct {
-	// LaunchURL is the AU's URL as launched (relative to base), for the launched statement.
+	// LaunchURL is the AU's URL as launched, for the launched statement: absolute (the
+	// player's content origin), or relative to base.
 	LaunchURL string
 	// ReturnURL, when set, is LMS.LaunchData's returnURL: the absolute URL the AU navigates
 	// to when it is done (given for AUs that run in their own window).
@@ -447,7 +448,10 @@ func (s *Service) cmi5Launched(ctx context.Context, tenant, base string, actor j
 		ext[k] = v
 	}
 	ext["https://w3id.org/xapi/cmi5/context/extensions/launchmode"] = launchData["launchMode"]
-	ext["https://w3id.org/xapi/cmi5/context/extensions/launchurl"] = base + launchURL
+	if u, err := url.Parse(launchURL); err != nil || !u.IsAbs() {
+		launchURL = base + launchURL
+	}
+	ext["https://w3id.org/xapi/cmi5/context/extensions/launchurl"] = launchURL
 	ext["https://w3id.org/xapi/cmi5/context/extensions/moveon"] = launchData["moveOn"]
 	if p, ok := launchData["launchParameters"]; ok {
 		ext["https://w3id.org/xapi/cmi5/context/extensions/launchparameters"] = p

@@ -57,6 +57,9 @@ type env struct {
 	t   *testing.T
 	app *app.App
 	url string
+	// content is the content origin (the player and course files), a listener of its own as
+	// the binary's second port.
+	content string
 	// serverFault marks a test that breaks a backend on purpose: its 5xx answers are the
 	// expected outcome, not responses the API document must describe.
 	serverFault bool
@@ -90,6 +93,14 @@ func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func start(t *testing.T, cfg app.Config) *env {
 	t.Helper()
+	return startServer(t, cfg, true)
+}
+
+// startServer starts Lectern; isolated gives the player its content origin (a listener of its
+// own, as the binary's second port), otherwise the player shares the API's origin (only the
+// control case of TestHostilePackageInBrowser runs so).
+func startServer(t *testing.T, cfg app.Config, isolated bool) *env {
+	t.Helper()
 	ctx := context.Background()
 	logs := &logCapture{}
 	if cfg.Logger == nil {
@@ -99,8 +110,27 @@ func start(t *testing.T, cfg app.Config) *env {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.now
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, cu := "http://"+ln.Addr().String(), "http://"+cln.Addr().String()
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = u
+	}
+	if !isolated {
+		cu = u
+	} else if cfg.ContentURL == "" {
+		cfg.ContentURL = cu
+	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
+		ln.Close()
+		cln.Close()
 		t.Fatalf("open: %v", err)
 	}
 	if err := a.Queue.Start(ctx); err != nil {
@@ -109,11 +139,8 @@ func start(t *testing.T, cfg app.Config) *env {
 	if err := a.IndexQueue.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	go func() { _ = a.Server.Serve(ln) }()
+	go func() { _ = a.Server.ServeContent(cln) }()
 	// The forwarding role, as `lectern worker` runs it.
 	fctx, stopForwarder := context.WithCancel(ctx)
 	forwarderDone := make(chan struct{})
@@ -134,9 +161,8 @@ func start(t *testing.T, cfg app.Config) *env {
 		}
 		a.Close()
 	})
-	u := "http://" + ln.Addr().String()
 	t.Cleanup(func() { served.Delete(u) }) // a later server may get the same port
-	return &env{t: t, app: a, url: u, logs: logs, clock: clock}
+	return &env{t: t, app: a, url: u, content: cu, logs: logs, clock: clock}
 }
 
 type resp struct {
@@ -172,6 +198,15 @@ func bearer(key, secret string) auth { return auth{"Bearer " + key + "." + secre
 
 var root = basic(rootUser, rootPass)
 
+// origin is where a path is served: the player's paths on the content origin, the rest on the
+// API's.
+func (e *env) origin(path string) string {
+	if strings.HasPrefix(path, "/player/") {
+		return e.content
+	}
+	return e.url
+}
+
 func (e *env) do(method, path string, a auth, body any, headers ...string) resp {
 	e.t.Helper()
 	var rd io.Reader
@@ -185,7 +220,7 @@ func (e *env) do(method, path string, a auth, body any, headers ...string) resp 
 		j, _ := json.Marshal(b)
 		rd = bytes.NewReader(j)
 	}
-	req, err := http.NewRequest(method, e.url+path, rd)
+	req, err := http.NewRequest(method, e.origin(path)+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
 	}

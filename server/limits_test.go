@@ -29,10 +29,15 @@ type held struct {
 	br   *bufio.Reader
 }
 
-// hold dials the server and writes raw without sending anything after it.
+// hold dials the server (the origin that serves raw's path) and writes raw without sending
+// anything after it.
 func (e *env) hold(raw string) *held {
 	e.t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	target := e.url
+	if f := strings.Fields(firstLine(raw)); len(f) > 1 {
+		target = e.origin(f[1])
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(target, "http://"))
 	if err != nil {
 		e.t.Fatal(err)
 	}

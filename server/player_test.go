@@ -32,7 +32,7 @@ func (e *env) recordCount(tenant, kind string) int {
 // get fetches a player URL without following redirects, as a browser's first hop.
 func (e *env) get(path string, headers ...string) resp {
 	e.t.Helper()
-	req, err := http.NewRequest("GET", e.url+path, nil)
+	req, err := http.NewRequest("GET", e.origin(path)+path, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

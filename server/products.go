@@ -42,11 +42,20 @@ func (s *Server) consoleDeps() console.Deps {
 func (s *Server) engineDeps() engineapi.Deps {
 	d := s.deps
 	return engineapi.Deps{Courses: d.Courses, Registrations: d.Registrations, Runtime: d.Runtime, Settings: d.Settings,
-		Learner: d.Learner, Queue: d.Queue, Blobs: d.Blobs, Outbound: d.Outbound, Launch: d.Launch, PublicURL: d.PublicURL, Logger: s.log}
+		Learner: d.Learner, Queue: d.Queue, Blobs: d.Blobs, Outbound: d.Outbound, Launch: d.Launch, PlayerURL: s.playerOrigin(), Logger: s.log}
+}
+
+// playerOrigin is where the player runs: the content origin, or the API's when there is none.
+func (s *Server) playerOrigin() string {
+	if s.deps.ContentURL != "" {
+		return s.deps.ContentURL
+	}
+	return s.deps.PublicURL
 }
 
 func (s *Server) playerDeps() player.Deps {
 	d := s.deps
 	return player.Deps{Tenants: d.Tenants, Courses: d.Courses, Registrations: d.Registrations, Settings: d.Settings,
-		Blobs: d.Blobs, Launch: d.Launch, LaunchTokens: d.LaunchTokens, Learner: d.Learner, PublicURL: d.PublicURL}
+		Blobs: d.Blobs, Launch: d.Launch, LaunchTokens: d.LaunchTokens, Learner: d.Learner, PublicURL: d.PublicURL,
+		ContentURL: d.ContentURL}
 }

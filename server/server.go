@@ -100,8 +100,12 @@ type Deps struct {
 	Root   RootCredentials
 	Checks []Check
 	Logger *slog.Logger
-	// PublicURL is the origin used in absolute links.
+	// PublicURL is the origin of the APIs and the console, used in absolute links.
 	PublicURL string
+	// ContentURL is the content origin: the player, its runtime endpoints and the course
+	// files are served there and nowhere else (origin.go). Empty serves them on every origin,
+	// unisolated; cmd/lectern always sets it.
+	ContentURL string
 	// BodyLimit is the largest upload in bytes (the multipart body of a course or content
 	// import), streamed to the blob store; other bodies have smaller limits of their own.
 	BodyLimit int
@@ -149,6 +153,9 @@ type Server struct {
 	deps   Deps
 	log    *slog.Logger
 	routes []httpx.Route
+	// contentHost is ContentURL's host (and port): a request naming it is on the content
+	// origin.
+	contentHost string
 	// handler is the application's request handler, taken once the routes are registered;
 	// the console dispatches its API calls to it in process.
 	handler fasthttp.RequestHandler
@@ -173,7 +180,7 @@ func New(deps Deps) *Server {
 	if deps.Guard == nil {
 		deps.Guard = throttle.NewGuard()
 	}
-	s := &Server{deps: deps, log: deps.Logger}
+	s := &Server{deps: deps, log: deps.Logger, contentHost: hostOf(deps.ContentURL)}
 	s.content = contentapi.New(s.contentDeps())
 	s.lrs = lrsapi.New(s.lrsDeps())
 	s.engine = engineapi.New(s.engineDeps())
@@ -198,6 +205,7 @@ func New(deps Deps) *Server {
 	s.app.Use(requestid.New(requestid.Config{ContextKey: httpx.LocalsRequestID}))
 	s.app.Use(s.accessLog)
 	s.app.Use(s.framingCheck)
+	s.app.Use(s.originGate)
 	s.registerRoutes()
 	s.app.Use(func(c *fiber.Ctx) error {
 		c.Locals(routeLocal, unmatchedRoute)

@@ -158,7 +158,7 @@ func importOnce(b *testing.B, bin, modelDir, mode string, docs [][]byte, inproc 
 			b.Fatal(err)
 		}
 		done := make(chan error, 1)
-		go func() { done <- runRoles(ctx, a, cfg, "all") }()
+		go func() { done <- runRoles(ctx, a, cfg, "all", nil) }()
 		defer func() {
 			cancel()
 			if err := <-done; err != nil {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -92,21 +93,68 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.Logger = newLogger(getenv("LECTERN_LOG_LEVEL"), stderr)
+	var content net.Listener
+	if role == "serve" || role == "all" {
+		// The content origin's listener is bound before the app opens, so a derived
+		// LECTERN_CONTENT_URL names the port it got.
+		if content, err = listenContent(&cfg, getenv("LECTERN_CONTENT_ADDR")); err != nil {
+			return err
+		}
+	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
+		if content != nil {
+			content.Close()
+		}
 		return err
 	}
 	defer a.Close()
 	if role == "reindex" {
 		return runReindex(ctx, a, stdout)
 	}
-	return runRoles(ctx, a, cfg, role)
+	return runRoles(ctx, a, cfg, role, content)
+}
+
+// listenContent binds the content origin's listener: LECTERN_CONTENT_ADDR, by default the
+// port after LECTERN_ADDR's (an ephemeral one when that is 0). Without LECTERN_CONTENT_URL the
+// content origin is LECTERN_PUBLIC_URL's scheme and host with that port: a second port needs
+// no DNS, and a browser keeps the two origins apart (docs/security.md, "Content isolation").
+func listenContent(cfg *app.Config, addr string) (net.Listener, error) {
+	if addr == "" {
+		host, port, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("LECTERN_ADDR %q: %w", cfg.Addr, err)
+		}
+		n, _ := strconv.Atoi(port)
+		if n > 0 {
+			n++
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(n))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("LECTERN_CONTENT_ADDR (the content origin's port): %w", err)
+	}
+	if cfg.ContentURL == "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("LECTERN_PUBLIC_URL: %w", err)
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		cfg.ContentURL = u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port)
+	}
+	if err := cfg.Validate(); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 // runRoles runs role's queues, forwarding loop and listener on the opened app until ctx ends
 // (SIGTERM, SIGINT) or the listener fails, then stops them gracefully; the content import
 // benchmark runs the app in-process through it, exactly as the binary does.
-func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) error {
+func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string, content net.Listener) error {
 	errc := make(chan error, 2)
 	// The roles share the queue backend but not its queues: the worker role consumes the
 	// default queue (imports, deletions, ...), the indexer role the index queue (content:index
@@ -162,7 +210,10 @@ func runRoles(ctx context.Context, a *app.App, cfg app.Config, role string) erro
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 		go func() { errc <- a.Server.Serve(ln) }()
-		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL)
+		if content != nil {
+			go func() { errc <- a.Server.ServeContent(content) }()
+		}
+		cfg.Logger.Info("listening", "addr", cfg.Addr, "role", role, "public_url", cfg.PublicURL, "content_url", cfg.ContentURL)
 	} else {
 		cfg.Logger.Info("running", "role", role)
 	}
@@ -327,6 +378,7 @@ func loadConfig(getenv func(string) string, stdout io.Writer) (app.Config, error
 	}
 	port := cfg.Addr[strings.LastIndex(cfg.Addr, ":")+1:]
 	cfg.PublicURL = strings.TrimRight(env("LECTERN_PUBLIC_URL", "http://localhost:"+port), "/")
+	cfg.ContentURL = strings.TrimRight(getenv("LECTERN_CONTENT_URL"), "/")
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return cfg, fmt.Errorf("LECTERN_DATA_DIR: %w", err)
 	}

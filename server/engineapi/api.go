@@ -40,9 +40,10 @@ type Deps struct {
 	// Outbound vets the destinations a request saves (a registration's postBack.url, an
 	// import URL) by the policy that sends to them.
 	Outbound *outbound.Client
-	// Launch signs launch links; PublicURL is their origin.
+	// Launch signs launch links; PlayerURL is their origin (the content origin, where the
+	// player runs).
 	Launch    *course.LaunchSigner
-	PublicURL string
+	PlayerURL string
 	Logger    *slog.Logger
 }
 

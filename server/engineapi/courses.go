@@ -414,7 +414,7 @@ func (a *API) coursePreview(c *fiber.Ctx) error {
 			return httpx.BadRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, v.CourseID)
 		}
 	}
-	return c.JSON(LaunchLinkBody{LaunchLink: a.d.PublicURL + "/player/launch/" + a.d.Launch.Sign(claims)})
+	return c.JSON(LaunchLinkBody{LaunchLink: a.d.PlayerURL + "/player/launch/" + a.d.Launch.Sign(claims)})
 }
 
 func (a *API) courseDetail(c *fiber.Ctx) error {

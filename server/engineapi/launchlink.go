@@ -78,5 +78,5 @@ func (a *API) registrationLaunchLink(c *fiber.Ctx) error {
 	if claims.StartSco != "" && !learner.HasActivity(v.Package, claims.StartSco) {
 		return httpx.BadRequest("startSco '%s' is not an activity of course '%s'", claims.StartSco, reg.CourseID)
 	}
-	return c.JSON(LaunchLinkBody{LaunchLink: a.d.PublicURL + "/player/launch/" + a.d.Launch.Sign(claims)})
+	return c.JSON(LaunchLinkBody{LaunchLink: a.d.PlayerURL + "/player/launch/" + a.d.Launch.Sign(claims)})
 }

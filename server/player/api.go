@@ -24,9 +24,11 @@ type Deps struct {
 	// LaunchTokens issues the record-store credential a cmi5 fetch URL hands out.
 	LaunchTokens *launch.Issuer
 	Learner      *learner.Service
-	// PublicURL is the origin of absolute links (HACP's URL, cmi5 endpoints); empty takes the
-	// request's.
-	PublicURL string
+	// PublicURL is the APIs' origin: the record store's endpoint handed to xAPI and cmi5
+	// content. ContentURL is the player's own origin (server/origin.go): HACP's URL, the cmi5
+	// fetch and return URLs. Empty takes the request's.
+	PublicURL  string
+	ContentURL string
 }
 
 // API is the player's HTTP side: the launch page, the player page, the course files on the

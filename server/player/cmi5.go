@@ -75,14 +75,14 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 	if au == nil {
 		return htmlError(c, fiber.StatusNotFound, "This unit cannot be launched", "It is not an assignable unit of this course.")
 	}
-	base := s.deps.PublicURL
-	if base == "" {
-		base = c.BaseURL()
-	}
+	base, own := s.origins(c)
 	target := contentURL(c.Params("session"), au.LaunchURL)
 	w := learner.CMI5Window{LaunchURL: target}
+	if !strings.Contains(target, "://") {
+		w.LaunchURL = own + target
+	}
 	if ownWindow(au) {
-		w.ReturnURL = base + "/player/cmi5/" + c.Params("session") + "/return?" + url.Values{"au": {au.ID}}.Encode()
+		w.ReturnURL = own + "/player/cmi5/" + c.Params("session") + "/return?" + url.Values{"au": {au.ID}}.Encode()
 	}
 	l, err := s.deps.Learner.LaunchCMI5(ctx, sess, v, au, base, w)
 	if errors.Is(err, registration.ErrNotFound) {
@@ -100,7 +100,7 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 	}
 	tok := s.deps.Launch.SignFetch(course.FetchClaims{Tenant: sess.Tenant, RegistrationID: l.RegistrationID, Actor: l.Actor, ActorIFI: l.ActorIFI,
 		Launch: sess.Launch, Nonce: uuid.NewString(), Expires: sess.Expires, TokenLife: int64(life / time.Second), CMI5: &l.Session})
-	q := url.Values{"endpoint": {l.Endpoint}, "fetch": {base + "/player/cmi5/fetch/" + tok},
+	q := url.Values{"endpoint": {l.Endpoint}, "fetch": {own + "/player/cmi5/fetch/" + tok},
 		"registration": {l.XAPIRegistration}, "activityId": {l.ActivityID}, "actor": {string(l.Actor)}}
 	sep := "?"
 	if strings.Contains(target, "?") {

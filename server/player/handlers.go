@@ -136,6 +136,19 @@ func (s *API) playerLaunch(c *fiber.Ctx) error {
 	return c.Redirect("/player/session/"+s.deps.Launch.SignSession(sess), fiber.StatusSeeOther)
 }
 
+// origins are the APIs' origin (the record store's endpoint) and the player's own (the
+// content origin, server/origin.go); unset, each is the request's.
+func (s *API) origins(c *fiber.Ctx) (api, own string) {
+	api, own = s.deps.PublicURL, s.deps.ContentURL
+	if api == "" {
+		api = c.BaseURL()
+	}
+	if own == "" {
+		own = c.BaseURL()
+	}
+	return api, own
+}
+
 // playerSession verifies the path's session token.
 func (s *API) playerSession(c *fiber.Ctx) (*course.SessionClaims, error) {
 	sess, err := s.deps.Launch.VerifySession(c.Params("session"), time.Now())
@@ -246,11 +259,9 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	if aicc {
 		cfg.Dialect = "aicc"
 	}
-	// HACP wants an absolute URL for the AU to post to.
-	base := s.deps.PublicURL
-	if base == "" {
-		base = c.BaseURL()
-	}
+	// HACP wants an absolute URL for the AU to post to (on the player's origin); xAPI
+	// content, the record store's endpoint (on the APIs').
+	base, own := s.origins(c)
 	if cmi5 {
 		cfg.Dialect = "cmi5"
 	}
@@ -279,7 +290,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 					if strings.Contains(e.URL, "?") {
 						sep = "&"
 					}
-					e.URL += sep + "aicc_sid=" + url.QueryEscape(a.ID) + "&aicc_url=" + url.QueryEscape(base+"/player/hacp/"+token)
+					e.URL += sep + "aicc_sid=" + url.QueryEscape(a.ID) + "&aicc_url=" + url.QueryEscape(own+"/player/hacp/"+token)
 				}
 				if xapi {
 					q := url.Values{}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,10 +80,14 @@ type Config struct {
 	Addr      string
 	DataDir   string
 	PublicURL string
-	Root      server.RootCredentials
-	SecretKey string
-	BodyLimit int
-	Version   string
+	// ContentURL is the content origin, where the player and course files are served
+	// (docs/security.md, "Content isolation"); it must differ from PublicURL's origin. Empty
+	// serves them on the API's origin, unisolated (tests of other parts only).
+	ContentURL string
+	Root       server.RootCredentials
+	SecretKey  string
+	BodyLimit  int
+	Version    string
 	// RecordBodyLimit bounds xAPI record-store bodies (0: the server's default).
 	RecordBodyLimit int
 	// LRSHooks are an integrator's record-store hooks (spec/002 "Integration hooks"); zero
@@ -250,6 +255,11 @@ type App struct {
 
 // Validate rejects half-given or contradictory settings before anything is opened.
 func (c Config) Validate() error {
+	if c.ContentURL != "" {
+		if err := checkContentURL(c.ContentURL, c.PublicURL); err != nil {
+			return err
+		}
+	}
 	s := c.S3
 	if s.Endpoint != "" || s.AccessKey != "" || s.SecretKey != "" || s.Bucket != "" {
 		var missing []string
@@ -709,7 +719,7 @@ func (a *App) openServer(context.Context) error {
 		Runtime: a.runtime, Learner: a.Learner,
 		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
 		Statements: a.Statements, Root: cfg.Root, Checks: a.checks, Logger: cfg.Logger,
-		PublicURL: cfg.PublicURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
+		PublicURL: cfg.PublicURL, ContentURL: cfg.ContentURL, BodyLimit: cfg.BodyLimit, XAPIDefaultVersion: cfg.XAPIDefaultVersion,
 		LaunchTokens: a.launchTokens, OAuth: oauth.New(a.Records, cfg.SecretKey, tenant.RecordRef),
 		LRS:     cfg.LRSHooks,
 		Version: cfg.Version, RecordBodyLimit: cfg.RecordBodyLimit,
@@ -866,4 +876,16 @@ func (a *App) fieldMaker(cfg Config) *fieldgen.Maker {
 		m.Model = a.Embedder.Model().Name
 	}
 	return m
+}
+
+// checkContentURL refuses a content origin that is not an http(s) origin, or is the APIs' own.
+func checkContentURL(content, public string) error {
+	u, err := url.Parse(content)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("LECTERN_CONTENT_URL %q: give an origin, scheme and host only (such as https://content.example.com)", content)
+	}
+	if p, err := url.Parse(public); err == nil && strings.EqualFold(p.Scheme, u.Scheme) && strings.EqualFold(p.Host, u.Host) {
+		return fmt.Errorf("LECTERN_CONTENT_URL %q is the same origin as LECTERN_PUBLIC_URL: course content must be served from an origin of its own (another host name or port)", content)
+	}
+	return nil
 }
