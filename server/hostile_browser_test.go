@@ -126,10 +126,10 @@ func TestHostilePackageInBrowser(t *testing.T) {
 		}
 		for who, out := range runs {
 			short := map[string]string{}
-		for k, v := range out {
-			short[k] = truncate([]byte(v), 60)
-		}
-		t.Logf("%s (isolated %v): %v", who, isolated, short)
+			for k, v := range out {
+				short[k] = truncate([]byte(v), 60)
+			}
+			t.Logf("%s (isolated %v): %v", who, isolated, short)
 			created := e.tenantExists("pwned-"+who+"-fetch") || e.tenantExists("pwned-"+who+"-form")
 			if !isolated {
 				if !created || !strings.Contains(out["fetchCredential"], "issued-secret") || !strings.HasPrefix(out["readConsole"], "read:") {
