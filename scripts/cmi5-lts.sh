@@ -160,10 +160,11 @@ for mode in $MODES; do
 		die "unknown mode $mode (embedded or distributed)"
 	fi
 	port=$(free_port)
+	cport=$(free_port)
 	pass=lts-$RANDOM$RANDOM
 	start=$SECONDS
 	env "${unset_backends[@]}" "${backend[@]}" LECTERN_ADDR=127.0.0.1:$port LECTERN_DATA_DIR="$data" \
-		LECTERN_PUBLIC_URL="http://127.0.0.1:$port" LECTERN_ROOT_USER=root LECTERN_ROOT_PASSWORD=$pass \
+		LECTERN_PUBLIC_URL="http://127.0.0.1:$port" LECTERN_CONTENT_ADDR=127.0.0.1:$cport LECTERN_ROOT_USER=root LECTERN_ROOT_PASSWORD=$pass \
 		LECTERN_SECRET_KEY=cmi5-lts LECTERN_LOG_LEVEL=warn LECTERN_SCHEMA_DIR="${LECTERN_SCHEMA_DIR:-$(dirname "$(lts_source)")/../schemas}" \
 		"$OUT/lectern" all >"$OUT/lectern-$mode.log" 2>&1 &
 	PID=$!

@@ -180,7 +180,7 @@ for mode in $MODES; do
 			backend=(LECTERN_ELASTICSEARCH_URL="$ES_URL" LECTERN_ELASTICSEARCH_INDEX_PREFIX="$PREFIX")
 		fi
 		start=$SECONDS
-		env "${unset_backends[@]}" "${backend[@]}" LECTERN_ADDR=127.0.0.1:$port LECTERN_DATA_DIR="$data" \
+		env "${unset_backends[@]}" "${backend[@]}" LECTERN_ADDR=127.0.0.1:$port LECTERN_CONTENT_ADDR=127.0.0.1:0 LECTERN_DATA_DIR="$data" \
 			LECTERN_ROOT_USER=$user LECTERN_ROOT_PASSWORD=$pass LECTERN_SECRET_KEY=conformance \
 			LECTERN_LOG_LEVEL=error LECTERN_XAPI_DEFAULT_VERSION="$version" \
 			"$OUT/lectern" serve >"$OUT/lectern-$mode-$version.log" 2>&1 &

@@ -22,7 +22,7 @@ base="http://127.0.0.1:$port"
 user=root pass=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 # Embedded mode only: the backends of the distributed mode are not named here.
 env -u LECTERN_POSTGRES_URL -u LECTERN_REDIS_URL -u LECTERN_S3_ENDPOINT -u LECTERN_ELASTICSEARCH_URL \
-	LECTERN_ADDR="127.0.0.1:$port" LECTERN_DATA_DIR="$work/data" LECTERN_ROOT_USER=$user LECTERN_ROOT_PASSWORD="$pass" \
+	LECTERN_ADDR="127.0.0.1:$port" LECTERN_CONTENT_ADDR=127.0.0.1:0 LECTERN_DATA_DIR="$work/data" LECTERN_ROOT_USER=$user LECTERN_ROOT_PASSWORD="$pass" \
 	LECTERN_LOG_LEVEL=warn "$work/lectern" all >"$work/lectern.log" 2>&1 &
 pid=$!
 deadline=$((SECONDS + 60))

@@ -73,3 +73,25 @@ func TestOriginsKeepApart(t *testing.T) {
 		}
 	})
 }
+
+// TestConsoleRefusesTossedCookie: a script on the content origin's port shares the host's
+// cookie jar and may add a console cookie of its own (a session its author sealed) with a
+// longer path; with two cookies of the console's name the console trusts neither.
+func TestConsoleRefusesTossedCookie(t *testing.T) {
+	e := start(t, modes(t)["embedded"](t))
+	e.createTenant("acme", true)
+	key, secret := e.credential("acme")
+	tenant := &consoleClient{t: t, e: e}
+	tenant.signIn(key, secret)
+	admin := &consoleClient{t: t, e: e}
+	admin.signIn(rootUser, rootPass)
+	wantPage(t, admin.send("GET", "/console/tenants", nil), 200, "Tenants")
+	// The tossed cookie comes first (its path is longer), the real one after it.
+	real := admin.cookie
+	admin.cookie = tenant.cookie + "; " + real
+	if p := admin.send("GET", "/console/tenants", nil); p.Status != 303 || !strings.HasPrefix(p.Header.Get("Location"), "/console/signin") {
+		t.Errorf("two console cookies: %d %q, want the sign-in page", p.Status, p.Header.Get("Location"))
+	}
+	admin.cookie = real
+	wantPage(t, admin.send("GET", "/console/tenants", nil), 200, "Tenants")
+}

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io"
 	"io/fs"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,5 +118,42 @@ func TestEnvReadInCmdOnly(t *testing.T) {
 			rel, _ := filepath.Rel(root, u.pos)
 			t.Errorf("%s: %s outside cmd/: read configuration in cmd/lectern and pass the value in", rel, u.call)
 		}
+	}
+}
+
+// TestContentOrigin: the content origin defaults to the port after LECTERN_ADDR's, on
+// LECTERN_PUBLIC_URL's host, and may not be the APIs' own origin.
+func TestContentOrigin(t *testing.T) {
+	for addr, want := range map[string]string{":8080": ":8081", "127.0.0.1:9000": "127.0.0.1:9001", "127.0.0.1:0": "127.0.0.1:0", "[::1]:80": "[::1]:81"} {
+		if got, err := defaultContentAddr(addr); err != nil || got != want {
+			t.Errorf("defaultContentAddr(%q) = %q, %v; want %q", addr, got, err, want)
+		}
+	}
+	if _, err := defaultContentAddr("127.0.0.1:http"); err == nil {
+		t.Error("a named port: no error")
+	}
+	env := map[string]string{"LECTERN_DATA_DIR": t.TempDir(), "LECTERN_ADDR": "127.0.0.1:0", "LECTERN_PUBLIC_URL": "https://lectern.example.com"}
+	cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := listenContent(&cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if want := "https://lectern.example.com:" + port; cfg.ContentURL != want {
+		t.Errorf("derived content origin %q, want %q", cfg.ContentURL, want)
+	}
+	for _, bad := range []string{"https://lectern.example.com", "https://lectern.example.com/", "ftp://content.example.com", "https://content.example.com/path", "content.example.com"} {
+		env["LECTERN_CONTENT_URL"] = bad
+		if _, err := loadConfig(func(k string) string { return env[k] }, io.Discard); err == nil || !strings.Contains(err.Error(), "LECTERN_CONTENT_URL") {
+			t.Errorf("LECTERN_CONTENT_URL=%q: %v, want an error naming it", bad, err)
+		}
+	}
+	env["LECTERN_CONTENT_URL"] = "https://content.example.com/"
+	if cfg, err := loadConfig(func(k string) string { return env[k] }, io.Discard); err != nil || cfg.ContentURL != "https://content.example.com" {
+		t.Errorf("a content origin of its own: %q, %v", cfg.ContentURL, err)
 	}
 }

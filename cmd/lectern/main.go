@@ -115,21 +115,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return runRoles(ctx, a, cfg, role, content)
 }
 
+// defaultContentAddr is the content origin's default address: LECTERN_ADDR's host and the port
+// after its (0, an ephemeral port, when LECTERN_ADDR's is 0).
+func defaultContentAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("LECTERN_ADDR %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n >= 65535 {
+		return "", fmt.Errorf("LECTERN_ADDR %q: the content origin takes the next port; set LECTERN_CONTENT_ADDR", addr)
+	}
+	if n > 0 {
+		n++
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
 // listenContent binds the content origin's listener: LECTERN_CONTENT_ADDR, by default the
 // port after LECTERN_ADDR's (an ephemeral one when that is 0). Without LECTERN_CONTENT_URL the
 // content origin is LECTERN_PUBLIC_URL's scheme and host with that port: a second port needs
 // no DNS, and a browser keeps the two origins apart (docs/security.md, "Content isolation").
 func listenContent(cfg *app.Config, addr string) (net.Listener, error) {
 	if addr == "" {
-		host, port, err := net.SplitHostPort(cfg.Addr)
-		if err != nil {
-			return nil, fmt.Errorf("LECTERN_ADDR %q: %w", cfg.Addr, err)
+		var err error
+		if addr, err = defaultContentAddr(cfg.Addr); err != nil {
+			return nil, err
 		}
-		n, _ := strconv.Atoi(port)
-		if n > 0 {
-			n++
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(n))
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

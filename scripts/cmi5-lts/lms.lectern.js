@@ -40,7 +40,8 @@ const api = async (method, path, {payload, headers = {}, auth = rootAuth, json =
             opts.headers["Content-Type"] = "application/json";
         }
     }
-    const res = await Wreck.request(method, base + path, opts),
+    // An absolute URL is the content origin's (the player's), a path the APIs'.
+    const res = await Wreck.request(method, /^https?:/.test(path) ? path : base + path, opts),
         body = await Wreck.read(res),
         text = body.toString("utf8");
     let parsed = text;
@@ -73,11 +74,12 @@ const engine = (path) => `/engine/api/v1/${encodeURIComponent(state.tenant)}${pa
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // launchRoute follows a launch link to its player session and reads, from the player page, the
-// launch route of the auIndex-th AU (AUs in cmi5.xml order).
+// launch route of the auIndex-th AU (AUs in cmi5.xml order). The player runs on the content
+// origin, the launch link's own.
 const launchRoute = async (link, auIndex) => {
-    const path = link.slice(link.indexOf("/player/launch/")),
-        first = must(await api("GET", path, {auth: "", json: false}), "launch link", 302, 303),
-        page = must(await api("GET", new URL(first.headers.location, base).pathname, {auth: "", json: false}), "player page", 200),
+    const origin = new URL(link, base).origin,
+        first = must(await api("GET", new URL(link, base).href, {auth: "", json: false}), "launch link", 302, 303),
+        page = must(await api("GET", new URL(first.headers.location, origin).href, {auth: "", json: false}), "player page", 200),
         m = /<script[^>]*id="cfg"[^>]*>([\s\S]*?)<\/script>/.exec(page.text);
     if (! m) {
         throw new Error(`no player configuration in the page: ${page.text.slice(0, 300)}`);
@@ -87,7 +89,7 @@ const launchRoute = async (link, auIndex) => {
     if (! aus[auIndex]) {
         throw new Error(`the course has no AU ${auIndex} (${aus.length} AUs)`);
     }
-    return {url: base + aus[auIndex].url, ids: aus.map((a) => a.id)};
+    return {url: origin + aus[auIndex].url, ids: aus.map((a) => a.id)};
 };
 
 module.exports = {

@@ -263,9 +263,20 @@ func (co *Console) sealSession(sess session) (string, error) {
 }
 
 // openSession reads the cookie; nil when there is none, it does not decrypt or it expired.
+//
+// Two cookies of the console's name also count as none. Browsers keep cookies per host, not
+// per port, so a script on the content origin's port (a course package's) can set a cookie
+// of this name with a longer path, which the browser sends first: a session the package's
+// author sealed for themselves, to be used in the viewer's console (cookie tossing). It
+// cannot read or replace the real one (HttpOnly), so the real one is still sent beside it.
 func (co *Console) openSession(c *fiber.Ctx) *session {
-	raw := c.Cookies(cookieName)
-	if raw == "" {
+	raw, n := "", 0
+	c.Request().Header.VisitAllCookie(func(k, v []byte) {
+		if string(k) == cookieName {
+			raw, n = string(v), n+1
+		}
+	})
+	if raw == "" || n > 1 {
 		return nil
 	}
 	plain, err := co.d.Sealer.Open(raw)
