@@ -11,6 +11,6 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /out/lectern /usr/local/bin/lectern
 RUN useradd --system --create-home lectern && mkdir -p /var/lib/lectern && chown lectern /var/lib/lectern
 USER lectern
-EXPOSE 8080
+EXPOSE 8080 8081
 ENTRYPOINT ["lectern"]
 CMD ["all"]
