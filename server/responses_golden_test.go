@@ -82,6 +82,8 @@ func TestResponseGolden(t *testing.T) {
 	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
 		mode := path.Base(t.Name())
 		g := &goldenRecorder{e: e, volatile: map[string]string{}, got: map[string][]byte{}}
+		g.vary(e.url, "api-origin")
+		g.vary(e.content, "content-origin")
 		got[mode] = g.got
 		goldenScenario(t, e, g)
 	})
