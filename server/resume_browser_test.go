@@ -15,9 +15,9 @@ import (
 // its SCO finds the API and the names of the data model elements it uses.
 type resumeDialect struct {
 	name, manifestNS, schema, scormType string
-	api, initialize, get, set, commit    string
-	entry, location, status, exit        string
-	completed, incomplete                string
+	api, initialize, get, set, commit   string
+	entry, location, status, exit       string
+	completed, incomplete               string
 }
 
 var resumeDialects = []resumeDialect{
