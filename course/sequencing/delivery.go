@@ -1,0 +1,96 @@
+package sequencing
+
+// deliveryRequest is the Delivery Request Process (DB.1.1): only a leaf is delivered, and
+// neither it nor any ancestor may be disabled or past its limit conditions.
+func (s *State) deliveryRequest(n *node) error {
+	if !n.leaf() {
+		return ErrDeliverCluster
+	}
+	for _, a := range n.path() {
+		if s.checkActivity(a) {
+			return ErrDeliverDisabled
+		}
+	}
+	return nil
+}
+
+// contentDelivery is the Content Delivery Environment Process (DB.2): attempts begin on
+// every activity of the path that is not active (resuming a suspended one instead of
+// counting a new attempt), and the activity becomes the Current Activity. It reports
+// whether the leaf's attempt resumes a suspended one, so the runtime keeps its data.
+func (s *State) contentDelivery(n *node) (resumed bool, err error) {
+	if cur := s.cur(); cur != nil && s.st(cur).Active {
+		return false, ErrDeliverActive
+	}
+	if n.a.ID != s.Suspended {
+		s.clearSuspended(n)
+	}
+	s.terminateDescendentAttempts(n)
+	for _, a := range n.path() {
+		st := s.st(a)
+		if st.Active {
+			continue
+		}
+		if a.tracked() {
+			if st.IsSuspended {
+				st.IsSuspended = false
+				if a == n {
+					resumed = true
+				}
+			} else {
+				st.AttemptCount++
+				if st.AttemptCount == 1 {
+					st.ProgressStatus = true
+				}
+				s.beginAttempt(a)
+			}
+		}
+		st.Active = true
+	}
+	s.Current = n.a.ID
+	s.Suspended = ""
+	return resumed, nil
+}
+
+// beginAttempt initializes the objective and attempt progress information for a new
+// attempt (DB.2): a new attempt starts with nothing known, as its run-time data does;
+// global objectives keep what earlier attempts wrote and are read through the maps.
+func (s *State) beginAttempt(n *node) {
+	st := s.st(n)
+	st.AttemptProgressStatus, st.Completed = false, false
+	st.AmountStatus, st.Amount = false, 0
+	for _, os := range st.Objectives {
+		*os = ObjectiveState{}
+	}
+}
+
+// clearSuspended is the Clear Suspended Activity Subprocess (DB.2.1): delivering something
+// other than the suspended activity clears the suspension on its path up to the common
+// ancestor.
+func (s *State) clearSuspended(n *node) {
+	sus := s.node(s.Suspended)
+	if sus == nil {
+		return
+	}
+	common := commonAncestor(n, sus)
+	for a := sus; a != nil; a = a.parent {
+		st := s.st(a)
+		if a.leaf() {
+			st.IsSuspended = false
+		} else {
+			any := false
+			for _, c := range a.children {
+				if s.st(c).IsSuspended {
+					any = true
+				}
+			}
+			if !any {
+				st.IsSuspended = false
+			}
+		}
+		if a == common {
+			break
+		}
+	}
+	s.Suspended = ""
+}

@@ -1,0 +1,173 @@
+package sequencing
+
+import "github.com/lectern-lms/lectern/course"
+
+// tri is the book's three-valued truth: a rule condition about an unknown status is
+// unknown, and negating unknown leaves it unknown.
+type tri int8
+
+const (
+	unknown tri = iota
+	no
+	yes
+)
+
+func triOf(b bool) tri {
+	if b {
+		return yes
+	}
+	return no
+}
+
+func (t tri) not() tri {
+	switch t {
+	case yes:
+		return no
+	case no:
+		return yes
+	}
+	return unknown
+}
+
+func (n *node) primary() course.Objective { return n.objs[0] }
+
+// objective finds an activity's objective by id ("" or an unknown id: the primary one, as a
+// rule condition without referencedObjective means the rolled-up objective).
+func (n *node) objective(id string) course.Objective {
+	if id != "" {
+		for _, o := range n.objs {
+			if o.ID == id {
+				return o
+			}
+		}
+	}
+	return n.primary()
+}
+
+func (s *State) objState(n *node, o course.Objective) *ObjectiveState {
+	st := s.st(n)
+	os := st.Objectives[o.ID]
+	if os == nil {
+		os = &ObjectiveState{}
+		st.Objectives[o.ID] = os
+	}
+	return os
+}
+
+// satisfied is an objective's satisfaction as sequencing sees it: a readSatisfiedStatus map
+// to a known global objective wins over the local value (SN book, objective map reads).
+func (s *State) satisfied(n *node, o course.Objective) tri {
+	for _, m := range o.Maps {
+		if !m.ReadSatisfiedStatus || m.TargetObjectiveID == "" {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.SatisfiedStatus {
+			return triOf(g.Satisfied)
+		}
+	}
+	os := s.objState(n, o)
+	if !os.ProgressStatus {
+		return unknown
+	}
+	return triOf(os.Satisfied)
+}
+
+// measure is an objective's normalized measure, read through readNormalizedMeasure maps.
+func (s *State) measure(n *node, o course.Objective) (float64, bool) {
+	for _, m := range o.Maps {
+		if !m.ReadNormalizedMeasure || m.TargetObjectiveID == "" {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.MeasureStatus {
+			return g.Measure, true
+		}
+	}
+	os := s.objState(n, o)
+	return os.Measure, os.MeasureStatus
+}
+
+// adlMaps returns the 4th edition adlseq:mapInfo of the activity's primary objective: they
+// carry completion status and progress measure to and from global objectives.
+func (n *node) adlMaps() []course.ADLObjectiveMap {
+	p := n.primary()
+	for _, ao := range n.seq.ADLObjectives {
+		if ao.ObjectiveID == p.ID && p.ID != "" {
+			return ao.Maps
+		}
+	}
+	return nil
+}
+
+// completed is the activity's attempt completion as sequencing sees it, read through
+// adlseq readCompletionStatus maps (true by default) of its primary objective.
+func (s *State) completed(n *node) tri {
+	for _, m := range n.adlMaps() {
+		if !boolOr(m.ReadCompletionStatus, true) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.CompletionStatus {
+			return triOf(g.Completed)
+		}
+	}
+	st := s.st(n)
+	if !st.AttemptProgressStatus {
+		return unknown
+	}
+	return triOf(st.Completed)
+}
+
+// amount is the attempt completion amount, read through adlseq readProgressMeasure maps.
+func (s *State) amount(n *node) (float64, bool) {
+	for _, m := range n.adlMaps() {
+		if !boolOr(m.ReadProgressMeasure, true) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.ProgressMeasureKnown {
+			return g.ProgressMeasure, true
+		}
+	}
+	st := s.st(n)
+	return st.Amount, st.AmountStatus
+}
+
+// writeObjectives copies an activity's known local values to the global objectives its
+// write maps name. Called whenever sequencing has set them (rollup, end of attempt, report).
+func (s *State) writeObjectives(n *node) {
+	for _, o := range n.objs {
+		os := s.objState(n, o)
+		for _, m := range o.Maps {
+			if m.TargetObjectiveID == "" || (!m.WriteSatisfiedStatus && !m.WriteNormalizedMeasure) {
+				continue
+			}
+			g, _ := s.g.Objective(m.TargetObjectiveID)
+			changed := false
+			if m.WriteSatisfiedStatus && os.ProgressStatus {
+				g.SatisfiedStatus, g.Satisfied, changed = true, os.Satisfied, true
+			}
+			if m.WriteNormalizedMeasure && os.MeasureStatus {
+				g.MeasureStatus, g.Measure, changed = true, os.Measure, true
+			}
+			if changed {
+				s.g.SetObjective(m.TargetObjectiveID, g)
+			}
+		}
+	}
+	st := s.st(n)
+	for _, m := range n.adlMaps() {
+		wc, wp := boolOr(m.WriteCompletionStatus, false), boolOr(m.WriteProgressMeasure, false)
+		if !wc && !wp {
+			continue
+		}
+		g, _ := s.g.Objective(m.TargetObjectiveID)
+		changed := false
+		if wc && st.AttemptProgressStatus {
+			g.CompletionStatus, g.Completed, changed = true, st.Completed, true
+		}
+		if wp && st.AmountStatus {
+			g.ProgressMeasureKnown, g.ProgressMeasure, changed = true, st.Amount, true
+		}
+		if changed {
+			s.g.SetObjective(m.TargetObjectiveID, g)
+		}
+	}
+}
