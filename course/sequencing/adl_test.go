@@ -1,0 +1,309 @@
+package sequencing
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/lectern-lms/lectern/course"
+	"github.com/lectern-lms/lectern/course/scorm"
+)
+
+// ADL's SCORM 2004 4th edition LMS test cases script what each test SCO does (SetValue,
+// GetValue of adl.nav.request_valid.*, the navigation request it leaves, the button the
+// tester presses) in TestCases/<case>.properties, one block per delivery ("Act3V1" = the
+// first visit of activity_3). The order of the blocks is the delivery order the LMS must
+// produce. adlCase replays such a script against the sequencer: it reports each runtime
+// value, answers each request_valid question, issues the navigation request and checks that
+// the next block's activity is what gets delivered.
+
+const adlCourses = "../../../shared/conformance/scorm2004-4ed-test-suite/software_development/TestSuite/LMSRTE/Courses"
+const adlCommands = "../../../shared/conformance/scorm2004-4ed-test-suite/software_development/resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties"
+
+type adlBlock struct {
+	act      string // activity_N
+	commands []string
+	cui      string
+}
+
+type adlScript struct {
+	start  string // "." for a start request, else the title of the activity chosen first
+	blocks []adlBlock
+}
+
+var blockKey = regexp.MustCompile(`^Act(\d+)V(\d+)\.(commands\.(\d+)|CUI)$`)
+
+func readProperties(t testing.TB, path string) [][2]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Skipf("ADL test suite not available: %v", err)
+	}
+	defer f.Close()
+	var out [][2]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok {
+			out = append(out, [2]string{strings.TrimSpace(k), v})
+		}
+	}
+	return out
+}
+
+func readScript(t testing.TB, name string) adlScript {
+	var s adlScript
+	index := map[string]int{}
+	for _, kv := range readProperties(t, filepath.Join(adlCourses, "TestCases", name+".properties")) {
+		if kv[0] == "start" {
+			s.start = strings.TrimSpace(kv[1])
+		}
+		m := blockKey.FindStringSubmatch(kv[0])
+		if m == nil {
+			continue
+		}
+		key := "Act" + m[1] + "V" + m[2]
+		i, ok := index[key]
+		if !ok {
+			i = len(s.blocks)
+			index[key] = i
+			s.blocks = append(s.blocks, adlBlock{act: "activity_" + m[1]})
+		}
+		if m[3] == "CUI" {
+			s.blocks[i].cui = kv[1]
+		} else {
+			n, _ := strconv.Atoi(m[4])
+			for len(s.blocks[i].commands) <= n {
+				s.blocks[i].commands = append(s.blocks[i].commands, "")
+			}
+			s.blocks[i].commands[n] = kv[1]
+		}
+	}
+	return s
+}
+
+func parseADLPackage(t testing.TB, name string) *course.Package {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(adlCourses, "LMSTestPackage_"+name, "imsmanifest.xml"))
+	if err != nil {
+		t.Skipf("ADL test package not available: %v", err)
+	}
+	pkg, err := scorm.Parse(fstest.MapFS{"imsmanifest.xml": {Data: data}})
+	if err != nil {
+		t.Fatalf("parse %s: %v", name, err)
+	}
+	return pkg
+}
+
+// adlRun replays one test case and returns the problems found (nil when the sequencer
+// behaved as the script says) and how many deliveries were checked.
+func adlRun(t testing.TB, name string, words map[string]string) (problems []string, checked int) {
+	pkg := parseADLPackage(t, name)
+	script := readScript(t, name)
+	if len(script.blocks) == 0 {
+		return []string{"no delivery blocks"}, 0
+	}
+	s, err := New(pkg, nil)
+	if err != nil {
+		return []string{err.Error()}, 0
+	}
+	word := func(k string) string {
+		if v, ok := words[k]; ok {
+			return v
+		}
+		return k
+	}
+	byTitle := func(title string) *Request {
+		var r *Request
+		pkg.Root.Walk(func(a *course.Activity) {
+			if r == nil && strings.TrimSpace(a.Title) == title {
+				r = &Request{Kind: Choice, Target: a.ID}
+			}
+		})
+		return r
+	}
+	first := &Request{Kind: Start}
+	if script.start != "." && script.start != "" {
+		if first = byTitle(script.start); first == nil {
+			return []string{"no activity titled " + script.start}, 0
+		}
+	}
+	res, err := s.Navigate(*first)
+	if err != nil || res.Deliver != script.blocks[0].act {
+		return []string{fmt.Sprintf("start delivered %q (%v), want %s", res.Deliver, err, script.blocks[0].act)}, 0
+	}
+	checked++
+	for i, b := range script.blocks {
+		var rt RuntimeOutcome
+		var nav *Request
+		for _, c := range b.commands {
+			parts := strings.Split(c, "->")
+			if len(parts) < 3 {
+				continue
+			}
+			op, arg, want := parts[0], parts[1], parts[2]
+			switch {
+			case op == "GET" && strings.HasPrefix(arg, "a~n~rv~"):
+				q := strings.TrimPrefix(arg, "a~n~rv~")
+				var r Request
+				switch {
+				case q == "N.c":
+					r = Request{Kind: Continue}
+				case q == "N.p":
+					r = Request{Kind: Previous}
+				case strings.HasPrefix(q, "TY.c~tar~"):
+					r = Request{Kind: Choice, Target: strings.TrimPrefix(q, "TY.c~tar~")}
+				case strings.HasPrefix(q, "N.j~tar~"):
+					r = Request{Kind: Jump, Target: strings.TrimPrefix(q, "N.j~tar~")}
+				default:
+					continue
+				}
+				if want != "t" && want != "f" {
+					continue
+				}
+				if got := s.NavigationRequestValid(r); got != (want == "t") {
+					problems = append(problems, fmt.Sprintf("visit %d (%s): request_valid %s %s = %v, want %v", i+1, b.act, r.Kind, r.Target, got, want == "t"))
+				}
+			case op == "SET" && want == "t":
+				el, val, _ := strings.Cut(arg, "!")
+				switch {
+				case el == "c~CS":
+					rt.CompletionStatus = word(val)
+				case el == "c~SS":
+					rt.SuccessStatus = word(val)
+				case el == "c~S~SCA":
+					if f, err := strconv.ParseFloat(val, 64); err == nil {
+						rt.ScoreScaled = &f
+					}
+				case el == "c~PM":
+					if f, err := strconv.ParseFloat(val, 64); err == nil {
+						rt.ProgressMeasure = &f
+					}
+				case el == "c~X":
+					rt.Exit = word(val)
+				case el == "a~n~r":
+					switch {
+					case strings.HasPrefix(val, "tar~"):
+						target, kind, _ := strings.Cut(strings.TrimPrefix(val, "tar~"), "~")
+						k := Choice
+						if kind == "N.j" {
+							k = Jump
+						}
+						nav = &Request{Kind: k, Target: target}
+					case word(val) == "_none_":
+						nav = nil
+					default:
+						nav = &Request{Kind: Kind(word(val))}
+					}
+				case strings.HasPrefix(el, "c~OB~&"):
+					id, field, _ := strings.Cut(strings.TrimPrefix(el, "c~OB~&"), "&~")
+					if rt.Objectives == nil {
+						rt.Objectives = map[string]ObjectiveOutcome{}
+					}
+					o := rt.Objectives[id]
+					switch field {
+					case "SS":
+						o.SuccessStatus = word(val)
+					case "S~SCA":
+						if f, err := strconv.ParseFloat(val, 64); err == nil {
+							o.ScoreScaled = &f
+						}
+					}
+					rt.Objectives[id] = o
+				}
+			}
+		}
+		if err := s.Report(b.act, rt); err != nil {
+			problems = append(problems, err.Error())
+			return problems, checked
+		}
+		if nav == nil && (rt.Exit == "time-out" || rt.Exit == "logout") {
+			nav = &Request{Kind: ExitAll}
+		}
+		if nav == nil {
+			switch {
+			case b.cui == "Continue":
+				nav = &Request{Kind: Continue}
+			case b.cui == "Previous":
+				nav = &Request{Kind: Previous}
+			case strings.HasPrefix(b.cui, "Choice~"):
+				if nav = byTitle(strings.TrimPrefix(b.cui, "Choice~")); nav == nil {
+					return append(problems, "no activity titled "+b.cui), checked
+				}
+			case b.cui == "Exit" && i == len(script.blocks)-1:
+				nav = &Request{Kind: ExitAll}
+			default:
+				return problems, checked // a step this harness does not script (relaunch, UI checks)
+			}
+		}
+		res, err := s.Navigate(*nav)
+		if i == len(script.blocks)-1 {
+			return problems, checked
+		}
+		next := script.blocks[i+1].act
+		if err != nil || res.Deliver != next {
+			problems = append(problems, fmt.Sprintf("visit %d (%s): %s %s delivered %q (%v), want %s", i+1, b.act, nav.Kind, nav.Target, res.Deliver, err, next))
+			return problems, checked
+		}
+		checked++
+	}
+	return problems, checked
+}
+
+func commandWords(t testing.TB) map[string]string {
+	words := map[string]string{}
+	for _, kv := range readProperties(t, adlCommands) {
+		words[kv[0]] = kv[1]
+	}
+	return words
+}
+
+// TestADLSurvey replays every sequencing, rollup and objectives case and logs the result;
+// it fails only for the cases listed in adlPassing (the ones this increment must keep
+// passing), so the survey shows progress without failing on work not done yet.
+func TestADLSurvey(t *testing.T) {
+	words := commandWords(t)
+	entries, err := os.ReadDir(adlCourses)
+	if err != nil {
+		t.Skipf("ADL test suite not available: %v", err)
+	}
+	pass, total := 0, 0
+	var failing []string
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "LMSTestPackage_")
+		if !ok || !strings.ContainsAny(name[:1], "CORSMNT") || strings.HasPrefix(name, "DM") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(adlCourses, "TestCases", name+".properties")); err != nil {
+			continue
+		}
+		total++
+		problems, checked := adlRun(t, name, words)
+		if len(problems) == 0 {
+			pass++
+			t.Logf("%s: ok (%d deliveries)", name, checked)
+			continue
+		}
+		failing = append(failing, name)
+		t.Logf("%s: %s", name, strings.Join(problems, "; "))
+		if slices.Contains(adlPassing, name) {
+			t.Errorf("%s regressed: %s", name, strings.Join(problems, "; "))
+		}
+	}
+	t.Logf("ADL cases replayed without a problem: %d of %d; others: %v", pass, total, failing)
+}
+
+// adlPassing are the ADL cases the sequencer replays correctly today.
+var adlPassing = []string{}
