@@ -28,7 +28,7 @@ const adlCourses = "../../../shared/conformance/scorm2004-4ed-test-suite/softwar
 const adlCommands = "../../../shared/conformance/scorm2004-4ed-test-suite/software_development/resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties"
 
 type adlBlock struct {
-	act      string // activity_N
+	act      string // the item whose launch parameters say act=N (activity_N in most packages)
 	commands []string
 	cui      string
 }
@@ -112,6 +112,18 @@ func parseADLPackage(t testing.TB, name string) *course.Package {
 func adlRun(t testing.TB, name string, words map[string]string) (problems []string, checked int) {
 	pkg := parseADLPackage(t, name)
 	script := readScript(t, name)
+	actID := map[string]string{}
+	actParam := regexp.MustCompile(`[?&]act=(\d+)(&|$)`)
+	pkg.Root.Walk(func(a *course.Activity) {
+		if m := actParam.FindStringSubmatch(a.LaunchURL); m != nil {
+			actID["activity_"+m[1]] = a.ID
+		}
+	})
+	for i, b := range script.blocks {
+		if id, ok := actID[b.act]; ok {
+			script.blocks[i].act = id
+		}
+	}
 	if len(script.blocks) == 0 {
 		return []string{"no delivery blocks"}, 0
 	}
@@ -219,6 +231,12 @@ func adlRun(t testing.TB, name string, words map[string]string) (problems []stri
 					case "S~SCA":
 						if f, err := strconv.ParseFloat(val, 64); err == nil {
 							o.ScoreScaled = &f
+						}
+					case "CS":
+						o.CompletionStatus = word(val)
+					case "PM":
+						if f, err := strconv.ParseFloat(val, 64); err == nil {
+							o.ProgressMeasure = &f
 						}
 					}
 					rt.Objectives[id] = o

@@ -30,6 +30,7 @@ func (s *State) Navigate(r Request) (Result, error) {
 	seq := nav.seq
 	if nav.term != "" {
 		replaced, err := s.terminationRequest(nav.term)
+		s.refreshReaders()
 		if err != nil {
 			return Result{}, err
 		}
@@ -135,10 +136,14 @@ type RuntimeOutcome struct {
 	Objectives map[string]ObjectiveOutcome `json:"objectives,omitempty"`
 }
 
-// ObjectiveOutcome is one cmi.objectives.n entry.
+// ObjectiveOutcome is one cmi.objectives.n entry. Completion status and progress measure
+// matter for the primary objective only: they are the activity's own (the 4th edition
+// shares them through adlseq objective maps).
 type ObjectiveOutcome struct {
-	SuccessStatus string   `json:"successStatus,omitempty"`
-	ScoreScaled   *float64 `json:"scoreScaled,omitempty"`
+	SuccessStatus    string   `json:"successStatus,omitempty"`
+	ScoreScaled      *float64 `json:"scoreScaled,omitempty"`
+	CompletionStatus string   `json:"completionStatus,omitempty"`
+	ProgressMeasure  *float64 `json:"progressMeasure,omitempty"`
 }
 
 // Report feeds what a SCO reported into the activity's tracking data (the SCORM RTE to SN
@@ -152,6 +157,14 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 	st := s.st(n)
 	if !n.tracked() {
 		return nil
+	}
+	if po, ok := rt.Objectives[n.primary().ID]; ok && n.primary().ID != "" {
+		if rt.CompletionStatus == "" {
+			rt.CompletionStatus = po.CompletionStatus
+		}
+		if rt.ProgressMeasure == nil {
+			rt.ProgressMeasure = po.ProgressMeasure
+		}
 	}
 	switch rt.CompletionStatus {
 	case "completed":
@@ -179,6 +192,7 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 	}
 	st.IsSuspended = rt.Exit == "suspend"
 	s.overallRollup(n)
+	s.refreshReaders()
 	return nil
 }
 

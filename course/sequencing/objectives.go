@@ -171,3 +171,31 @@ func (s *State) writeObjectives(n *node) {
 		}
 	}
 }
+
+// readsGlobals reports whether any objective of the activity reads a global objective.
+func (n *node) readsGlobals() bool {
+	for _, o := range n.objs {
+		for _, m := range o.Maps {
+			if m.TargetObjectiveID != "" && (m.ReadSatisfiedStatus || m.ReadNormalizedMeasure) {
+				return true
+			}
+		}
+	}
+	for _, m := range n.adlMaps() {
+		if boolOr(m.ReadCompletionStatus, true) || boolOr(m.ReadProgressMeasure, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshReaders rolls up again every activity that reads global objectives, so what one
+// activity wrote reaches the clusters of activities that were never attempted (their
+// rollup would otherwise only run when something under them reports).
+func (s *State) refreshReaders() {
+	for _, n := range s.t.nodes {
+		if n.readsGlobals() {
+			s.overallRollup(n)
+		}
+	}
+}
