@@ -57,6 +57,18 @@ func (s *State) objState(n *node, o course.Objective) *ObjectiveState {
 // satisfied is an objective's satisfaction as sequencing sees it: a readSatisfiedStatus map
 // to a known global objective wins over the local value (SN book, objective map reads).
 func (s *State) satisfied(n *node, o course.Objective) tri {
+	if o.SatisfiedByMeasure {
+		// The measure decides (RB.1.2.a), read through the maps like any measure.
+		m, ok := s.measure(n, o)
+		if !ok || (s.st(n).Active && !n.measureSatisfactionIfActive()) {
+			return unknown
+		}
+		min := 1.0
+		if o.MinNormalizedMeasure != nil {
+			min = *o.MinNormalizedMeasure
+		}
+		return triOf(m >= min)
+	}
 	for _, m := range o.Maps {
 		if !m.ReadSatisfiedStatus || m.TargetObjectiveID == "" {
 			continue
@@ -101,6 +113,14 @@ func (n *node) adlMaps() []course.ADLObjectiveMap {
 // completed is the activity's attempt completion as sequencing sees it, read through
 // adlseq readCompletionStatus maps (true by default) of its primary objective.
 func (s *State) completed(n *node) tri {
+	if ct := n.a.CompletionThreshold; ct != nil && ct.CompletedByMeasure {
+		// The completion amount decides (RB.1.3.a), read through the maps.
+		a, ok := s.amount(n)
+		if !ok {
+			return unknown
+		}
+		return triOf(a >= ct.MinProgressMeasure)
+	}
 	for _, m := range n.adlMaps() {
 		if !boolOr(m.ReadCompletionStatus, true) {
 			continue
