@@ -271,6 +271,16 @@ func adlRun(t testing.TB, name string, words map[string]string) (problems []stri
 			return problems, checked
 		}
 		next := script.blocks[i+1].act
+		if err == nil && res.SessionEnded {
+			// The tester launches the course again: the LMS resumes a suspended
+			// session or starts a new one.
+			again := Request{Kind: Start}
+			if s.Suspended != "" {
+				again.Kind = ResumeAll
+			}
+			nav = &again
+			res, err = s.Navigate(again)
+		}
 		if err != nil || res.Deliver != next {
 			problems = append(problems, fmt.Sprintf("visit %d (%s): %s %s delivered %q (%v), want %s", i+1, b.act, nav.Kind, nav.Target, res.Deliver, err, next))
 			return problems, checked

@@ -166,6 +166,12 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 			rt.ProgressMeasure = po.ProgressMeasure
 		}
 	}
+	if rt.CompletionStatus != "" {
+		st.ContentSetCompletion = true
+	}
+	if rt.SuccessStatus != "" {
+		st.ContentSetSuccess = true
+	}
 	switch rt.CompletionStatus {
 	case "completed":
 		st.AttemptProgressStatus, st.Completed = true, true

@@ -59,6 +59,7 @@ func (s *State) beginAttempt(n *node) {
 	st := s.st(n)
 	st.AttemptProgressStatus, st.Completed = false, false
 	st.AmountStatus, st.Amount = false, 0
+	st.ContentSetCompletion, st.ContentSetSuccess = false, false
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
 	}

@@ -17,12 +17,12 @@ func (s *State) endAttempt(n *node) {
 	st := s.st(n)
 	if n.leaf() {
 		if n.tracked() && !st.IsSuspended {
-			if !n.completionSetByContent() && !st.AttemptProgressStatus {
+			if !n.completionSetByContent() && !st.AttemptProgressStatus && !st.ContentSetCompletion {
 				st.AttemptProgressStatus, st.Completed = true, true
 			}
 			if !n.objectiveSetByContent() {
 				os := s.objState(n, n.primary())
-				if !os.ProgressStatus {
+				if !os.ProgressStatus && !st.ContentSetSuccess {
 					os.ProgressStatus, os.Satisfied = true, true
 				}
 			}

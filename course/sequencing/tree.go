@@ -48,6 +48,11 @@ type ActivityState struct {
 	Active bool `json:"active,omitempty"`
 	// IsSuspended is Activity is Suspended.
 	IsSuspended bool `json:"suspended,omitempty"`
+	// ContentSetCompletion and ContentSetSuccess record that the content reported its
+	// completion or success status in this attempt, even as unknown: End Attempt (UP.4)
+	// then leaves that status to the content, as ADL's test cases expect.
+	ContentSetCompletion bool `json:"contentSetCompletion,omitempty"`
+	ContentSetSuccess    bool `json:"contentSetSuccess,omitempty"`
 	// Objectives holds each objective's tracking data by objective id (the primary objective
 	// of an activity whose manifest names none is stored under "").
 	Objectives map[string]*ObjectiveState `json:"objectives,omitempty"`
