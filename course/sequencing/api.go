@@ -1,6 +1,7 @@
 package sequencing
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -42,6 +43,14 @@ func (s *State) Navigate(r Request) (Result, error) {
 		return Result{}, nil
 	}
 	n, end, err := s.sequencingRequest(seq, r.Target)
+	if errors.Is(err, ErrFlowActivityNoFlow) && seq == seqStart {
+		// Lectern's policy, as ADL's own test cases expect (SX-08a, CM-11): a course
+		// whose root does not allow flow but has a single leaf starts with that leaf,
+		// as the learner could choose nothing else.
+		if leaf := s.singleLeaf(); leaf != nil {
+			n, end, err = s.choiceRequest(leaf)
+		}
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -214,4 +223,18 @@ func setObjective(os *ObjectiveState, success string, scaled *float64) {
 	if scaled != nil {
 		os.MeasureStatus, os.Measure = true, *scaled
 	}
+}
+
+// singleLeaf returns the only leaf of the tree, or nil when there are several.
+func (s *State) singleLeaf() *node {
+	var leaf *node
+	for _, n := range s.t.nodes {
+		if n.leaf() {
+			if leaf != nil {
+				return nil
+			}
+			leaf = n
+		}
+	}
+	return leaf
 }
