@@ -65,7 +65,7 @@ func readProperties(t testing.TB, path string) [][2]string {
 
 func readScript(t testing.TB, name string) adlScript {
 	var s adlScript
-	index := map[string]int{}
+	last := ""
 	for _, kv := range readProperties(t, filepath.Join(adlCourses, "TestCases", name+".properties")) {
 		if kv[0] == "start" {
 			s.start = strings.TrimSpace(kv[1])
@@ -74,13 +74,14 @@ func readScript(t testing.TB, name string) adlScript {
 		if m == nil {
 			continue
 		}
+		// A key that comes back after another block is a new visit (some scripts
+		// repeat Act1V1 for the second visit).
 		key := "Act" + m[1] + "V" + m[2]
-		i, ok := index[key]
-		if !ok {
-			i = len(s.blocks)
-			index[key] = i
+		if key != last {
 			s.blocks = append(s.blocks, adlBlock{act: "activity_" + m[1]})
+			last = key
 		}
+		i := len(s.blocks) - 1
 		if m[3] == "CUI" {
 			s.blocks[i].cui = kv[1]
 		} else {
@@ -264,16 +265,14 @@ func adlRun(t testing.TB, name string, words map[string]string) (problems []stri
 			}
 			return nil
 		}
+		if n := cuiNav(); n != nil {
+			// The tester's button wins over a request the SCO left pending.
+			nav, b.cui = n, ""
+		}
 		if nav == nil {
 			switch {
-			case b.cui == "Continue":
-				nav = &Request{Kind: Continue}
-			case b.cui == "Previous":
-				nav = &Request{Kind: Previous}
 			case strings.HasPrefix(b.cui, "Choice~"):
-				if nav = byTitle(strings.TrimPrefix(b.cui, "Choice~")); nav == nil {
-					return append(problems, "no activity titled "+b.cui), checked
-				}
+				return append(problems, "no activity titled "+b.cui), checked
 			case b.cui == "Exit" && i == len(script.blocks)-1:
 				nav = &Request{Kind: ExitAll}
 			default:
