@@ -64,7 +64,7 @@ func (s *State) Navigate(r Request) (Result, error) {
 	if err := s.deliveryRequest(n); err != nil {
 		return Result{}, err
 	}
-	resumed, err := s.contentDelivery(n)
+	resumed, err := s.contentDelivery(n, seq == seqRetry)
 	if err != nil {
 		return Result{}, err
 	}

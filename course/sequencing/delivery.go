@@ -18,7 +18,7 @@ func (s *State) deliveryRequest(n *node) error {
 // every activity of the path that is not active (resuming a suspended one instead of
 // counting a new attempt), and the activity becomes the Current Activity. It reports
 // whether the leaf's attempt resumes a suspended one, so the runtime keeps its data.
-func (s *State) contentDelivery(n *node) (resumed bool, err error) {
+func (s *State) contentDelivery(n *node, retry bool) (resumed bool, err error) {
 	if cur := s.cur(); cur != nil && s.st(cur).Active {
 		return false, ErrDeliverActive
 	}
@@ -42,7 +42,7 @@ func (s *State) contentDelivery(n *node) (resumed bool, err error) {
 				if st.AttemptCount == 1 {
 					st.ProgressStatus = true
 				}
-				s.beginAttempt(a)
+				s.beginAttempt(a, retry)
 			}
 		}
 		st.Active = true
@@ -55,13 +55,40 @@ func (s *State) contentDelivery(n *node) (resumed bool, err error) {
 // beginAttempt initializes the objective and attempt progress information for a new
 // attempt (DB.2): a new attempt starts with nothing known, as its run-time data does;
 // global objectives keep what earlier attempts wrote and are read through the maps.
-func (s *State) beginAttempt(n *node) {
+func (s *State) beginAttempt(n *node, retry bool) {
 	st := s.st(n)
 	st.AttemptProgressStatus, st.Completed = false, false
 	st.AmountStatus, st.Amount = false, 0
 	st.ContentSetCompletion, st.ContentSetSuccess = false, false
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
+	}
+	if n.leaf() || !retry {
+		return
+	}
+	// A cluster retried judges its new attempt by its children's new attempts when
+	// useCurrentAttemptProgressInfo / useCurrentAttemptObjectiveInfo say so (true by
+	// default): what the descendants did before the retry no longer rolls up (ADL OB-09a).
+	// Flowing back into a cluster keeps its children's information (ADL SX-07d). Global
+	// objectives keep what was written.
+	progress := boolOr(n.cm().UseCurrentAttemptProgressInfo, true)
+	objective := boolOr(n.cm().UseCurrentAttemptObjectiveInfo, true)
+	for _, d := range s.t.nodes {
+		if !n.isAncestorOf(d) {
+			continue
+		}
+		ds := s.st(d)
+		if progress {
+			ds.AttemptProgressStatus, ds.Completed = false, false
+			ds.AmountStatus, ds.Amount = false, 0
+			ds.ContentSetCompletion = false
+		}
+		if objective {
+			for _, os := range ds.Objectives {
+				*os = ObjectiveState{}
+			}
+			ds.ContentSetSuccess = false
+		}
 	}
 }
 
