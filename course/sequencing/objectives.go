@@ -100,14 +100,37 @@ func (s *State) measure(n *node, o course.Objective) (float64, bool) {
 
 // adlMaps returns the 4th edition adlseq:mapInfo of the activity's primary objective: they
 // carry completion status and progress measure to and from global objectives.
-func (n *node) adlMaps() []course.ADLObjectiveMap {
-	p := n.primary()
+func (n *node) adlMaps() []course.ADLObjectiveMap { return n.adlMapsOf(n.primary().ID) }
+
+// adlMapsOf returns the adlseq:mapInfo of the activity's objective id.
+func (n *node) adlMapsOf(id string) []course.ADLObjectiveMap {
+	if id == "" {
+		return nil
+	}
 	for _, ao := range n.seq.ADLObjectives {
-		if ao.ObjectiveID == p.ID && p.ID != "" {
+		if ao.ObjectiveID == id {
 			return ao.Maps
 		}
 	}
 	return nil
+}
+
+// completedOf is the completion a rule condition naming an objective sees: the activity's
+// own for its primary objective, else what the objective's adlseq maps read (the 4th
+// edition tracks completion per objective only through them).
+func (s *State) completedOf(n *node, o course.Objective) tri {
+	if o.Primary {
+		return s.completed(n)
+	}
+	for _, m := range n.adlMapsOf(o.ID) {
+		if !boolOr(m.ReadCompletionStatus, true) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.CompletionStatus {
+			return triOf(g.Completed)
+		}
+	}
+	return unknown
 }
 
 // completed is the activity's attempt completion as sequencing sees it, read through

@@ -78,6 +78,16 @@ func (s *State) ruleCheck(n *node, r course.SequencingRule) tri {
 func (s *State) condition(n *node, c course.RuleCondition) tri {
 	st := s.st(n)
 	o := n.objective(c.ReferencedObjective)
+	if !n.tracked() {
+		// An untracked activity has no tracking information, read or not (ADL CO-05a).
+		switch c.Condition {
+		case "always":
+			return yes
+		case "objectiveStatusKnown", "objectiveMeasureKnown", "activityProgressKnown", "attempted", "attemptLimitExceeded":
+			return no
+		}
+		return unknown
+	}
 	switch c.Condition {
 	case "satisfied":
 		return s.satisfied(n, o)
@@ -100,9 +110,10 @@ func (s *State) condition(n *node, c course.RuleCondition) tri {
 		}
 		return triOf(m < th)
 	case "completed":
-		return s.completed(n)
+		return s.completedOf(n, o)
 	case "activityProgressKnown":
-		return triOf(st.ProgressStatus && s.completed(n) != unknown)
+		// Known through a global objective too, before any attempt (ADL CO-06).
+		return triOf(s.completedOf(n, o) != unknown)
 	case "attempted":
 		return triOf(st.ProgressStatus && st.AttemptCount > 0)
 	case "attemptLimitExceeded":
