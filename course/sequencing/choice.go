@@ -54,7 +54,7 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 					return nil, false, err
 				}
 			}
-			if !s.st(a).Active && a.preventActivation() {
+			if s.prevented(a) {
 				return nil, false, ErrChoicePrevented
 			}
 		}
@@ -95,7 +95,7 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 					return nil, false, err
 				}
 			}
-			if !s.st(a).Active && a.preventActivation() {
+			if s.prevented(a) {
 				return nil, false, ErrChoicePrevented
 			}
 		}
@@ -184,4 +184,13 @@ func (s *State) choiceFlowTree(n *node, dir direction) *node {
 		return s.choiceFlowTree(n.parent, backward)
 	}
 	return sibling(n, -1)
+}
+
+// prevented is the preventActivation check of SB.2.9 (SB.2.9-6): a cluster that prevents
+// activation lets choice start attempts on its children only while it is itself active,
+// that is while the learner is already inside it (ADL CM-17b: its children are selectable
+// once the cluster was entered by flow, a grandchild behind an inactive cluster is not).
+func (s *State) prevented(a *node) bool {
+	p := a.parent
+	return !s.st(a).Active && p != nil && p.preventActivation() && !s.st(p).Active
 }
