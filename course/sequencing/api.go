@@ -157,7 +157,8 @@ type ObjectiveOutcome struct {
 
 // Report feeds what a SCO reported into the activity's tracking data (the SCORM RTE to SN
 // mapping) and rolls it up, so the statuses the table of contents and rules see are
-// current. Call it on Commit and Terminate, before the navigation request that follows.
+// current. Call it on Commit and Terminate, before the navigation request that follows; not
+// for an attempt the SCO abandons (abandon, abandonAll), whose data is discarded.
 func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 	n := s.node(activityID)
 	if n == nil {
