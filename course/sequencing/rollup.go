@@ -168,7 +168,7 @@ func (s *State) anyRollupRule(n *node, rules []course.RollupRule) bool {
 
 // rollupRuleCheck is the Rollup Rule Check Subprocess (RB.1.4): the rule's conditions are
 // evaluated for each tracked child that contributes (RB.1.4.2), then the child activity set
-// decides. No contributing child, no change.
+// decides.
 func (s *State) rollupRuleCheck(n *node, r course.RollupRule) bool {
 	var bag []tri
 	for _, c := range n.children {
@@ -178,7 +178,9 @@ func (s *State) rollupRuleCheck(n *node, r course.RollupRule) bool {
 		bag = append(bag, s.rollupConditions(c, r))
 	}
 	if len(bag) == 0 {
-		return false
+		// No contributing child: "all" and "none" hold vacuously (ADL RU-11, a cluster of
+		// untracked children completes by its all-rule), counts and "any" do not.
+		return r.ChildActivitySet == "" || r.ChildActivitySet == "all" || r.ChildActivitySet == "none"
 	}
 	trues, falses := 0, 0
 	for _, t := range bag {
