@@ -117,7 +117,7 @@ func (s *State) condition(n *node, c course.RuleCondition) tri {
 	case "attempted":
 		return triOf(st.ProgressStatus && st.AttemptCount > 0)
 	case "attemptLimitExceeded":
-		return triOf(s.limitExceeded(n, true))
+		return triOf(s.limitExceeded(n))
 	case "always":
 		return yes
 	case "timeLimitExceeded", "outsideAvailableTimeRange":
@@ -134,10 +134,11 @@ func (s *State) limitConditions(n *node) bool {
 	if !n.tracked() || st.Active || st.IsSuspended {
 		return false
 	}
-	return s.limitExceeded(n, false)
+	return s.limitExceeded(n)
 }
 
-func (s *State) limitExceeded(n *node, _ bool) bool {
+// limitExceeded reports whether the activity's attempts reached its attemptLimit.
+func (s *State) limitExceeded(n *node) bool {
 	st := s.st(n)
 	l := n.attemptLimit()
 	return l > 0 && st.ProgressStatus && st.AttemptCount >= l

@@ -7,6 +7,8 @@ const (
 	termSuspendAll = "suspendAll"
 	termAbandon    = "abandon"
 	termAbandonAll = "abandonAll"
+	// termExitParent is only ever returned by a post-condition rule (TB.2.2).
+	termExitParent = "exitParent"
 )
 
 // endAttempt is the End Attempt Process (UP.4). A tracked leaf that was not suspended is
@@ -85,7 +87,7 @@ func (s *State) postConditionRules() (term string, seq string) {
 	}
 	switch s.rulesCheck(cur, cur.seq.PostConditionRules, actExitParent, actExitAll, actRetry, actRetryAll, actContinue, actPrevious) {
 	case actExitParent:
-		return termExit + "Parent", ""
+		return termExitParent, ""
 	case actExitAll:
 		return termExitAll, ""
 	case actRetry:
@@ -126,7 +128,7 @@ func (s *State) terminationRequest(req string) (string, error) {
 					return seqRetry, nil
 				}
 				return seqExit, nil
-			case termExit + "Parent":
+			case termExitParent:
 				c := s.cur()
 				if c.parent == nil {
 					return "", ErrTermExitParentRoot
