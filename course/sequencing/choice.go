@@ -1,5 +1,7 @@
 package sequencing
 
+import "slices"
+
 // choiceRequest is the Choice Sequencing Request Process (SB.2.9): the target must be
 // visible to choice along its whole path, its parent must allow choice, and the way from the
 // current activity to it must respect stopForwardTraversal, forwardOnly, choiceExit,
@@ -10,8 +12,11 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 		return nil, false, ErrChoiceNoTarget
 	}
 	path := target.path()
-	// Every child is available until selection and randomization are implemented, so
-	// SB.2.9-2 cannot arise yet.
+	for _, a := range path[1:] {
+		if !slices.Contains(s.avail(a.parent), a) {
+			return nil, false, ErrChoiceNotAvailable
+		}
+	}
 	for _, a := range path {
 		if s.preCondition(a, actHiddenFromChoice) != "" {
 			return nil, false, ErrChoiceHidden
@@ -34,7 +39,7 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 		if target.order < cur.order {
 			dir = backward
 		}
-		for _, a := range between(cur, target) {
+		for _, a := range s.between(cur, target) {
 			if a == target && dir == forward {
 				break // stopForwardTraversal stops moving past an activity, not onto it
 			}
@@ -115,9 +120,9 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 	return n, false, nil
 }
 
-// between lists the siblings from a to b, inclusive, in the order one passes them.
-func between(a, b *node) []*node {
-	sibs := a.parent.children
+// between lists the available siblings from a to b, inclusive, in the order one passes them.
+func (s *State) between(a, b *node) []*node {
+	sibs := s.avail(a.parent)
 	i, j := -1, -1
 	for k, c := range sibs {
 		if c == a {
@@ -126,6 +131,9 @@ func between(a, b *node) []*node {
 		if c == b {
 			j = k
 		}
+	}
+	if i < 0 || j < 0 {
+		return nil
 	}
 	var out []*node
 	if i <= j {
@@ -175,15 +183,15 @@ func (s *State) choiceFlowTree(n *node, dir direction) *node {
 		if n == s.lastInTree() {
 			return nil
 		}
-		if lastChild(n.parent) == n {
+		if s.lastChild(n.parent) == n {
 			return s.choiceFlowTree(n.parent, forward)
 		}
-		return sibling(n, 1)
+		return s.sibling(n, 1)
 	}
-	if n.parent.children[0] == n {
+	if s.firstChild(n.parent) == n {
 		return s.choiceFlowTree(n.parent, backward)
 	}
-	return sibling(n, -1)
+	return s.sibling(n, -1)
 }
 
 // prevented is the preventActivation check of SB.2.9 (SB.2.9-6): a cluster that prevents

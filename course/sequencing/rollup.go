@@ -30,7 +30,7 @@ func (s *State) overallRollup(n *node) {
 // divisor, and a cluster none of whose children has a measure has none either.
 func (s *State) measureRollup(n *node) {
 	total, counted, valid := 0.0, 0.0, false
-	for _, c := range n.children {
+	for _, c := range s.avail(n) {
 		if !c.tracked() {
 			continue
 		}
@@ -53,7 +53,7 @@ func (s *State) measureRollup(n *node) {
 // the children's completion amounts averaged by their completionThreshold progressWeight.
 func (s *State) completionMeasureRollup(n *node) {
 	total, counted, valid := 0.0, 0.0, false
-	for _, c := range n.children {
+	for _, c := range s.avail(n) {
 		if !c.tracked() {
 			continue
 		}
@@ -171,7 +171,7 @@ func (s *State) anyRollupRule(n *node, rules []course.RollupRule) bool {
 // decides.
 func (s *State) rollupRuleCheck(n *node, r course.RollupRule) bool {
 	var bag []tri
-	for _, c := range n.children {
+	for _, c := range s.avail(n) {
 		if !c.tracked() || !s.checkChildForRollup(c, r.Action) {
 			continue
 		}

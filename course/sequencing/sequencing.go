@@ -142,14 +142,42 @@ func (s *State) flowSubprocess(n *node, dir direction, considerChildren bool) (*
 	return s.flowActivityTraversal(next, dir, 0)
 }
 
-func (s *State) lastInTree() *node { return s.t.nodes[len(s.t.nodes)-1] }
+// lastInTree is the last activity of a forward preorder traversal of the available tree.
+func (s *State) lastInTree() *node {
+	n := s.t.root
+	for {
+		av := s.avail(n)
+		if len(av) == 0 {
+			return n
+		}
+		n = av[len(av)-1]
+	}
+}
 
-func lastChild(n *node) *node { return n.children[len(n.children)-1] }
+func (s *State) firstChild(n *node) *node {
+	if av := s.avail(n); len(av) > 0 {
+		return av[0]
+	}
+	return nil
+}
 
-func sibling(n *node, delta int) *node {
-	for i, c := range n.parent.children {
+func (s *State) lastChild(n *node) *node {
+	if av := s.avail(n); len(av) > 0 {
+		return av[len(av)-1]
+	}
+	return nil
+}
+
+// sibling returns the available sibling delta places from n (nil at either end, or when n
+// is not available).
+func (s *State) sibling(n *node, delta int) *node {
+	av := s.avail(n.parent)
+	for i, c := range av {
 		if c == n {
-			return n.parent.children[i+delta]
+			if j := i + delta; j >= 0 && j < len(av) {
+				return av[j]
+			}
+			return nil
 		}
 	}
 	return nil
@@ -160,9 +188,9 @@ func sibling(n *node, delta int) *node {
 // past the last activity ends the session (SB.2.1-1, not an error).
 func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool, prev direction) (*node, direction, bool, error) {
 	reversed := false
-	if prev == backward && n.parent != nil && lastChild(n.parent) == n {
+	if prev == backward && n.parent != nil && s.lastChild(n.parent) == n {
 		dir = backward
-		n = n.parent.children[0]
+		n = s.firstChild(n.parent)
 		reversed = true
 	}
 	if dir == forward {
@@ -170,12 +198,15 @@ func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool,
 			return nil, dir, true, nil
 		}
 		if n.leaf() || !considerChildren {
-			if lastChild(n.parent) == n {
+			if s.lastChild(n.parent) == n {
 				return s.flowTreeTraversal(n.parent, forward, false, 0)
 			}
-			return sibling(n, 1), forward, false, nil
+			return s.sibling(n, 1), forward, false, nil
 		}
-		return n.children[0], forward, false, nil
+		if c := s.firstChild(n); c != nil {
+			return c, forward, false, nil
+		}
+		return nil, dir, false, ErrFlowTreeNoChildren
 	}
 	if n.parent == nil {
 		return nil, dir, false, ErrFlowTreeBackRoot
@@ -184,15 +215,18 @@ func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool,
 		if !reversed && n.parent.forwardOnly() {
 			return nil, dir, false, ErrFlowTreeForwardOnly
 		}
-		if n.parent.children[0] == n {
+		if s.firstChild(n.parent) == n {
 			return s.flowTreeTraversal(n.parent, backward, false, 0)
 		}
-		return sibling(n, -1), backward, false, nil
+		return s.sibling(n, -1), backward, false, nil
+	}
+	if s.firstChild(n) == nil {
+		return nil, dir, false, ErrFlowTreeNoChildren
 	}
 	if n.forwardOnly() {
-		return n.children[0], forward, false, nil
+		return s.firstChild(n), forward, false, nil
 	}
-	return lastChild(n), backward, false, nil
+	return s.lastChild(n), backward, false, nil
 }
 
 // flowActivityTraversal is the Flow Activity Traversal Subprocess (SB.2.2): skipped

@@ -21,6 +21,9 @@ type State struct {
 	Suspended string `json:"suspended,omitempty"`
 	// Activities holds the tracking model of each activity by identifier.
 	Activities map[string]*ActivityState `json:"activities"`
+	// Seed drives selection and randomization (randomizationControls): the caller sets it
+	// once, e.g. from the registration id, so each learner gets their own draw and keeps it.
+	Seed int64 `json:"seed,omitempty"`
 	// Globals holds the global objectives when the caller supplies no Globals of its own,
 	// so objectives shared inside the course survive with the state.
 	Globals MapGlobals `json:"globals,omitempty"`
@@ -201,7 +204,7 @@ func (s *State) attach(g Globals) {
 // clone returns a deep copy sharing the definitions, for evaluating a request without
 // changing the state (adl.nav.request_valid). Writes to global objectives go to a copy too.
 func (s *State) clone() *State {
-	c := &State{Current: s.Current, Suspended: s.Suspended, Activities: map[string]*ActivityState{}, t: s.t}
+	c := &State{Current: s.Current, Suspended: s.Suspended, Seed: s.Seed, Activities: map[string]*ActivityState{}, t: s.t}
 	for id, a := range s.Activities {
 		ca := *a
 		ca.Objectives = map[string]*ObjectiveState{}
