@@ -2,6 +2,7 @@ package sequencing
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/lectern-lms/lectern/course"
@@ -162,5 +163,41 @@ func TestParseRequest(t *testing.T) {
 		if got != tc.want || ok != tc.ok || (err != nil) != tc.err {
 			t.Errorf("ParseRequest(%q) = %+v, %v, %v", tc.in, got, ok, err)
 		}
+	}
+}
+
+func TestTOC(t *testing.T) {
+	hidden := leaf("c", &course.Sequencing{PreConditionRules: []course.SequencingRule{rule("hiddenFromChoice", "always")}})
+	invisible := leaf("d", nil)
+	root := cluster("org", &course.Sequencing{ControlMode: &course.ControlMode{Flow: bp(true)}},
+		cluster("m", &course.Sequencing{ControlMode: &course.ControlMode{Flow: bp(true), Choice: bp(false)}}, leaf("a", nil), leaf("b", nil)),
+		hidden, invisible)
+	for _, a := range []*course.Activity{root, root.Children[0], root.Children[0].Children[0], root.Children[0].Children[1], hidden} {
+		a.Visible = true
+	}
+	s := newState(t, root)
+	step(t, s, start, "a", nil)
+	got := map[string]TOCEntry{}
+	var order []string
+	for _, e := range s.TOC() {
+		got[e.ID] = e
+		order = append(order, e.ID)
+	}
+	if want := []string{"org", "m", "a", "b", "c", "d"}; !slices.Equal(order, want) {
+		t.Fatalf("TOC order %v, want %v", order, want)
+	}
+	for id, want := range map[string][2]bool{ // visible, enabled
+		"m": {true, true},  // choosing the cluster flows to a
+		"a": {true, false}, // m forbids choice among its children
+		"b": {true, false},
+		"c": {false, false}, // hiddenFromChoice
+		"d": {false, false}, // isvisible=false
+	} {
+		if e := got[id]; e.Visible != want[0] || e.Enabled != want[1] {
+			t.Errorf("%s: visible %v enabled %v, want %v %v", id, e.Visible, e.Enabled, want[0], want[1])
+		}
+	}
+	if !got["a"].Current || got["a"].Depth != 2 {
+		t.Errorf("a: %+v", got["a"])
 	}
 }
