@@ -139,6 +139,8 @@ type RuntimeOutcome struct {
 	ScoreScaled *float64 `json:"scoreScaled,omitempty"`
 	// ProgressMeasure is cmi.progress_measure, the attempt completion amount.
 	ProgressMeasure *float64 `json:"progressMeasure,omitempty"`
+	// SessionSeconds is cmi.session_time of the SCO's current session, in seconds.
+	SessionSeconds *float64 `json:"sessionSeconds,omitempty"`
 	// Exit is cmi.exit; "suspend" suspends the attempt.
 	Exit string `json:"exit,omitempty"`
 	// Objectives are the cmi.objectives.n entries by id.
@@ -205,6 +207,9 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 				setObjective(s.objState(n, def), o.SuccessStatus, o.ScoreScaled)
 			}
 		}
+	}
+	if rt.SessionSeconds != nil && *rt.SessionSeconds >= 0 {
+		st.SessionSeconds = *rt.SessionSeconds
 	}
 	st.IsSuspended = rt.Exit == "suspend"
 	s.overallRollup(n)

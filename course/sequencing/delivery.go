@@ -26,6 +26,12 @@ func (s *State) contentDelivery(n *node, retry bool) (resumed bool, err error) {
 		s.clearSuspended(n)
 	}
 	s.terminateDescendentAttempts(n)
+	// Each delivery opens a new session of the leaf: the last one's time joins its attempt.
+	if st := s.st(n); st.SessionSeconds > 0 {
+		st.AttemptSeconds += st.SessionSeconds
+		st.ActivitySeconds += st.SessionSeconds
+		st.SessionSeconds = 0
+	}
 	for _, a := range n.path() {
 		st := s.st(a)
 		if st.Active {
@@ -60,6 +66,7 @@ func (s *State) beginAttempt(n *node, retry bool) {
 	st.AttemptProgressStatus, st.Completed = false, false
 	st.AmountStatus, st.Amount = false, 0
 	st.ContentSetCompletion, st.ContentSetSuccess = false, false
+	st.AttemptSeconds = 0
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
 	}

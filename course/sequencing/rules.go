@@ -73,8 +73,8 @@ func (s *State) ruleCheck(n *node, r course.SequencingRule) tri {
 }
 
 // condition evaluates one sequencing or rollup rule condition on an activity (SN book
-// rule condition table). Time-based conditions are false: Lectern does not yet track
-// attempt durations or availability windows.
+// rule condition table). outsideAvailableTimeRange is false: SCORM 2004 packages cannot
+// state a time range.
 func (s *State) condition(n *node, c course.RuleCondition) tri {
 	st := s.st(n)
 	o := n.objective(c.ReferencedObjective)
@@ -120,21 +120,24 @@ func (s *State) condition(n *node, c course.RuleCondition) tri {
 		return triOf(s.limitExceeded(n))
 	case "always":
 		return yes
-	case "timeLimitExceeded", "outsideAvailableTimeRange":
+	case "timeLimitExceeded":
+		return triOf(s.timeLimitExceeded(n))
+	case "outsideAvailableTimeRange":
 		return no
 	}
 	return unknown
 }
 
 // limitConditions is the Limit Conditions Check Process (UP.1): an activity whose attempt
-// count reached its attemptLimit may not start another attempt. Active or suspended
-// activities are not checked, as their attempt is already under way.
+// count reached its attemptLimit, or whose attempt lasted its attemptAbsoluteDurationLimit,
+// may not start another attempt. Active or suspended activities are not checked, as their
+// attempt is already under way.
 func (s *State) limitConditions(n *node) bool {
 	st := s.st(n)
 	if !n.tracked() || st.Active || st.IsSuspended {
 		return false
 	}
-	return s.limitExceeded(n)
+	return s.limitExceeded(n) || s.timeLimitExceeded(n)
 }
 
 // limitExceeded reports whether the activity's attempts reached its attemptLimit.

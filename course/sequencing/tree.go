@@ -51,6 +51,12 @@ type ActivityState struct {
 	Active bool `json:"active,omitempty"`
 	// IsSuspended is Activity is Suspended.
 	IsSuspended bool `json:"suspended,omitempty"`
+	// AttemptSeconds is the learner's time in the attempt's closed sessions;
+	// SessionSeconds the open session's, as the content last reported it
+	// (cmi.session_time). ActivitySeconds adds up every closed session of every attempt.
+	AttemptSeconds  float64 `json:"attemptSeconds,omitempty"`
+	SessionSeconds  float64 `json:"sessionSeconds,omitempty"`
+	ActivitySeconds float64 `json:"activitySeconds,omitempty"`
 	// ContentSetCompletion and ContentSetSuccess record that the content reported its
 	// completion or success status in this attempt, even as unknown: End Attempt (UP.4)
 	// then leaves that status to the content, as ADL's test cases expect.
