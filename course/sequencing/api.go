@@ -208,6 +208,17 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 			}
 		}
 	}
+	for _, def := range n.objs[1:] {
+		// A secondary objective satisfied by measure is judged by the LMS from its
+		// measure, as rollup (RB.1.2.a) judges the primary one (ADL OB-13c).
+		if os := s.objState(n, def); def.SatisfiedByMeasure && os.MeasureStatus {
+			min := 1.0
+			if def.MinNormalizedMeasure != nil {
+				min = *def.MinNormalizedMeasure
+			}
+			os.ProgressStatus, os.Satisfied = true, os.Measure >= min
+		}
+	}
 	if rt.SessionSeconds != nil && *rt.SessionSeconds >= 0 {
 		st.SessionSeconds = *rt.SessionSeconds
 	}
