@@ -12,6 +12,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
+// Error names the code first, so a log line can be matched against the book.
 func (e *Error) Error() string { return fmt.Sprintf("sequencing %s: %s", e.Code, e.Message) }
 
 // Is makes a returned error match its sentinel even if a caller copies the value.

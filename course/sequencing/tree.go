@@ -231,6 +231,7 @@ type overlay struct {
 	own  MapGlobals
 }
 
+// Objective reads the look-ahead's own writes first.
 func (o *overlay) Objective(id string) (GlobalObjective, bool) {
 	if g, ok := o.own[id]; ok {
 		return g, true
@@ -238,6 +239,7 @@ func (o *overlay) Objective(id string) (GlobalObjective, bool) {
 	return o.base.Objective(id)
 }
 
+// SetObjective keeps the write in the look-ahead.
 func (o *overlay) SetObjective(id string, g GlobalObjective) { o.own[id] = g }
 
 func buildTree(pkg *course.Package) (*tree, error) {
