@@ -147,9 +147,9 @@ type RuntimeOutcome struct {
 	Objectives map[string]ObjectiveOutcome `json:"objectives,omitempty"`
 }
 
-// ObjectiveOutcome is one cmi.objectives.n entry. Completion status and progress measure
-// matter for the primary objective only: they are the activity's own (the 4th edition
-// shares them through adlseq objective maps).
+// ObjectiveOutcome is one cmi.objectives.n entry. For the primary objective, completion
+// status and progress measure are the activity's own; a secondary objective keeps its
+// completion status for rules and adlseq maps (progress measure only counts for the primary).
 type ObjectiveOutcome struct {
 	SuccessStatus    string   `json:"successStatus,omitempty"`
 	ScoreScaled      *float64 `json:"scoreScaled,omitempty"`
@@ -204,7 +204,16 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 	for id, o := range rt.Objectives {
 		for _, def := range n.objs {
 			if def.ID == id && id != "" {
-				setObjective(s.objState(n, def), o.SuccessStatus, o.ScoreScaled)
+				os := s.objState(n, def)
+				setObjective(os, o.SuccessStatus, o.ScoreScaled)
+				switch o.CompletionStatus {
+				case "completed":
+					os.CompletionStatus, os.Completed = true, true
+				case "incomplete", "not attempted":
+					os.CompletionStatus, os.Completed = true, false
+				case "unknown":
+					os.CompletionStatus, os.Completed = false, false
+				}
 			}
 		}
 	}

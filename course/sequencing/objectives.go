@@ -130,6 +130,9 @@ func (s *State) completedOf(n *node, o course.Objective) tri {
 			return triOf(g.Completed)
 		}
 	}
+	if os := s.objState(n, o); os.CompletionStatus {
+		return triOf(os.Completed)
+	}
 	return unknown
 }
 
@@ -191,6 +194,16 @@ func (s *State) writeObjectives(n *node) {
 				g.MeasureStatus, g.Measure, changed = true, os.Measure, true
 			}
 			if changed {
+				s.g.SetObjective(m.TargetObjectiveID, g)
+			}
+		}
+	}
+	for _, o := range n.objs[1:] {
+		os := s.objState(n, o)
+		for _, m := range n.adlMapsOf(o.ID) {
+			if boolOr(m.WriteCompletionStatus, false) && os.CompletionStatus {
+				g, _ := s.g.Objective(m.TargetObjectiveID)
+				g.CompletionStatus, g.Completed = true, os.Completed
 				s.g.SetObjective(m.TargetObjectiveID, g)
 			}
 		}

@@ -77,6 +77,11 @@ type ObjectiveState struct {
 	MeasureStatus bool `json:"measureStatus,omitempty"`
 	// Measure is Objective Normalized Measure (-1..1).
 	Measure float64 `json:"measure,omitempty"`
+	// CompletionStatus and Completed are a secondary objective's completion (4th edition
+	// cmi.objectives.n.completion_status), shared through adlseq maps; the primary
+	// objective's completion is the activity's attempt completion.
+	CompletionStatus bool `json:"completionStatus,omitempty"`
+	Completed        bool `json:"completed,omitempty"`
 }
 
 // GlobalObjective is a shared (global) objective: what objective maps read and write. The
