@@ -54,8 +54,9 @@ func (s *State) objState(n *node, o course.Objective) *ObjectiveState {
 	return os
 }
 
-// satisfied is an objective's satisfaction as sequencing sees it: a readSatisfiedStatus map
-// to a known global objective wins over the local value (SN book, objective map reads).
+// satisfied is an objective's satisfaction as sequencing sees it: through its
+// readSatisfiedStatus maps when it has any (SN book, objective map reads), else the local
+// value.
 func (s *State) satisfied(n *node, o course.Objective) tri {
 	if o.SatisfiedByMeasure {
 		// The measure decides (RB.1.2.a), read through the maps like any measure.
@@ -69,15 +70,23 @@ func (s *State) satisfied(n *node, o course.Objective) tri {
 		}
 		return triOf(m >= min)
 	}
+	reads := false
 	for _, m := range o.Maps {
 		if !m.ReadSatisfiedStatus || m.TargetObjectiveID == "" {
 			continue
 		}
+		reads = true
 		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.SatisfiedStatus {
 			return triOf(g.Satisfied)
 		}
 	}
 	os := s.objState(n, o)
+	if reads {
+		// A mapped objective is the global one: until someone writes it, its status is
+		// unknown, whatever the local attempt says (ADL CM-13: an automatically
+		// satisfied attempt does not hide the activity from choice).
+		return unknown
+	}
 	if !os.ProgressStatus {
 		return unknown
 	}
