@@ -143,6 +143,9 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 	if len(script.blocks) == 0 {
 		return []string{"no delivery blocks"}, 0
 	}
+	if x := pkg.Root.Extra; x != nil && x.ObjectivesGlobalToSystem != nil && !*x.ObjectivesGlobalToSystem {
+		learner = nil // this course's global objectives are its own (kept in the State)
+	}
 	s, err := New(pkg, learner)
 	if err != nil {
 		return []string{err.Error()}, 0

@@ -70,6 +70,11 @@ func (s *State) beginAttempt(n *node, retry bool) {
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
 	}
+	if n.parent == nil && st.AttemptCount > 1 && s.Globals != nil {
+		// Global objectives the State keeps belong to the attempt on the course
+		// (objectivesGlobalToSystem false): a new attempt starts them afresh (ADL OB-03b).
+		clear(s.Globals)
+	}
 	if n.leaf() || !retry {
 		return
 	}

@@ -35,3 +35,18 @@ func TestSecondaryObjectives(t *testing.T) {
 		t.Errorf("a secondary objective's completion is not the activity's: %+v", st)
 	}
 }
+
+func TestStateGlobalsLastOneCourseAttempt(t *testing.T) {
+	write := &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true, Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", WriteSatisfiedStatus: true}}}}}
+	s := newState(t, cluster("org", flowSeq(), leaf("a", write), leaf("b", nil)))
+	step(t, s, start, "a", nil)
+	_ = s.Report("a", RuntimeOutcome{SuccessStatus: "passed"})
+	step(t, s, exitAll, "", nil)
+	if _, ok := s.Globals["g"]; !ok {
+		t.Fatal("the write did not reach the state's globals")
+	}
+	step(t, s, start, "a", nil)
+	if _, ok := s.Globals["g"]; ok {
+		t.Error("a new attempt on the course kept the previous attempt's global objectives")
+	}
+}
