@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/scorm"
+	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
 // ADL's SCORM 2004 4th edition LMS test cases script what each test SCO does (SetValue,
@@ -24,8 +25,16 @@ import (
 // value, answers each request_valid question, issues the navigation request and checks that
 // the next block's activity is what gets delivered.
 
-const adlCourses = "../../../shared/conformance/scorm2004-4ed-test-suite/software_development/TestSuite/LMSRTE/Courses"
-const adlCommands = "../../../shared/conformance/scorm2004-4ed-test-suite/software_development/resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties"
+// adlCourses is the suite's LMS test packages with their scripts (TestCases); adlCommands the
+// file that names the scripts' command words. Both come from ../shared/conformance (or
+// LECTERN_TEST_CONFORMANCE_DIR): a run without them fails rather than skips.
+func adlCourses(t testing.TB) string {
+	return testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development/TestSuite/LMSRTE/Courses")
+}
+
+func adlCommands(t testing.TB) string {
+	return testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development/resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties")
+}
 
 type adlBlock struct {
 	act      string // the item whose launch parameters say act=N (activity_N in most packages)
@@ -47,7 +56,7 @@ func readProperties(t testing.TB, path string) [][2]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("ADL test suite not available: %v", err)
+		t.Fatalf("ADL test suite: %v", err)
 	}
 	defer f.Close()
 	var out [][2]string
@@ -69,7 +78,7 @@ func readProperties(t testing.TB, path string) [][2]string {
 func readScript(t testing.TB, name string) adlScript {
 	var s adlScript
 	last := ""
-	for _, kv := range readProperties(t, filepath.Join(adlCourses, "TestCases", name+".properties")) {
+	for _, kv := range readProperties(t, filepath.Join(adlCourses(t), "TestCases", name+".properties")) {
 		if kv[0] == "start" {
 			s.start = strings.TrimSpace(kv[1])
 		}
@@ -105,9 +114,9 @@ func readScript(t testing.TB, name string) adlScript {
 
 func parseADLPackage(t testing.TB, name string) *course.Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(adlCourses, "LMSTestPackage_"+name, "imsmanifest.xml"))
+	data, err := os.ReadFile(filepath.Join(adlCourses(t), "LMSTestPackage_"+name, "imsmanifest.xml"))
 	if err != nil {
-		t.Skipf("ADL test package not available: %v", err)
+		t.Fatalf("ADL test package: %v", err)
 	}
 	pkg, err := scorm.Parse(fstest.MapFS{"imsmanifest.xml": {Data: data}})
 	if err != nil {
@@ -347,7 +356,7 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 
 func commandWords(t testing.TB) map[string]string {
 	words := map[string]string{}
-	for _, kv := range readProperties(t, adlCommands) {
+	for _, kv := range readProperties(t, adlCommands(t)) {
 		words[kv[0]] = kv[1]
 	}
 	return words
@@ -358,9 +367,9 @@ func commandWords(t testing.TB) map[string]string {
 // passing), so the survey shows progress without failing on work not done yet.
 func TestADLSurvey(t *testing.T) {
 	words := commandWords(t)
-	entries, err := os.ReadDir(adlCourses)
+	entries, err := os.ReadDir(adlCourses(t))
 	if err != nil {
-		t.Skipf("ADL test suite not available: %v", err)
+		t.Fatalf("ADL test suite: %v", err)
 	}
 	pass, total := 0, 0
 	learner := MapGlobals{}
@@ -370,7 +379,7 @@ func TestADLSurvey(t *testing.T) {
 		if !ok || !strings.ContainsAny(name[:1], "CORSMNT") || strings.HasPrefix(name, "DM") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(adlCourses, "TestCases", name+".properties")); err != nil {
+		if _, err := os.Stat(filepath.Join(adlCourses(t), "TestCases", name+".properties")); err != nil {
 			continue
 		}
 		total++
