@@ -197,10 +197,13 @@ func readString(s string, i int) (v string, j int, ok bool) {
 			if plain && (ascii || utf8.ValidString(s[i+1:j])) {
 				return s[i+1 : j], j + 1, true
 			}
-			if err := json.Unmarshal([]byte(s[i:j+1]), &v); err != nil {
+			// Its own variable: a result whose address is taken would be allocated on every
+			// call, plain strings too.
+			var u string
+			if err := json.Unmarshal([]byte(s[i:j+1]), &u); err != nil {
 				return "", j, false
 			}
-			return v, j + 1, true
+			return u, j + 1, true
 		case c < 0x20:
 			// Refused by encoding/json.
 			plain = false
