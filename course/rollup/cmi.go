@@ -211,6 +211,25 @@ func sorted(set map[int]struct{}) []string {
 	return s
 }
 
+// InteractionReader reads the interactions of a data model from its elements one at a time,
+// in any order, as FromCMI reads them from the whole: a reader of a stored data model can
+// take them as it meets them instead of first putting 100,000 elements in a map. The zero
+// value is ready.
+type InteractionReader struct{ set interactionSet }
+
+// Add takes one element; false when name is not an element of cmi.interactions (the caller
+// keeps it for FromCMI, which then reads the data model but for its interactions).
+func (r *InteractionReader) Add(name, value string) bool {
+	rest, ok := strings.CutPrefix(name, "cmi.interactions.")
+	if ok {
+		r.set.add(rest, value)
+	}
+	return ok
+}
+
+// Interactions returns the interactions with an id, by index.
+func (r *InteractionReader) Interactions() []Interaction { return r.set.list() }
+
 // interactionSet gathers the interactions of a data model from their elements, met in any
 // order: at = position in all by index.
 type interactionSet struct {

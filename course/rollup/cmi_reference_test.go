@@ -53,6 +53,22 @@ func TestFromCMISameAsLookups(t *testing.T) {
 			if !reflect.DeepEqual(got, want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Fatalf("detail %v, %v:\n got %+v, %v\nwant %+v, %v", detail, cmi, got, gerr, want, werr)
 			}
+			if !detail {
+				continue
+			}
+			// The same with the interactions read apart.
+			var r InteractionReader
+			rest := map[string]string{}
+			for k, v := range cmi {
+				if !r.Add(k, v) {
+					rest[k] = v
+				}
+			}
+			got, gerr = FromCMI(rest)
+			got.Interactions = r.Interactions()
+			if !reflect.DeepEqual(got, want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+				t.Fatalf("read apart, %v:\n got %+v, %v\nwant %+v, %v", cmi, got, gerr, want, werr)
+			}
 		}
 	}
 	if withInteractions < 1000 {
