@@ -124,15 +124,6 @@ func numberErrors(errs []string) error {
 	return fmt.Errorf("rollup: not a number: %s", strings.Join(errs, ", "))
 }
 
-func hasPrefix(m map[string]string, prefix string) bool {
-	for k := range m {
-		if strings.HasPrefix(k, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
 // cmiScan is what one pass over a data model's names finds: the indexes of the collections
 // whose elements are looked up by name, whether learner preferences are set, and (for detail)
 // the interactions themselves. An index is any segment of decimal digits followed by a dot,
@@ -234,7 +225,10 @@ func (r *InteractionReader) Interactions() []Interaction { return r.set.list() }
 // order: at = position in all by index.
 type interactionSet struct {
 	at  map[int]int
-	all []interactionParts
+	all []*interactionParts
+	// free is where the next parts go: taken in chunks, so that 10,000 interactions are
+	// neither 10,000 allocations nor a slice of large structs copied as it grows.
+	free []interactionParts
 }
 
 // interactionParts is one interaction as its elements are met. The has flags tell an element
@@ -267,14 +261,19 @@ func (s *interactionSet) add(rest, v string) {
 	}
 	i, seen := s.at[n]
 	if !seen {
+		if len(s.free) == 0 {
+			s.free = make([]interactionParts, min(max(2*len(s.all), 16), 1024))
+		}
 		i = len(s.all)
 		s.at[n] = i
-		s.all = append(s.all, interactionParts{n: n})
+		s.free[0].n = n
+		s.all = append(s.all, &s.free[0])
+		s.free = s.free[1:]
 	}
 	if !canonical {
 		return
 	}
-	p := &s.all[i]
+	p := s.all[i]
 	switch name {
 	case "id":
 		p.in.ID = v
@@ -322,9 +321,10 @@ func addSub(list []subElement, rest, field, v string) []subElement {
 // list returns the interactions with an id, by index.
 func (s *interactionSet) list() []Interaction {
 	sort.Slice(s.all, func(i, j int) bool { return s.all[i].n < s.all[j].n })
-	var out []Interaction
-	for i := range s.all {
-		p := &s.all[i]
+	out := make([]Interaction, 0, len(s.all))
+	// The values of every sub-collection are slices of one array.
+	var strs []string
+	for _, p := range s.all {
 		if p.in.ID == "" {
 			continue
 		}
@@ -335,21 +335,29 @@ func (s *interactionSet) list() []Interaction {
 		if !p.hasLearnerResp {
 			in.LearnerResponse = p.studentResponse
 		}
-		in.Objectives = subValues(p.objectives)
-		in.CorrectResponses = subValues(p.correctResponses)
+		in.Objectives, strs = subValues(p.objectives, strs)
+		in.CorrectResponses, strs = subValues(p.correctResponses, strs)
 		out = append(out, in)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
 
 // subValues lists a sub-collection's values by index, one per index ("" when its element
-// is absent); nil when it has none.
-func subValues(list []subElement) []string {
+// is absent), nil when it has none, in the free space of strs (returned with the rest).
+func subValues(list []subElement, strs []string) (values, rest []string) {
 	if len(list) == 0 {
-		return nil
+		return nil, strs
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
-	var out []string
+	if len(list) > 1 {
+		sort.SliceStable(list, func(i, j int) bool { return list[i].n < list[j].n })
+	}
+	if cap(strs)-len(strs) < len(list) {
+		strs = make([]string, 0, max(1024, len(list)))
+	}
+	start := len(strs)
 	for i := 0; i < len(list); {
 		j, v := i, ""
 		for ; j < len(list) && list[j].n == list[i].n; j++ {
@@ -357,10 +365,10 @@ func subValues(list []subElement) []string {
 				v = list[j].value
 			}
 		}
-		out = append(out, v)
+		strs = append(strs, v)
 		i = j
 	}
-	return out
+	return strs[start:len(strs):len(strs)], strs
 }
 
 // index reads a collection index: decimal digits only.

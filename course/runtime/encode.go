@@ -76,6 +76,20 @@ func hidden(k string, later []Values) bool {
 // appendString appends s as a JSON string. Values were checked to be UTF-8 when committed;
 // anything else takes encoding/json's path, which replaces invalid bytes.
 func appendString(b []byte, s string) []byte {
+	// One pass finds the strings to copy as they are (nearly all); only those with escapes or
+	// non-ASCII bytes are checked again.
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	if !utf8.ValidString(s) {
 		q, _ := json.Marshal(s)
 		return append(b, q...)
