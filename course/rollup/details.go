@@ -3,6 +3,7 @@ package rollup
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,6 +97,7 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 	}
 	rt.LearnerComments = append(rt.LearnerComments, st.LearnerComments...)
 	rt.LMSComments = append(rt.LMSComments, st.LMSComments...)
+	rt.RuntimeInteractions = slices.Grow(rt.RuntimeInteractions, len(st.Interactions))
 	for _, in := range st.Interactions {
 		rt.RuntimeInteractions = append(rt.RuntimeInteractions, registration.RuntimeInteraction{
 			ID: in.ID, Type: in.Type, Objectives: nonNil(in.Objectives), Timestamp: in.Timestamp,

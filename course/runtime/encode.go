@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/lectern-lms/lectern/storage/record"
 )
 
 // recordAlias is Record without its methods, so that storedRecord can shadow its values.
@@ -129,60 +131,129 @@ func decodeValues(b []byte) (Values, error) {
 }
 
 // eachValue calls fn with every name and value of the stored values, a JSON object of
-// strings, in stored order. The object is copied into one string once, and names and values
-// without escapes (nearly all of them) are slices of it: 100,000 elements cost one
-// allocation instead of 200,000. Anything but an object of strings takes encoding/json's
-// path (and its errors), after which fn may see a name again, with the same value; null is
-// no values.
+// strings, in stored order (scanValues). Anything but an object of strings takes
+// encoding/json's path (and its errors), after which fn may see a name again, with the same
+// value; null is no values.
 func eachValue(b []byte, fn func(k, v string)) error {
 	s := string(b)
-	bad := func() error {
-		var v Values
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		for k, val := range v {
-			fn(k, val)
-		}
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i:] == "null" {
 		return nil
 	}
+	if end, ok := scanValues(s, i, fn); ok && skipSpace(s, end) == len(s) {
+		return nil
+	}
+	var v Values
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	for k, val := range v {
+		fn(k, val)
+	}
+	return nil
+}
+
+// decodeWith decodes a stored record, handing its values to fn (eachValue) instead of keeping
+// them. The values are read in one pass over a copy of the record in one string, and names
+// and values without escapes (nearly all of them) are slices of it: 100,000 elements cost
+// one allocation instead of 200,000, and encoding/json reads only the few hundred bytes
+// around them (it would scan the values twice, to check them and to copy them out).
+func decodeWith(r *record.Record, fn func(k, v string)) (*Record, error) {
+	var rt Record
+	sr := storedRecord{recordAlias: (*recordAlias)(&rt)}
+	if rest, ok := scanRecord(string(r.Data), fn); ok && json.Unmarshal(rest, &sr) == nil {
+		rt.Updated = r.Updated
+		return &rt, nil
+	}
+	rt = Record{}
+	if err := json.Unmarshal(r.Data, &sr); err != nil {
+		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+	}
+	if err := eachValue(sr.Values, fn); err != nil {
+		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+	}
+	rt.Updated = r.Updated
+	return &rt, nil
+}
+
+// scanRecord hands the values of the stored record s to fn and returns the record without
+// them ("values":null). ok is false for anything but an object with one "values" field
+// that is an object of strings, which the caller leaves to encoding/json.
+func scanRecord(s string, fn func(k, v string)) (rest []byte, ok bool) {
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
-		if i >= len(s) || s[i:] == "null" {
-			return nil
+		return nil, false
+	}
+	from, to := -1, -1
+	i = skipSpace(s, i+1)
+	for i < len(s) && s[i] != '}' {
+		k, j, ok := readString(s, i)
+		if !ok {
+			return nil, false
 		}
-		return bad()
+		i = skipSpace(s, j)
+		if i >= len(s) || s[i] != ':' {
+			return nil, false
+		}
+		v0 := skipSpace(s, i+1)
+		var v1 int
+		if k == "values" {
+			if from >= 0 {
+				return nil, false
+			}
+			if v1, ok = scanValues(s, v0, fn); !ok {
+				return nil, false
+			}
+			from, to = v0, v1
+		} else if v1, ok = skipJSON(s, v0); !ok {
+			return nil, false
+		}
+		i = skipSpace(s, v1)
+		if i < len(s) && s[i] == ',' {
+			i = skipSpace(s, i+1)
+		}
+	}
+	if from < 0 {
+		return nil, false
+	}
+	rest = make([]byte, 0, len(s)-(to-from)+4)
+	rest = append(append(append(rest, s[:from]...), "null"...), s[to:]...)
+	return rest, true
+}
+
+// scanValues hands fn each name and value of the object of strings at s[i] and returns the
+// index after it; ok is false for anything else (fn may have seen some of it).
+func scanValues(s string, i int, fn func(k, v string)) (end int, ok bool) {
+	if i >= len(s) || s[i] != '{' {
+		return i, false
 	}
 	i = skipSpace(s, i+1)
 	if i < len(s) && s[i] == '}' {
-		return nil
+		return i + 1, true
 	}
 	for {
 		k, j, ok := readString(s, i)
 		if !ok {
-			return bad()
+			return i, false
 		}
 		i = skipSpace(s, j)
 		if i >= len(s) || s[i] != ':' {
-			return bad()
+			return i, false
 		}
 		v, j, ok := readString(s, skipSpace(s, i+1))
 		if !ok {
-			return bad()
+			return i, false
 		}
 		fn(k, v)
 		i = skipSpace(s, j)
 		if i >= len(s) {
-			return bad()
+			return i, false
 		}
 		if s[i] == '}' {
-			if skipSpace(s, i+1) != len(s) {
-				return bad()
-			}
-			return nil
+			return i + 1, true
 		}
 		if s[i] != ',' {
-			return bad()
+			return i, false
 		}
 		i = skipSpace(s, i+1)
 	}
@@ -195,14 +266,31 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// readString reads the JSON string at s[i]; j is the index after it. A string with escapes
-// is decoded by encoding/json, which also refuses control characters.
+// plainByte marks the bytes a JSON string holds as they are: not a quote, a backslash, a
+// control character or part of a multi-byte character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// readString reads the JSON string at s[i]; j is the index after it. Nearly every string
+// is plain ASCII, a slice of s; one with escapes is decoded by encoding/json, which also
+// refuses control characters and replaces invalid UTF-8.
 func readString(s string, i int) (v string, j int, ok bool) {
 	if i >= len(s) || s[i] != '"' {
 		return "", i, false
 	}
+	j = i + 1
+	for j < len(s) && plainByte[s[j]] {
+		j++
+	}
+	if j < len(s) && s[j] == '"' {
+		return s[i+1 : j], j + 1, true
+	}
 	plain, ascii := true, true
-	for j = i + 1; j < len(s); j++ {
+	for ; j < len(s); j++ {
 		switch c := s[j]; {
 		case c == '\\':
 			plain = false
@@ -229,75 +317,21 @@ func readString(s string, i int) (v string, j int, ok bool) {
 	return "", j, false
 }
 
-// splitValues finds the values of a stored record, data, and returns the record without them
-// ("values":null) beside them: encoding/json then reads a few hundred bytes instead of
-// scanning the megabytes of a large record's values twice (json.RawMessage is validated,
-// then copied). ok is false for anything but an object with one "values" field, which the
-// caller leaves to encoding/json.
-func splitValues(data []byte) (rest, values []byte, ok bool) {
-	i := skipSpaceBytes(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, nil, false
-	}
-	from, to := -1, -1
-	i = skipSpaceBytes(data, i+1)
-	for i < len(data) && data[i] != '}' {
-		k0 := i
-		k1, ok := skipJSON(data, i)
-		if !ok || data[k0] != '"' {
-			return nil, nil, false
-		}
-		i = skipSpaceBytes(data, k1)
-		if i >= len(data) || data[i] != ':' {
-			return nil, nil, false
-		}
-		v0 := skipSpaceBytes(data, i+1)
-		v1, ok := skipJSON(data, v0)
-		if !ok {
-			return nil, nil, false
-		}
-		if string(data[k0:k1]) == `"values"` {
-			if from >= 0 {
-				return nil, nil, false
-			}
-			from, to = v0, v1
-		}
-		i = skipSpaceBytes(data, v1)
-		if i < len(data) && data[i] == ',' {
-			i = skipSpaceBytes(data, i+1)
-		}
-	}
-	if from < 0 {
-		return nil, nil, false
-	}
-	rest = make([]byte, 0, len(data)-(to-from)+4)
-	rest = append(append(append(rest, data[:from]...), "null"...), data[to:]...)
-	return rest, data[from:to], true
-}
-
-func skipSpaceBytes(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// skipJSON returns the index after the JSON value at b[i], following strings, objects and
-// arrays far enough to find their ends; encoding/json checks the syntax of what it reads,
-// and eachValue that of the values.
-func skipJSON(b []byte, i int) (int, bool) {
+// skipJSON returns the index after the JSON value at s[i], following strings, objects and
+// arrays far enough to find their ends; encoding/json checks the syntax of what it reads.
+func skipJSON(s string, i int) (int, bool) {
 	depth := 0
-	for i < len(b) {
-		switch b[i] {
+	for i < len(s) {
+		switch s[i] {
 		case '"':
 			i++
-			for i < len(b) && b[i] != '"' {
-				if b[i] == '\\' {
+			for i < len(s) && s[i] != '"' {
+				if s[i] == '\\' {
 					i++
 				}
 				i++
 			}
-			if i >= len(b) {
+			if i >= len(s) {
 				return i, false
 			}
 			i++
@@ -320,7 +354,7 @@ func skipJSON(b []byte, i int) (int, bool) {
 			continue
 		}
 		// A string, object or array just ended at the top.
-		if depth == 0 && (b[i-1] == '"' || b[i-1] == '}' || b[i-1] == ']') {
+		if depth == 0 && (s[i-1] == '"' || s[i-1] == '}' || s[i-1] == ']') {
 			return i, true
 		}
 	}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
@@ -34,20 +33,17 @@ func (s *Store) State(ctx context.Context, tenant string, reg *registration.Regi
 		// The interactions are read as the stored values are met, and only the other
 		// elements go into the record's values: a map of 100,000 elements, built to be read
 		// once, cost more than the rest of progress/detail.
-		rt, raw, err := decodeHead(r)
-		if err != nil {
-			return nil, err
-		}
 		var ins rollup.InteractionReader
-		rt.Values = Values{}
-		err = eachValue(raw, func(k, v string) {
+		others := Values{}
+		rt, err := decodeWith(r, func(k, v string) {
 			if !ins.Add(k, v) {
-				rt.Values[k] = v
+				others[k] = v
 			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+			return nil, err
 		}
+		rt.Values = others
 		a := activityState(rt, true)
 		a.Interactions = ins.Interactions()
 		st[rt.Activity] = a

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -81,32 +80,13 @@ func recordID(regID, instanceKey, activity string) string {
 }
 
 func decode(r *record.Record) (*Record, error) {
-	rt, raw, err := decodeHead(r)
+	values := make(Values, len(r.Data)/40)
+	rt, err := decodeWith(r, func(k, v string) { values[k] = v })
 	if err != nil {
 		return nil, err
 	}
-	if rt.Values, err = decodeValues(raw); err != nil {
-		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
-	}
+	rt.Values = values
 	return rt, nil
-}
-
-// decodeHead decodes a stored record but for its values, which it returns raw.
-func decodeHead(r *record.Record) (*Record, []byte, error) {
-	var rt Record
-	sr := storedRecord{recordAlias: (*recordAlias)(&rt)}
-	head, values, split := splitValues(r.Data)
-	if !split {
-		head = r.Data
-	}
-	if err := json.Unmarshal(head, &sr); err != nil {
-		return nil, nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
-	}
-	if !split {
-		values = sr.Values
-	}
-	rt.Updated = r.Updated
-	return &rt, values, nil
 }
 
 // Get returns an activity's run-time record, or nil when nothing was committed yet.
@@ -273,19 +253,16 @@ var readBeforeCommit = map[string]bool{"cmi.exit": true, "cmi.core.exit": true, 
 // elements values leaves out and those readBeforeCommit names, which is all a commit
 // needs of them; the others, about all of a large record, are not copied into a map.
 func (s *Store) storedUnder(r *record.Record, values Values) (*Record, error) {
-	rt, raw, err := decodeHead(r)
-	if err != nil {
-		return nil, err
-	}
-	rt.Values = Values{}
-	err = eachValue(raw, func(k, v string) {
+	under := Values{}
+	rt, err := decodeWith(r, func(k, v string) {
 		if _, ok := values[k]; !ok || readBeforeCommit[k] {
-			rt.Values[k] = v
+			under[k] = v
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+		return nil, err
 	}
+	rt.Values = under
 	return rt, nil
 }
 
