@@ -224,8 +224,11 @@ func (r *InteractionReader) Interactions() []Interaction { return r.set.list() }
 // interactionSet gathers the interactions of a data model from their elements, met in any
 // order: at = position in all by index.
 type interactionSet struct {
-	at  map[int]int
-	all []*interactionParts
+	// at holds the positions of indexes below len(small) as small[n]-1 (0: none yet), the
+	// data model's indexes (0-9999) without hashing; others in at.
+	small []int32
+	at    map[int]int
+	all   []*interactionParts
 	// free is where the next parts go: taken in chunks, so that 10,000 interactions are
 	// neither 10,000 allocations nor a slice of large structs copied as it grows.
 	free []interactionParts
@@ -250,22 +253,38 @@ type subElement struct {
 	set   bool
 }
 
+// maxSmallIndex bounds the indexes interactionSet.small holds: the data model's.
+const maxSmallIndex = 10000
+
 // add takes one element "<n>.<name>" of cmi.interactions.
 func (s *interactionSet) add(rest, v string) {
 	n, name, canonical, ok := leadingIndex(rest)
 	if !ok {
 		return
 	}
-	if s.at == nil {
-		s.at = map[int]int{}
+	if n < maxSmallIndex && n >= len(s.small) {
+		s.small = append(s.small, make([]int32, min(max(n+1, 2*len(s.small)), maxSmallIndex)-len(s.small))...)
 	}
-	i, seen := s.at[n]
+	var i int
+	seen := false
+	if n < len(s.small) {
+		i, seen = int(s.small[n])-1, s.small[n] > 0
+	} else {
+		i, seen = s.at[n]
+	}
 	if !seen {
 		if len(s.free) == 0 {
 			s.free = make([]interactionParts, min(max(2*len(s.all), 16), 1024))
 		}
 		i = len(s.all)
-		s.at[n] = i
+		if n < len(s.small) {
+			s.small[n] = int32(i + 1)
+		} else {
+			if s.at == nil {
+				s.at = map[int]int{}
+			}
+			s.at[n] = i
+		}
 		s.free[0].n = n
 		s.all = append(s.all, &s.free[0])
 		s.free = s.free[1:]

@@ -19,7 +19,7 @@ import (
 func TestFromCMISameAsLookups(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	idx := func() string {
-		return []string{"0", "1", "2", "3", "10", "01", "007", "7", "x", "", "1234567890"}[rnd.Intn(11)]
+		return []string{"0", "1", "2", "3", "10", "01", "007", "7", "x", "", "1234567890", "123456", "9999"}[rnd.Intn(13)]
 	}
 	fields := []string{"id", "type", "timestamp", "time", "weighting", "learner_response", "student_response", "result",
 		"latency", "description", "objectives.%s.id", "objectives.%s.x", "objectives.%s", "correct_responses.%s.pattern",
