@@ -28,6 +28,58 @@ func encode(rt *Record) ([]byte, error) { return encodeLayers(rt, rt.Values) }
 // in the earlier ones (rt.Values is ignored): a commit is stored as its own values with the
 // stored ones it left out beneath them, without first copying 100,000 elements into one map.
 func encodeLayers(rt *Record, layers ...Values) ([]byte, error) {
+	size := 0
+	for _, l := range layers {
+		for k, v := range l {
+			size += len(k) + len(v) + 6
+		}
+	}
+	return encodeEach(rt, size, func(emit func(k, v string)) {
+		for i, l := range layers {
+			for k, v := range l {
+				if !hidden(k, layers[i+1:]) {
+					emit(k, v)
+				}
+			}
+		}
+	})
+}
+
+// encodeCommit is encodeLayers(rt, under, c.Values, set) with c's values written in the
+// order of its body when that is known (Commit.inOrder), then under, then set.
+func encodeCommit(rt *Record, under Values, c *Commit, set Values) ([]byte, error) {
+	order := c.inOrder()
+	if order == nil {
+		return encodeLayers(rt, under, c.Values, set)
+	}
+	size := 0
+	for _, e := range order {
+		size += len(e.name) + len(e.value) + 6
+	}
+	for _, l := range []Values{under, set} {
+		for k, v := range l {
+			size += len(k) + len(v) + 6
+		}
+	}
+	return encodeEach(rt, size, func(emit func(k, v string)) {
+		for _, e := range order {
+			if _, ok := set[e.name]; !ok {
+				emit(e.name, e.value)
+			}
+		}
+		for k, v := range under {
+			if !hidden(k, []Values{c.Values, set}) {
+				emit(k, v)
+			}
+		}
+		for k, v := range set {
+			emit(k, v)
+		}
+	})
+}
+
+// encodeEach is encode with the values each emits (names distinct), size bytes about.
+func encodeEach(rt *Record, size int, each func(emit func(k, v string))) ([]byte, error) {
 	head, err := json.Marshal(storedRecord{recordAlias: (*recordAlias)(rt), Values: json.RawMessage("null")})
 	if err != nil {
 		return nil, err
@@ -37,30 +89,19 @@ func encodeLayers(rt *Record, layers ...Values) ([]byte, error) {
 	if at < 0 {
 		return nil, fmt.Errorf("encode runtime %s: no values field", rt.Activity)
 	}
-	n := len(head) + 2
-	for _, l := range layers {
-		for k, v := range l {
-			n += len(k) + len(v) + 6
-		}
-	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, len(head)+2+size)
 	b = append(b, head[:at+len(`"values":`)]...)
 	b = append(b, '{')
 	first := true
-	for i, l := range layers {
-		for k, v := range l {
-			if hidden(k, layers[i+1:]) {
-				continue
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendString(b, v)
+	each(func(k, v string) {
+		if !first {
+			b = append(b, ',')
 		}
-	}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, v)
+	})
 	b = append(b, '}')
 	return append(b, head[at+len(`"values":null`):]...), nil
 }

@@ -83,7 +83,8 @@ type Commit struct {
 	// Sequence is the API's commit counter (commitSequence), 1 for the first commit of a
 	// SCO load; 0 when the body carried none.
 	Sequence int64
-	// Values are the writable elements of the commit, validated.
+	// Values are the writable elements of the commit, validated. A caller that changes them
+	// replaces the map (as WithoutResults does): ParseCommit keeps their order beside it.
 	Values Values
 	// Reset is the PlayerResetRunTimeData mode the commit's load was started under (the
 	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
@@ -95,6 +96,10 @@ type Commit struct {
 	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
 	// into cmi.core.total_time (HACPTime).
 	HACP *HACPTime
+	// order is ParseCommit's Values in the order of the body, while Values is still the map
+	// ordered (inOrder). Values may be replaced, not changed in place.
+	order   []namedValue
+	ordered Values
 }
 
 // HACPTime is the time of one AICC PutParam. An AU's Time is the running time of its

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,7 @@ func parseFast(d Dialect, body []byte) (c *Commit, ok bool) {
 	}
 	// One map, sized for the body (an element with its value takes 25 bytes or more).
 	p.flat = make(Values, len(body)/25)
-	p.c = &Commit{Values: p.flat}
+	p.c = &Commit{Values: p.flat, order: make([]namedValue, 0, len(body)/20), ordered: p.flat}
 	i := skipSpace(p.s, 0)
 	if i >= len(p.s) || p.s[i] != '{' {
 		return nil, false
@@ -220,10 +221,14 @@ func (p *flatParser) leaf(v string) bool {
 			return false
 		}
 	}
-	n := len(p.flat)
-	p.flat[string(p.name)] = v
+	n, k := len(p.flat), string(p.name)
+	p.flat[k] = v
 	// The same element twice (a flattened name and a nested one): ParseCommit decides.
-	return len(p.flat) > n
+	if len(p.flat) == n {
+		return false
+	}
+	p.c.order = append(p.c.order, namedValue{k, v})
+	return true
 }
 
 // sequence reads commitSequence at s[i].
@@ -348,4 +353,20 @@ func allDigits(s string, lo, hi int) bool {
 		}
 	}
 	return true
+}
+
+// namedValue is one element of a commit, in the order of its body.
+type namedValue struct{ name, value string }
+
+// inOrder returns c's values in the order its body gave them, nil when that order is unknown
+// (a commit not parsed by parseFast) or no longer c.Values' (the map was replaced, as a
+// no-credit session's WithoutResults does). Store.Commit writes a commit in this order, so
+// that the next commit of the same content, read in the same order, meets the stored
+// elements one after the other instead of looking each up in a map of 100,000 (storedUnder),
+// and a large commit is written from consecutive memory.
+func (c *Commit) inOrder() []namedValue {
+	if c.order == nil || len(c.order) != len(c.Values) || reflect.ValueOf(c.ordered).UnsafePointer() != reflect.ValueOf(c.Values).UnsafePointer() {
+		return nil
+	}
+	return c.order
 }

@@ -205,7 +205,7 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		var applied *Record
 		var under, set Values
 		r, err := record.Modify(ctx, s.records, tenant, KindRuntime, id, func(r *record.Record) error {
-			rt, err := s.storedUnder(r, c.Values)
+			rt, err := s.storedUnder(r, c)
 			if err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 				return err
 			}
 			applied = rt
-			r.Data, err = encodeLayers(rt, under, c.Values, set)
+			r.Data, err = encodeCommit(rt, under, c, set)
 			return err
 		})
 		if err == nil {
@@ -226,7 +226,7 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		if under, set, err = apply(rt); err != nil {
 			return nil, err
 		}
-		data, err := encodeLayers(rt, under, c.Values, set)
+		data, err := encodeCommit(rt, under, c, set)
 		if err != nil {
 			return nil, err
 		}
@@ -249,13 +249,27 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 var readBeforeCommit = map[string]bool{"cmi.exit": true, "cmi.core.exit": true, "cmi.completion_status": true,
 	"cmi.core.lesson_status": true, "cmi.core.total_time": true}
 
-// storedUnder decodes a stored record for a commit of values: its Values are only the stored
-// elements values leaves out and those readBeforeCommit names, which is all a commit
-// needs of them; the others, about all of a large record, are not copied into a map.
-func (s *Store) storedUnder(r *record.Record, values Values) (*Record, error) {
+// storedUnder decodes a stored record for commit c: its Values are only the stored elements
+// c leaves out and those readBeforeCommit names, which is all a commit needs of them; the
+// others, about all of a large record, are not copied into a map. The stored elements are
+// usually met in the order of c's body (encodeCommit stored the previous commit so), which
+// tells that c has them without looking each up in c.Values.
+func (s *Store) storedUnder(r *record.Record, c *Commit) (*Record, error) {
 	under := Values{}
+	order, next := c.inOrder(), 0
+	inCommit := func(k string) bool {
+		// The next few elements of the body, for the elements a commit adds or leaves out.
+		for j := next; j < len(order) && j < next+4; j++ {
+			if order[j].name == k {
+				next = j + 1
+				return true
+			}
+		}
+		_, ok := c.Values[k]
+		return ok
+	}
 	rt, err := decodeWith(r, func(k, v string) {
-		if _, ok := values[k]; !ok || readBeforeCommit[k] {
+		if !inCommit(k) || readBeforeCommit[k] {
 			under[k] = v
 		}
 	})

@@ -87,3 +87,53 @@ func TestCommitKeepsWhatItLeavesOut(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitInBodyOrder: commits parsed from bodies are stored in their order, and the next
+// commit's merge is the same whether its elements come in the stored order, with some added
+// or left out, or in a map replaced after parsing (a no-credit session's).
+func TestCommitInBodyOrder(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	parse := func(body string) *Commit {
+		t.Helper()
+		c, err := ParseCommit(SCORM12, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.inOrder() == nil {
+			t.Fatalf("%s: no order", body)
+		}
+		return c
+	}
+	commit := func(c *Commit, want Values) {
+		t.Helper()
+		rec, err := s.Commit(ctx, "acme", "r1", "00000000-0000-0000-0000-000000000001", "sco1", SCORM12, 1, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Get(ctx, "acme", "r1", "00000000-0000-0000-0000-000000000001", "sco1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(rec.Values, want) || !reflect.DeepEqual(stored.Values, want) {
+			t.Fatalf("answer %v\nstored %v\nwant %v", rec.Values, stored.Values, want)
+		}
+	}
+	commit(parse(`{"commitSequence":1,"cmi":{"core":{"lesson_status":"incomplete","score":{"raw":"50"}},"suspend_data":"a",
+		"interactions":[{"id":"q0","result":"correct"},{"id":"q1","result":"wrong"}]}}`),
+		Values{"cmi.core.lesson_status": "incomplete", "cmi.core.score.raw": "50", "cmi.suspend_data": "a",
+			"cmi.interactions.0.id": "q0", "cmi.interactions.0.result": "correct", "cmi.interactions.1.id": "q1", "cmi.interactions.1.result": "wrong"})
+	// An element added in the middle, one left out, one changed.
+	commit(parse(`{"commitSequence":2,"cmi":{"core":{"lesson_status":"passed","lesson_location":"p","score":{"raw":"90"}},
+		"interactions":[{"id":"q0","result":"correct"},{"id":"q1","result":"correct"}]}}`),
+		Values{"cmi.core.lesson_status": "passed", "cmi.core.lesson_location": "p", "cmi.core.score.raw": "90", "cmi.suspend_data": "a",
+			"cmi.interactions.0.id": "q0", "cmi.interactions.0.result": "correct", "cmi.interactions.1.id": "q1", "cmi.interactions.1.result": "correct"})
+	// The values replaced after parsing: the body's order is not used.
+	c := parse(`{"commitSequence":3,"cmi":{"core":{"lesson_status":"failed","score":{"raw":"10"}},"suspend_data":"b"}}`)
+	c.Values = c.Values.WithoutResults()
+	if c.inOrder() != nil {
+		t.Fatal("order kept for replaced values")
+	}
+	commit(c, Values{"cmi.core.lesson_status": "passed", "cmi.core.lesson_location": "p", "cmi.core.score.raw": "90", "cmi.suspend_data": "b",
+		"cmi.interactions.0.id": "q0", "cmi.interactions.0.result": "correct", "cmi.interactions.1.id": "q1", "cmi.interactions.1.result": "correct"})
+}
