@@ -21,7 +21,8 @@ type storedRecord struct {
 
 // encode is json.Marshal(rt) without sorting the element names: a record of a commit with
 // 10,000 interactions holds about 100,000 elements, and sorting them was a third of the cost
-// of storing it. Nothing reads the stored form in order; decode reads any JSON object.
+// of storing it. Nothing needs the stored form in order (a commit is read faster when its
+// elements come in the order of the next one, see encodeCommit); decode reads any JSON object.
 func encode(rt *Record) ([]byte, error) { return encodeLayers(rt, rt.Values) }
 
 // encodeLayers is encode with the values given as layers, a name in a later layer hiding it

@@ -470,7 +470,7 @@ func checkValue(d Dialect, e *element, name, value string) error {
 	}
 	switch e.kind {
 	case kString:
-		if len(value) > e.max { // fewer bytes than the maximum: fewer characters too
+		if len(value) > e.max { // no more bytes than the maximum: no more characters either
 			if n := utf8.RuneCountInString(value); n > e.max {
 				if d == SCORM2004 {
 					// SPM: the LMS keeps at least the smallest permitted maximum; more is not an error
