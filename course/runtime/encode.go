@@ -168,15 +168,15 @@ func appendString(b []byte, s string) []byte {
 // decodeValues reads the stored values, a JSON object of strings, into a map (eachValue).
 func decodeValues(b []byte) (Values, error) {
 	out := make(Values, len(b)/40)
-	err := eachValue(b, func(k, v string) { out[k] = v })
+	err := eachValue(b, func(k, v string) { out[k] = v }, func() { clear(out) })
 	return out, err
 }
 
 // eachValue calls fn with every name and value of the stored values, a JSON object of
 // strings, in stored order (scanValues). Anything but an object of strings takes
-// encoding/json's path (and its errors), after which fn may see a name again, with the same
-// value; null is no values.
-func eachValue(b []byte, fn func(k, v string)) error {
+// encoding/json's path (and its errors), after reset has undone what fn was given; null is
+// no values.
+func eachValue(b []byte, fn func(k, v string), reset func()) error {
 	s := string(b)
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i:] == "null" {
@@ -185,6 +185,7 @@ func eachValue(b []byte, fn func(k, v string)) error {
 	if end, ok := scanValues(s, i, fn); ok && skipSpace(s, end) == len(s) {
 		return nil
 	}
+	reset()
 	var v Values
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -195,23 +196,27 @@ func eachValue(b []byte, fn func(k, v string)) error {
 	return nil
 }
 
-// decodeWith decodes a stored record, handing its values to fn (eachValue) instead of keeping
-// them. The values are read in one pass over a copy of the record in one string, and names
-// and values without escapes (nearly all of them) are slices of it: 100,000 elements cost
-// one allocation instead of 200,000, and encoding/json reads only the few hundred bytes
-// around them (it would scan the values twice, to check them and to copy them out).
-func decodeWith(r *record.Record, fn func(k, v string)) (*Record, error) {
+// decodeWith decodes a stored record, handing its values to fn (eachValue, with reset)
+// instead of keeping them. The values are read in one pass over a copy of the record in one
+// string, and names and values without escapes (nearly all of them) are slices of it:
+// 100,000 elements cost one allocation instead of 200,000, and encoding/json reads only the
+// few hundred bytes around them (it would scan the values twice, to check them and to copy
+// them out).
+func decodeWith(r *record.Record, fn func(k, v string), reset func()) (*Record, error) {
 	var rt Record
 	sr := storedRecord{recordAlias: (*recordAlias)(&rt)}
-	if rest, ok := scanRecord(string(r.Data), fn); ok && json.Unmarshal(rest, &sr) == nil {
+	if rest, ok := scanRecord(string(r.Data), fn); ok && json.Unmarshal(rest, &sr) == nil && string(sr.Values) == "null" {
 		rt.Updated = r.Updated
 		return &rt, nil
 	}
-	rt = Record{}
+	// Anything else, including a later field that encoding/json also takes for the values
+	// (its names match without regard to case), is read as encoding/json reads it.
+	reset()
+	rt, sr.Values = Record{}, nil
 	if err := json.Unmarshal(r.Data, &sr); err != nil {
 		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
-	if err := eachValue(sr.Values, fn); err != nil {
+	if err := eachValue(sr.Values, fn, reset); err != nil {
 		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
 	}
 	rt.Updated = r.Updated

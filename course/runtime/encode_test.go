@@ -177,3 +177,34 @@ func TestEncodeLayers(t *testing.T) {
 		t.Fatalf("%s: %v, want %v", b, got.Values, want)
 	}
 }
+
+// FuzzDecode: decode reads any stored form as encoding/json read it before (the record with
+// its values left raw, then the values), and refuses what it refused.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"activity":"a","values":{"cmi.exit":"suspend","k":"v\"}"},"commits":2,"hacp":{"session":"s]}"}}`))
+	f.Add([]byte(`{"values":{"k":"é☃\u0041"},"activity":"\"values\":{}","completed":true}`))
+	f.Add([]byte(` { "activity" : "a" , "values" : null } `))
+	f.Add([]byte(`{"values":{"a":"1"},"Values":{"b":"2"}}`))
+	f.Add([]byte(`{"VALUES":{"a":"1"},"values":{"b":"2"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := decode(&record.Record{Data: data})
+		var want Record
+		sr := storedRecord{recordAlias: (*recordAlias)(&want)}
+		jerr := json.Unmarshal(data, &sr)
+		if jerr == nil && len(sr.Values) > 0 && string(sr.Values) != "null" {
+			jerr = json.Unmarshal(sr.Values, &want.Values)
+		}
+		if (err == nil) != (jerr == nil) {
+			t.Fatalf("%q: decode error %v, encoding/json's %v", data, err, jerr)
+		}
+		if err != nil {
+			return
+		}
+		if want.Values == nil {
+			want.Values = Values{}
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+		}
+	})
+}

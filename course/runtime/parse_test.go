@@ -148,3 +148,25 @@ func sameCommit(a, b *Commit) bool {
 	}
 	return a.Sequence == b.Sequence && reflect.DeepEqual(a.Values, b.Values)
 }
+
+// FuzzParseFast: whatever the one-pass parse accepts, decoding and flattening accept the same.
+func FuzzParseFast(f *testing.F) {
+	f.Add([]byte(`{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.interactions.0.id":"q"}`), true)
+	f.Add([]byte(`{"commitSequence":2,"cmi":{"score":{"scaled":"0.5"},"interactions":[{"id":"a","objectives":[{"id":"o"}]}]}}`), false)
+	f.Add([]byte(`{"cmi":{"core":{"lesson_status":"passed","score":{"raw":1.5e1}},"interactions":[{"id":"q\u00e9","time":"10:00:00"}]}}`), true)
+	f.Add(BigCommit(2), false)
+	f.Fuzz(func(t *testing.T, body []byte, v12 bool) {
+		d := SCORM2004
+		if v12 {
+			d = SCORM12
+		}
+		fast, ok := parseFast(d, body)
+		if !ok {
+			return
+		}
+		slow, err := parseSlow(d, body)
+		if err != nil || !sameCommit(fast, slow) {
+			t.Fatalf("%q: fast %+v, slow %+v, %v", body, fast, slow, err)
+		}
+	})
+}

@@ -39,7 +39,7 @@ func (s *Store) State(ctx context.Context, tenant string, reg *registration.Regi
 			if !ins.Add(k, v) {
 				others[k] = v
 			}
-		})
+		}, func() { ins, others = rollup.InteractionReader{}, Values{} })
 		if err != nil {
 			return nil, err
 		}

@@ -81,7 +81,7 @@ func recordID(regID, instanceKey, activity string) string {
 
 func decode(r *record.Record) (*Record, error) {
 	values := make(Values, len(r.Data)/40)
-	rt, err := decodeWith(r, func(k, v string) { values[k] = v })
+	rt, err := decodeWith(r, func(k, v string) { values[k] = v }, func() { clear(values) })
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (s *Store) storedUnder(r *record.Record, c *Commit) (*Record, error) {
 		if !inCommit(k) || readBeforeCommit[k] {
 			under[k] = v
 		}
-	})
+	}, func() { clear(under) })
 	if err != nil {
 		return nil, err
 	}
