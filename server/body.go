@@ -28,7 +28,8 @@ import (
 //   - the record store's alternate request syntax, whose form carries the credentials: 64 KiB
 //     read before authentication (alternateBody);
 //   - the console (sign-in 16 KiB, forms 1 MiB, imports the upload limit, after the session)
-//     and the player (commits and HACP 1 MiB, after the session token): their own packages;
+//     and the player (commits 4 MiB, the runtime's bound; HACP 1 MiB; after the session token):
+//     their own packages;
 //   - the queue console: 1 MiB after the root credentials.
 //
 // A body left unread when the answer is ready (a refusal) is not waited for: the connection

@@ -227,24 +227,24 @@ func (w *writer) runtime(a *registration.ActivityResult, learner registration.Le
 	}
 	w.start("interactions")
 	for _, in := range rt.RuntimeInteractions {
-		w.start("interaction", "id", str(in["id"]))
-		w.text("type", str(in["type"]))
+		w.start("interaction", "id", in.ID)
+		w.text("type", in.Type)
 		w.start("objectives")
-		for _, id := range strs(in["objectives"]) {
+		for _, id := range in.Objectives {
 			w.start("objective", "id", id)
 			w.end()
 		}
 		w.end()
-		w.text("timestamp", str(in["timestamp"]))
+		w.text("timestamp", in.Timestamp)
 		w.start("correct_responses")
-		for _, p := range strs(in["correctResponses"]) {
+		for _, p := range in.CorrectResponses {
 			w.start("response", "id", p)
 			w.end()
 		}
 		w.end()
-		for _, k := range []struct{ el, key string }{{"weighting", "weighting"}, {"learner_response", "learnerResponse"},
-			{"result", "result"}, {"latency", "latency"}, {"description", "description"}} {
-			w.text(k.el, str(in[k.key]))
+		for _, k := range []struct{ el, value string }{{"weighting", in.Weighting}, {"learner_response", in.LearnerResponse},
+			{"result", in.Result}, {"latency", in.Latency}, {"description", in.Description}} {
+			w.text(k.el, k.value)
 		}
 		w.end()
 	}
@@ -282,25 +282,6 @@ func (w *writer) runtime(a *registration.ActivityResult, learner registration.Le
 	w.text("time_limit_action", tla)
 	w.end()
 	w.end()
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func strs(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			out = append(out, str(x))
-		}
-		return out
-	}
-	return nil
 }
 
 func lower(s string) string { return strings.ToLower(s) }

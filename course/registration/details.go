@@ -52,26 +52,42 @@ type StaticProperties struct {
 // Runtime is a launchable activity's run-time data. Values are strings, empty when unset, as
 // Rustici Engine reports them.
 type Runtime struct {
-	CompletionStatus    string              `json:"completionStatus"`
-	Credit              string              `json:"credit"`
-	Entry               string              `json:"entry"`
-	Exit                string              `json:"exit"`
-	LearnerPreference   LearnerPreference   `json:"learnerPreference"`
-	Location            string              `json:"location"`
-	Mode                string              `json:"mode"`
-	ProgressMeasure     string              `json:"progressMeasure"`
-	ScoreScaled         string              `json:"scoreScaled"`
-	ScoreRaw            string              `json:"scoreRaw"`
-	ScoreMin            string              `json:"scoreMin"`
-	ScoreMax            string              `json:"scoreMax"`
-	TotalTime           string              `json:"totalTime"`
-	TimeTracked         string              `json:"timeTracked"`
-	SuccessStatus       string              `json:"successStatus"`
-	SuspendData         string              `json:"suspendData"`
-	LearnerComments     []Comment           `json:"learnerComments"`
-	LMSComments         []Comment           `json:"lmsComments"`
-	RuntimeInteractions []map[string]any    `json:"runtimeInteractions"`
-	RuntimeObjectives   []map[string]string `json:"runtimeObjectives"`
+	CompletionStatus    string               `json:"completionStatus"`
+	Credit              string               `json:"credit"`
+	Entry               string               `json:"entry"`
+	Exit                string               `json:"exit"`
+	LearnerPreference   LearnerPreference    `json:"learnerPreference"`
+	Location            string               `json:"location"`
+	Mode                string               `json:"mode"`
+	ProgressMeasure     string               `json:"progressMeasure"`
+	ScoreScaled         string               `json:"scoreScaled"`
+	ScoreRaw            string               `json:"scoreRaw"`
+	ScoreMin            string               `json:"scoreMin"`
+	ScoreMax            string               `json:"scoreMax"`
+	TotalTime           string               `json:"totalTime"`
+	TimeTracked         string               `json:"timeTracked"`
+	SuccessStatus       string               `json:"successStatus"`
+	SuspendData         string               `json:"suspendData"`
+	LearnerComments     []Comment            `json:"learnerComments"`
+	LMSComments         []Comment            `json:"lmsComments"`
+	RuntimeInteractions []RuntimeInteraction `json:"runtimeInteractions"`
+	RuntimeObjectives   []map[string]string  `json:"runtimeObjectives"`
+}
+
+// RuntimeInteraction is one interaction of an activity's run-time data. A struct rather than
+// a map: progress/detail of a commit of 10,000 interactions encoded 10,000 maps, each sorted
+// by key. The fields are in the order of their JSON names, the order the maps were written in.
+type RuntimeInteraction struct {
+	CorrectResponses []string `json:"correctResponses"`
+	Description      string   `json:"description"`
+	ID               string   `json:"id"`
+	Latency          string   `json:"latency"`
+	LearnerResponse  string   `json:"learnerResponse"`
+	Objectives       []string `json:"objectives"`
+	Result           string   `json:"result"`
+	Timestamp        string   `json:"timestamp"`
+	Type             string   `json:"type"`
+	Weighting        string   `json:"weighting"`
 }
 
 // LearnerPreference is cmi.learner_preference.
@@ -124,7 +140,7 @@ func Details(pkg *course.Package, forCredit bool) *ActivityResult {
 			r.Runtime = &Runtime{CompletionStatus: "unknown", Credit: credit, Entry: "abinitio", Exit: "Unknown",
 				LearnerPreference: LearnerPreference{AudioLevel: 1, DeliverySpeed: 1}, Mode: "Normal",
 				TotalTime: zeroDuration, TimeTracked: zeroDuration, SuccessStatus: "unknown",
-				LearnerComments: []Comment{}, LMSComments: []Comment{}, RuntimeInteractions: []map[string]any{}, RuntimeObjectives: []map[string]string{}}
+				LearnerComments: []Comment{}, LMSComments: []Comment{}, RuntimeInteractions: []RuntimeInteraction{}, RuntimeObjectives: []map[string]string{}}
 		}
 		for _, ch := range a.Children {
 			r.Children = append(r.Children, build(ch))

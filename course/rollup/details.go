@@ -3,6 +3,7 @@ package rollup
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,12 +97,13 @@ func fillRuntime(rt *registration.Runtime, st *ActivityState, std course.Standar
 	}
 	rt.LearnerComments = append(rt.LearnerComments, st.LearnerComments...)
 	rt.LMSComments = append(rt.LMSComments, st.LMSComments...)
+	rt.RuntimeInteractions = slices.Grow(rt.RuntimeInteractions, len(st.Interactions))
 	for _, in := range st.Interactions {
-		rt.RuntimeInteractions = append(rt.RuntimeInteractions, map[string]any{
-			"id": in.ID, "type": in.Type, "objectives": nonNil(in.Objectives), "timestamp": in.Timestamp,
-			"correctResponses": nonNil(in.CorrectResponses), "weighting": in.Weighting,
-			"learnerResponse": in.LearnerResponse, "result": in.Result, "latency": in.Latency,
-			"description": in.Description,
+		rt.RuntimeInteractions = append(rt.RuntimeInteractions, registration.RuntimeInteraction{
+			ID: in.ID, Type: in.Type, Objectives: nonNil(in.Objectives), Timestamp: in.Timestamp,
+			CorrectResponses: nonNil(in.CorrectResponses), Weighting: in.Weighting,
+			LearnerResponse: in.LearnerResponse, Result: in.Result, Latency: in.Latency,
+			Description: in.Description,
 		})
 	}
 	for _, o := range st.Objectives {

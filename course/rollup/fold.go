@@ -330,11 +330,11 @@ func AddInteractions(tree *registration.ActivityResult, byActivity map[string][]
 	walk = func(d *registration.ActivityResult) {
 		if d.Runtime != nil {
 			for _, in := range byActivity[d.ID] {
-				d.Runtime.RuntimeInteractions = append(d.Runtime.RuntimeInteractions, map[string]any{
-					"id": in.ID, "type": in.Type, "objectives": []string{}, "timestamp": in.Timestamp,
-					"correctResponses": nonNil(in.CorrectResponses), "weighting": in.Weighting,
-					"learnerResponse": in.LearnerResponse, "result": in.Result, "latency": in.Latency,
-					"description": in.Description,
+				d.Runtime.RuntimeInteractions = append(d.Runtime.RuntimeInteractions, registration.RuntimeInteraction{
+					ID: in.ID, Type: in.Type, Objectives: []string{}, Timestamp: in.Timestamp,
+					CorrectResponses: nonNil(in.CorrectResponses), Weighting: in.Weighting,
+					LearnerResponse: in.LearnerResponse, Result: in.Result, Latency: in.Latency,
+					Description: in.Description,
 				})
 			}
 		}

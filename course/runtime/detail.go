@@ -112,7 +112,7 @@ func DurationSeconds(d string) float64 {
 
 // TimespanSeconds converts a SCORM 1.2 CMITimespan (HHHH:MM:SS.SS) to seconds; 0 when unparsable.
 func TimespanSeconds(t string) float64 {
-	if !timespan12RE.MatchString(t) {
+	if !isTimespan12(t) {
 		return 0
 	}
 	p := strings.Split(t, ":")

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -122,6 +123,88 @@ func BenchmarkDecodeBigRecord(b *testing.B) {
 			if err := json.Unmarshal(data, &rt); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestDecodeAnyLayout: decode finds the values wherever the stored object has them, with
+// any spacing and strings that look like JSON, as encoding/json reads the same object.
+func TestDecodeAnyLayout(t *testing.T) {
+	for _, data := range []string{
+		`{"activity":"a","values":{"cmi.exit":"suspend","k":"v"},"commits":2}`,
+		`{"values":{"cmi.exit":"suspend","k":"v"},"activity":"a","commits":2}`,
+		` { "activity" : "a" , "commits" : 2 , "values" : { "cmi.exit" : "suspend" , "k" : "v" } } `,
+		`{"activity":"\"values\":{}}","hacp":{"session":"s]}","open":true},"values":{"cmi.exit":"suspend","k":"v"},"commits":2}`,
+		`{"activity":"a","hacp":null,"completed":false,"values":{"k":"v\"}","cmi.exit":"sus\u0070end"},"commits":2,"sequence":-1.5e3}`,
+		`{"activity":"a","values":null,"commits":2}`,
+		`{"activity":"a","commits":2}`,
+		`{"activity":"a","val\u0075es":{"k":"v"},"commits":2}`,
+		`{"activity":"a","values":{"k":"é☃"},"commits":2}`,
+	} {
+		got, err := decode(&record.Record{Data: []byte(data)})
+		var want Record
+		if jerr := json.Unmarshal([]byte(data), &want); (err == nil) != (jerr == nil) {
+			t.Fatalf("%s: decode error %v, encoding/json's %v", data, err, jerr)
+		}
+		if err != nil {
+			continue
+		}
+		if want.Values == nil {
+			want.Values = Values{}
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("%s:\n got %#v\nwant %#v", data, got, want)
+		}
+	}
+	for _, data := range []string{`{"activity":"a","values":{"k":1}}`, `{"activity":"a","values":{"k":"v"}`, `{"activity":"a","values":{"k":"v"}} x`, `[]`} {
+		if _, err := decode(&record.Record{Data: []byte(data)}); err == nil {
+			t.Fatalf("%s: decoded", data)
+		}
+	}
+}
+
+// TestEncodeLayers: a later layer hides a name in the earlier ones.
+func TestEncodeLayers(t *testing.T) {
+	b, err := encodeLayers(&Record{Activity: "a"}, Values{"a": "1", "b": "1"}, Values{"b": "2", "c": "2"}, Values{"c": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decode(&record.Record{Data: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Values{"a": "1", "b": "2", "c": "3"}); !reflect.DeepEqual(got.Values, want) || string(b) == "" || bytes.Count(b, []byte(`"b"`)) != 1 {
+		t.Fatalf("%s: %v, want %v", b, got.Values, want)
+	}
+}
+
+// FuzzDecode: decode reads any stored form as encoding/json read it before (the record with
+// its values left raw, then the values), and refuses what it refused.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"activity":"a","values":{"cmi.exit":"suspend","k":"v\"}"},"commits":2,"hacp":{"session":"s]}"}}`))
+	f.Add([]byte(`{"values":{"k":"é☃\u0041"},"activity":"\"values\":{}","completed":true}`))
+	f.Add([]byte(` { "activity" : "a" , "values" : null } `))
+	f.Add([]byte(`{"values":{"a":"1"},"Values":{"b":"2"}}`))
+	f.Add([]byte(`{"VALUES":{"a":"1"},"values":{"b":"2"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := decode(&record.Record{Data: data})
+		var want Record
+		sr := storedRecord{recordAlias: (*recordAlias)(&want)}
+		jerr := json.Unmarshal(data, &sr)
+		if jerr == nil && len(sr.Values) > 0 && string(sr.Values) != "null" {
+			jerr = json.Unmarshal(sr.Values, &want.Values)
+		}
+		if (err == nil) != (jerr == nil) {
+			t.Fatalf("%q: decode error %v, encoding/json's %v", data, err, jerr)
+		}
+		if err != nil {
+			return
+		}
+		if want.Values == nil {
+			want.Values = Values{}
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
 		}
 	})
 }

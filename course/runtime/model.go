@@ -83,7 +83,8 @@ type Commit struct {
 	// Sequence is the API's commit counter (commitSequence), 1 for the first commit of a
 	// SCO load; 0 when the body carried none.
 	Sequence int64
-	// Values are the writable elements of the commit, validated.
+	// Values are the writable elements of the commit, validated. A caller that changes them
+	// replaces the map (as WithoutResults does): ParseCommit keeps their order beside it.
 	Values Values
 	// Reset is the PlayerResetRunTimeData mode the commit's load was started under (the
 	// caller sets it; "" is the standard's): Store.Commit drops the earlier attempt's data
@@ -95,6 +96,10 @@ type Commit struct {
 	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
 	// into cmi.core.total_time (HACPTime).
 	HACP *HACPTime
+	// order is ParseCommit's Values in the order of the body, while Values is still the map
+	// ordered (inOrder). Values may be replaced, not changed in place.
+	order   []namedValue
+	ordered Values
 }
 
 // HACPTime is the time of one AICC PutParam. An AU's Time is the running time of its
@@ -154,6 +159,11 @@ func ParseCommit(d Dialect, body []byte) (*Commit, error) {
 	}
 	if len(body) > MaxBody {
 		return nil, gen("commit body is larger than %d bytes", MaxBody)
+	}
+	if fastParse {
+		if c, ok := parseFast(d, body); ok {
+			return c, nil
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -406,12 +416,8 @@ var (
 )
 
 var (
-	decimalRE    = regexp.MustCompile(`^-?\d{1,15}(\.\d{1,15})?$`)
-	integerRE    = regexp.MustCompile(`^-?\d{1,9}$`)
-	timespan12RE = regexp.MustCompile(`^\d{2,4}:\d{2}:\d{2}(\.\d{1,2})?$`)
-	time12RE     = regexp.MustCompile(`^([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,2})?$`)
-	durationRE   = regexp.MustCompile(`^P(\d+Y)?(\d+M)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d{1,2})?S)?)?$`)
-	timestampRE  = regexp.MustCompile(`^\d{4}(-\d{2}(-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d{1,2})?)?)?(Z|[+-]\d{2}(:\d{2})?)?)?)?)?$`)
+	durationRE  = regexp.MustCompile(`^P(\d+Y)?(\d+M)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d{1,2})?S)?)?$`)
+	timestampRE = regexp.MustCompile(`^\d{4}(-\d{2}(-\d{2}(T\d{2}(:\d{2}(:\d{2}(\.\d{1,2})?)?)?(Z|[+-]\d{2}(:\d{2})?)?)?)?)?$`)
 )
 
 // Validate checks one element and value of dialect d. keep is false for the read-only
@@ -419,9 +425,9 @@ var (
 // the LMS's to set and are not stored. An element the data model does not define, or a value
 // of the wrong type or range, is an *Error with the dialect's code.
 func Validate(d Dialect, name, value string) (keep bool, err error) {
-	index, typeCode, rangeCode := index12, CodeType12, CodeType12
+	index, typeCode := index12, CodeType12
 	if d == SCORM2004 {
-		index, typeCode, rangeCode = index2004, CodeType2004, CodeRange2004
+		index, typeCode = index2004, CodeType2004
 	}
 	bad := func(code int, format string, args ...any) error {
 		return &Error{Code: code, Element: name, Message: fmt.Sprintf(format, args...)}
@@ -447,53 +453,70 @@ func Validate(d Dialect, name, value string) (keep bool, err error) {
 		// The API renders unset elements as ""; a blank value is "not set", in every type.
 		return true, nil
 	}
+	if err := checkValue(d, e, name, value); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// checkValue checks a value of element e (named name) against its type and range.
+func checkValue(d Dialect, e *element, name, value string) error {
+	typeCode, rangeCode := CodeType12, CodeType12
+	if d == SCORM2004 {
+		typeCode, rangeCode = CodeType2004, CodeRange2004
+	}
+	bad := func(code int, format string, args ...any) error {
+		return &Error{Code: code, Element: name, Message: fmt.Sprintf(format, args...)}
+	}
 	switch e.kind {
 	case kString:
-		if n := utf8.RuneCountInString(value); n > e.max {
-			if d == SCORM2004 {
-				// SPM: the LMS keeps at least the smallest permitted maximum; more is not an error
-				// in the standard, but we bound storage at it.
-				return false, bad(rangeCode, "value of %d characters is longer than %d", n, e.max)
+		if len(value) > e.max { // no more bytes than the maximum: no more characters either
+			if n := utf8.RuneCountInString(value); n > e.max {
+				if d == SCORM2004 {
+					// SPM: the LMS keeps at least the smallest permitted maximum; more is not an error
+					// in the standard, but we bound storage at it.
+					return bad(rangeCode, "value of %d characters is longer than %d", n, e.max)
+				}
+				return bad(typeCode, "value of %d characters is longer than %d", n, e.max)
 			}
-			return false, bad(typeCode, "value of %d characters is longer than %d", n, e.max)
 		}
 	case kVocab:
 		for _, w := range e.vocab {
 			if value == w {
-				return true, nil
+				return nil
 			}
 		}
-		return false, bad(typeCode, "%q is not one of %s", value, strings.Join(quoted(e.vocab), ", "))
+		return bad(typeCode, "%q is not one of %s", value, strings.Join(quoted(e.vocab), ", "))
 	case kDecimal, kReal, kInteger:
-		re := decimalRE
+		valid := isDecimal(value)
 		if e.kind == kInteger {
-			re = integerRE
+			valid = isInteger(value)
 		}
-		if !re.MatchString(value) {
-			return false, bad(typeCode, "%q is not a number", value)
+		if !valid {
+			return bad(typeCode, "%q is not a number", value)
 		}
 		f, _ := strconv.ParseFloat(value, 64)
 		if e.bounded && (f < e.lo || f > e.hi) {
-			return false, bad(rangeCode, "%s is outside %g..%g", value, e.lo, e.hi)
+			return bad(rangeCode, "%s is outside %g..%g", value, e.lo, e.hi)
 		}
 	case kTimespan12:
-		if !timespan12RE.MatchString(value) {
-			return false, bad(typeCode, "%q is not a CMITimespan (HHHH:MM:SS.SS)", value)
+		if !isTimespan12(value) {
+			return bad(typeCode, "%q is not a CMITimespan (HHHH:MM:SS.SS)", value)
 		}
 	case kTime12:
-		if !time12RE.MatchString(value) {
-			return false, bad(typeCode, "%q is not a CMITime (HH:MM:SS.SS)", value)
+		if !isTime12(value) {
+			return bad(typeCode, "%q is not a CMITime (HH:MM:SS.SS)", value)
 		}
 	case kDuration:
 		if !durationRE.MatchString(value) || value == "P" || strings.HasSuffix(value, "T") {
-			return false, bad(typeCode, "%q is not an ISO 8601 duration", value)
+			return bad(typeCode, "%q is not an ISO 8601 duration", value)
 		}
 	case kTimestamp:
 		if !timestampRE.MatchString(value) {
-			return false, bad(typeCode, "%q is not an ISO 8601 timestamp", value)
+			return bad(typeCode, "%q is not an ISO 8601 timestamp", value)
 		}
 	}
-	return true, nil
+	return nil
 }
 
 func quoted(ws []string) []string {

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -81,17 +80,13 @@ func recordID(regID, instanceKey, activity string) string {
 }
 
 func decode(r *record.Record) (*Record, error) {
-	var rt Record
-	sr := storedRecord{recordAlias: (*recordAlias)(&rt)}
-	if err := json.Unmarshal(r.Data, &sr); err != nil {
-		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
-	}
-	values, err := decodeValues(sr.Values)
+	values := make(Values, len(r.Data)/40)
+	rt, err := decodeWith(r, func(k, v string) { values[k] = v }, func() { clear(values) })
 	if err != nil {
-		return nil, fmt.Errorf("decode runtime %s: %w", r.ID, err)
+		return nil, err
 	}
-	rt.Values, rt.Updated = values, r.Updated
-	return &rt, nil
+	rt.Values = values
+	return rt, nil
 }
 
 // Get returns an activity's run-time record, or nil when nothing was committed yet.
@@ -150,70 +145,88 @@ func (s *Store) NewAttempt() int64 { return s.now().UnixNano() }
 // commit left out), except that the first commit of a newer attempt replaces them when
 // c.Reset says that load started afresh (StartsAfresh). ErrStale when (attempt, c.Sequence) is not greater than the stored pair;
 // record.ErrNotFound when the registration is gone. A nil error means the data is durable.
+// The returned record's values are c.Values, completed: c is the store's once committed.
 func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity string, d Dialect, attempt int64, c *Commit) (*Record, error) {
 	id := recordID(regID, instanceKey, activity)
-	apply := func(rt *Record) error {
+	// apply lays c over rt, whose Values hold only the stored elements c left out and those
+	// the rules below read (storedUnder): a commit usually carries the whole data model, so
+	// the record's values are c's, with what it left out (under) and what the store sets
+	// itself (set) added once stored. Nothing here changes c, which a retry applies again.
+	apply := func(rt *Record) (under, set Values, err error) {
 		if attempt < rt.Attempt || (attempt == rt.Attempt && c.Sequence <= rt.Sequence) {
-			return fmt.Errorf("%w: commit %d of attempt %d, stored %d of attempt %d", ErrStale, c.Sequence, attempt, rt.Sequence, rt.Attempt)
+			return nil, nil, fmt.Errorf("%w: commit %d of attempt %d, stored %d of attempt %d", ErrStale, c.Sequence, attempt, rt.Sequence, rt.Attempt)
 		}
+		under = rt.Values
 		if attempt > rt.Attempt && rt.Attempt != 0 && StartsAfresh(c.Reset, d, rt) {
 			// The first commit of a load that started a new attempt: the earlier attempt's
 			// data is not carried over (the load got none of it either), but its completion
 			// is.
 			rt.Completed = rt.Completed || rt.completedNow()
-			rt.Values = Values{}
+			under = nil
 		}
 		rt.Attempt, rt.Sequence, rt.Dialect = attempt, c.Sequence, d
-		// The commit's values become the record's, with the stored elements it left out added:
-		// a commit usually carries the whole data model, so this looks up what the other way
-		// round would have to insert.
-		merged := make(Values, len(c.Values)+len(rt.Values))
-		for k, v := range c.Values {
-			merged[k] = v
-		}
-		for k, v := range rt.Values {
-			if _, ok := merged[k]; !ok {
-				merged[k] = v
+		get := func(k string) string {
+			if v, ok := c.Values[k]; ok {
+				return v
 			}
+			return under[k]
 		}
-		rt.Values = merged
-		if st := rt.Values["cmi.core.lesson_status"]; c.Finish12 && (st == "" || st == "not attempted") {
-			rt.Values["cmi.core.lesson_status"] = "completed"
+		set = Values{}
+		if st := get("cmi.core.lesson_status"); c.Finish12 && (st == "" || st == "not attempted") {
+			set["cmi.core.lesson_status"] = "completed"
 		}
 		if c.HACP != nil {
-			rt.Values["cmi.core.total_time"] = Timespan(rt.hacpTotal(c.HACP))
+			rt.Values = Values{"cmi.core.total_time": get("cmi.core.total_time")}
+			set["cmi.core.total_time"] = Timespan(rt.hacpTotal(c.HACP))
 		}
 		rt.Commits++
-		return nil
+		return under, set, nil
+	}
+	// done makes rt the record as stored: c's values with under beneath and set above them.
+	done := func(rt *Record, under, set Values, updated time.Time) *Record {
+		values := c.Values
+		if values == nil {
+			values = Values{}
+		}
+		for k, v := range under {
+			if _, ok := values[k]; !ok {
+				values[k] = v
+			}
+		}
+		for k, v := range set {
+			values[k] = v
+		}
+		rt.Values, rt.Updated = values, updated
+		return rt
 	}
 	for try := 0; try < 3; try++ {
 		// The record as applied is the answer: decoding what was just encoded would double
 		// the cost of a large commit.
 		var applied *Record
+		var under, set Values
 		r, err := record.Modify(ctx, s.records, tenant, KindRuntime, id, func(r *record.Record) error {
-			rt, err := decode(r)
+			rt, err := s.storedUnder(r, c)
 			if err != nil {
 				return err
 			}
-			if err := apply(rt); err != nil {
+			if under, set, err = apply(rt); err != nil {
 				return err
 			}
 			applied = rt
-			r.Data, err = encode(rt)
+			r.Data, err = encodeCommit(rt, under, c, set)
 			return err
 		})
 		if err == nil {
-			applied.Updated = r.Updated
-			return applied, nil
+			return done(applied, under, set, r.Updated), nil
 		}
 		if !errors.Is(err, record.ErrNotFound) {
 			return nil, err
 		}
 		rt := &Record{Activity: activity, Values: Values{}}
-		if err := apply(rt); err != nil {
+		if under, set, err = apply(rt); err != nil {
 			return nil, err
 		}
-		data, err := encode(rt)
+		data, err := encodeCommit(rt, under, c, set)
 		if err != nil {
 			return nil, err
 		}
@@ -221,8 +234,7 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 			Parent: &record.Ref{Kind: kindRegistration, ID: regID}, Data: data}
 		err = s.records.Create(ctx, nr)
 		if err == nil {
-			rt.Updated = nr.Updated
-			return rt, nil
+			return done(rt, under, set, nr.Updated), nil
 		}
 		if !errors.Is(err, record.ErrConflict) {
 			return nil, err
@@ -230,6 +242,42 @@ func (s *Store) Commit(ctx context.Context, tenant, regID, instanceKey, activity
 		// A concurrent first commit created it: apply on top of that one.
 	}
 	return nil, fmt.Errorf("runtime %q: too many concurrent first commits", id)
+}
+
+// readBeforeCommit are the stored elements a commit's rules read (StartsAfresh,
+// completedNow, lesson_status at finish, hacpTotal) whether or not the commit carries them.
+var readBeforeCommit = map[string]bool{"cmi.exit": true, "cmi.core.exit": true, "cmi.completion_status": true,
+	"cmi.core.lesson_status": true, "cmi.core.total_time": true}
+
+// storedUnder decodes a stored record for commit c: its Values are only the stored elements
+// c leaves out and those readBeforeCommit names, which is all a commit needs of them; the
+// others, about all of a large record, are not copied into a map. The stored elements are
+// usually met in the order of c's body (encodeCommit stored the previous commit so), which
+// tells that c has them without looking each up in c.Values.
+func (s *Store) storedUnder(r *record.Record, c *Commit) (*Record, error) {
+	under := Values{}
+	order, next := c.inOrder(), 0
+	inCommit := func(k string) bool {
+		// The next few elements of the body, for the elements a commit adds or leaves out.
+		for j := next; j < len(order) && j < next+4; j++ {
+			if order[j].name == k {
+				next = j + 1
+				return true
+			}
+		}
+		_, ok := c.Values[k]
+		return ok
+	}
+	rt, err := decodeWith(r, func(k, v string) {
+		if !inCommit(k) || readBeforeCommit[k] {
+			under[k] = v
+		}
+	}, func() { clear(under) })
+	if err != nil {
+		return nil, err
+	}
+	rt.Values = under
+	return rt, nil
 }
 
 // EndHACP ends the open AICC AU session of an activity (ExitAU), so the next PutParam's

@@ -628,7 +628,7 @@ func (s *API) playerCommit(c *fiber.Ctx) error {
 	if err != nil {
 		return commitRefused(c, fiber.StatusForbidden, 101, "the player session is invalid or has expired; launch the course again")
 	}
-	if err := httpx.ReadBody(c, httpx.MaxJSONBody); err != nil {
+	if err := httpx.ReadBody(c, scormrt.MaxBody); err != nil {
 		return err
 	}
 	_, v, act, d, err := s.sessionActivity(c, "")
