@@ -42,7 +42,8 @@ for target in storage/blob:FuzzCleanKey course/archive:FuzzOpen course/scorm:Fuz
   content/extract:FuzzVTT content/extract/jsdata:FuzzJS content/extract/tools:FuzzQuestions \
   content/extract/tools:FuzzCaptivate content/extract/tools:FuzzISpring \
   content/extract/tools:FuzzLectora course/xsd:FuzzValidate \
-  course/runtime:FuzzParseCommit course/runtime:FuzzEncode content/taxonomy:FuzzParse; do
+  course/runtime:FuzzParseCommit course/runtime:FuzzParseFast course/runtime:FuzzEncode \
+  course/runtime:FuzzDecode content/taxonomy:FuzzParse; do
   pkg=${target%%:*} fn=${target#*:}
   echo "   $pkg $fn ($FUZZTIME)"
   # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded" when
