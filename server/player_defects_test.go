@@ -430,3 +430,53 @@ func TestSCORM12PrerequisitesOfAnAggregation(t *testing.T) {
 		}
 	})
 }
+
+// aiccTwoAUs is an AICC course of two AUs, the second with the first as its prerequisite
+// (.pre).
+func aiccTwoAUs() map[string]string {
+	return map[string]string{
+		"course.crs": "[Course]\nCourse_Creator=Lectern Tests\nCourse_ID=CRS-2\nCourse_System=HTML\nCourse_Title=Two Units\n" +
+			"Level=1\nMax_Fields_CST=3\nTotal_AUs=2\nTotal_Blocks=0\nVersion=4.0\n[Course_Behavior]\nMax_Normal=1\n[Course_Description]\nTwo units.\n",
+		"course.au": `"System_ID","Type","Command_Line","File_Name","Max_Score","Mastery_Score","Max_Time_Allowed","Time_Limit_Action","System_Vendor","Core_Vendor","Web_Launch","AU_Password"` + "\n" +
+			`"A1","lesson","","one.html","","","","","","","",""` + "\n" + `"A2","lesson","","two.html","","","","","","","",""` + "\n",
+		"course.des": `"System_ID","Developer_ID","Title","Description"` + "\n" + `"A1","U1","Unit one",""` + "\n" + `"A2","U2","Unit two",""` + "\n",
+		"course.cst": `"block","member","member"` + "\n" + `"ROOT","A1","A2"` + "\n",
+		"course.pre": `"structure_element","prerequisite"` + "\n" + `"A2","A1"` + "\n",
+		"one.html":   "<html></html>",
+		"two.html":   "<html></html>",
+	}
+}
+
+// AICC prerequisites on the server: the page disables a locked AU, and an AU whose URL is
+// opened anyway gets no data (GetParam) and stores none (PutParam) until its prerequisites
+// are met.
+func TestAICCPrerequisitesOnTheServer(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "two", zipOf(t, aiccTwoAUs()), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		hacp := func(sid, command, data string) string {
+			t.Helper()
+			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {sid}, "AICC_Data": {data}}
+			r := e.do("POST", "/player/hacp/"+session, noAuth, form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+			if r.Status != 200 {
+				t.Fatalf("%s %s: %d %s", sid, command, r.Status, r.Body)
+			}
+			return string(r.Body)
+		}
+		for _, cmd := range []string{"GetParam", "PutParam"} {
+			if got := hacp("A2", cmd, "[Core]\r\nLesson_Status=passed\r\n"); !strings.HasPrefix(got, "error=3\r\n") || !strings.Contains(got, "AU 'A2' is locked") {
+				t.Errorf("%s of the locked AU: %q, want error 3 naming the lock", cmd, got)
+			}
+		}
+		if got := hacp("A1", "PutParam", "[Core]\r\nLesson_Status=passed\r\n"); !strings.HasPrefix(got, "error=0\r\n") {
+			t.Fatalf("PutParam of A1: %q", got)
+		}
+		if got := hacp("A2", "GetParam", ""); !strings.HasPrefix(got, "error=0\r\n") || !strings.Contains(strings.ToLower(got), "lesson_status=") {
+			t.Errorf("GetParam of A2 once A1 passed: %q", got)
+		}
+	})
+}

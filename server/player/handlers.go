@@ -761,6 +761,17 @@ func (s *API) playerHACP(c *fiber.Ctx) error {
 		return answer(scormrt.HACPInvalidSession, "session_id does not name an AU of this course", "")
 	}
 	cmd := strings.ToLower(field("command"))
+	if cmd == "getparam" || cmd == "putparam" {
+		// The page disables a locked AU, but its URL may be opened directly: the AU gets
+		// no data and can store none until its prerequisites are met.
+		locked, err := s.deps.Learner.Locked(ctx, sess, v)
+		if err != nil {
+			return err
+		}
+		if expr, ok := locked[act.ID]; ok {
+			return answer(scormrt.HACPInvalidSession, fmt.Sprintf("AU '%s' is locked: its prerequisites (%s) are not met yet", act.ID, expr), "")
+		}
+	}
 	if cmd != "putparam" { // PutParam's store touches the session itself
 		_, err := s.deps.Learner.Touch(ctx, sess, act.ID, registration.SignalActive)
 		if hacpRefused(err) {
