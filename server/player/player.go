@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"html/template"
 	"slices"
+
+	"github.com/lectern-lms/lectern/learner"
 )
 
 //go:embed assets
@@ -72,6 +74,10 @@ type Config struct {
 	FinishCommit bool `json:"finishCommit"`
 	// Chrome is what the page shows around the content and how it opens activities.
 	Chrome Chrome `json:"chrome"`
+	// Nav is set for a SCORM 2004 course: the sequencer decides what is delivered, and the
+	// page asks the runtime's navigate endpoint for every move instead of walking the list
+	// itself. It is the sequencer's answer at launch (Deliver is Start).
+	Nav *learner.NavState `json:"nav,omitempty"`
 }
 
 // Chrome is the player's controls and launch behaviour (the PlayerShow*, PlayerScoLaunchType,
