@@ -197,7 +197,8 @@ func navState(st *sequencing.State, res sequencing.Result, err error) *NavState 
 // SequencingLaunch is where a player session of a SCORM 2004 course starts: the activity the
 // sequencer's Current Activity still is (the page was reloaded), the StartSco the launch
 // asked for (as a choice, when the sequencer allows it), the suspended activity (resumeAll),
-// or the start of the course. key is the player session token.
+// or the start of the course; when that delivers nothing (flow not allowed), the first SCO a
+// choice may deliver. key is the player session token.
 func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version) (*NavState, error) {
 	var res sequencing.Result
 	var nerr error
@@ -218,12 +219,32 @@ func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClai
 			kind = sequencing.ResumeAll
 		}
 		res, nerr = st.Navigate(sequencing.Request{Kind: kind})
+		if res.Deliver == "" && !res.SessionEnded && st.Current == "" {
+			// Lectern's policy: a course whose start delivers nothing (its root does not
+			// allow flow, as SCORM's defaults have it) starts with the first SCO the learner
+			// could choose, as they would from the table of contents.
+			for _, e := range st.TOC() {
+				if e.Enabled && launchableID(v.Package, e.ID) {
+					if r, err := st.Navigate(sequencing.Request{Kind: sequencing.Choice, Target: e.ID}); err == nil && r.Deliver != "" {
+						res, nerr = r, nil
+						break
+					}
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return navState(st, res, nerr), nil
+}
+
+// launchableID reports whether id is a launchable activity of pkg.
+func launchableID(pkg *course.Package, id string) bool {
+	found := false
+	pkg.Root.Walk(func(a *course.Activity) { found = found || (a.ID == id && Launchable(a)) })
+	return found
 }
 
 // SequencingState is the session's State as the player shows it, changing nothing but
