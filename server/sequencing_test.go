@@ -208,3 +208,55 @@ func TestSequencingNavigate(t *testing.T) {
 		}
 	})
 }
+
+// ADL's SX-02 (choice off, flow, exit and post-condition rules, a rollup rule, completion
+// thresholds) taken through the player's HTTP endpoints as its script says: each SCO is
+// delivered in turn, sees the request_valid answers the script checks, commits what the script
+// sets and terminates; the tester's Continue is the navigate endpoint, and Exit at the end
+// (exitAll) ends the session.
+func TestSequencingADLSX02(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "sx02", adlPackage(t, "LMSTestPackage_SX-02"), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "sx02", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		steps := []struct {
+			act string
+			// valid are the request_valid answers the script checks: continue, previous,
+			// and choice of target (when set).
+			cont, prev    bool
+			target        string
+			choice        bool
+			commit, after string
+		}{
+			{act: "activity_1", cont: true, prev: false, target: "activity_3", choice: false,
+				commit: `"cmi.exit":"normal"`, after: "continue"},
+			{act: "activity_3", cont: true, prev: true, target: "activity_5", choice: false,
+				commit: `"cmi.completion_status":"incomplete","cmi.progress_measure":"0.5","cmi.exit":"normal"`, after: "continue"},
+			{act: "activity_4", cont: true, prev: true, commit: `"cmi.success_status":"failed","cmi.exit":"normal"`, after: "continue"},
+			{act: "activity_5", cont: true, prev: true, commit: `"cmi.progress_measure":"0.9","cmi.exit":"normal"`, after: "continue"},
+			{act: "activity_1", cont: true, prev: false, commit: `"cmi.exit":"normal"`, after: "exitAll"},
+		}
+		n := e.playerNav(session)
+		for i, s := range steps {
+			if n.Deliver != s.act {
+				t.Fatalf("step %d: delivered %q (%s %s), want %s", i, n.Deliver, n.Exception, n.Message, s.act)
+			}
+			var st struct{ Nav *navAnswer }
+			e.get("/player/runtime/"+session+"/activity?activity="+s.act).json(t, &st)
+			if v := st.Nav.Valid; v.Continue != s.cont || v.Previous != s.prev || (s.target != "" && v.Choice[s.target] != s.choice) {
+				t.Errorf("step %d (%s): request_valid %+v, want continue %v previous %v choice %s %v", i, s.act, v, s.cont, s.prev, s.target, s.choice)
+			}
+			e.seqCommit(session, s.act, `{"commitSequence":1,`+s.commit+`}`)
+			var r resp
+			if r, n = e.navigate(session, "request="+s.after); r.Status != 200 {
+				t.Fatalf("step %d: %s: %d %s", i, s.after, r.Status, r.Body)
+			}
+		}
+		if !n.SessionEnded {
+			t.Errorf("exitAll at the end: %+v", n)
+		}
+	})
+}
