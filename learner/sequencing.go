@@ -1,6 +1,7 @@
 package learner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,10 +132,12 @@ func seed(parts ...string) int64 {
 // changeSequencing loads the session's State (creating it on first use), applies fn and
 // stores the result: durably with the registration instance for a tracked session (fn may
 // run again when another request changed the State meanwhile), in memory for a preview. key
-// is the player session token, which names a preview's State. It returns the State as stored.
-func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, fn func(st *sequencing.State) error) (*sequencing.State, error) {
+// is the player session token, which names a preview's State. It returns the State as stored
+// and whether fn changed it (an unchanged State is not written again: equal States marshal to
+// equal bytes).
+func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, fn func(st *sequencing.State) error) (*sequencing.State, bool, error) {
 	if !Sequenced(v) {
-		return nil, ErrNotSequenced
+		return nil, false, ErrNotSequenced
 	}
 	build := func(old []byte) (*sequencing.State, []byte, error) {
 		var st *sequencing.State
@@ -158,20 +161,28 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 		return st, data, err
 	}
 	if !tracked(sess) {
-		st, data, err := build(s.seqMem.get(key))
+		old := s.seqMem.get(key)
+		st, data, err := build(old)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		s.seqMem.put(key, data, time.Unix(sess.Expires, 0))
-		return st, nil
+		changed := !bytes.Equal(old, data)
+		if changed {
+			s.seqMem.put(key, data, time.Unix(sess.Expires, 0))
+		}
+		return st, changed, nil
 	}
 	var out *sequencing.State
+	changed := false
 	err := s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
 		st, data, err := build(old)
-		out = st
+		out, changed = st, err == nil && !bytes.Equal(old, data)
+		if !changed {
+			return nil, err
+		}
 		return data, err
 	})
-	return out, err
+	return out, changed, err
 }
 
 // navState describes st for the player after res (or the refusal err).
@@ -202,7 +213,7 @@ func navState(st *sequencing.State, res sequencing.Result, err error) *NavState 
 func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version) (*NavState, error) {
 	var res sequencing.Result
 	var nerr error
-	st, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		res, nerr = sequencing.Result{}, nil
 		if st.Current != "" {
 			res.Deliver = st.Current
@@ -250,7 +261,7 @@ func launchableID(pkg *course.Package, id string) bool {
 // SequencingState is the session's State as the player shows it, changing nothing but
 // creating the State on first use.
 func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version) (*NavState, error) {
-	st, err := s.changeSequencing(ctx, sess, key, v, func(*sequencing.State) error { return nil })
+	st, _, err := s.changeSequencing(ctx, sess, key, v, func(*sequencing.State) error { return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +275,7 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 func (s *Service) SequencingNavigate(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, req sequencing.Request) (*NavState, error) {
 	var res sequencing.Result
 	var nerr error
-	st, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		res, nerr = st.Navigate(req)
 		return nil
 	})
@@ -278,6 +289,9 @@ func (s *Service) SequencingNavigate(ctx context.Context, sess *course.SessionCl
 // at Terminate, processes the navigation request the SCO left pending (adl.nav.request).
 // values are the SCO's data as stored after the commit (a preview's: the commit's own).
 // A request the sequencer refuses is answered in the NavState, as SequencingNavigate does.
+// The answer is nil when the commit changed nothing the sequencer tracks (most automatic
+// commits): the player's view stands, and building it again (a look-ahead per activity) is
+// spared.
 func (s *Service) SequencingCommit(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, act *course.Activity, values scormrt.Values, navRequest string, exit bool) (*NavState, error) {
 	out := Outcome(values)
 	var req sequencing.Request
@@ -290,7 +304,7 @@ func (s *Service) SequencingCommit(ctx context.Context, sess *course.SessionClai
 	}
 	var res sequencing.Result
 	var nerr error
-	st, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, changed, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		res, nerr = sequencing.Result{}, nil
 		if pending && (req.Kind == sequencing.Abandon || req.Kind == sequencing.AbandonAll) {
 			// An abandoned attempt's data is discarded (SN book, RTE to SN mapping).
@@ -302,7 +316,7 @@ func (s *Service) SequencingCommit(ctx context.Context, sess *course.SessionClai
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || (!changed && !pending) {
 		return nil, err
 	}
 	return navState(st, res, nerr), nil
