@@ -80,5 +80,21 @@ func TestSequencingInBrowser(t *testing.T) {
 		if strings.Join(got, ",") != "s1:s1,s2:s2,s3:s3" {
 			t.Errorf("run-time data after the walk: %v", got)
 		}
+
+		// SCORM's defaults (choice, no flow): the course starts with the first SCO a choice
+		// may deliver, Previous and Next stay disabled, and the table of contents chooses.
+		free := strings.Replace(manifestForward, `<imsss:sequencing><imsss:controlMode choice="false" flow="true" forwardOnly="true"/></imsss:sequencing>`, "", 1)
+		e.importOK("acme", "free", zipOf(t, map[string]string{"imsmanifest.xml": free, "sco.html": scoNav}), "")
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "free", "registrationId": "r2",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create r2")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r2/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, inFramePage, "ready|s1|false|false|true", "first SCO of a course without flow")
+		waitJS(t, ctx, tocDisabled, "One:false,Two:false,Three:false", "table of contents with choice")
+		waitJS(t, ctx, controls, "true,true", "Previous and Next disabled without flow")
+		click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Three"})[0]`)
+		waitJS(t, ctx, inFramePage, "ready|s3|false|false|true", "the SCO chosen in the table of contents")
+		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry after the choice")
 	})
 }
