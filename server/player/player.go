@@ -211,7 +211,7 @@ body{display:flex;flex-direction:column}
     // the player is itself framed) and comes back through its returnURL.
     if (a.ownWindow) { ownWindow(a.url); return; }
     if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { show(a.url); return; }
-    api = null;
+    if (seq) api = null; // the SCO being left is not the one a navigation request ends
     var req = new XMLHttpRequest();
     req.open("GET", cfg.runtimeUrl + "/activity?activity=" + encodeURIComponent(a.id));
     req.onload = function () {
