@@ -24,6 +24,11 @@ type Commit struct {
 	Data    *scormrt.Commit
 	// Exit marks the content's terminating commit (Terminate, LMSFinish).
 	Exit bool
+	// Key is the player session token (it names the sequencing State of a session that
+	// tracks nothing; a tracked one's is its registration instance's).
+	Key string
+
+	stored scormrt.Values // the activity's data once the commit is stored
 }
 
 // Commit stores a commit of a tracked session, then rolls the instance up, posts the
@@ -32,7 +37,28 @@ type Commit struct {
 // registration.ErrNotFound (the registration is gone), ErrGone (reset since the launch),
 // scormrt.ErrStale (an older commit than the stored one) or a *SessionError (a later launch
 // took the session over, or it expired).
-func (s *Service) Commit(ctx context.Context, c Commit) error {
+//
+// For a SCORM 2004 course the stored outcome is then reported to the sequencer, and at
+// Terminate the SCO's pending navigation request is processed (SequencingCommit): the
+// answer is the sequencer's, nil for other standards or when the sequencer failed (the
+// commit is durable all the same; the failure is logged).
+func (s *Service) Commit(ctx context.Context, c Commit) (*NavState, error) {
+	if err := s.commit(ctx, &c); err != nil {
+		return nil, err
+	}
+	if !Sequenced(c.Version) || c.Dialect != scormrt.SCORM2004 {
+		return nil, nil
+	}
+	nav, err := s.SequencingCommit(ctx, c.Session, c.Key, c.Version, c.Activity, c.stored, c.Data.NavRequest, c.Exit)
+	if err != nil {
+		s.log.Warn("sequencing after a commit failed", "tenant", c.Session.Tenant, "registration", c.Session.RegistrationID,
+			"activity", c.Activity.ID, "error", err)
+		return nil, nil
+	}
+	return nav, nil
+}
+
+func (s *Service) commit(ctx context.Context, c *Commit) error {
 	sess, act := c.Session, c.Activity
 	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
 	if err != nil {
@@ -68,6 +94,7 @@ func (s *Service) Commit(ctx context.Context, c Commit) error {
 	if err != nil {
 		return err
 	}
+	c.stored = rec.Values
 	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers, rec)
 	if convert {
 		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)
@@ -83,8 +110,9 @@ func (s *Service) HACPPut(ctx context.Context, sess *course.SessionClaims, v *co
 	if t := put.Values["cmi.core.session_time"]; t != "" {
 		put.HACP = &scormrt.HACPTime{Session: sess.Launch, Seconds: scormrt.TimespanSeconds(t)}
 	}
-	return s.Commit(ctx, Commit{Session: sess, Version: v, Activity: act, Dialect: scormrt.SCORM12,
+	_, err := s.Commit(ctx, Commit{Session: sess, Version: v, Activity: act, Dialect: scormrt.SCORM12,
 		Attempt: s.d.Runtime.NewAttempt(), Data: put})
+	return err
 }
 
 // Exit is an exit without data (AICC ExitAU of act): it ends the AU's session for the

@@ -68,6 +68,8 @@ type Deps struct {
 type Service struct {
 	d   Deps
 	log *slog.Logger
+	// seqMem keeps the sequencing States of previews and reviews (sequencing.go).
+	seqMem memStates
 }
 
 // New returns the learner's path over d.

@@ -118,12 +118,15 @@ var bad=api.SetValue("cmi.score.scaled","7"),code=api.GetLastError();
 s.textContent="ready|"+n+"|"+api.Commit("")+"|"+bad+"|"+code;
 </script></body></html>`
 
+// manifest2004 is a SCORM 2004 course of two SCOs whose organization allows flow, so the
+// sequencer lets Previous and Next walk them.
 const manifest2004 = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="b2004" version="1" ` + coursetest.NS2004 + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
   <organizations default="o"><organization identifier="o"><title>Browser 2004</title>
     <item identifier="one" identifierref="r1" parameters="?one"><title>First</title></item>
     <item identifier="two" identifierref="r1" parameters="?two"><title>Second</title></item>
+    <imsss:sequencing><imsss:controlMode flow="true"/></imsss:sequencing>
   </organization></organizations>
   <resources><resource identifier="r1" type="webcontent" adlcp:scormType="sco" href="sco.html"><file href="sco.html"/></resource></resources>
 </manifest>`

@@ -225,11 +225,15 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 		}
 
 		s1 := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		if got := startOf(s1); got != "" {
+		if got := startOf(s1); got != "one" {
 			t.Errorf("first launch starts at %q, want the first SCO", got)
 		}
 		one := e.activity(s1, "one")
 		commit(s1, "one", one.Attempt, 1, `"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.9","cmi.exit":"normal"`, true)
+		// The learner goes on to two (Next): the sequencer delivers it, so a relaunch finds it.
+		if r, n := e.navigate(s1, "request=continue"); r.Status != 200 || n.Deliver != "two" {
+			t.Fatalf("continue to two: %d %s", r.Status, r.Body)
+		}
 		two := e.activity(s1, "two")
 		commit(s1, "two", two.Attempt, 1, `"cmi.completion_status":"incomplete","cmi.location":"p3","cmi.suspend_data":"page=3","cmi.exit":"suspend"`, true)
 		if a := amount(); a != 0.5 {

@@ -38,6 +38,10 @@ func (d resumeDialect) manifest() string {
 	for _, n := range resumeSCOs {
 		fmt.Fprintf(&items, `<item identifier="%s" identifierref="r1" parameters="?%s"><title>SCO %s</title></item>`, n, n, n)
 	}
+	if d.name == "2004" {
+		// SCORM 2004 is sequenced: Next needs the organization to allow flow.
+		items.WriteString(`<imsss:sequencing><imsss:controlMode flow="true"/></imsss:sequencing>`)
+	}
 	return `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="five" version="1" ` + d.manifestNS + `>
   <metadata><schema>ADL SCORM</schema><schemaversion>` + d.schema + `</schemaversion></metadata>

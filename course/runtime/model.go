@@ -93,6 +93,10 @@ type Commit struct {
 	// Finish12 marks the terminating commit (LMSFinish) of a SCORM 1.2 SCO: a SCO that set no
 	// lesson_status by then is completed (SCORM 1.2 RTE, cmi.core.lesson_status).
 	Finish12 bool
+	// NavRequest is the SCO's pending adl.nav.request (SCORM 2004): the navigation request
+	// the sequencer processes when the SCO terminates. It belongs to that one Terminate, so it
+	// is carried here and not stored with the SCO's data; "" when none (_none_) is pending.
+	NavRequest string
 	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
 	// into cmi.core.total_time (HACPTime).
 	HACP *HACPTime
@@ -190,6 +194,17 @@ func ParseCommit(d Dialect, body []byte) (*Commit, error) {
 		}
 		if err := flatten(k, v, flat, 0); err != nil {
 			return nil, err
+		}
+	}
+	if d == SCORM2004 {
+		if nav, ok := flat[NavRequestElement]; ok {
+			if _, err := Validate(d, NavRequestElement, nav); err != nil {
+				return nil, err
+			}
+			if nav != "_none_" {
+				c.NavRequest = nav
+			}
+			delete(flat, NavRequestElement)
 		}
 	}
 	for k, v := range flat {
@@ -439,11 +454,10 @@ func Validate(d Dialect, name, value string) (keep bool, err error) {
 	if p, ok := patternOf(name); ok {
 		e = index[p]
 	}
+	if d == SCORM2004 && strings.HasPrefix(name, "adl.") {
+		return validateADL(name, value, typeCode)
+	}
 	if e == nil {
-		if d == SCORM2004 && strings.HasPrefix(name, "adl.") {
-			// adl.nav.request and adl.data are the sequencer's and shared data's; not kept.
-			return false, nil
-		}
 		return false, bad(CodeUndefined, "is not an element of the %s data model", d)
 	}
 	if e.kind == kReadOnly {
@@ -517,6 +531,36 @@ func checkValue(d Dialect, e *element, name, value string) error {
 		}
 	}
 	return nil
+}
+
+// NavRequestElement is SCORM 2004's adl.nav.request, the navigation request a SCO leaves
+// pending for its Terminate.
+const NavRequestElement = "adl.nav.request"
+
+// navRequests are the adl.nav.request values without a target (SCORM 2004 RTE 4.4.1).
+var navRequests = []string{"_none_", "continue", "previous", "exit", "exitAll", "abandon", "abandonAll", "suspendAll"}
+
+// navTargetRE is a choice or jump request with its target, {target=ID}choice.
+var navTargetRE = regexp.MustCompile(`^\{target=[^{}\s]+\}(choice|jump)$`)
+
+// validateADL checks the adl.* namespace of SCORM 2004: adl.nav.request is writable with the
+// RTE book's vocabulary; adl.nav.request_valid.* are read-only (the LMS answers them from the
+// sequencer) and, like adl.data (shared data, not kept yet), are dropped.
+func validateADL(name, value string, typeCode int) (bool, error) {
+	switch {
+	case name == NavRequestElement:
+		for _, w := range navRequests {
+			if value == w {
+				return true, nil
+			}
+		}
+		if navTargetRE.MatchString(value) {
+			return true, nil
+		}
+		return false, &Error{Code: typeCode, Element: name,
+			Message: fmt.Sprintf("%q is not a navigation request (continue, previous, {target=ID}choice, {target=ID}jump, exit, exitAll, abandon, abandonAll, suspendAll or _none_)", value)}
+	}
+	return false, nil
 }
 
 func quoted(ws []string) []string {

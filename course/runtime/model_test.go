@@ -45,7 +45,14 @@ func TestValidate(t *testing.T) {
 		{SCORM2004, "cmi.interactions.0.type", "long-fill-in", true, 0},
 		{SCORM2004, "cmi.location", strings.Repeat("l", 1001), false, CodeRange2004},
 		{SCORM2004, "cmi.core.lesson_status", "passed", false, CodeUndefined},
-		{SCORM2004, "adl.nav.request", "continue", false, 0},
+		{SCORM2004, "adl.nav.request", "continue", true, 0},
+		{SCORM2004, "adl.nav.request", "{target=sco-2}choice", true, 0},
+		{SCORM2004, "adl.nav.request", "{target=sco-2}jump", true, 0},
+		{SCORM2004, "adl.nav.request", "_none_", true, 0},
+		{SCORM2004, "adl.nav.request", "next", false, CodeType2004},
+		{SCORM2004, "adl.nav.request", "{target=}choice", false, CodeType2004},
+		{SCORM2004, "adl.nav.request_valid.continue", "true", false, 0},
+		{SCORM2004, "adl.data.0.store", "x", false, 0},
 		{SCORM2004, "cmi.learner_id", "x", false, 0},
 	} {
 		keep, err := Validate(c.d, c.name, c.value)
@@ -203,5 +210,22 @@ func TestLimitsAndReset(t *testing.T) {
 	v := Values{"cmi.core.lesson_status": "failed", "cmi.core.score.raw": "10", "cmi.suspend_data": "p=2", "cmi.core.lesson_location": "2"}.WithoutResults()
 	if len(v) != 2 || v["cmi.suspend_data"] != "p=2" || v["cmi.core.lesson_location"] != "2" {
 		t.Errorf("no-credit commit keeps %v", v)
+	}
+}
+
+// A SCO's pending adl.nav.request travels with its commit, not with its stored data.
+func TestParseCommitNavRequest(t *testing.T) {
+	c, err := ParseCommit(SCORM2004, []byte(`{"commitSequence":2,"cmi.exit":"normal","adl.nav.request":"{target=b}choice","adl.nav.request_valid.continue":"true"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NavRequest != "{target=b}choice" || len(c.Values) != 1 || c.Values["cmi.exit"] != "normal" {
+		t.Errorf("commit %+v", c)
+	}
+	if c, err = ParseCommit(SCORM2004, []byte(`{"commitSequence":3,"adl.nav.request":"_none_"}`)); err != nil || c.NavRequest != "" {
+		t.Errorf("_none_: %+v %v", c, err)
+	}
+	if _, err = ParseCommit(SCORM2004, []byte(`{"commitSequence":3,"adl.nav.request":"jump"}`)); err == nil {
+		t.Error("jump without a target accepted")
 	}
 }

@@ -303,7 +303,8 @@ func (s *Store) EndHACP(ctx context.Context, tenant, regID, instanceKey, activit
 
 var errNothingToEnd = errors.New("no open AU session")
 
-// DeleteInstance removes the run-time records of one registration instance (after a reset).
+// DeleteInstance removes the run-time records and the sequencing state of one registration
+// instance (after a reset).
 // Records left by a crash in between are never read: the fresh instance has a new key.
 func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey string) error {
 	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
@@ -316,5 +317,5 @@ func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey s
 			return err
 		}
 	}
-	return nil
+	return s.deleteSequencing(ctx, tenant, regID, instanceKey)
 }

@@ -55,6 +55,8 @@ func (s *API) Register(r httpx.Registrar) {
 	// suspend data): the runtime's own bound, not the JSON default.
 	s.browser(fiber.MethodPost, "/player/runtime/:session/commit", scormrt.MaxBody, s.playerCommit)
 	s.browser(fiber.MethodPost, "/player/runtime/:session/heartbeat", httpx.MaxNoBody, s.playerHeartbeat)
+	// A navigation request is all in its query: no body.
+	s.browser(fiber.MethodPost, "/player/runtime/:session/navigate", httpx.MaxNoBody, s.playerNavigate)
 }
 
 func htmlError(c *fiber.Ctx, status int, title, text string) error {
@@ -231,7 +233,15 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 		}
 	}
 	start := sess.StartSco
-	if start == "" {
+	var nav *learner.NavState
+	if learner.Sequenced(v) {
+		// SCORM 2004: the sequencer says where the session starts (start, resumeAll, or the
+		// activity still current when the page is reloaded).
+		if nav, err = s.deps.Learner.SequencingLaunch(c.UserContext(), sess, token, v); err != nil {
+			return err
+		}
+		start = nav.Deliver
+	} else if start == "" {
 		// A relaunch goes on where the learner left (the last suspended or used activity).
 		if start, err = s.deps.Learner.ResumeActivity(c.UserContext(), sess, v); err != nil {
 			return err
@@ -254,6 +264,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	cfg.FinishCommit = vs["PlayerFinishCausesImmediateCommit"] != "false"
 	if d == scormrt.SCORM2004 {
 		cfg.Dialect = "2004"
+		cfg.Nav = nav
 	}
 	aicc := v.Standard == course.AICC
 	if aicc {
@@ -520,6 +531,9 @@ type CommitAnswer struct {
 	// Reason names why a session's post was refused when the player page acts on it:
 	// concurrent-launch (warn), concurrent-launch-exit (exit) or session-expired.
 	Reason string `json:"reason,omitempty"`
+	// Nav is the sequencer's answer to a SCORM 2004 commit: the State after the SCO's
+	// outcome, and at Terminate what its pending adl.nav.request delivers.
+	Nav *learner.NavState `json:"nav,omitempty"`
 }
 
 func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
@@ -561,6 +575,9 @@ func (s *API) sessionActivity(c *fiber.Ctx, activityID string) (*course.SessionC
 type ActivityState struct {
 	Attempt int64          `json:"attempt"`
 	CMI     scormrt.Values `json:"cmi"`
+	// Nav is the sequencer's view for a SCORM 2004 course: the page answers the SCO's
+	// adl.nav.request_valid.* from it.
+	Nav *learner.NavState `json:"nav,omitempty"`
 }
 
 func (s *API) playerActivity(c *fiber.Ctx) error {
@@ -580,8 +597,14 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	st := ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values}
+	if learner.Sequenced(v) {
+		if st.Nav, err = s.deps.Learner.SequencingState(ctx, sess, c.Params("session"), v); err != nil {
+			return err
+		}
+	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values})
+	return c.JSON(st)
 }
 
 // refuseLocked refuses (403) the load of an activity whose prerequisites are not met.
@@ -662,14 +685,22 @@ func (s *API) playerCommit(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	// The player's scorm-again adds terminate=true to the commit of Terminate / LMSFinish.
+	exit := c.Query("terminate") == "true"
 	if sess.Preview || sess.ForceReview {
 		// Preview and review run without tracking: a valid commit is answered as stored, and
-		// dropped, so the content behaves as in a tracked launch.
-		return c.JSON(CommitAnswer{Result: "true"})
+		// dropped, so the content behaves as in a tracked launch. A SCORM 2004 course is still
+		// sequenced, in the session's memory.
+		answer := CommitAnswer{Result: "true"}
+		if learner.Sequenced(v) {
+			if answer.Nav, err = s.deps.Learner.SequencingCommit(ctx, sess, c.Params("session"), v, act, commit.Values, commit.NavRequest, exit); err != nil {
+				return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, err.Error())
+			}
+		}
+		return c.JSON(answer)
 	}
-	// The player's scorm-again adds terminate=true to the commit of Terminate / LMSFinish.
-	err = s.deps.Learner.Commit(ctx, learner.Commit{Session: sess, Version: v, Activity: act, Dialect: d, Attempt: attempt,
-		Data: commit, Exit: c.Query("terminate") == "true"})
+	nav, err := s.deps.Learner.Commit(ctx, learner.Commit{Session: sess, Version: v, Activity: act, Dialect: d, Attempt: attempt,
+		Data: commit, Exit: exit, Key: c.Params("session")})
 	if err != nil {
 		if answered, ok := sessionRefusal(c, err); ok {
 			return answered
@@ -679,7 +710,7 @@ func (s *API) playerCommit(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	return c.JSON(CommitAnswer{Result: "true"})
+	return c.JSON(CommitAnswer{Result: "true", Nav: nav})
 }
 
 // commitStatus is the status of a commit the learner's path refused: its registration is

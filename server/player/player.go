@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"html/template"
 	"slices"
+
+	"github.com/lectern-lms/lectern/learner"
 )
 
 //go:embed assets
@@ -72,6 +74,10 @@ type Config struct {
 	FinishCommit bool `json:"finishCommit"`
 	// Chrome is what the page shows around the content and how it opens activities.
 	Chrome Chrome `json:"chrome"`
+	// Nav is set for a SCORM 2004 course: the sequencer decides what is delivered, and the
+	// page asks the runtime's navigate endpoint for every move instead of walking the list
+	// itself. It is the sequencer's answer at launch (Deliver is Start).
+	Nav *learner.NavState `json:"nav,omitempty"`
 }
 
 // Chrome is the player's controls and launch behaviour (the PlayerShow*, PlayerScoLaunchType,
@@ -156,8 +162,12 @@ body{display:flex;flex-direction:column}
   var frame = $("frame"), toc = $("toc");
   var scos = cfg.activities.filter(function (a) { return a.url; });
   var current = -1, api = null, exiting = false, leaving = false;
-  var buttons = {};
+  var buttons = {}, items = {};
   var locked = cfg.locked || {}; // activities whose prerequisites are not met
+  // SCORM 2004: the sequencer on the server decides (docs/sequencing.md). seq is its latest
+  // view (table of contents, request_valid answers); navBusy while the page's own request
+  // runs; pageGoing once the page unloads (commits then go by beacon).
+  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null;
   // The page's state across a reload of the same tab: exited, so a reload goes where
   // RedirectOnRefreshUrl says.
   var exitKey = "lectern-exited:" + cfg.runtimeUrl;
@@ -166,17 +176,18 @@ body{display:flex;flex-direction:column}
     var el;
     if (a.url) {
       el = document.createElement("button"); el.type = "button";
-      el.onclick = function () { go(scos.indexOf(a)); };
+      el.onclick = function () { if (seq) navigate("choice", a.id); else go(scos.indexOf(a)); };
       buttons[a.id] = el;
     } else {
       el = document.createElement("div"); el.className = "container";
     }
+    items[a.id] = el;
     el.textContent = a.title || a.id;
     el.style.paddingLeft = (a.depth * 0.8 + 0.25) + "em";
     toc.appendChild(el);
   });
   function responseHandler(xhr) {
-    try { var r = JSON.parse(xhr.responseText); if (r && r.reason) sessionNotice(r); if (r && "result" in r) return { result: r.result, errorCode: r.errorCode || 0 }; } catch (e) {}
+    try { var r = JSON.parse(xhr.responseText); if (r && r.reason) sessionNotice(r); if (r && r.nav) commitNav(r.nav); if (r && "result" in r) return { result: r.result, errorCode: r.errorCode || 0 }; } catch (e) {}
     return xhr.status >= 200 && xhr.status < 300 ? { result: "true", errorCode: 0 } : { result: "false", errorCode: 101 };
   }
   // A single-SCO course exits when its SCO finishes; in a multi-SCO course the learner goes
@@ -200,11 +211,13 @@ body{display:flex;flex-direction:column}
     // the player is itself framed) and comes back through its returnURL.
     if (a.ownWindow) { ownWindow(a.url); return; }
     if (cfg.dialect === "aicc" || cfg.dialect === "xapi" || cfg.dialect === "cmi5") { show(a.url); return; }
+    if (seq) api = null; // the SCO being left is not the one a navigation request ends
     var req = new XMLHttpRequest();
     req.open("GET", cfg.runtimeUrl + "/activity?activity=" + encodeURIComponent(a.id));
     req.onload = function () {
       if (req.status !== 200) { showMessage("This activity cannot be launched: " + req.responseText); return; }
       var state = JSON.parse(req.responseText);
+      if (seq && state.nav) { seq = state.nav; drawNav(); }
       var settings = {
         lmsCommitUrl: cfg.runtimeUrl + "/commit?activity=" + encodeURIComponent(a.id) + "&attempt=" + state.attempt,
         dataCommitFormat: "flattened", includeCommitSequence: true, sendFullCommit: true, terminateCommitParam: "terminate",
@@ -212,10 +225,12 @@ body{display:flex;flex-direction:column}
         autoCompleteLessonStatus: true, // SCORM 1.2: LMSFinish without a status completes (browse: browsed)
         xhrResponseHandler: responseHandler, logLevel: 4
       };
+      if (seq) settings.requestHandler = pendingRequest;
       flushFinish();
       if (cfg.dialect === "2004") {
         api = window.API_1484_11 = new window.Scorm2004API(settings);
-        api.on("Terminate", finished);
+        api.on("Terminate", seq ? seqTerminated : finished);
+        if (seq) sequenced(api);
         api.on("SetValue.cmi.completion_status", function (el, v) { if (v === "completed") progressed(a.id); });
       } else {
         api = window.API = new window.Scorm12API(settings);
@@ -228,6 +243,120 @@ body{display:flex;flex-direction:column}
     };
     req.send();
   }
+  // --- SCORM 2004 sequencing: the server's sequencer decides what comes next ---
+  function scoIndex(id) {
+    for (var i = 0; i < scos.length; i++) if (scos[i].id === id) return i;
+    return -1;
+  }
+  // drawNav shows the sequencer's table of contents (hidden, disabled) and Previous/Next.
+  function drawNav() {
+    (seq.toc || []).forEach(function (e) {
+      if (items[e.id]) items[e.id].hidden = !e.visible;
+      if (buttons[e.id]) {
+        buttons[e.id].disabled = !e.enabled;
+        if (!e.enabled) buttons[e.id].title = "Not available now"; else buttons[e.id].removeAttribute("title");
+      }
+    });
+    var v = seq.valid || {};
+    if ($("prev")) $("prev").disabled = !v.previous;
+    if ($("next")) $("next").disabled = !v.continue;
+  }
+  // act follows the sequencer's answer: deliver an activity, or end the session.
+  function act(nav) {
+    seq = nav;
+    drawNav();
+    if (nav.sessionEnded) { exit(); return; }
+    if (nav.deliver && scoIndex(nav.deliver) >= 0) { go(scoIndex(nav.deliver)); return; }
+    if (nav.message) showMessage("This is not possible now: " + nav.message);
+  }
+  // navigate runs the learner's request: the running SCO ends first (its outcome reaches the
+  // sequencer with its terminating commit), then the server decides.
+  function navigate(request, target) {
+    if (navBusy || !seq) return;
+    var v = seq.valid || {};
+    if ((request === "continue" && !v.continue) || (request === "previous" && !v.previous) ||
+        (request === "choice" && !(v.choice || {})[target])) { drawNav(); return; }
+    navBusy = true;
+    endSco(function () {
+      var req = new XMLHttpRequest();
+      req.open("POST", cfg.runtimeUrl + "/navigate?request=" + encodeURIComponent(request) + (target ? "&target=" + encodeURIComponent(target) : ""));
+      req.onload = function () {
+        navBusy = false;
+        var r = null;
+        try { r = JSON.parse(req.responseText); } catch (e) {}
+        if (r && r.reason) { sessionNotice(r); return; }
+        if (req.status !== 200 || !r) { showMessage("The course cannot go on: " + ((r && r.message) || req.status)); return; }
+        act(r);
+      };
+      req.onerror = function () { navBusy = false; showMessage("The course cannot go on: the server does not answer."); };
+      req.send();
+    });
+  }
+  // endSco unloads the running SCO and waits (2 s at most) for its Terminate; a SCO that does
+  // not terminate is terminated for it, so its data is committed before the request.
+  function endSco(done) {
+    var a = api;
+    unload();
+    if (!a || !a.isInitialized()) { done(); return; }
+    var waited = 0, t = setInterval(function () {
+      waited += 50;
+      if (!a.isInitialized()) { clearInterval(t); done(); return; }
+      if (waited >= 2000) { clearInterval(t); try { a.Terminate(""); } catch (e) {} done(); }
+    }, 50);
+  }
+  // The terminating commit carries the SCO's pending adl.nav.request (scorm-again does not
+  // send it), unless the learner's own request is what ends the SCO.
+  function pendingRequest(params, meta) {
+    if (meta && meta.isTerminateCommit && !navBusy && api && api.adl && api.adl.nav) {
+      var r = api.adl.nav.request;
+      if (r && r !== "_none_") params["adl.nav.request"] = r;
+    }
+    return params;
+  }
+  function commitNav(nav) {
+    lastCommitNav = nav;
+    seq = nav;
+    drawNav();
+  }
+  // seqTerminated: the SCO terminated by itself; its terminating commit's answer says what
+  // its pending request delivers. Without one the learner goes on with the controls (a
+  // single-SCO course exits, as before).
+  function seqTerminated() {
+    if (navBusy) return;
+    var nav = lastCommitNav;
+    lastCommitNav = null;
+    if (nav && (nav.deliver || nav.sessionEnded || nav.exception)) { setTimeout(function () { act(nav); }, 0); return; }
+    finished();
+  }
+  // sequenced prepares a SCORM 2004 API: its terminating commit goes synchronously while the
+  // page stays (so the sequencer's answer arrives with it), and adl.nav.request_valid.* are
+  // answered from the sequencer's view.
+  function sequenced(a) {
+    var hs = a._httpService;
+    if (hs && typeof hs.processHttpRequest === "function") {
+      var phr = hs.processHttpRequest;
+      hs.processHttpRequest = function () {
+        var args = Array.prototype.slice.call(arguments);
+        if (args[2] && !pageGoing) args[2] = false;
+        return phr.apply(hs, args);
+      };
+    }
+    var get = a.GetValue;
+    a.GetValue = function (el) {
+      if (seq && typeof el === "string" && el.indexOf("adl.nav.request_valid.") === 0 && a.isInitialized()) {
+        var v = navValid(el.slice("adl.nav.request_valid.".length));
+        if (v !== null) { a.lastErrorCode = "0"; return v; }
+      }
+      return get.apply(a, arguments);
+    };
+  }
+  function navValid(name) {
+    var v = seq.valid || {}, m = /^(choice|jump)\.\{target=(.+)\}$/.exec(name);
+    if (m) return (v[m[1]] || {})[m[2]] ? "true" : "false";
+    if (name === "continue" || name === "previous") return v[name] ? "true" : "false";
+    return null;
+  }
+
   // --- Prerequisites (SCORM 1.2, AICC): locked activities are disabled and skipped ---
   // step is the next activity from index from in direction dir that is not locked, or -1.
   function step(from, dir) {
@@ -235,6 +364,7 @@ body{display:flex;flex-direction:column}
     return -1;
   }
   function applyLocks() {
+    if (seq) { drawNav(); return; }
     Object.keys(buttons).forEach(function (id) {
       buttons[id].disabled = !!locked[id];
       if (locked[id]) buttons[id].title = "Locked until its prerequisites are met"; else buttons[id].removeAttribute("title");
@@ -265,7 +395,7 @@ body{display:flex;flex-direction:column}
     limitSuspendData(api, v2004 ? "SetValue" : "LMSSetValue", v2004 ? 407 : 405);
     var store = api.storeData;
     api.storeData = function (terminate) {
-      if (terminate && cfg.finishCommit === false) {
+      if (terminate && cfg.finishCommit === false && !seq) {
         // Held until the next scheduled commit, another activity, or the page going away.
         pendingFinish.push(function () { countCommit(store.call(api, true, "terminate")); });
         setTimeout(flushFinish, (cfg.commitSeconds || 10) * 1000);
@@ -388,8 +518,8 @@ body{display:flex;flex-direction:column}
   progressed("");
 
   // --- Controls ---
-  if ($("prev")) $("prev").onclick = function () { go(step(current, -1)); };
-  if ($("next")) $("next").onclick = function () { go(step(current, 1)); };
+  if ($("prev")) $("prev").onclick = function () { if (seq) navigate("previous"); else go(step(current, -1)); };
+  if ($("next")) $("next").onclick = function () { if (seq) navigate("continue"); else go(step(current, 1)); };
   if ($("close")) $("close").onclick = function () {
     unload();
     frame.hidden = true;
@@ -450,7 +580,8 @@ body{display:flex;flex-direction:column}
   document.addEventListener("visibilitychange", function () {
     if (document.visibilityState === "hidden") beacon("hidden"); else heartbeat();
   });
-  window.addEventListener("pagehide", function () { beacon("exit"); });
+  window.addEventListener("pagehide", function () { pageGoing = true; beacon("exit"); });
+  window.addEventListener("beforeunload", function () { pageGoing = true; });
   if (!cfg.preview) beatTimer = setInterval(heartbeat, (cfg.commitSeconds || 10) * 1000);
   if (chrome.promptOnClose) window.addEventListener("beforeunload", function (e) {
     if (leaving) return;
@@ -461,6 +592,13 @@ body{display:flex;flex-direction:column}
   var refreshed = false;
   try { refreshed = !!sessionStorage.getItem(exitKey); } catch (e) {}
   if (refreshed && chrome.redirectOnRefresh) { follow(chrome.redirectOnRefresh); return; }
+  if (seq) {
+    drawNav();
+    if (seq.deliver) go(scoIndex(seq.deliver));
+    else if (seq.sessionEnded) exit();
+    else showMessage(seq.message ? "Nothing can be launched now: " + seq.message : "This course has nothing to launch.");
+    return;
+  }
   var start = 0;
   scos.forEach(function (a, i) { if (a.id === cfg.start) start = i; });
   if (scos.length > 0 && locked[scos[start].id]) start = step(-1, 1);
