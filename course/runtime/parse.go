@@ -45,8 +45,8 @@ type flatParser struct {
 	c     *Commit
 	name  []byte
 	pat   []byte
-	// seq: commitSequence was read.
-	seq bool
+	// seq: commitSequence was read; navSeen: adl.nav.request was.
+	seq, navSeen bool
 }
 
 // object reads the object at s[i], whose name is p.name (empty at the top, depth 0).
@@ -209,8 +209,26 @@ func (p *flatParser) value(i, depth int) (int, bool) {
 func (p *flatParser) leaf(v string) bool {
 	e := p.index[string(p.pat)]
 	if e == nil {
-		// adl.nav.request and adl.data are the sequencer's and shared data's; not kept.
-		return p.d == SCORM2004 && strings.HasPrefix(string(p.name), "adl.")
+		if p.d != SCORM2004 || !strings.HasPrefix(string(p.name), "adl.") {
+			return false
+		}
+		// The pending navigation request travels with the commit, checked as ParseCommit
+		// checks it (a second one is a duplicate: ParseCommit decides); the rest of adl.*
+		// (request_valid, adl.data) is not kept.
+		if string(p.name) != NavRequestElement {
+			return true
+		}
+		if p.navSeen {
+			return false
+		}
+		p.navSeen = true
+		if _, err := Validate(p.d, NavRequestElement, v); err != nil {
+			return false
+		}
+		if v != "_none_" {
+			p.c.NavRequest = v
+		}
+		return true
 	}
 	if e.kind == kReadOnly {
 		return true
