@@ -93,6 +93,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.Logger = newLogger(getenv("LECTERN_LOG_LEVEL"), stderr)
+	limit, from, err := memoryLimit(getenv, os.ReadFile)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		cfg.Logger.Info("memory limit", "bytes", limit, "from", from)
+	}
 	var content net.Listener
 	if role == "serve" || role == "all" {
 		// The content origin's listener is bound before the app opens, so a derived
