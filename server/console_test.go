@@ -133,6 +133,13 @@ func TestConsoleSession(t *testing.T) {
 	p = rootc.send("POST", "/console/tenants", url.Values{"tenant_id": {"csrf"}, "enabled": {"true"}}, "Sec-Fetch-Site", "cross-site")
 	wantPage(t, p, 403, "another site")
 	e.expect(e.do("GET", "/api/v1/app_management/tenants/csrf/credentials", root, nil), 404, "tenant of a cross-site form")
+	// So is one from the content origin: another port of this host is same-site, and an
+	// Origin names it where a browser sends no Sec-Fetch-Site.
+	for _, h := range [][]string{{"Sec-Fetch-Site", "same-site"}, {"Origin", e.content}} {
+		wantPage(t, rootc.send("POST", "/console/tenants", url.Values{"tenant_id": {"csrf2"}, "enabled": {"true"}}, h...), 403, "another site")
+	}
+	e.expect(e.do("GET", "/api/v1/app_management/tenants/csrf2/credentials", root, nil), 404, "tenant of a form from the content origin")
+	wantPage(t, rootc.send("POST", "/console/tenants", url.Values{"tenant_id": {"same"}, "enabled": {"true"}}, "Origin", e.url), 303)
 	// htmx gets the table alone.
 	p = rootc.send("POST", "/console/tenants/acme/enabled", url.Values{"enabled": {"false"}}, "HX-Request", "true")
 	wantPage(t, p, 200, `<table id="tenant-table">`, `<tr id="tenant-acme">`)

@@ -308,8 +308,10 @@ func (co *Console) sessionRequired(c *fiber.Ctx) error {
 		return c.Redirect(Path+"/signin?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
 	}
 	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
-		if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-			return co.errorPage(c, httpx.Errorf(fiber.StatusForbidden, "a console form was sent from another site"))
+		// Same-site is not enough: the content origin (another port of this host) is
+		// same-site, and its pages are course packages' (docs/security.md).
+		if msg := crossSite(c, "a console form"); msg != "" {
+			return co.errorPage(c, httpx.Errorf(fiber.StatusForbidden, "%s", msg))
 		}
 	}
 	if t := c.Params("tenant"); t != "" && !sess.Root && !strings.EqualFold(t, sess.Tenant) {
@@ -400,7 +402,7 @@ func (co *Console) signIn(c *fiber.Ctx) error {
 	// Signing in is a write like any other: another site must not sign a visitor in to an
 	// account of its choosing (login CSRF), so a cross-site post is refused before the
 	// credentials are even looked at.
-	if msg := crossSite(c); msg != "" {
+	if msg := crossSite(c, "the sign-in form"); msg != "" {
 		return fail(fiber.StatusForbidden, msg)
 	}
 	if key == "" || secret == "" {
@@ -428,14 +430,15 @@ func (co *Console) signIn(c *fiber.Ctx) error {
 	return c.Redirect(next, fiber.StatusSeeOther)
 }
 
-// crossSite says why a form post came from another site, or "" when it did not: the
-// browser's Sec-Fetch-Site when it sends one, else an Origin that is not this host's. A
-// client that sends neither (a script, an old browser) is let through: only browsers carry
-// the visitor's cookies, and every current one sends at least one of the two on a post.
-func crossSite(c *fiber.Ctx) string {
+// crossSite says why a form post (what) did not come from the console's own origin, or ""
+// when it did: the browser's Sec-Fetch-Site when it sends one (same-origin or none), else an
+// Origin that is not this host and port. A client that sends neither (a script, an old
+// browser) is let through: only browsers carry the visitor's cookies, and every current one
+// sends at least one of the two on a post.
+func crossSite(c *fiber.Ctx, what string) string {
 	if site := c.Get("Sec-Fetch-Site"); site != "" {
 		if site != "same-origin" && site != "none" {
-			return "the sign-in form was sent from another site (Sec-Fetch-Site: " + site + ")"
+			return what + " was sent from another site (Sec-Fetch-Site: " + site + ")"
 		}
 		return ""
 	}
@@ -444,7 +447,7 @@ func crossSite(c *fiber.Ctx) string {
 		return ""
 	}
 	if u, err := url.Parse(origin); err != nil || origin == "null" || !strings.EqualFold(u.Host, string(c.Request().Host())) {
-		return "the sign-in form was sent from another site (Origin: " + origin + ")"
+		return what + " was sent from another site (Origin: " + origin + ")"
 	}
 	return ""
 }
