@@ -12,6 +12,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/course/settings"
+	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -227,4 +228,14 @@ func (s *Service) storeLMSStatement(ctx context.Context, tenant string, st map[s
 	// Like any statement of the registration: the launched activity counts as attempted.
 	s.StatementsStored(ctx, tenant, batch)
 	return nil
+}
+
+// StatementsWritten is the learner's part of a statement write of the record store
+// (lrsapi.Engine): the player session a launch credential keeps alive, then the rollup of the
+// xAPI and cmi5 registrations the batch names.
+func (s *Service) StatementsWritten(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement) {
+	if p != nil {
+		s.StatementSession(ctx, tenant, p.LaunchSession)
+	}
+	s.StatementsStored(ctx, tenant, batch)
 }

@@ -1,15 +1,12 @@
 package server
 
 import (
-	"context"
-
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/server/lrsapi"
-	"github.com/lectern-lms/lectern/storage/statements"
 )
 
 // The xAPI record store's HTTP side is server/lrsapi. These names stay for cmd/lectern and
-// the tests; afterStatements is the learner's part of a statement write.
+// the tests; the learner's part of a statement write is learner.Service (lrsapi.Engine).
 
 // LRSBase is the mount path of the xAPI record store (lrsapi.Base).
 const LRSBase = lrsapi.Base
@@ -41,13 +38,3 @@ const (
 // ParseLRSAccounts parses the value of TinCanBasicAccounts or xAPIBasicAccounts
 // (lrs/access.ParseAccounts).
 func ParseLRSAccounts(value string) ([]LRSAccount, error) { return access.ParseAccounts(value) }
-
-// afterStatements is the record store's AfterStore hook: the learner's part of a statement
-// write (the player session a launch credential keeps alive, the rollup of xAPI and cmi5
-// registrations).
-func (s *Server) afterStatements(ctx context.Context, tenant string, p *LRSPrincipal, batch []*statements.Statement) {
-	if p != nil {
-		s.deps.Learner.StatementSession(ctx, tenant, p.LaunchSession)
-	}
-	s.deps.Learner.StatementsStored(ctx, tenant, batch)
-}

@@ -27,8 +27,7 @@ func (s *Server) lrsDeps() lrsapi.Deps {
 		Forward: d.Forward, OAuth: d.OAuth, LaunchTokens: d.LaunchTokens, Hooks: d.LRS, PublicURL: d.PublicURL,
 		DefaultVersion: d.XAPIDefaultVersion, Logger: s.log,
 		// The learner's part of a statement write (lrs.go).
-		Counted: s.statementsStored, AfterStore: s.afterStatements,
-		BeforeStore: s.deps.Learner.CheckCMI5Statements, CMI5Document: s.deps.Learner.CheckCMI5Document}
+		Counted: s.statementsStored, Engine: s.deps.Learner}
 }
 
 func (s *Server) consoleDeps() console.Deps {

@@ -75,19 +75,27 @@ type Deps struct {
 	// Counted receives the number of statements each write stored (the metrics); nil counts
 	// nothing.
 	Counted func(n int)
-	// AfterStore runs after every statement write of the API, once the Stored hook has seen
-	// the batch: the course engine's part (player sessions kept alive by their launch
-	// credential, xAPI and cmi5 registrations rolled up). p is who wrote. Nil does nothing.
-	AfterStore func(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement)
-	// BeforeStore sees the statements of a cmi5 AU session's credential (p.CMI5 set) before
-	// they are stored: an error wrapping access.ErrForbidden refuses the write with 403
-	// (the cmi5 statement rules). Nil checks nothing.
-	BeforeStore func(ctx context.Context, tenant string, p *access.Principal, original []json.RawMessage, batch []*statements.Statement) error
-	// CMI5Document sees the document requests of a cmi5 AU session's credential (p.CMI5
-	// set; method GET, PUT, POST or DELETE, k.ID empty for a DELETE of every state
-	// document) before they run: an error wrapping access.ErrForbidden refuses them with 403.
-	// Nil checks nothing.
-	CMI5Document func(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error
+	// Engine is the course engine's part of the record store's writes (the learner's path);
+	// nil leaves them to the record store alone.
+	Engine Engine
+}
+
+// Engine is what the course engine does around the record store's writes: the cmi5 rules
+// for the credential of an AU session, and what follows a stored batch. learner.Service
+// implements it.
+type Engine interface {
+	// CheckCMI5Statements sees the statements of a cmi5 AU session's credential (p.CMI5 set)
+	// before they are stored: an error wrapping access.ErrForbidden refuses the write with
+	// 403 (the cmi5 statement rules).
+	CheckCMI5Statements(ctx context.Context, tenant string, p *access.Principal, original []json.RawMessage, batch []*statements.Statement) error
+	// CheckCMI5Document sees the document requests of a cmi5 AU session's credential (p.CMI5
+	// set; method GET, PUT, POST or DELETE, k.ID empty for a DELETE of every state document)
+	// before they run: an error wrapping access.ErrForbidden refuses them with 403.
+	CheckCMI5Document(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error
+	// StatementsWritten runs after every statement write of the API, once the Stored hook has
+	// seen the batch (player sessions kept alive by their launch credential, xAPI and cmi5
+	// registrations rolled up); p is who wrote.
+	StatementsWritten(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement)
 }
 
 // API is the xAPI record store's HTTP side: the xAPI resources and the report extension

@@ -197,13 +197,13 @@ func (a *API) putDocument(d docResource, merge bool) fiber.Handler {
 	}
 }
 
-// cmi5Document runs the CMI5Document hook for a cmi5 AU session's credential.
+// cmi5Document runs the engine's cmi5 document check for a cmi5 AU session's credential.
 func (a *API) cmi5Document(c *fiber.Ctx, k statements.DocKey, body []byte) error {
 	p := lrsPrincipalOf(c)
-	if p == nil || p.CMI5 == nil || a.d.CMI5Document == nil {
+	if p == nil || p.CMI5 == nil || a.d.Engine == nil {
 		return nil
 	}
-	return lrsError(a.d.CMI5Document(c.UserContext(), httpx.TenantOf(c), p, c.Method(), k, c.Get(fiber.HeaderContentType), body))
+	return lrsError(a.d.Engine.CheckCMI5Document(c.UserContext(), httpx.TenantOf(c), p, c.Method(), k, c.Get(fiber.HeaderContentType), body))
 }
 
 func isJSONObject(b []byte) bool {

@@ -93,9 +93,9 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,
 	}
-	if p != nil && p.CMI5 != nil && a.d.BeforeStore != nil {
+	if p != nil && p.CMI5 != nil && a.d.Engine != nil {
 		req.Check = func(original []json.RawMessage, batch []*statements.Statement) error {
-			return a.d.BeforeStore(ctx, tid, p, original, batch)
+			return a.d.Engine.CheckCMI5Statements(ctx, tid, p, original, batch)
 		}
 	}
 	res, err := ingest.New(a.d.Statements, a.d.Logger, ingest.OnStored(a.d.Counted)).Write(ctx, req)
@@ -103,8 +103,8 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		return nil, lrsError(err)
 	}
 	a.hooks.Stored.StatementsStored(ctx, tid, res.Batch)
-	if a.d.AfterStore != nil {
-		a.d.AfterStore(ctx, tid, p, res.Batch)
+	if a.d.Engine != nil {
+		a.d.Engine.StatementsWritten(ctx, tid, p, res.Batch)
 	}
 	return res.IDs, nil
 }
