@@ -108,6 +108,10 @@ type Activity struct {
 	// SharedData lists the SCORM 2004 4th edition adlcp:data maps: the shared data stores
 	// (adl.data) the activity's SCO may read or write.
 	SharedData []SharedDataMap `json:"sharedData,omitempty"`
+	// HideLMSUI lists the SCORM 2004 adlnav:hideLMSUI values of the item (previous,
+	// continue, exit, exitAll, abandon, abandonAll, suspendAll): the player's controls that
+	// the SCO replaces with its own while it runs.
+	HideLMSUI []string `json:"hideLmsUi,omitempty"`
 	Metadata   *Metadata       `json:"metadata,omitempty"`
 	Children   []*Activity     `json:"children,omitempty"`
 	Extra      *ActivityExt    `json:"extra,omitempty"`

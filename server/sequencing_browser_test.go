@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,5 +97,37 @@ func TestSequencingInBrowser(t *testing.T) {
 		click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Three"})[0]`)
 		waitJS(t, ctx, inFramePage, "ready|s3|false|false|true", "the SCO chosen in the table of contents")
 		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry after the choice")
+	})
+}
+
+// manifestHide is manifest2004 with the first SCO's adlnav:hideLMSUI: it offers continue and
+// previous itself.
+var manifestHide = strings.Replace(manifest2004, `<title>First</title></item>`,
+	`<title>First</title><adlnav:presentation><adlnav:navigationInterface><adlnav:hideLMSUI>continue</adlnav:hideLMSUI>`+
+		`<adlnav:hideLMSUI>previous</adlnav:hideLMSUI><adlnav:hideLMSUI>sideways</adlnav:hideLMSUI></adlnav:navigationInterface></adlnav:presentation></item>`, 1)
+
+// TestHideLMSUIInBrowser (issue 24): while a SCO whose item lists adlnav:hideLMSUI runs, the
+// page hides the controls it names (continue: Next, previous: Previous) and shows them again
+// for a SCO that does not; a value outside the vocabulary is an import warning.
+func TestHideLMSUIInBrowser(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ctx := browser(t)
+		e.createTenant("acme", true)
+		res := e.importOK("acme", "hide", zipOf(t, map[string]string{"imsmanifest.xml": manifestHide, "sco.html": sco2004}), "")
+		if !strings.Contains(fmt.Sprint(res), "sideways") {
+			t.Errorf("no import warning for hideLMSUI sideways: %+v", res)
+		}
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "hide", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create r1")
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+			t.Fatal(err)
+		}
+		shown := `document.getElementById("prev").hidden+","+document.getElementById("next").hidden+","+document.getElementById("exit").hidden`
+		waitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|one")`, "0", "first SCO")
+		waitJS(t, ctx, shown, "true,true,false", "Previous and Next hidden for the first SCO")
+		click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Second"})[0]`)
+		waitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|two")`, "0", "second SCO")
+		waitJS(t, ctx, shown, "false,false,false", "the controls back for the second SCO")
 	})
 }

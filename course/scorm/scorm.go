@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -682,6 +683,21 @@ func (p *parser) itemData(n *node, act *course.Activity, where string) {
 			}
 		}
 	}
+	if pr := n.child("presentation"); pr != nil {
+		if ni := pr.child("navigationInterface"); ni != nil {
+			for _, h := range ni.all("hideLMSUI") {
+				v := strings.TrimSpace(h.text)
+				switch {
+				case !is2004:
+					p.warnf("%s: adlnav:hideLMSUI is SCORM 2004; ignored in %s", where, p.std)
+				case !hideLMSUIValues[v]:
+					p.warnf("%s: adlnav:hideLMSUI %q is not one of previous, continue, exit, exitAll, abandon, abandonAll, suspendAll; ignored", where, v)
+				case !slices.Contains(act.HideLMSUI, v):
+					act.HideLMSUI = append(act.HideLMSUI, v)
+				}
+			}
+		}
+	}
 	if ct := n.child("completionThreshold"); ct != nil {
 		if !is2004 {
 			p.warnf("%s: adlcp:completionThreshold is SCORM 2004; ignored in %s", where, p.std)
@@ -790,3 +806,8 @@ func (p *parser) readSequencing(n *node, act *course.Activity, where string) {
 		}
 	}
 }
+
+// hideLMSUIValues are the values of adlnav:hideLMSUI (SCORM 2004 CAM, the hideLMSUI
+// vocabulary).
+var hideLMSUIValues = map[string]bool{"previous": true, "continue": true, "exit": true, "exitAll": true,
+	"abandon": true, "abandonAll": true, "suspendAll": true}

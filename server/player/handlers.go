@@ -296,6 +296,9 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 				}
 			} else if learner.Launchable(a) {
 				e.URL = contentURL(token, a.LaunchURL)
+				if d == scormrt.SCORM2004 {
+					e.Hide = a.HideLMSUI
+				}
 				if aicc {
 					sep := "?"
 					if strings.Contains(e.URL, "?") {

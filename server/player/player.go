@@ -33,6 +33,9 @@ type Activity struct {
 	// OwnWindow: the activity (a cmi5 AU with launchMethod OwnWindow) replaces the player
 	// page instead of running in its frame, and comes back through its returnURL.
 	OwnWindow bool `json:"ownWindow,omitempty"`
+	// Hide are the SCORM 2004 SCO's adlnav:hideLMSUI values: while it runs the page hides
+	// Previous (previous), Next (continue), Close (exit) and Exit (exitAll).
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Config is what the page's script needs.
@@ -260,6 +263,11 @@ body{display:flex;flex-direction:column}
     var v = seq.valid || {};
     if ($("prev")) $("prev").disabled = !v.previous;
     if ($("next")) $("next").disabled = !v.continue;
+    // The running SCO's adlnav:hideLMSUI: it offers these itself (adl.nav.request).
+    var hide = (scos[current] && scos[current].hide) || [];
+    [["prev", "previous"], ["next", "continue"], ["close", "exit"], ["exit", "exitAll"]].forEach(function (c) {
+      if ($(c[0])) $(c[0]).hidden = hide.indexOf(c[1]) >= 0;
+    });
   }
   // act follows the sequencer's answer: deliver an activity, or end the session.
   function act(nav) {
