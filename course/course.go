@@ -111,10 +111,10 @@ type Activity struct {
 	// HideLMSUI lists the SCORM 2004 adlnav:hideLMSUI values of the item (previous,
 	// continue, exit, exitAll, abandon, abandonAll, suspendAll): the player's controls that
 	// the SCO replaces with its own while it runs.
-	HideLMSUI []string `json:"hideLmsUi,omitempty"`
-	Metadata   *Metadata       `json:"metadata,omitempty"`
-	Children   []*Activity     `json:"children,omitempty"`
-	Extra      *ActivityExt    `json:"extra,omitempty"`
+	HideLMSUI []string     `json:"hideLmsUi,omitempty"`
+	Metadata  *Metadata    `json:"metadata,omitempty"`
+	Children  []*Activity  `json:"children,omitempty"`
+	Extra     *ActivityExt `json:"extra,omitempty"`
 }
 
 // ActivityExt carries rarely used per-standard attributes.
