@@ -28,7 +28,7 @@ import (
 // API origin /player/ answers with a redirect to the same path on the content origin, so
 // launch links issued before the split (and clients that follow them) keep working.
 
-// contentPaths are the only paths the content origin serves.
+// contentPath reports whether the content origin serves path (nothing else answers there).
 func contentPath(path string) bool {
 	return strings.HasPrefix(path, "/player/") || path == "/healthz"
 }

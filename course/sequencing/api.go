@@ -120,8 +120,7 @@ func ParseRequest(v string) (r Request, ok bool, err error) {
 		r.Kind = Kind(v)
 		return r, true, nil
 	}
-	switch k := Kind(v); k {
-	case Start, ResumeAll, Continue, Previous, Exit, ExitAll, Abandon, AbandonAll, SuspendAll:
+	if k := Kind(v); k.Known() && k != Choice && k != Jump {
 		return Request{Kind: k}, true, nil
 	}
 	return Request{}, false, fmt.Errorf("sequencing: unknown navigation request %q", v)

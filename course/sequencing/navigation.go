@@ -22,6 +22,16 @@ const (
 	SuspendAll Kind = "suspendAll"
 )
 
+// Known reports whether k is a navigation request a player or a SCO may make: every one of
+// the book's but forward and backward, which it defines for no learner.
+func (k Kind) Known() bool {
+	switch k {
+	case Start, ResumeAll, Continue, Previous, Choice, Jump, Exit, ExitAll, Abandon, AbandonAll, SuspendAll:
+		return true
+	}
+	return false
+}
+
 // Request is a navigation request; Target names the activity of a choice or jump.
 type Request struct {
 	Kind   Kind   `json:"kind"`

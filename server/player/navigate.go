@@ -13,15 +13,6 @@ import (
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
-// navRequests are the navigation requests the navigate endpoint takes (the SN book's, less
-// forward and backward, which it does not define for the learner).
-var navRequests = map[string]sequencing.Kind{
-	"start": sequencing.Start, "resumeAll": sequencing.ResumeAll, "continue": sequencing.Continue,
-	"previous": sequencing.Previous, "choice": sequencing.Choice, "jump": sequencing.Jump, "exit": sequencing.Exit,
-	"exitAll": sequencing.ExitAll, "abandon": sequencing.Abandon, "abandonAll": sequencing.AbandonAll,
-	"suspendAll": sequencing.SuspendAll,
-}
-
 // playerNavigate answers POST /player/runtime/{session}/navigate?request=…&target=…: a
 // navigation request of the learner (the player's Previous, Next, table of contents, Exit) for
 // a SCORM 2004 course, run by the sequencer on the server. The answer is learner.NavState:
@@ -65,8 +56,8 @@ func (s *API) playerNavigate(c *fiber.Ctx) error {
 
 // navRequest reads the navigate endpoint's request and target for the course v.
 func navRequest(v *course.Version, request, target string) (sequencing.Request, error) {
-	kind, ok := navRequests[request]
-	if !ok {
+	kind := sequencing.Kind(request)
+	if !kind.Known() {
 		return sequencing.Request{}, httpx.BadRequest("query parameter request must be one of start, resumeAll, continue, previous, choice, jump, exit, exitAll, abandon, abandonAll, suspendAll; got %q", request)
 	}
 	if kind != sequencing.Choice && kind != sequencing.Jump {
