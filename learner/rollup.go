@@ -3,11 +3,13 @@ package learner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
+	"github.com/lectern-lms/lectern/course/sequencing"
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -97,6 +99,14 @@ func (s *Service) Detail(ctx context.Context, tenant string, reg *registration.R
 	}
 	// Details maps the stored CMI data to each activity's runtime (the one mapping).
 	tree := p.Result.Details(pkg, p.State, reg.ForCredit)
+	if Sequenced(p.Version) {
+		// The attempts, suspension and objectives the sequencer holds (SCORM 2004).
+		st, err := s.storedSequencing(ctx, tenant, reg, in, p.Version)
+		if err != nil {
+			return nil, err
+		}
+		rollup.ApplySequencing(tree, st)
+	}
 	if p.fold != nil {
 		on, err := s.d.Settings.Catalogue().Resolve(settingInteractions, p.Layers...)
 		if err != nil {
@@ -181,4 +191,35 @@ func (s *Service) sessionProgress(ctx context.Context, sess *course.SessionClaim
 		return s.Rollup(ctx, sess.Tenant, reg, *in)
 	}
 	return s.versionRollup(ctx, sess.Tenant, reg, *in, v, nil, false, nil)
+}
+
+// storedSequencing is the sequencing state a SCORM 2004 registration instance keeps, nil
+// before its first launch.
+func (s *Service) storedSequencing(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, v *course.Version) (*sequencing.State, error) {
+	raw, err := s.d.Runtime.Sequencing(ctx, tenant, reg.ID, in.Key)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	return sequencing.Load(v.Package, raw, nil)
+}
+
+// GlobalObjectives lists the global objectives of a registration instance (the objectives
+// the activities of a SCORM 2004 course share through objective maps), as the progress
+// summary reports them; none for other standards or before the first launch. It reads only
+// the sequencing record, not the course version, as a registration list asks it of each.
+func (s *Service) GlobalObjectives(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) ([]registration.ObjectiveResult, error) {
+	if d, ok := scormrt.DialectOf(course.Standard(in.Course.Standard)); !ok || d != scormrt.SCORM2004 {
+		return []registration.ObjectiveResult{}, nil
+	}
+	raw, err := s.d.Runtime.Sequencing(ctx, tenant, reg.ID, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	var st sequencing.State
+	if raw != nil {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return nil, fmt.Errorf("registration %q: reading its sequencing state: %w", reg.ID, err)
+		}
+	}
+	return rollup.GlobalObjectives(st.Globals), nil
 }

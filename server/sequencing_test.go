@@ -265,3 +265,116 @@ func TestSequencingADLSX02(t *testing.T) {
 		}
 	})
 }
+
+// manifestShared is a SCORM 2004 course whose two SCOs share global objective g: s1 writes
+// its primary objective's satisfaction and measure to it, s2's primary objective reads them.
+const manifestShared = `<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="shared" version="1" ` + coursetest.NS2004 + `>
+  <metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
+  <organizations default="o"><organization identifier="o"><title>Shared</title>
+    <item identifier="s1" identifierref="r1" parameters="?s1"><title>One</title>
+      <imsss:sequencing><imsss:objectives><imsss:primaryObjective objectiveID="obj1">
+        <imsss:mapInfo targetObjectiveID="g" readSatisfiedStatus="false" writeSatisfiedStatus="true" writeNormalizedMeasure="true"/>
+      </imsss:primaryObjective></imsss:objectives></imsss:sequencing>
+    </item>
+    <item identifier="s2" identifierref="r1" parameters="?s2"><title>Two</title>
+      <imsss:sequencing><imsss:objectives><imsss:primaryObjective objectiveID="obj2">
+        <imsss:mapInfo targetObjectiveID="g" readSatisfiedStatus="true" readNormalizedMeasure="true"/>
+      </imsss:primaryObjective></imsss:objectives></imsss:sequencing>
+    </item>
+    <imsss:sequencing><imsss:controlMode choice="true" flow="true"/></imsss:sequencing>
+  </organization></organizations>
+  <resources><resource identifier="r1" type="webcontent" adlcp:scormType="sco" href="sco.html"><file href="sco.html"/></resource></resources>
+</manifest>`
+
+// TestSequencingStateReported: progress, the registration list and progress/detail (the tree
+// the ACTIVITY and FULL post-backs write) show what the sequencer holds: the global objective
+// s1 wrote, the attempts it counted, and s2's objective satisfied through the global one
+// before s2's content said anything.
+func TestSequencingStateReported(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("acme", true)
+		e.importOK("acme", "shared", zipOf(t, map[string]string{"imsmanifest.xml": manifestShared, "sco.html": "<html>sco</html>"}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "shared", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create r1")
+		globals := regexp.MustCompile(`"globalObjectives":\[[^\]]*\]`)
+		progress := func(path string) string {
+			r := e.do("GET", regs+path, root, nil)
+			e.expect(r, 200, path)
+			return string(globals.Find(r.Body))
+		}
+		if got := progress("/r1/progress"); got != `"globalObjectives":[]` {
+			t.Fatalf("before a launch: %s", got)
+		}
+
+		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		if n := e.playerNav(session); n.Deliver != "s1" {
+			t.Fatalf("launch delivers %q", n.Deliver)
+		}
+		if n := e.seqCommit(session, "s1", `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.8","adl.nav.request":"continue"}`); n.Deliver != "s2" {
+			t.Fatalf("continue delivers %+v", n)
+		}
+
+		want := `"globalObjectives":[{"id":"g","primary":false,"score":{"scaled":80},"objectiveCompletion":"UNKNOWN","objectiveSuccess":"PASSED"}]`
+		if got := progress("/r1/progress"); got != want {
+			t.Errorf("progress:\n got %s\nwant %s", got, want)
+		}
+		if got := progress("?courseId=shared"); got != want {
+			t.Errorf("registration list:\n got %s\nwant %s", got, want)
+		}
+		r := e.do("GET", regs+"/r1/progress/detail", root, nil)
+		e.expect(r, 200, "progress/detail")
+		var d struct{ ActivityDetails registrationActivity }
+		r.json(t, &d)
+		o, s1, s2 := d.ActivityDetails, d.ActivityDetails.child("s1"), d.ActivityDetails.child("s2")
+		if o.Attempts != 1 || s1.Attempts != 1 || s2.Attempts != 1 {
+			t.Errorf("attempts: organization %d, s1 %d, s2 %d; want 1 each", o.Attempts, s1.Attempts, s2.Attempts)
+		}
+		if got := s2.objective("obj2"); got != "obj2 PASSED 80" {
+			t.Errorf("s2's objective, read through g: %s", got)
+		}
+		if got := s1.objective("obj1"); got != "obj1 PASSED 80" {
+			t.Errorf("s1's objective: %s", got)
+		}
+	})
+}
+
+// registrationActivity is the part of progress/detail's activity tree the sequencing test
+// reads.
+type registrationActivity struct {
+	ID         string
+	Attempts   int
+	Suspended  bool
+	Children   []registrationActivity
+	Objectives []struct {
+		ID               string
+		Primary          bool
+		ObjectiveSuccess string
+		Score            *struct{ Scaled float64 }
+	}
+}
+
+func (a registrationActivity) child(id string) registrationActivity {
+	for _, c := range a.Children {
+		if c.ID == id {
+			return c
+		}
+	}
+	return registrationActivity{}
+}
+
+// objective writes an objective as "id success score" ("-" without a score), "missing" when
+// the activity has no objective id.
+func (a registrationActivity) objective(id string) string {
+	for _, o := range a.Objectives {
+		if o.ID == id {
+			score := "-"
+			if o.Score != nil {
+				score = fmt.Sprint(o.Score.Scaled)
+			}
+			return fmt.Sprintf("%s %s %s", o.ID, o.ObjectiveSuccess, score)
+		}
+	}
+	return "missing"
+}

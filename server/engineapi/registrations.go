@@ -77,9 +77,12 @@ func registrationSchemas() map[string]any {
 			"registrationCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "registrationCompletionAmount": map[string]any{"type": "number"},
 			"registrationSuccess": status("UNKNOWN", "PASSED", "FAILED"), "score": scaled, "totalSecondsTracked": map[string]any{"type": "number"},
 			"firstAccessDate": httpx.DateTime(), "lastAccessDate": httpx.DateTime(), "completedDate": httpx.DateTime(), "createdDate": httpx.DateTime(),
-			"course": httpx.Ref("CourseSummary"), "learner": httpx.Ref("Learner"), "globalObjectives": map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+			"course": httpx.Ref("CourseSummary"), "learner": httpx.Ref("Learner"), "globalObjectives": map[string]any{"type": "array", "items": httpx.Ref("ObjectiveResult"), "description": "the global objectives a SCORM 2004 course's activities share through objective maps, as its sequencing holds them"},
 			"activityDetails": map[string]any{"type": "object", "description": "the activity tree with results and runtime data (progress/detail only)"}},
 			"id", "instance", "registrationCompletion", "registrationSuccess", "course", "learner"),
+		"ObjectiveResult": httpx.Obj(map[string]any{"id": httpx.Str(), "primary": httpx.Bool(), "score": scaled,
+			"objectiveCompletion": status("UNKNOWN", "COMPLETED", "INCOMPLETE"), "objectiveSuccess": status("UNKNOWN", "PASSED", "FAILED")},
+			"id", "primary", "objectiveCompletion", "objectiveSuccess"),
 		"RegistrationList": httpx.Obj(map[string]any{"registrations": map[string]any{"type": "array", "items": httpx.Ref("RegistrationSummary")}, "more": httpx.Str()}, "registrations"),
 		"ExistsBody":       httpx.Obj(map[string]any{"exists": httpx.Bool()}, "exists"),
 		"LastInstanceBody": httpx.Obj(map[string]any{"result": map[string]any{"type": "integer"}}, "result"),
@@ -113,22 +116,22 @@ type ScoreBody struct {
 
 // RegistrationSummary is the progress of one registration instance (and an item of the list).
 type RegistrationSummary struct {
-	ID                           string                       `json:"id"`
-	Instance                     int                          `json:"instance"`
-	Updated                      string                       `json:"updated"`
-	RegistrationCompletion       string                       `json:"registrationCompletion"`
-	RegistrationCompletionAmount *float64                     `json:"registrationCompletionAmount,omitempty"`
-	RegistrationSuccess          string                       `json:"registrationSuccess"`
-	Score                        *ScoreBody                   `json:"score,omitempty"`
-	TotalSecondsTracked          float64                      `json:"totalSecondsTracked"`
-	FirstAccessDate              string                       `json:"firstAccessDate,omitempty"`
-	LastAccessDate               string                       `json:"lastAccessDate,omitempty"`
-	CompletedDate                string                       `json:"completedDate,omitempty"`
-	CreatedDate                  string                       `json:"createdDate"`
-	Course                       CourseSummary                `json:"course"`
-	Learner                      registration.Learner         `json:"learner"`
-	GlobalObjectives             []any                        `json:"globalObjectives"`
-	ActivityDetails              *registration.ActivityResult `json:"activityDetails,omitempty"`
+	ID                           string                         `json:"id"`
+	Instance                     int                            `json:"instance"`
+	Updated                      string                         `json:"updated"`
+	RegistrationCompletion       string                         `json:"registrationCompletion"`
+	RegistrationCompletionAmount *float64                       `json:"registrationCompletionAmount,omitempty"`
+	RegistrationSuccess          string                         `json:"registrationSuccess"`
+	Score                        *ScoreBody                     `json:"score,omitempty"`
+	TotalSecondsTracked          float64                        `json:"totalSecondsTracked"`
+	FirstAccessDate              string                         `json:"firstAccessDate,omitempty"`
+	LastAccessDate               string                         `json:"lastAccessDate,omitempty"`
+	CompletedDate                string                         `json:"completedDate,omitempty"`
+	CreatedDate                  string                         `json:"createdDate"`
+	Course                       CourseSummary                  `json:"course"`
+	Learner                      registration.Learner           `json:"learner"`
+	GlobalObjectives             []registration.ObjectiveResult `json:"globalObjectives"`
+	ActivityDetails              *registration.ActivityResult   `json:"activityDetails,omitempty"`
 }
 
 // RegistrationList is a page of registrations.
@@ -314,7 +317,12 @@ func (a *API) registrationSummary(c *fiber.Ctx, reg *registration.Registration, 
 		CompletedDate: optionalTime(p.CompletedAt), CreatedDate: isoTime(reg.Created),
 		Course: CourseSummary{ID: reg.CourseID, Version: in.CourseVersion, Title: in.Course.Title,
 			CourseLearningStandard: in.Course.Standard, Updated: isoTime(in.Course.Updated)},
-		Learner: reg.Learner, GlobalObjectives: []any{}}
+		Learner: reg.Learner}
+	g, err := a.d.Learner.GlobalObjectives(c.UserContext(), httpx.TenantOf(c), reg, in)
+	if err != nil {
+		return nil, err
+	}
+	sum.GlobalObjectives = g
 	if p.ScoreScaled != nil {
 		sum.Score = &ScoreBody{Scaled: *p.ScoreScaled}
 	}
