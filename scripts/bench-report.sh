@@ -577,3 +577,17 @@ printf '%s\n' "$out" | awk '
     if (!small) { print "no BenchmarkSkills results found" > "/dev/stderr"; exit 1 }
     printf "%s%s", rows["esco"], rows["small"]
   }'
+
+# ---------------------------------------------------------------------------------------------
+# The SCORM 2004 player view (issue 22, hot paths): course/sequencing BenchmarkView, the table
+# of contents and the request_valid answers the player gets after a commit, per course size.
+cmd=(go test -run='^$' -bench='^BenchmarkView$' -benchmem ./course/sequencing/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkView/' | awk '
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkView\//, "", name)
+    rows[++n] = sprintf("| %-24s | %10.1f | %10.1f |", name, $3 / 1e6, $5 / 1e6) }
+  END {
+    printf "| %-24s | %10s | %10s |\n", "SCORM 2004 player view", "ms", "MB"
+    printf "|%s|%s:|%s:|\n", "--------------------------", "------------", "------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'

@@ -30,6 +30,8 @@ type State struct {
 
 	t *tree
 	g Globals
+	// base is the State a look-ahead copy (clone) was made from; nil otherwise.
+	base *State
 }
 
 // ActivityState is the SN book's tracking model of one activity (activity and attempt
@@ -212,21 +214,26 @@ func (s *State) attach(g Globals) {
 	}
 }
 
-// clone returns a deep copy sharing the definitions, for evaluating a request without
-// changing the state (adl.nav.request_valid). Writes to global objectives go to a copy too.
+// clone returns a copy sharing the definitions, for evaluating a request without changing
+// the state (adl.nav.request_valid, the table of contents' look-ahead). It copies an
+// activity's tracking data only when the evaluation first touches it (st), so a look-ahead
+// costs what the request visits rather than the whole tree: the player asks one per activity
+// after each commit. Writes to global objectives go to a copy too.
 func (s *State) clone() *State {
-	c := &State{Current: s.Current, Suspended: s.Suspended, Seed: s.Seed, Activities: map[string]*ActivityState{}, t: s.t}
-	for id, a := range s.Activities {
-		ca := *a
-		ca.Objectives = map[string]*ObjectiveState{}
-		for oid, o := range a.Objectives {
-			co := *o
-			ca.Objectives[oid] = &co
-		}
-		c.Activities[id] = &ca
-	}
+	c := &State{Current: s.Current, Suspended: s.Suspended, Seed: s.Seed, Activities: map[string]*ActivityState{}, t: s.t, base: s}
 	c.g = &overlay{base: s.g, own: MapGlobals{}}
 	return c
+}
+
+// copyOf is a deep copy of an activity's tracking data.
+func copyOf(a *ActivityState) *ActivityState {
+	ca := *a
+	ca.Objectives = make(map[string]*ObjectiveState, len(a.Objectives))
+	for oid, o := range a.Objectives {
+		co := *o
+		ca.Objectives[oid] = &co
+	}
+	return &ca
 }
 
 // overlay reads through to base and keeps its own writes, so look-ahead never writes a
@@ -460,10 +467,24 @@ func (s *State) node(id string) *node {
 	return s.t.byID[id]
 }
 
-func (s *State) st(n *node) *ActivityState { return s.Activities[n.a.ID] }
+// st is the tracking data of n; a clone copies it from the state it was cloned from on first
+// use.
+func (s *State) st(n *node) *ActivityState {
+	a := s.Activities[n.a.ID]
+	if a == nil && s.base != nil {
+		a = copyOf(s.base.st(n))
+		s.Activities[n.a.ID] = a
+	}
+	return a
+}
 
 func (s *State) cur() *node { return s.node(s.Current) }
 
 // Activity returns the tracking data of an activity (nil for an unknown id), for progress
 // reports; the caller must not modify it.
-func (s *State) Activity(id string) *ActivityState { return s.Activities[id] }
+func (s *State) Activity(id string) *ActivityState {
+	if n := s.node(id); n != nil {
+		return s.st(n)
+	}
+	return nil
+}
