@@ -6,10 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,5 +276,71 @@ func TestQueueConsole(t *testing.T) {
 			}
 			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
 		})
+	})
+}
+
+// TestMetricsLabelsStayWhole: after many requests of every method on reused connections (and
+// some at once), every series of the request histogram still names a method of the fixed
+// vocabulary, a route pattern and a status. The method once pointed into Fiber's request
+// buffer, so later requests rewrote old series' labels ("GETT", "POS").
+func TestMetricsLabelsStayWhole(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.createTenant("labels", true)
+		cfg := "/engine/api/v1/labels/configuration"
+		for range 20 {
+			e.do("GET", cfg, root, nil)
+			e.do("POST", "/engine/api/v1/labels/courses/importJobs", root, map[string]any{})
+			e.do("DELETE", "/engine/api/v1/labels/registrations/nope", root, nil)
+			e.do("PUT", cfg+"/nope", root, map[string]any{"value": "x"})
+			e.do("OPTIONS", cfg, root, nil)
+			e.do("HEAD", cfg, root, nil)
+			e.do("PROPFIND", "/engine/api/v1/labels/x", root, nil)
+			e.do("PATCH", cfg, root, nil)
+		}
+		// Some at once, on their own connections.
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 10 {
+					m := []string{"GET", "POST", "DELETE", "MKCOL"}[i%4]
+					req, err := http.NewRequest(m, e.origin(cfg)+cfg, nil)
+					if err != nil {
+						return
+					}
+					if res, err := http.DefaultClient.Do(req); err == nil {
+						io.Copy(io.Discard, res.Body)
+						res.Body.Close()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		valid := map[string]bool{"GET": true, "POST": true, "PUT": true, "DELETE": true, "HEAD": true, "OPTIONS": true, "PATCH": true, "OTHER": true}
+		status := regexp.MustCompile(`^[1-5][0-9][0-9]$`)
+		// Scrape twice: the first scrape's own request must not rewrite what the second reads.
+		for range 2 {
+			s := e.scrape()
+			f := s[metrics.HTTPRequestDuration]
+			if f == nil || len(f.Metric) == 0 {
+				t.Fatal("no request series")
+			}
+			for _, m := range f.Metric {
+				l := map[string]string{}
+				for _, p := range m.Label {
+					l[p.GetName()] = p.GetValue()
+				}
+				if !valid[l["method"]] || !status.MatchString(l["status"]) ||
+					(l["route"] != "unmatched" && !strings.HasPrefix(l["route"], "/")) || strings.Contains(l["route"], "labels/") {
+					t.Errorf("series with labels %v", l)
+				}
+			}
+			for _, want := range []string{"GET", "POST", "DELETE", "PUT", "HEAD"} {
+				if !slices.Contains(s.labelValues(metrics.HTTPRequestDuration, "method"), want) {
+					t.Errorf("no series with method %s", want)
+				}
+			}
+		}
 	})
 }

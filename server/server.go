@@ -236,9 +236,24 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	s.log.Info("http", "request_id", httpx.RequestID(c), "method", c.Method(), "path", c.Path(),
 		"status", c.Response().StatusCode(), "duration_ms", took.Milliseconds())
 	if s.deps.Metrics != nil {
-		s.deps.Metrics.ObserveRequest(c.Method(), routeOf(c), c.Response().StatusCode(), took)
+		s.deps.Metrics.ObserveRequest(methodLabel(c.Method()), routeOf(c), c.Response().StatusCode(), took)
 	}
 	return nil
+}
+
+// methodLabel is the request method as a metrics label: one of the constant strings of the
+// HTTP methods Lectern serves, or "OTHER". Fiber's c.Method() points into the request buffer,
+// which later requests overwrite, and Prometheus keeps a label string for the life of its
+// series: handing it c.Method() turned GET into "GETT" and POST into "POS" on later scrapes.
+// A fixed vocabulary also keeps a client inventing methods from creating series.
+func methodLabel(m string) string {
+	for _, known := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete,
+		fiber.MethodHead, fiber.MethodOptions, fiber.MethodPatch} {
+		if m == known {
+			return known
+		}
+	}
+	return "OTHER"
 }
 
 // routeLocal marks a request no route matched; unmatchedRoute is its route label.
