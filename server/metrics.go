@@ -16,8 +16,9 @@ const ConsolePath = console.Path
 const QueueConsolePath = "/console/queues"
 
 // registerQueueConsole mounts the queue console, when there is one, behind the root
-// credentials (a browser is asked for them with the Basic challenge).
-func (s *Server) registerQueueConsole() {
+// credentials: an API client's Basic credentials, or root's console sign-in (session turns
+// a console session into them; a browser without one is sent to sign in).
+func (s *Server) registerQueueConsole(session fiber.Handler) {
 	if s.deps.QueueConsole == nil {
 		return
 	}
@@ -29,7 +30,7 @@ func (s *Server) registerQueueConsole() {
 		return c.Next()
 	}
 	for _, p := range []string{QueueConsolePath, QueueConsolePath + "/*"} {
-		s.app.All(p, s.authenticate, rootOnly, afterRoot(httpx.MaxJSONBody), h)
+		s.app.All(p, session, s.authenticate, rootOnly, afterRoot(httpx.MaxJSONBody), h)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -276,6 +277,62 @@ func TestQueueConsole(t *testing.T) {
 			}
 			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
 		})
+
+		// Another deployment on the same Redis (another queue prefix) is invisible and out of
+		// reach: not listed, not in the daily stats, its tasks answer 404.
+		opt, err := asynq.ParseRedisURI(e.app.Config.RedisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := randomName("other") + "-default"
+		client := asynq.NewClient(opt)
+		defer client.Close()
+		if _, err := client.Enqueue(asynq.NewTask("other:job", nil), asynq.Queue(other)); err != nil {
+			t.Fatal(err)
+		}
+		defer asynq.NewInspector(opt).DeleteQueue(other, true)
+		for _, path := range []string{"/api/queues", "/api/queue_stats", "/api/servers"} {
+			r := e.do("GET", server.QueueConsolePath+path, root, nil)
+			if r.Status != 200 || bytes.Contains(r.Body, []byte(other)) {
+				t.Errorf("%s shows the other deployment's queue: %d %s", path, r.Status, truncate(r.Body, 300))
+			}
+		}
+		if r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil); !bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default")) {
+			t.Errorf("own queue missing: %s", truncate(r.Body, 300))
+		}
+		for _, req := range [][2]string{{"GET", "/api/queues/" + other + "/pending_tasks"}, {"DELETE", "/api/queues/" + other + "/pending_tasks:delete_all"},
+			{"POST", "/api/queues/" + other + ":pause"}, {"GET", "/api/queues/" + other}} {
+			if r := e.do(req[0], server.QueueConsolePath+req[1], root, nil); r.Status != 404 {
+				t.Errorf("%s %s: %d %s", req[0], req[1], r.Status, truncate(r.Body, 200))
+			}
+		}
+		if n, err := asynq.NewInspector(opt).GetQueueInfo(other); err != nil || n.Pending != 1 || n.Paused {
+			t.Errorf("the other deployment's queue was changed: %+v %v", n, err)
+		}
+
+		// Root's console sign-in opens it (the console's own "Queues" link); a browser without
+		// one is sent to sign in; a write from another site is refused; a tenant's sign-in is not
+		// root.
+		anon := &consoleClient{t: t, e: e}
+		if p := anon.send("GET", server.QueueConsolePath, nil, "Accept", "text/html"); p.Status != 303 ||
+			p.Header.Get("Location") != "/console/signin?next=%2Fconsole%2Fqueues" {
+			t.Errorf("browser without a session: %d %q", p.Status, p.Header.Get("Location"))
+		}
+		rc := &consoleClient{t: t, e: e}
+		wantPage(t, rc.signIn(rootUser, rootPass), 303)
+		wantPage(t, rc.send("GET", server.QueueConsolePath, nil, "Accept", "text/html"), 200, "<html")
+		wantPage(t, rc.send("GET", server.QueueConsolePath+"/api/queues", nil), 200, e.app.Config.Elastic.IndexPrefix+"default")
+		own := e.app.Config.Elastic.IndexPrefix + "default"
+		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-site"), 403, "another site")
+		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-origin"), 204)
+		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":resume", nil, "Sec-Fetch-Site", "same-origin"), 204)
+		tc := &consoleClient{t: t, e: e}
+		e.createTenant("con2", true)
+		k2, s2 := e.credential("con2")
+		wantPage(t, tc.signIn(k2, s2), 303)
+		if p := tc.send("GET", server.QueueConsolePath+"/api/queues", nil); p.Status != 401 {
+			t.Errorf("a tenant's console session: %d", p.Status)
+		}
 	})
 }
 

@@ -18,8 +18,9 @@ func (s *Server) registerRoutes() {
 		s.handle(httpx.Route{Method: fiber.MethodGet, Path: "/metrics", Summary: "Prometheus metrics (text exposition format); root credentials", Tag: "operations",
 			Scope: httpx.ScopeRoot, Success: 200, Media: []string{"text/plain"}}, adaptor.HTTPHandler(s.deps.Metrics.Handler()))
 	}
-	s.registerQueueConsole()
-	console.New(s.consoleDeps()).Register(s.app)
+	co := console.New(s.consoleDeps())
+	s.registerQueueConsole(co.RootTool)
+	co.Register(s.app)
 	s.handle(httpx.Route{Method: fiber.MethodGet, Path: "/openapi.json", Summary: "This API description", Tag: "operations",
 		Scope: httpx.ScopePublic, Success: 200, Response: "OpenAPI"}, s.openapi)
 

@@ -290,6 +290,33 @@ func (co *Console) openSession(c *fiber.Ctx) *session {
 	return &sess
 }
 
+// RootTool lets a root-only tool mounted under the console's path (the queue console) be
+// used from a console sign-in, as docs/console.md promises: a request without an
+// Authorization header that carries root's console session goes on with the session's
+// credentials as its Basic Authorization, which the tool's own authentication then checks; a
+// write must come from the console's origin, as every console form must. A browser opening
+// a page without a session is sent to the sign-in page, and back afterwards. Everything else
+// goes on unchanged (an API client's Basic credentials, or none: 401 from the authentication).
+func (co *Console) RootTool(c *fiber.Ctx) error {
+	if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) > 0 || co.d.Sealer == nil {
+		return c.Next()
+	}
+	sess := co.openSession(c)
+	if sess == nil || !sess.Root {
+		if c.Method() == fiber.MethodGet && (c.Get("Sec-Fetch-Mode") == "navigate" || strings.Contains(c.Get(fiber.HeaderAccept), "text/html")) {
+			return c.Redirect(Path+"/signin?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+		}
+		return c.Next()
+	}
+	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
+		if msg := crossSite(c, "a queue console request"); msg != "" {
+			return httpx.Errorf(fiber.StatusForbidden, "%s", msg)
+		}
+	}
+	c.Request().Header.Set(fiber.HeaderAuthorization, "Basic "+httpx.BasicAuth(sess.Key, sess.Secret))
+	return c.Next()
+}
+
 func sessionOf(c *fiber.Ctx) *session {
 	sess, _ := c.Locals("session").(*session)
 	return sess

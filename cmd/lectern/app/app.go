@@ -423,13 +423,17 @@ func (a *App) openBlobs(ctx context.Context) error {
 	return nil
 }
 
+// queuePrefix namespaces this deployment's queues on Redis: LECTERN_QUEUE_PREFIX, else the
+// Elasticsearch index prefix.
+func (c Config) queuePrefix() string { return cmp.Or(c.QueuePrefix, c.Elastic.IndexPrefix) }
+
 // openQueues opens the two job queues (default and index): Asynq on Redis when configured,
 // else the in-process queue in the record store.
 func (a *App) openQueues(ctx context.Context) error {
 	cfg := a.Config
 	switch {
 	case cfg.RedisURL != "":
-		prefix := cmp.Or(cfg.QueuePrefix, cfg.Elastic.IndexPrefix)
+		prefix := cfg.queuePrefix()
 		q, err := asynqq.New(ctx, asynqq.Config{RedisURL: cfg.RedisURL, Queue: prefix + "default", Concurrency: cfg.WorkerConcurrency,
 			BaseRetryDelay: cfg.RetryBaseDelay, TaskCheckInterval: 50 * time.Millisecond,
 			DelayedTaskCheckInterval: 200 * time.Millisecond, ShutdownTimeout: cfg.DrainTimeout(), Logger: cfg.Logger})
