@@ -107,7 +107,18 @@ func TestBackendOutage(t *testing.T) {
 			e.expectOutage(e.do("GET", "/api/v1/content/search?search_type=LEXICAL&term=x", root, nil, "tenant_id", "acme"), "elasticsearch", "search")
 			e.expectOutage(e.do("POST", "/lrs/TCAPI/statements", root, statement, xapi...), "elasticsearch", "statement write")
 			// Uploads need no Elasticsearch: accepted now, indexed once it is back.
-			return map[string]string{"bravo": e.accept("acme", "bravo")}
+			accepted := map[string]string{"bravo": e.accept("acme", "bravo")}
+			// The indexing attempts that fail meanwhile are logged with their cause, not only
+			// counted in the metrics.
+			eventually(e.t, 60*time.Second, "a logged index attempt failing on Elasticsearch", func() bool {
+				for _, r := range e.logs.find("job attempt failed", "outcome", "retried") {
+					if strings.Contains(r.attrs["err"], "elasticsearch") && r.attrs["task_type"] != "" {
+						return true
+					}
+				}
+				return false
+			})
+			return accepted
 		}},
 		{"postgresql", func(e outageEnv) map[string]string {
 			e.expectOutage(e.do("GET", "/api/v1/app_management/tenants", root, nil), "postgresql", "list tenants")

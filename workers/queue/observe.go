@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/lectern-lms/lectern/storage"
@@ -46,4 +47,32 @@ func outcomeOf(ctx context.Context, err error) string {
 	default:
 		return OutcomeRetried
 	}
+}
+
+// Logged wraps h so that every failed run is logged with its cause: the task type, the
+// outcome (OutcomeRetried at warning level, OutcomeFailed at error level), which attempt it
+// was and the error. Without it a job failing on an outage (an indexer whose Elasticsearch
+// is down) shows only in the metrics. Payloads are not logged: they may carry learners' data.
+func Logged(h Handler, log *slog.Logger) Handler {
+	if log == nil {
+		return h
+	}
+	return HandlerFunc(func(ctx context.Context, t *Task) error {
+		start := time.Now()
+		err := h.ProcessTask(ctx, t)
+		if err == nil {
+			return nil
+		}
+		outcome := outcomeOf(ctx, err)
+		level := slog.LevelWarn
+		if outcome == OutcomeFailed {
+			level = slog.LevelError
+		}
+		attrs := []any{"task_type", t.Type, "outcome", outcome, "duration_ms", time.Since(start).Milliseconds(), "err", err.Error()}
+		if a, ok := ctx.Value(attemptKey{}).(attempt); ok {
+			attrs = append(attrs, "attempt", a.retried+1, "max_attempts", a.max+1)
+		}
+		log.Log(ctx, level, "job attempt failed", attrs...)
+		return err
+	})
 }

@@ -1,10 +1,13 @@
 package queue_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +62,41 @@ func TestObserveNil(t *testing.T) {
 	var h queue.Handler = queue.HandlerFunc(func(context.Context, *queue.Task) error { return nil })
 	if got := queue.Observe(h, nil); reflect.ValueOf(got).Pointer() != reflect.ValueOf(h).Pointer() {
 		t.Fatal("Observe(h, nil) wrapped h")
+	}
+}
+
+// TestLogged: a failed run is logged with its type, outcome, attempt and cause (warning while
+// it will be retried, error when it failed for good); a success is not logged.
+func TestLogged(t *testing.T) {
+	outage := storage.Unavailable("elasticsearch", errors.New("connection refused"))
+	for _, tc := range []struct {
+		name    string
+		retried int
+		err     error
+		want    string
+	}{
+		{"success", 0, nil, ""},
+		{"outage", 1, outage, `level=WARN msg="job attempt failed" task_type=content:index outcome=retried duration_ms=0 err="elasticsearch unavailable: connection refused" attempt=2 max_attempts=4`},
+		{"last attempt", 3, errors.New("boom"), `level=ERROR msg="job attempt failed" task_type=content:index outcome=failed duration_ms=0 err=boom attempt=4 max_attempts=4`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				switch a.Key {
+				case slog.TimeKey:
+					return slog.Attr{}
+				case "duration_ms":
+					return slog.Int("duration_ms", 0)
+				}
+				return a
+			}}))
+			h := queue.Logged(queue.HandlerFunc(func(context.Context, *queue.Task) error { return tc.err }), log)
+			if err := h.ProcessTask(queue.WithAttempt(context.Background(), tc.retried, 3), queue.NewTask("content:index", []byte(`{"secret":"learner data"}`))); err != tc.err {
+				t.Fatalf("returned %v", err)
+			}
+			if got := strings.TrimSpace(buf.String()); got != tc.want {
+				t.Errorf("log:\n got %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/lectern-lms/lectern/workers/queue"
 )
 
-// handle registers h on q wrapped in the job metrics: registration is the one place every
-// handler of both queue backends passes.
+// handle registers h on q wrapped in the job metrics and the log of failed attempts:
+// registration is the one place every handler of both queue backends passes.
 func (a *App) handle(q queue.Queue, taskType string, h queue.Handler) {
-	q.Handle(taskType, queue.Observe(h, a.Metrics.JobHook(taskType)))
+	q.Handle(taskType, queue.Observe(queue.Logged(h, a.Config.Logger), a.Metrics.JobHook(taskType)))
 }
 
 // pendingCounter is what both queue backends offer beside the port for the depth gauge.
