@@ -100,6 +100,25 @@ func TestReindex(t *testing.T) {
 				t.Errorf("readyz after the content index came back: %d %s; want 503 naming only the statement index", r.Status, r.Body)
 			}
 			e.reindexAll(ten, 3)
+
+			// A restart (of any role, `lectern reindex` included) does not bring the statement
+			// index back empty either: this deployment had one, so its loss stays visible.
+			cfg := e.app.Config
+			cfg.Logger = nil // its own log
+			again := start(t, cfg)
+			again.serverFault = true
+			r = again.do("GET", "/readyz", noAuth, nil)
+			if r.Status != 503 || !strings.Contains(string(r.Body), es.Alias(mappings.Statements)+" (statements: restore it from a snapshot)") {
+				t.Errorf("readyz after a restart: %d %s; want 503 naming the statement index and its remedy", r.Status, r.Body)
+			}
+			if len(again.logs.find("statement indices are missing: the statements, xAPI documents and attachments they held cannot be rebuilt from the record or blob stores; restore them from a snapshot (docs/operations.md), or start them empty with `lectern recreate-statements`")) != 1 {
+				t.Error("the restart did not log the missing statement index")
+			}
+			// The operator's explicit choice starts them empty.
+			cfg.RecreateStatements = true
+			if r := start(t, cfg).do("GET", "/readyz", noAuth, nil); r.Status != 200 {
+				t.Errorf("readyz after recreate-statements: %d %s", r.Status, r.Body)
+			}
 		} else {
 			e.importContent(ten, "content_id=other", []byte("Unrelated notes about gardening."), "notes.txt")
 			e.reindexAll(ten, 3)

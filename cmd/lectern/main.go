@@ -49,6 +49,7 @@ func main() {
 const usage = `usage: lectern [serve|worker|indexer|all]
        lectern import PATH_OR_URL --tenant T --course ID [--new-version]
        lectern reindex
+       lectern recreate-statements
 
   serve    HTTP APIs only (enqueues jobs, runs none)
   worker   job handlers only (course and content imports, tenant deletions) and statement forwarding
@@ -58,6 +59,9 @@ const usage = `usage: lectern [serve|worker|indexer|all]
   reindex  rebuild the content search index from the stored content versions, in place, and
            exit (with Elasticsearch, while the service runs; with the embedded index, stop
            the server first, or ask it instead: POST /api/v1/app_management/reindex)
+  recreate-statements
+           create missing statement indices empty (Elasticsearch) and exit: only when the
+           statements are lost and there is no snapshot to restore (docs/operations.md)
 
 Configuration comes from LECTERN_* environment variables; see docs/configuration.md.`
 
@@ -74,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// one uploaded content item under a memory limit and a deadline
 		// (content/extract/sandbox); the file is descriptor 3, the request comes on stdin.
 		return sandbox.Serve(ctx, os.Stdin, stdout, os.NewFile(3, "content"))
-	case "serve", "worker", "indexer", "all", "reindex":
+	case "serve", "worker", "indexer", "all", "reindex", "recreate-statements":
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -93,6 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	cfg.Logger = newLogger(getenv("LECTERN_LOG_LEVEL"), stderr)
+	cfg.RecreateStatements = role == "recreate-statements"
 	limit, from, err := memoryLimit(getenv, os.ReadFile)
 	if err != nil {
 		return err
@@ -117,8 +122,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer a.Close()
-	if role == "reindex" {
+	switch role {
+	case "reindex":
 		return runReindex(ctx, a, stdout)
+	case "recreate-statements":
+		if a.Elastic == nil {
+			return errors.New("recreate-statements: statements are in Elasticsearch only in the distributed mode (LECTERN_ELASTICSEARCH_URL)")
+		}
+		fmt.Fprintln(stdout, "statement indices present; any that were missing were created empty")
+		return nil
 	}
 	return runRoles(ctx, a, cfg, role, content)
 }
@@ -524,5 +536,10 @@ func runReindex(ctx context.Context, a *app.App, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "reindexed %d of %d content versions: done\n", p.Done, p.Total)
+	if len(a.StatementsMissing) > 0 {
+		// Not something a reindex can rebuild: say so where the operator is looking.
+		fmt.Fprintf(stdout, "statements NOT rebuilt: %s missing; restore from a snapshot, or `lectern recreate-statements` to start empty\n",
+			strings.Join(a.StatementsMissing, ", "))
+	}
 	return nil
 }

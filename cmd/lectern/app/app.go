@@ -105,8 +105,12 @@ type Config struct {
 	// Elasticsearch. Empty means Elastic.IndexPrefix (and so the plain names when that is
 	// empty too).
 	QueuePrefix string
-	S3          S3Config
-	Elastic     ElasticConfig
+	// RecreateStatements lets Open create missing statement indices empty even in a deployment
+	// that has had them (`lectern recreate-statements`): the operator's decision that the
+	// statements are lost and there is no snapshot to restore.
+	RecreateStatements bool
+	S3                 S3Config
+	Elastic            ElasticConfig
 
 	// ModelDir is the local embedding model (indexer/embed ONNX, installed by `make model`);
 	// empty or not installed means no local model: semantic search answers 503.
@@ -231,7 +235,10 @@ type App struct {
 	vectors       *embed.RecordCache
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
-	Outbound   *outbound.Client
+	// StatementsMissing lists the statement indices found missing at Open and left so (the
+	// deployment had them before): what /readyz names until a snapshot restore.
+	StatementsMissing []string
+	Outbound          *outbound.Client
 	// Forwarder copies statements to the destinations of the forwarding pairs; the worker
 	// role runs it (Forwarder.Run).
 	Forwarder *forward.Forwarder
@@ -468,7 +475,8 @@ func (a *App) openQueues(ctx context.Context) error {
 }
 
 // openElastic connects Elasticsearch, which holds statements and content in the distributed
-// mode, and creates the statements index; without a URL there is nothing to open.
+// mode (openStatements and openContentIndex create their indices); without a URL there is
+// nothing to open.
 func (a *App) openElastic(ctx context.Context) error {
 	cfg := a.Config
 	if cfg.Elastic.URL == "" {
@@ -480,9 +488,6 @@ func (a *App) openElastic(ctx context.Context) error {
 	}
 	if err := c.Ping(ctx); err != nil {
 		return fmt.Errorf("elasticsearch at %s: %w", cfg.Elastic.URL, err)
-	}
-	if _, _, err := c.EnsureIndex(ctx, "statements", mappings.Options{}); err != nil {
-		return err
 	}
 	a.Elastic = c
 	a.checks = append(a.checks, server.Check{Name: "elasticsearch", Ping: elasticReady(c)})
@@ -496,11 +501,31 @@ func (a *App) openStatements(ctx context.Context) error {
 	case a.Elastic != nil:
 		// Writes ask for no refresh; a search refreshes first when writes are not yet searchable
 		// (one refresh per wave of queries, none per write): see storage/statements/elastic.
-		st, err := stelastic.New(ctx, a.Elastic, stelastic.WithReportFields(xapi.ReportFields))
+		// A deployment that has had statement indices never gets them back empty on its own:
+		// see statementsBefore.
+		before, err := a.statementsBefore(ctx)
+		if err != nil {
+			return err
+		}
+		opts := []stelastic.Option{stelastic.WithReportFields(xapi.ReportFields)}
+		if before && !a.Config.RecreateStatements {
+			opts = append(opts, stelastic.KeepMissing())
+		}
+		st, err := stelastic.New(ctx, a.Elastic, opts...)
 		if err != nil {
 			return err
 		}
 		a.Statements = st
+		if missing := st.Missing(); len(missing) > 0 {
+			a.StatementsMissing = missing
+			a.Config.Logger.Error("statement indices are missing: the statements, xAPI documents and attachments they held cannot be rebuilt from the record or blob stores; restore them from a snapshot (docs/operations.md), or start them empty with `lectern recreate-statements`",
+				"missing", strings.Join(missing, ", "))
+		}
+		if !before {
+			if err := a.Records.Create(ctx, &record.Record{Kind: kindDeployment, ID: statementIndicesID, Data: []byte(`{}`)}); err != nil && !errors.Is(err, record.ErrConflict) {
+				return err
+			}
+		}
 	default:
 		st, err := stsqlite.Open(filepath.Join(a.Config.DataDir, "lrs.db"), stsqlite.WithReportFields(xapi.ReportFields))
 		if err != nil {
@@ -510,6 +535,29 @@ func (a *App) openStatements(ctx context.Context) error {
 	}
 	a.closers = append(a.closers, a.Statements.Close)
 	return nil
+}
+
+// kindDeployment is the record kind of facts about the deployment itself (no tenant);
+// statementIndicesID the record saying its statement indices were created once.
+const (
+	kindDeployment     = "deployment"
+	statementIndicesID = "statement_indices"
+)
+
+// statementsBefore reports whether this deployment has had its statement indices before (the
+// record store says so). Statements live only in Elasticsearch, so when such a deployment finds
+// them missing they were lost, and recreating them empty, as a first start does, would hide
+// the loss from /readyz and stand in the way of a snapshot restore.
+func (a *App) statementsBefore(ctx context.Context) (bool, error) {
+	_, err := a.Records.Get(ctx, "", kindDeployment, statementIndicesID)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, record.ErrNotFound):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // openEmbedder picks the embedder: an OpenAI-compatible endpoint when configured, else the
@@ -832,10 +880,18 @@ func elasticReady(c *elastic.Client) func(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(missing) > 0 {
-			return fmt.Errorf("missing index: %s", strings.Join(missing, ", "))
+		if len(missing) == 0 {
+			return nil
 		}
-		return nil
+		var what []string
+		for _, m := range missing {
+			if m == c.Alias(mappings.Content) {
+				what = append(what, m+" (rebuild it: lectern reindex)")
+			} else {
+				what = append(what, m+" (statements: restore it from a snapshot)")
+			}
+		}
+		return fmt.Errorf("missing index: %s", strings.Join(what, ", "))
 	}
 }
 

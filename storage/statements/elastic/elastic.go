@@ -65,7 +65,24 @@ type Store struct {
 	// stop ends the background refresh, which closes stopped when it returns.
 	stop, stopped chan struct{}
 	closeOnce     sync.Once
+
+	// keepMissing leaves missing indices missing (KeepMissing); missing lists the aliases New
+	// found missing then.
+	keepMissing bool
+	missing     []string
 }
+
+// KeepMissing makes New leave a missing index missing instead of creating it empty: for a
+// deployment that has stored statements before, a missing statements index means they were
+// lost (a new cluster, a deleted index), and an empty one would hide the loss and stand in
+// the way of a snapshot restore. The store then answers requests that need a missing index
+// with its outage error (writes send require_alias), and Missing names them.
+func KeepMissing() Option {
+	return func(s *Store) { s.keepMissing = true }
+}
+
+// Missing lists the aliases New found missing and left so (KeepMissing).
+func (s *Store) Missing() []string { return s.missing }
 
 var _ statements.Backend = (*Store)(nil)
 
@@ -74,11 +91,6 @@ var indexNames = []string{mappings.Statements, mappings.XAPIDocuments, mappings.
 
 // New returns a store on client, creating its indices (and their aliases) when missing.
 func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, error) {
-	for _, name := range indexNames {
-		if _, _, err := client.EnsureIndex(ctx, name, mappings.Options{}); err != nil {
-			return nil, fmt.Errorf("statements/elastic: %w", err)
-		}
-	}
 	s := &Store{
 		c:     client,
 		stmts: client.Alias(mappings.Statements),
@@ -93,6 +105,28 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 	for _, o := range opts {
 		o(s)
 	}
+	for _, name := range indexNames {
+		if s.keepMissing {
+			missing, err := client.MissingAliases(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("statements/elastic: %w", err)
+			}
+			if len(missing) > 0 {
+				s.missing = append(s.missing, missing...)
+				continue
+			}
+		}
+		if _, _, err := client.EnsureIndex(ctx, name, mappings.Options{}); err != nil {
+			return nil, fmt.Errorf("statements/elastic: %w", err)
+		}
+	}
+	if slices.Contains(s.missing, s.stmts) {
+		// Nothing to migrate or to read the stored clock from: it starts at now, which is
+		// above anything a restore brings back only if the clock did not go back meanwhile.
+		s.last, s.watermark = time.Now().UnixMicro(), time.Now().UnixMicro()
+		go s.refreshLoop()
+		return s, nil
+	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
@@ -100,7 +134,11 @@ func New(ctx context.Context, client *elastic.Client, opts ...Option) (*Store, e
 	// back) never stamps a statement before one already stored. Writes acknowledged just
 	// before a restart may not be searchable yet: refresh first.
 	start := time.Now().UnixMicro()
-	if err := s.c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: []string{s.stmts, s.docs}}, nil); err != nil {
+	refresh := []string{s.stmts}
+	if !slices.Contains(s.missing, s.docs) {
+		refresh = append(refresh, s.docs)
+	}
+	if err := s.c.Do(ctx, "refresh", esapi.IndicesRefreshRequest{Index: refresh}, nil); err != nil {
 		return nil, fmt.Errorf("statements/elastic: %w", err)
 	}
 	s.last, s.watermark = start, start
