@@ -18,7 +18,7 @@ PG_PORT=${LECTERN_TEST_PG_PORT:-15432}
 REDIS_PORT=${LECTERN_TEST_REDIS_PORT:-16379}
 MINIO_PORT=${LECTERN_TEST_MINIO_PORT:-19000}
 ES_PORT=${LECTERN_TEST_ES_PORT:-19200}
-SVC_USER=lectern
+SVC_USER=${LECTERN_SVC_USER:-lectern}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 log() { printf '[services] %s\n' "$*" >&2; }
@@ -26,6 +26,8 @@ die() { log "ERROR: $*"; exit 1; }
 
 # Elasticsearch and PostgreSQL refuse to run as root, so both run as an unprivileged system user.
 as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$SVC_USER" -- "$@"; else "$@"; fi; }
+# run_user is who as_user runs things as.
+run_user() { if [ "$(id -u)" = 0 ]; then echo "$SVC_USER"; else id -un; fi; }
 
 ensure_user() {
   [ "$(id -u)" = 0 ] || return 0
@@ -138,10 +140,7 @@ up_es() {
     es_has_repo && return 0
     # Started before snapshots were tested (no path.repo): restart it with the setting.
     log "restarting Elasticsearch: it runs without path.repo"
-    # Only this port's node: another node from the same install (a private test node) stays.
-    [ -f "$RUN/es.pid" ] && kill "$(cat "$RUN/es.pid")" 2>/dev/null || true
-    pkill -u "$SVC_USER" -f "http.port=$ES_PORT( |\$)" 2>/dev/null || true
-    wait_for "Elasticsearch shutdown" 60 sh -c "! curl -fs http://127.0.0.1:$ES_PORT/_cluster/health"
+    stop_es
   fi
   local esdir=$CACHE/es/elasticsearch-$ES_VERSION data=$RUN/es
   rm -rf "$data"; mkdir -p "$data/data" "$data/logs" "$RUN/es-snapshots"
@@ -156,6 +155,21 @@ up_es() {
     -E action.destructive_requires_name=false -E path.repo="$RUN/es-snapshots" >"$RUN/es.log" 2>&1 &
   echo $! >"$RUN/es.pid"
   wait_for Elasticsearch 120 curl -fs "http://127.0.0.1:$ES_PORT/_cluster/health?wait_for_status=yellow&timeout=1s"
+}
+
+# stop_es stops this run directory's Elasticsearch only: the launcher whose command line names
+# $RUN/es/data, and the server JVM it started. Other nodes of the same user (another checkout's
+# suite, a private test node) keep running.
+stop_es() {
+  local pid
+  for pid in $(pgrep -u "$(run_user)" -f org.elasticsearch.launcher 2>/dev/null); do
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "path.data=$RUN/es/data "; then
+      pkill -P "$pid" 2>/dev/null || true
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+  [ -f "$RUN/es.pid" ] && kill "$(cat "$RUN/es.pid")" 2>/dev/null || true
+  wait_for "Elasticsearch shutdown" 60 sh -c "! curl -fs http://127.0.0.1:$ES_PORT/_cluster/health"
 }
 
 print_env() {
@@ -179,10 +193,8 @@ start_all() { # start the four in parallel; fail when any fails
 down() {
   [ -d "$RUN/pg" ] && as_user "$(pg_bin)/pg_ctl" -D "$RUN/pg" -m immediate stop >/dev/null 2>&1 || true
   redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
-  for f in minio es; do
-    [ -f "$RUN/$f.pid" ] && { kill "$(cat "$RUN/$f.pid")" 2>/dev/null || true; rm -f "$RUN/$f.pid"; }
-  done
-  pkill -u "$SVC_USER" -f org.elasticsearch.bootstrap 2>/dev/null || true
+  [ -f "$RUN/minio.pid" ] && { kill "$(cat "$RUN/minio.pid")" 2>/dev/null || true; rm -f "$RUN/minio.pid"; }
+  stop_es
   rm -rf "$RUN"
 }
 
