@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -43,7 +44,17 @@ return p.join("; ");
 // accessible fails the test when the current page breaks a rule of a11yCheck.
 func accessible(t *testing.T, ctx context.Context, what string) {
 	t.Helper()
-	problems, err := chromedp.Run(ctx, chromedp.Evaluate[string](a11yCheck))
+	var problems string
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		problems, err = chromedp.Run(ctx, chromedp.Evaluate[string](a11yCheck))
+		// A page that replaces itself as the check starts (a poll that ends in a reload of
+		// the page it shows) is checked again once the new one is there.
+		if err == nil || !navigating(err) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("%s: accessibility check: %v", what, err)
 	}
