@@ -106,7 +106,8 @@ func TestGracefulShutdownHandsBackJob(t *testing.T) {
 					m.value("lectern_queue_depth", map[string]string{"queue": "index"}) == 0
 			})
 			if s := contentJobStatus(t, base, jobID); s == "COMPLETED" || s == "FAILED" {
-				t.Fatalf("the job ended (%s) before SIGTERM: make the content bigger", s)
+				_, body := getJSON(t, base+"/api/v1/jobs/"+jobID, nil)
+				t.Fatalf("the job ended (%s) before SIGTERM: %s", s, body)
 			}
 			sent := time.Now()
 			if err := first.Process.Signal(syscall.SIGTERM); err != nil {
