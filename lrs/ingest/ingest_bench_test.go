@@ -27,6 +27,9 @@ func (nullStore) Get(context.Context, string, string) (*statements.Statement, er
 func (nullStore) Put(context.Context, string, []*statements.Statement, []*statements.Attachment) error {
 	return nil
 }
+func (nullStore) PutChunks(_ context.Context, _ string, chunks statements.Chunks, _ []*statements.Attachment) error {
+	return chunks(func([]*statements.Statement) error { return nil })
+}
 func (nullStore) PutActivity(context.Context, string, string, json.RawMessage) error { return nil }
 func (nullStore) GetActivity(context.Context, string, string) (json.RawMessage, error) {
 	return nil, statements.ErrNotFound
