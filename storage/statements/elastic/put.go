@@ -71,6 +71,7 @@ type written struct {
 //     running can get a stored below one already visible, so an ascending cursor walk that
 //     passed it misses it. A single writer process has neither problem within its own Puts
 //     that are acknowledged before the walk's next page.
+//
 // PutChunks implements statements.Store with one Put of every chunk gathered: Put's checks
 // and its rollback need the whole batch, so this backend holds it (the memory bound of
 // PutChunks is the embedded store's; docs/benchmarks.md).

@@ -21,8 +21,8 @@ type putReq struct {
 	// chunks, when set, is a PutChunks batch, written in a transaction of its own.
 	chunks  statements.Chunks
 	written []written
-	err         error
-	done        chan struct{}
+	err     error
+	done    chan struct{}
 }
 
 // ConsistentThrough implements statements.Store. SQLite reads what is committed, so with no
