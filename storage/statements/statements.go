@@ -151,8 +151,8 @@ type Store interface {
 	// repeated in a later chunk is the same as within one Put's batch. The store calls chunks
 	// once, during its write, and keeps no reference to a chunk once put returns, so a large
 	// batch costs the caller one chunk at a time rather than every statement at once (issue 22).
-	// Stored, Raw and Voided are written back into each chunk's statements before put returns;
-	// they only hold once PutChunks has returned nil.
+	// Stored, Raw and Voided are written back into the chunks' statements (a backend may do
+	// so before put returns); they only hold once PutChunks has returned nil.
 	PutChunks(ctx context.Context, tenant string, chunks Chunks, attachments []*Attachment) error
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
