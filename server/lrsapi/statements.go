@@ -93,6 +93,12 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,
 	}
+	if _, none := a.hooks.Stored.(NoStoredHook); none {
+		// The course engine reads only these (Engine.StatementsWritten).
+		req.Keep = func(st *statements.Statement) bool {
+			return a.d.Engine != nil && (st.Registration != "" || st.Voids != "")
+		}
+	}
 	if p != nil && p.CMI5 != nil && a.d.Engine != nil {
 		req.Check = func(original []json.RawMessage, batch []*statements.Statement) error {
 			return a.d.Engine.CheckCMI5Statements(ctx, tid, p, original, batch)
