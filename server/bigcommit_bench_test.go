@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // bigCommit12 is a legal SCORM 1.2 commit in the API's nested JSON form with n interactions,
@@ -59,7 +61,7 @@ func cpuTime(b *testing.B) time.Duration {
 func BenchmarkBigCommit(b *testing.B) {
 	for _, mode := range []string{"embedded", "distributed"} {
 		b.Run(mode, func(b *testing.B) {
-			base := commitBenchServer(b, mode)
+			base := servertest.CommitBenchServer(b, mode)
 			l := setupCommitLearners(b, base, 1)[0]
 			detail := base + "/engine/api/v1/bench/registrations/r0/progress/detail"
 			var commitCPU, commitWall, detailCPU, detailWall time.Duration
@@ -69,18 +71,18 @@ func BenchmarkBigCommit(b *testing.B) {
 				body := bigCommit12(10000, i+1)
 				size = len(body)
 				c0, w0 := cpuTime(b), time.Now()
-				res := commitBenchCall(b, "POST", l.url, "application/json", body, 200)
+				res := servertest.CommitBenchCall(b, "POST", l.url, "application/json", body, 200)
 				commitCPU, commitWall = commitCPU+cpuTime(b)-c0, commitWall+time.Since(w0)
 				var ans struct{ Result string }
-				commitBenchJSON(b, res, &ans)
+				servertest.CommitBenchJSON(b, res, &ans)
 				if ans.Result != "true" {
 					b.Fatalf("commit refused: %+v", ans)
 				}
 				c0, w0 = cpuTime(b), time.Now()
-				res = commitBenchCall(b, "GET", detail, "", nil, 200)
+				res = servertest.CommitBenchCall(b, "GET", detail, "", nil, 200)
 				detailCPU, detailWall = detailCPU+cpuTime(b)-c0, detailWall+time.Since(w0)
 				var d struct{ ActivityDetails json.RawMessage }
-				commitBenchJSON(b, res, &d)
+				servertest.CommitBenchJSON(b, res, &d)
 				if n := strings.Count(string(d.ActivityDetails), "urn:lectern:question:"); n != 10000 {
 					b.Fatalf("progress/detail shows %d interactions, want 10000", n)
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // ltsDist is the folder of the cmi5 LMS test suite's built packages (zips whose AUs use the
@@ -48,31 +49,31 @@ func ltsResult(doc string) string {
 // an OwnWindow AU that takes the whole window and comes back through its returnURL.
 func TestCMI5AUInBrowser(t *testing.T) {
 	dist := ltsDist(t)
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
 		regs := "/engine/api/v1/acme/registrations"
 		for _, c := range []struct{ course, pkg string }{{"essentials", "001-essentials.zip"}, {"own", "003-launchMethod-OwnWindow.zip"}} {
 			b, err := os.ReadFile(filepath.Join(dist, c.pkg))
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.importOK("acme", c.course, b, "")
-			e.expect(e.do("POST", regs, root, map[string]any{"courseId": c.course, "registrationId": "r-" + c.course,
+			e.ImportOK("acme", c.course, b, "")
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": c.course, "registrationId": "r-" + c.course,
 				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
 		}
 		xreg := func(id string) string {
 			var b struct{ ID string }
-			e.do("GET", regs+"/"+id+"/xapiRegistrationId", root, nil).json(t, &b)
+			e.Do("GET", regs+"/"+id+"/xapiRegistrationId", servertest.Root, nil).JSON(t, &b)
 			return b.ID
 		}
 
 		// AnyWindow: the AU runs in the player's frame and reaches the record store at the
 		// endpoint it was given (no trailing slash: the library appends "/statements").
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r-essentials/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-essentials/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, ltsResult(`document.getElementById("frame").contentDocument`), "ok", "001-essentials AU in the frame")
+		servertest.WaitJS(t, ctx, ltsResult(`document.getElementById("frame").contentDocument`), "ok", "001-essentials AU in the frame")
 		var res struct {
 			Statements []struct {
 				Verb   struct{ ID string }
@@ -82,7 +83,7 @@ func TestCMI5AUInBrowser(t *testing.T) {
 				}
 			}
 		}
-		e.do("GET", lrs+"/acme/statements?ascending=true&registration="+xreg("r-essentials"), root, nil, v103...).json(t, &res)
+		e.Do("GET", servertest.LRS+"/acme/statements?ascending=true&registration="+xreg("r-essentials"), servertest.Root, nil, servertest.V103...).JSON(t, &res)
 		var verbs []string
 		for _, s := range res.Statements {
 			v := s.Verb.ID[strings.LastIndex(s.Verb.ID, "/")+1:]
@@ -95,24 +96,24 @@ func TestCMI5AUInBrowser(t *testing.T) {
 			t.Errorf("statements of the AnyWindow session: %s", got)
 		}
 		var p struct{ RegistrationCompletion, RegistrationSuccess string }
-		e.do("GET", regs+"/r-essentials/progress", root, nil).json(t, &p)
+		e.Do("GET", regs+"/r-essentials/progress", servertest.Root, nil).JSON(t, &p)
 		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" {
 			t.Errorf("progress after the AU: %+v", p)
 		}
 
 		// OwnWindow: the player page gives its window to the AU (window.self is window.top);
 		// the AU's returnURL brings the learner back to the player, which exits (one AU).
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r-own/launchLink?redirectOnExitUrl=message"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-own/launchLink?redirectOnExitUrl=message"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, ltsResult("document"), "ok", "003 OwnWindow AU as the whole window")
-		waitJS(t, ctx, `location.pathname.indexOf("/player/content/")===0`, "true", "the AU's own page")
+		servertest.WaitJS(t, ctx, ltsResult("document"), "ok", "003 OwnWindow AU as the whole window")
+		servertest.WaitJS(t, ctx, `location.pathname.indexOf("/player/content/")===0`, "true", "the AU's own page")
 		if ret, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("returnURL")?"present":"absent"`)); err != nil || ret != "present" {
 			t.Fatalf("the AU shows no returnURL button: %q %v", ret, err)
 		}
-		click(t, ctx, `document.getElementById("returnURL")`)
-		waitJS(t, ctx, `location.pathname.indexOf("/player/session/")===0&&new URLSearchParams(location.search).has("returned")`, "true", "back in the player")
-		waitJS(t, ctx, `document.getElementById("done").hidden`, "false", "the player's exit message after returning")
+		servertest.Click(t, ctx, `document.getElementById("returnURL")`)
+		servertest.WaitJS(t, ctx, `location.pathname.indexOf("/player/session/")===0&&new URLSearchParams(location.search).has("returned")`, "true", "back in the player")
+		servertest.WaitJS(t, ctx, `document.getElementById("done").hidden`, "false", "the player's exit message after returning")
 		frameSrc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("frame").getAttribute("src")||""`))
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +123,7 @@ func TestCMI5AUInBrowser(t *testing.T) {
 		}
 		// LMS.LaunchData told the AU where to return (and only the OwnWindow AU).
 		var body struct{ Statements []json.RawMessage }
-		e.do("GET", lrs+"/acme/statements?registration="+xreg("r-own")+"&verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/terminated"), root, nil, v103...).json(t, &body)
+		e.Do("GET", servertest.LRS+"/acme/statements?registration="+xreg("r-own")+"&verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/terminated"), servertest.Root, nil, servertest.V103...).JSON(t, &body)
 		if len(body.Statements) != 1 {
 			t.Errorf("terminated statements of the OwnWindow session: %d", len(body.Statements))
 		}

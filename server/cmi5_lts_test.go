@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // ltsCase is one course package of CATAPULT's cmi5 LMS test suite, built the way the suite's
@@ -101,24 +102,24 @@ func ltsCases(t *testing.T) []ltsCase {
 func TestCMI5LMSTestPackages(t *testing.T) {
 	cases := ltsCases(t)
 	schemas := testenv.SharedConformance(t, "schemas")
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			c := cfg(t)
 			c.SchemaDir = schemas
-			e := start(t, c)
+			e := servertest.Start(t, c)
 			const tn = "lts"
-			e.createTenant(tn, true)
+			e.CreateTenant(tn, true)
 			for _, lc := range cases {
 				t.Run(lc.name, func(t *testing.T) {
-					e := &env{t: t, app: e.app, url: e.url}
-					r := e.upload(tn, "course="+url.QueryEscape(lc.name), lc.body, lc.filename)
+					e := &servertest.Env{T: t, App: e.App, URL: e.URL}
+					r := e.Upload(tn, "course="+url.QueryEscape(lc.name), lc.body, lc.filename)
 					if !lc.pass && r.Status == 400 {
-						if !strings.Contains(r.message(), lc.rule) {
+						if !strings.Contains(r.Message(), lc.rule) {
 							t.Fatalf("refused at upload, but the message does not name %s: %s", lc.rule, r.Body)
 						}
 						return
 					}
-					res := e.waitJob(tn, r)
+					res := e.WaitJob(tn, r)
 					switch {
 					case lc.pass && res.Status != "COMPLETE":
 						t.Fatalf("must import: %+v", res)
@@ -138,7 +139,7 @@ func TestCMI5LMSTestPackages(t *testing.T) {
 			}
 			// A course structure on its own imports from a URL too, under the same rules.
 			t.Run("by URL", func(t *testing.T) {
-				e := &env{t: t, app: e.app, url: e.url}
+				e := &servertest.Env{T: t, App: e.App, URL: e.URL}
 				files := map[string][]byte{}
 				for _, lc := range cases {
 					files["/"+lc.filename] = lc.body
@@ -151,8 +152,8 @@ func TestCMI5LMSTestPackages(t *testing.T) {
 					http.NotFound(w, r)
 				}))
 				defer srv.Close()
-				imp := func(course, file string) importResult {
-					return e.waitJob(tn, e.do("POST", "/engine/api/v1/"+tn+"/courses/importJobs?course="+course, root,
+				imp := func(course, file string) servertest.ImportResult {
+					return e.WaitJob(tn, e.Do("POST", "/engine/api/v1/"+tn+"/courses/importJobs?course="+course, servertest.Root,
 						map[string]any{"url": srv.URL + "/" + file, "courseName": course}))
 				}
 				if res := imp("url101", "101-one-thousand-aus.xml"); res.Status != "COMPLETE" {

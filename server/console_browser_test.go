@@ -5,19 +5,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
-
-// consoleSignIn opens the console in the browser and signs in through the form.
-func consoleSignIn(t *testing.T, ctx context.Context, e *env, key, secret string) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/console/"),
-		chromedp.WaitVisible(`#key`),
-		chromedp.SendKeys(`#key`, key),
-		chromedp.SendKeys(`#secret`, secret),
-		chromedp.Submit(`#secret`)); err != nil {
-		t.Fatalf("sign in: %v", err)
-	}
-}
 
 // a11yCheck is JavaScript that lists what a console page lacks for assistive technology and
 // keyboard use: a document language, one h1, a label for every form control, an accessible
@@ -56,43 +45,43 @@ func accessible(t *testing.T, ctx context.Context, what string) {
 // (htmx swaps the table in place) and issues a credential, which then signs in and lands
 // on its own tenant.
 func TestConsoleTenantsInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
 		// Signing in works from the keyboard alone: the key field has the focus, Tab moves to
 		// the secret, Enter submits.
-		if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/console/"), chromedp.WaitVisible(`#key`)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.URL+"/console/"), chromedp.WaitVisible(`#key`)); err != nil {
 			t.Fatal(err)
 		}
 		accessible(t, ctx, "sign-in page")
-		waitJS(t, ctx, `document.activeElement.id`, "key", "focus on the key field")
-		if err := chromedp.Do(ctx, chromedp.KeyEvent(rootUser), chromedp.KeyEvent("\t"), chromedp.KeyEvent(rootPass), chromedp.KeyEvent("\r")); err != nil {
+		servertest.WaitJS(t, ctx, `document.activeElement.id`, "key", "focus on the key field")
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(servertest.RootUser), chromedp.KeyEvent("\t"), chromedp.KeyEvent(servertest.RootPass), chromedp.KeyEvent("\r")); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Tenants", "root lands on the tenants")
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Tenants", "root lands on the tenants")
 		accessible(t, ctx, "tenants page")
 		if err := chromedp.Do(ctx,
 			chromedp.SendKeys(`#tenant_id`, "console-acme"),
 			chromedp.Submit(`#tenant_id`)); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.querySelector("[role=status]").textContent`, "Tenant console-acme was created.", "created notice")
+		servertest.WaitJS(t, ctx, `document.querySelector("[role=status]").textContent`, "Tenant console-acme was created.", "created notice")
 		row := `document.getElementById("tenant-console-acme")`
-		waitJS(t, ctx, row+`.querySelector("td").textContent`, "enabled", "new tenant enabled")
-		click(t, ctx, row+`.querySelector("button")`)
-		waitJS(t, ctx, row+`.querySelector("td").textContent`, "disabled", "disabled in place")
+		servertest.WaitJS(t, ctx, row+`.querySelector("td").textContent`, "enabled", "new tenant enabled")
+		servertest.Click(t, ctx, row+`.querySelector("button")`)
+		servertest.WaitJS(t, ctx, row+`.querySelector("td").textContent`, "disabled", "disabled in place")
 		var tn struct{ Enabled bool }
-		e.do("GET", "/api/v1/app_management/tenants/console-acme/credentials", root, nil)
-		if e.do("PUT", "/api/v1/app_management/tenants/console-acme", root, map[string]any{"enabled": false}).json(t, &tn); tn.Enabled {
+		e.Do("GET", "/api/v1/app_management/tenants/console-acme/credentials", servertest.Root, nil)
+		if e.Do("PUT", "/api/v1/app_management/tenants/console-acme", servertest.Root, map[string]any{"enabled": false}).JSON(t, &tn); tn.Enabled {
 			t.Fatal("the console's Disable did not reach the tenant")
 		}
-		click(t, ctx, row+`.querySelector("button")`)
-		waitJS(t, ctx, row+`.querySelector("td").textContent`, "enabled", "enabled again in place")
+		servertest.Click(t, ctx, row+`.querySelector("button")`)
+		servertest.WaitJS(t, ctx, row+`.querySelector("td").textContent`, "enabled", "enabled again in place")
 
-		click(t, ctx, row+`.querySelector("a[href$='/credentials']")`)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Credentials of console-acme", "credentials page")
+		servertest.Click(t, ctx, row+`.querySelector("a[href$='/credentials']")`)
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Credentials of console-acme", "credentials page")
 		accessible(t, ctx, "credentials page")
-		click(t, ctx, `document.querySelector("form[action$='/credentials'] button")`)
-		waitJS(t, ctx, `document.getElementById("issued-key") !== null`, "true", "issued credential shown")
+		servertest.Click(t, ctx, `document.querySelector("form[action$='/credentials'] button")`)
+		servertest.WaitJS(t, ctx, `document.getElementById("issued-key") !== null`, "true", "issued credential shown")
 		key, err := chromedp.Run(ctx, chromedp.Text("#issued-key"))
 		if err != nil {
 			t.Fatal(err)
@@ -102,11 +91,11 @@ func TestConsoleTenantsInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The issued credential works against the API and in the console.
-		e.expect(e.do("GET", "/api/v1/app_management/tenants/console-acme/credentials", basic(key, secret), nil), 403, "tenant credential on a root route")
-		click(t, ctx, `document.querySelector("form.signout button")`)
-		waitJS(t, ctx, `location.pathname`, "/console/signin", "signed out")
-		consoleSignIn(t, ctx, e, key, secret)
-		waitJS(t, ctx, `document.querySelector(".tenant code").textContent`, "console-acme", "tenant credential lands on its tenant")
-		waitJS(t, ctx, `document.querySelector("a[href='/console/tenants']") === null`, "true", "no tenant administration for a tenant credential")
+		e.Expect(e.Do("GET", "/api/v1/app_management/tenants/console-acme/credentials", servertest.Basic(key, secret), nil), 403, "tenant credential on a root route")
+		servertest.Click(t, ctx, `document.querySelector("form.signout button")`)
+		servertest.WaitJS(t, ctx, `location.pathname`, "/console/signin", "signed out")
+		servertest.ConsoleSignIn(t, ctx, e, key, secret)
+		servertest.WaitJS(t, ctx, `document.querySelector(".tenant code").textContent`, "console-acme", "tenant credential lands on its tenant")
+		servertest.WaitJS(t, ctx, `document.querySelector("a[href='/console/tenants']") === null`, "true", "no tenant administration for a tenant credential")
 	})
 }

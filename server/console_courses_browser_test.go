@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // progressSampler records the import bar's value every 20 ms into window.seen (the status
@@ -20,36 +21,36 @@ const progressSampler = `window.seen=[];setInterval(function(){var p=document.ge
 // creates a registration, launches it in the player and sees, back in the console, the run-time
 // data the SCO committed in the registration's activity tree.
 func TestConsoleCoursesInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		key, secret := e.credential("acme")
-		files := map[string]string{"imsmanifest.xml": manifest12Warned, "sco/index.html": sco12}
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		key, secret := e.Credential("acme")
+		files := map[string]string{"imsmanifest.xml": manifest12Warned, "sco/index.html": servertest.Sco12}
 		// Enough files for the store to take a few progress steps.
 		for i := range 200 {
 			files[fmt.Sprintf("sco/media/%03d.txt", i)] = strings.Repeat("x", 2000)
 		}
 		pkg := filepath.Join(t.TempDir(), "b12.zip")
-		if err := os.WriteFile(pkg, zipOf(t, files), 0o600); err != nil {
+		if err := os.WriteFile(pkg, servertest.ZipOf(t, files), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ctx := browser(t)
-		consoleSignIn(t, ctx, e, key, secret)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Courses", "a tenant lands on its courses")
+		ctx := servertest.Browser(t)
+		servertest.ConsoleSignIn(t, ctx, e, key, secret)
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Courses", "a tenant lands on its courses")
 		accessible(t, ctx, "courses page")
 		if err := chromedp.Do(ctx, chromedp.SendKeys(`#course`, "b12"), chromedp.SetUploadFiles(`#file`, []string{pkg})); err != nil {
 			t.Fatal(err)
 		}
-		click(t, ctx, `document.querySelector("#import-form button[type=submit]")`)
-		waitJS(t, ctx, `location.pathname.indexOf("/console/t/acme/courses/imports/")`, "0", "the import's status page")
+		servertest.Click(t, ctx, `document.querySelector("#import-form button[type=submit]")`)
+		servertest.WaitJS(t, ctx, `location.pathname.indexOf("/console/t/acme/courses/imports/")`, "0", "the import's status page")
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](progressSampler)); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.getElementById("import-status").dataset.status`, "COMPLETE", "the import completes")
-		waitJS(t, ctx, `document.getElementById("import-progress").value`, "100", "the bar at its end")
-		waitJS(t, ctx, `document.getElementById("import-progress").max`, "100", "the bar's maximum")
-		waitJS(t, ctx, `document.getElementById("import-state").textContent`, "Imported: Browser 1.2 (COMPLETE)", "the completed state")
-		waitJS(t, ctx, `document.getElementById("import-warnings").textContent.indexOf("meta.xml") >= 0`, "true", "the parser warning")
-		waitJS(t, ctx, `document.getElementById("import-status").hasAttribute("hx-trigger")`, "false", "polling stops")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-status").dataset.status`, "COMPLETE", "the import completes")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-progress").value`, "100", "the bar at its end")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-progress").max`, "100", "the bar's maximum")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-state").textContent`, "Imported: Browser 1.2 (COMPLETE)", "the completed state")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-warnings").textContent.indexOf("meta.xml") >= 0`, "true", "the parser warning")
+		servertest.WaitJS(t, ctx, `document.getElementById("import-status").hasAttribute("hx-trigger")`, "false", "polling stops")
 		seen, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.seen.join(",")`))
 		if err != nil {
 			t.Fatal(err)
@@ -69,32 +70,32 @@ func TestConsoleCoursesInBrowser(t *testing.T) {
 			}
 			prev = v
 		}
-		t.Logf("bar values seen: %d distinct (%s)", distinct, truncate([]byte(seen), 300))
+		t.Logf("bar values seen: %d distinct (%s)", distinct, servertest.Truncate([]byte(seen), 300))
 		accessible(t, ctx, "import page")
 
-		click(t, ctx, `document.getElementById("import-course-link")`)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Course b12", "course detail")
-		waitJS(t, ctx, `document.querySelector("#activity-tree .activity").textContent`, "Browser 1.2", "tree root")
-		waitJS(t, ctx, `document.querySelector("#activity-tree ul .activity").textContent`, "The Only Lesson", "the SCO in the tree")
+		servertest.Click(t, ctx, `document.getElementById("import-course-link")`)
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Course b12", "course detail")
+		servertest.WaitJS(t, ctx, `document.querySelector("#activity-tree .activity").textContent`, "Browser 1.2", "tree root")
+		servertest.WaitJS(t, ctx, `document.querySelector("#activity-tree ul .activity").textContent`, "The Only Lesson", "the SCO in the tree")
 		accessible(t, ctx, "course page")
 
-		click(t, ctx, `document.querySelector("nav a[href='/console/t/acme/registrations']")`)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Registrations", "registrations page")
+		servertest.Click(t, ctx, `document.querySelector("nav a[href='/console/t/acme/registrations']")`)
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Registrations", "registrations page")
 		accessible(t, ctx, "registrations page")
 		if err := chromedp.Do(ctx, chromedp.SendKeys(`#reg-id`, "r1"), chromedp.SendKeys(`#learner-id`, "ann"),
 			chromedp.SendKeys(`#first-name`, "Ann"), chromedp.SendKeys(`#last-name`, "Lee")); err != nil {
 			t.Fatal(err)
 		}
-		click(t, ctx, `document.querySelector("#registration-form button[type=submit]")`)
-		waitJS(t, ctx, `document.querySelector("[role=status]").textContent`, "Registration r1 was created.", "registration created")
+		servertest.Click(t, ctx, `document.querySelector("#registration-form button[type=submit]")`)
+		servertest.WaitJS(t, ctx, `document.querySelector("[role=status]").textContent`, "Registration r1 was created.", "registration created")
 		accessible(t, ctx, "registration page")
 
-		click(t, ctx, `document.getElementById("launch")`)
+		servertest.Click(t, ctx, `document.getElementById("launch")`)
 		inFrame := `document.getElementById("frame").contentDocument.getElementById("status").textContent`
-		waitJS(t, ctx, inFrame, "ready|true|Lee, Ann|ab-initio||true", "the SCO committed in the player")
+		servertest.WaitJS(t, ctx, inFrame, "ready|true|Lee, Ann|ab-initio||true", "the SCO committed in the player")
 		// Back in the console, the committed run-time data is in the activity tree.
-		eventually(t, 20*time.Second, "run-time data on the registration page", func() bool {
-			if err := chromedp.Do(ctx, chromedp.Navigate(e.url+"/console/t/acme/registrations/r1"), chromedp.WaitVisible(`#reg-tree`)); err != nil {
+		servertest.Eventually(t, 20*time.Second, "run-time data on the registration page", func() bool {
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.URL+"/console/t/acme/registrations/r1"), chromedp.WaitVisible(`#reg-tree`)); err != nil {
 				t.Fatal(err)
 			}
 			v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(function(){var l=document.querySelector("#activity-results .location");return l?l.textContent+"|"+document.querySelector("#activity-results .score-raw").textContent+"|"+document.getElementById("reg-success").textContent:""})()`))
@@ -103,6 +104,6 @@ func TestConsoleCoursesInBrowser(t *testing.T) {
 			}
 			return v == "page-3|92|PASSED"
 		})
-		waitJS(t, ctx, `document.querySelector("#activity-results ul .success").textContent`, "PASSED", "the SCO's success in the tree")
+		servertest.WaitJS(t, ctx, `document.querySelector("#activity-results ul .success").textContent`, "PASSED", "the SCO's success in the tree")
 	})
 }

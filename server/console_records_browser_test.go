@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestConsoleRecordsInBrowser: a tenant credential signs in, filters the statements the API
@@ -14,18 +15,18 @@ import (
 // the jobs list; subscribes a loopback receiver to JOB_PROCESSED (the signing secret shown
 // once) and watches the delivery of the next job appear in the log, which htmx refreshes.
 func TestConsoleRecordsInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		const ten = "crec-browser"
-		e.createTenant(ten, true)
-		key, secret := e.credential(ten)
-		ids := e.postTenantStatements(ten, basic(key, secret),
-			statement("ann@example.com", "completed", "http://example.com/act/1"),
-			statement("bob@example.com", "attempted", "http://example.com/act/2"),
-			statement("ann@example.com", "attempted", "http://example.com/act/3"))
-		ctx := browser(t)
-		consoleSignIn(t, ctx, e, key, secret)
+		e.CreateTenant(ten, true)
+		key, secret := e.Credential(ten)
+		ids := postTenantStatements(e, ten, servertest.Basic(key, secret),
+			servertest.Statement("ann@example.com", "completed", "http://example.com/act/1"),
+			servertest.Statement("bob@example.com", "attempted", "http://example.com/act/2"),
+			servertest.Statement("ann@example.com", "attempted", "http://example.com/act/3"))
+		ctx := servertest.Browser(t)
+		servertest.ConsoleSignIn(t, ctx, e, key, secret)
 		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Courses", "a tenant lands on its first section")
-		click(t, ctx, `document.querySelector("nav a[href$='/statements']")`)
+		servertest.Click(t, ctx, `document.querySelector("nav a[href$='/statements']")`)
 		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Statements", "the statements section")
 		rows := `document.querySelectorAll("#statement-table tbody tr[id]").length`
 		waitNav(t, ctx, rows, "3", "every statement listed")
@@ -37,7 +38,7 @@ func TestConsoleRecordsInBrowser(t *testing.T) {
 		waitNav(t, ctx, rows, "1", "filtered by verb")
 		waitNav(t, ctx, `document.querySelector("#st-`+ids[0]+` td:nth-child(3)").textContent`, "completed", "the completed statement")
 
-		click(t, ctx, `document.querySelector("a[href='/console/t/`+ten+`/statements']:not([aria-current])")`)
+		servertest.Click(t, ctx, `document.querySelector("a[href='/console/t/`+ten+`/statements']:not([aria-current])")`)
 		waitNav(t, ctx, rows, "3", "filters cleared")
 		if err := chromedp.Do(ctx, chromedp.SendKeys(`#mbox`, "bob@example.com"), chromedp.Click(`#filter`)); err != nil {
 			t.Fatal(err)
@@ -45,7 +46,7 @@ func TestConsoleRecordsInBrowser(t *testing.T) {
 		waitNav(t, ctx, rows, "1", "filtered by agent")
 		waitNav(t, ctx, `document.querySelector("#st-`+ids[1]+` td:nth-child(2)").textContent`, "bob@example.com", "bob's statement")
 
-		click(t, ctx, `document.querySelector("#st-`+ids[1]+` a")`)
+		servertest.Click(t, ctx, `document.querySelector("#st-`+ids[1]+` a")`)
 		waitNav(t, ctx, `document.querySelector("h1 code").textContent`, ids[1], "statement page")
 		settledAccessible(t, ctx, "statement page")
 		json := `document.getElementById("statement-json").textContent`
@@ -54,20 +55,20 @@ func TestConsoleRecordsInBrowser(t *testing.T) {
 		waitNav(t, ctx, `document.getElementById("voided").textContent`, "not voided", "voided state")
 
 		// Jobs.
-		job := e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf"))
-		click(t, ctx, `document.querySelector("nav a[href='/console/t/`+ten+`/jobs']")`)
+		job := e.WaitContentJob(ten, e.UploadContent(servertest.Root, ten, "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf"))
+		servertest.Click(t, ctx, `document.querySelector("nav a[href='/console/t/`+ten+`/jobs']")`)
 		waitNav(t, ctx, `document.querySelector("#job-`+job.ID+` .status").textContent`, "FAILED", "the job's state in the list")
 		settledAccessible(t, ctx, "jobs page")
 
 		// Webhooks: an authentication configuration, a subscription, its delivery log.
-		rec := newHookReceiver(t, 0)
-		click(t, ctx, `document.querySelector("nav a[href='/console/t/`+ten+`/webhooks']")`)
+		rec := servertest.NewHookReceiver(t, 0)
+		servertest.Click(t, ctx, `document.querySelector("nav a[href='/console/t/`+ten+`/webhooks']")`)
 		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Webhooks", "webhooks page")
 		settledAccessible(t, ctx, "webhooks page")
-		click(t, ctx, `document.getElementById("create-auth")`)
+		servertest.Click(t, ctx, `document.getElementById("create-auth")`)
 		waitNav(t, ctx, `document.querySelector("[role=status]").textContent`, "The authentication configuration was created.", "auth configuration created")
 		waitNav(t, ctx, `document.querySelectorAll("#auth-table tbody tr[id]").length`, "1", "auth configuration listed")
-		if err := chromedp.Do(ctx, chromedp.SendKeys(`#url`, rec.srv.URL+"/hook"), chromedp.Click(`#subscribe`)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.SendKeys(`#url`, rec.Srv.URL+"/hook"), chromedp.Click(`#subscribe`)); err != nil {
 			t.Fatal(err)
 		}
 		waitNav(t, ctx, `document.getElementById("signing-secret").textContent.length > 20`, "true", "signing secret shown")
@@ -75,13 +76,13 @@ func TestConsoleRecordsInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		click(t, ctx, `document.querySelector("#sub-`+subID+` a")`)
+		servertest.Click(t, ctx, `document.querySelector("#sub-`+subID+` a")`)
 		waitNav(t, ctx, `document.querySelector("h1").textContent`, "Delivery log", "delivery log")
 		waitNav(t, ctx, `document.querySelectorAll("#delivery-table tr.delivery").length`, "0", "no deliveries yet")
 		settledAccessible(t, ctx, "delivery log")
-		e.waitContentJob(ten, e.uploadContent(root, ten, "content_id=broken2", []byte("%PDF-1.4 still not a pdf"), "broken.pdf"))
-		eventually(t, 30*time.Second, "the receiver got the message", func() bool { return len(rec.delivered()) == 1 })
-		mid := messageID(t, rec.delivered()[0].body)
+		e.WaitContentJob(ten, e.UploadContent(servertest.Root, ten, "content_id=broken2", []byte("%PDF-1.4 still not a pdf"), "broken.pdf"))
+		servertest.Eventually(t, 30*time.Second, "the receiver got the message", func() bool { return len(rec.Delivered()) == 1 })
+		mid := servertest.MessageID(t, rec.Delivered()[0].Body)
 		waitNav(t, ctx, `document.querySelector("#delivery-table tr.delivery code").textContent`, mid, "the delivery appears in the log")
 		waitNav(t, ctx, `document.querySelector("#delivery-table tr.delivery .status").textContent`, "204", "its status")
 	})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // speakingGuide's only "managing" (and only "nerves") is the heading of its second section.
@@ -35,7 +37,7 @@ func hazardsStoryline(t *testing.T) []byte {
 	slide := func(id, text string) string {
 		return `window.globalProvideData('slide', '{"id":"` + id + `","slideLayers":[{"objects":[{"kind":"textbox","accText":"` + text + `"}]}]}');`
 	}
-	return zipOf(t, map[string]string{
+	return servertest.ZipOf(t, map[string]string{
 		"imsmanifest.xml": `<?xml version="1.0"?><manifest identifier="m" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">` +
 			`<metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>` +
 			`<organizations default="O"><organization identifier="O"><title>Site Safety</title><item identifier="I1" identifierref="R1"><title>Site Safety</title></item></organization></organizations>` +
@@ -53,10 +55,10 @@ func hazardsStoryline(t *testing.T) []byte {
 // or a slide title is found by keyword and phrase search, located at that heading, and the
 // section's embedding is of its heading and text together.
 func TestContentHeadingsAreText(t *testing.T) {
-	modelDir, haveModel := testModelDir(t)
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	modelDir, haveModel := servertest.TestModelDir(t)
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		const ten = "headings"
-		e.createTenant(ten, true)
+		e.CreateTenant(ten, true)
 		for _, c := range []struct {
 			id, file string
 			body     []byte
@@ -65,12 +67,12 @@ func TestContentHeadingsAreText(t *testing.T) {
 			{"desk", "desk.html", []byte(ergonomicsPage)},
 			{"hazards", "hazards.zip", hazardsStoryline(t)},
 		} {
-			if id, _ := e.importContent(ten, "content_id="+c.id, c.body, c.file); id != c.id {
+			if id, _ := e.ImportContent(ten, "content_id="+c.id, c.body, c.file); id != c.id {
 				t.Fatalf("%s imported as %s", c.file, id)
 			}
 		}
 		lex := func(term string, kv ...string) []map[string]any {
-			return e.searchContent(ten, sq(append([]string{"search_type", "LEXICAL", "term", term}, kv...)...))
+			return e.SearchContent(ten, servertest.SQ(append([]string{"search_type", "LEXICAL", "term", term}, kv...)...))
 		}
 		locations := func(hits []map[string]any) string {
 			var out []string
@@ -100,7 +102,7 @@ func TestContentHeadingsAreText(t *testing.T) {
 		}
 		// The summary is still drawn from the text, not from the headings.
 		summary := "Advice for people who give talks at work. Take three slow breaths and remember that the audience wants you to succeed."
-		if got := sortedIDs(e.searchContent(ten, sq("search_type", "FIELD", "term", summary, "field", "SUMMARY"))); got != "guide:1" {
+		if got := sortedIDs(e.SearchContent(ten, servertest.SQ("search_type", "FIELD", "term", summary, "field", "SUMMARY"))); got != "guide:1" {
 			t.Errorf("the guide's summary is not its first two sentences: %q", got)
 		}
 
@@ -110,7 +112,7 @@ func TestContentHeadingsAreText(t *testing.T) {
 		}
 		// The section as a learner reads it, heading and text, is what was embedded: a query
 		// of the same words matches it exactly.
-		hits := e.searchContent(ten, sq("search_type", "SEMANTIC", "content_id", "guide", "version", "1",
+		hits := e.SearchContent(ten, servertest.SQ("search_type", "SEMANTIC", "content_id", "guide", "version", "1",
 			"term", "Managing nerves Take three slow breaths and remember that the audience wants you to succeed."))
 		if len(hits) == 0 || hits[0]["location"] != "Public speaking > Managing nerves" {
 			t.Fatalf("semantic: %v", hits)

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,37 +16,9 @@ import (
 
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/indexer/embed/onnx"
-	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/record"
 )
-
-const kitchenHTML = `<!DOCTYPE html>
-<html><head><title>Kitchen Safety Basics</title></head><body>
-<h1>Kitchen Safety</h1>
-<h2>Knives</h2><p>Always cut away from your body. Keep knives sharp, because a dull knife slips.</p>
-<h2>Baking</h2><p>Bake the carrot cake at 180 degrees. Let the cake cool before icing it.</p>
-</body></html>`
-
-const gardenMarkdown = `# Gardening Guide
-
-## Planting
-
-Plant carrots in loose soil in early spring. The gardener waters the seedlings daily.
-
-## Harvest
-
-Harvest carrots when the roots are as thick as a finger.
-`
-
-const volcanoVTT = `WEBVTT
-
-00:00:01.000 --> 00:00:05.000
-Welcome to this lecture about volcanoes.
-
-00:00:40.000 --> 00:00:46.000
-Molten lava flows down the mountain after an eruption and cools into basalt.
-`
 
 const fireManifest = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="com.example.fire" version="1.0"
@@ -67,128 +37,9 @@ const fireManifest = `<?xml version="1.0" encoding="UTF-8"?>
 </manifest>`
 
 func firePackage(t *testing.T) []byte {
-	return zipOf(t, map[string]string{"imsmanifest.xml": fireManifest,
+	return servertest.ZipOf(t, map[string]string{"imsmanifest.xml": fireManifest,
 		"one/index.html": "<html><body><h1>Using an extinguisher</h1><p>Pull the pin, aim at the base of the flames, squeeze the handle and sweep from side to side.</p></body></html>",
 		"two/index.html": "<html><body><h1>Evacuation</h1><p>Leave the building by the nearest exit and gather at the assembly point.</p></body></html>"})
-}
-
-// testModelDir returns the embedding model for semantic tests: LECTERN_TEST_MODEL_DIR (which
-// scripts/test.sh exports), else the default install when present. In CI a missing model
-// fails the test; locally the semantic checks are skipped.
-func testModelDir(t *testing.T) (string, bool) {
-	if d := os.Getenv("LECTERN_TEST_MODEL_DIR"); d != "" {
-		return d, true
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("LECTERN_TEST_MODEL_DIR is not set: CI needs the embedding model (scripts/install-model.sh)")
-	}
-	d := onnx.DefaultModelDir(testenv.CacheDir())
-	if _, err := os.Stat(filepath.Join(d, onnx.ManifestFile)); err == nil {
-		return d, true
-	}
-	return "", false
-}
-
-// forEachModeWithModel is forEachMode with the embedding model configured.
-func forEachModeWithModel(t *testing.T, modelDir string, f func(t *testing.T, e *env)) {
-	for name, cfg := range modes(t) {
-		t.Run(name, func(t *testing.T) {
-			c := cfg(t)
-			c.ModelDir = modelDir
-			f(t, start(t, c))
-		})
-	}
-}
-
-// uploadContent posts a file to POST /api/v1/content.
-func (e *env) uploadContent(a auth, tenantID, query string, body []byte, filename string) resp {
-	e.t.Helper()
-	form, ct := multipartFile(filename, body)
-	headers := []string{"Content-Type", ct}
-	if tenantID != "" {
-		headers = append(headers, "tenant_id", tenantID)
-	}
-	return e.do("POST", "/api/v1/content?"+query, a, form, headers...)
-}
-
-type jobRead struct {
-	ID      string         `json:"id"`
-	Type    string         `json:"type"`
-	Status  string         `json:"status"`
-	Results map[string]any `json:"results"`
-	Error   *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Warnings []string `json:"warnings"`
-	Created  string   `json:"create_dt"`
-	Updated  string   `json:"update_dt"`
-}
-
-// waitContentJob checks the 202 JobRead and polls the job until it ends.
-func (e *env) waitContentJob(tenantID string, r resp) jobRead {
-	e.t.Helper()
-	return e.waitServiceJob(tenantID, r, "CONTENT_IMPORT")
-}
-
-// waitServiceJob checks that r is the 202 JobRead of a new content-service job of the type
-// and polls it until it ends (COMPLETED or FAILED).
-func (e *env) waitServiceJob(tenantID string, r resp, jobType string) jobRead {
-	e.t.Helper()
-	e.expect(r, 202, "start "+jobType)
-	var j jobRead
-	r.json(e.t, &j)
-	if j.ID == "" || j.Type != jobType || j.Status != "PENDING" {
-		e.t.Fatalf("%s answer: %s", jobType, r.Body)
-	}
-	eventually(e.t, 90*time.Second, jobType+" job "+j.ID, func() bool {
-		rr := e.do("GET", "/api/v1/jobs/"+j.ID, root, nil, "tenant_id", tenantID)
-		e.expect(rr, 200, "job status")
-		j = jobRead{}
-		rr.json(e.t, &j)
-		return j.Status == "COMPLETED" || j.Status == "FAILED"
-	})
-	return j
-}
-
-func (e *env) importContent(tenantID, query string, body []byte, filename string) (string, int) {
-	e.t.Helper()
-	j := e.waitContentJob(tenantID, e.uploadContent(root, tenantID, query, body, filename))
-	if j.Status != "COMPLETED" || j.Error != nil {
-		e.t.Fatalf("import of %s: %+v", filename, j)
-	}
-	id, _ := j.Results["content_id"].(string)
-	v, _ := j.Results["version"].(float64)
-	if id == "" || v < 1 || j.Warnings == nil || j.Created == "" || j.Updated == "" {
-		e.t.Fatalf("import of %s: incomplete JobRead %+v", filename, j)
-	}
-	return id, int(v)
-}
-
-// search runs a search and returns the raw entries.
-func (e *env) searchContent(tenantID string, params url.Values) []map[string]any {
-	e.t.Helper()
-	r := e.do("GET", "/api/v1/content/search?"+params.Encode(), root, nil, "tenant_id", tenantID)
-	e.expect(r, 200, "search "+params.Encode())
-	var out []map[string]any
-	r.json(e.t, &out)
-	if out == nil {
-		e.t.Fatalf("search %s: not an array: %s", params.Encode(), r.Body)
-	}
-	for _, h := range out {
-		if h["tenant_id"] != tenantID {
-			e.t.Fatalf("search %s: entry of another tenant: %v", params.Encode(), h)
-		}
-	}
-	return out
-}
-
-func sq(kv ...string) url.Values {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		v.Add(kv[i], kv[i+1])
-	}
-	return v
 }
 
 // ids lists "content_id:version" of entries, in order.
@@ -216,22 +67,22 @@ func entryKeys(m map[string]any) string {
 }
 
 func TestContentImportAndSearch(t *testing.T) {
-	modelDir, haveModel := testModelDir(t)
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	modelDir, haveModel := servertest.TestModelDir(t)
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		const ten = "content"
-		e.createTenant(ten, true)
+		e.CreateTenant(ten, true)
 
 		// Imports: HTML, Markdown, WebVTT, a SCORM package; each job completes.
 		for _, c := range []struct {
 			id, tag, file string
 			body          []byte
 		}{
-			{"kitchen", "kitchen", "kitchen.html", []byte(kitchenHTML)},
-			{"garden", "garden", "garden.md", []byte(gardenMarkdown)},
-			{"volcano", "science", "volcano.vtt", []byte(volcanoVTT)},
+			{"kitchen", "kitchen", "kitchen.html", []byte(servertest.KitchenHTML)},
+			{"garden", "garden", "garden.md", []byte(servertest.GardenMarkdown)},
+			{"volcano", "science", "volcano.vtt", []byte(servertest.VolcanoVTT)},
 			{"fire", "safety", "fire.zip", firePackage(t)},
 		} {
-			id, v := e.importContent(ten, "content_id="+c.id+"&tag_id="+c.tag, c.body, c.file)
+			id, v := e.ImportContent(ten, "content_id="+c.id+"&tag_id="+c.tag, c.body, c.file)
 			if id != c.id || v != 1 {
 				t.Fatalf("%s imported as %s v%d", c.file, id, v)
 			}
@@ -240,20 +91,20 @@ func TestContentImportAndSearch(t *testing.T) {
 		// here from a URL.
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/markdown")
-			io.WriteString(w, gardenMarkdown)
+			io.WriteString(w, servertest.GardenMarkdown)
 		}))
 		defer srv.Close()
-		j := e.waitContentJob(ten, e.do("POST", "/api/v1/content?content_id=garden&tag_id=garden", root,
+		j := e.WaitContentJob(ten, e.Do("POST", "/api/v1/content?content_id=garden&tag_id=garden", servertest.Root,
 			map[string]any{"url": srv.URL + "/garden.md"}, "tenant_id", ten))
 		if j.Status != "COMPLETED" || j.Results["content_id"] != "garden" || j.Results["version"] != float64(2) {
 			t.Fatalf("URL import as a new version: %+v", j)
 		}
-		e.expect(e.do("POST", "/api/v1/content", root, map[string]any{"url": "ftp://example.com/x"}, "tenant_id", ten), 400, "ftp url")
-		e.expect(e.do("POST", "/api/v1/content", root, map[string]any{"url": srv.URL, "extra": 1}, "tenant_id", ten), 400, "unknown property")
+		e.Expect(e.Do("POST", "/api/v1/content", servertest.Root, map[string]any{"url": "ftp://example.com/x"}, "tenant_id", ten), 400, "ftp url")
+		e.Expect(e.Do("POST", "/api/v1/content", servertest.Root, map[string]any{"url": srv.URL, "extra": 1}, "tenant_id", ten), 400, "unknown property")
 
 		// Item detail.
-		r := e.do("GET", "/api/v1/content/kitchen/versions/1", root, nil, "tenant_id", ten)
-		e.expect(r, 200, "content version")
+		r := e.Do("GET", "/api/v1/content/kitchen/versions/1", servertest.Root, nil, "tenant_id", ten)
+		e.Expect(r, 200, "content version")
 		var cv struct {
 			ContentID      string   `json:"content_id"`
 			Version        int      `json:"version"`
@@ -268,36 +119,36 @@ func TestContentImportAndSearch(t *testing.T) {
 			Created string `json:"create_dt"`
 			Updated string `json:"update_dt"`
 		}
-		r.json(t, &cv)
+		r.JSON(t, &cv)
 		if cv.ContentID != "kitchen" || cv.Version != 1 || cv.Title != "Kitchen Safety Basics" || !cv.Active ||
 			strings.Join(cv.Tags, ",") != "kitchen" || cv.ContentDetails.ContentType != "html" ||
 			cv.ContentDetails.Interactions == nil || cv.ContentDetails.ExistingMetadata == nil || cv.Created == "" {
 			t.Fatalf("content version: %s", r.Body)
 		}
-		r = e.do("GET", "/api/v1/content/fire/versions/1", root, nil, "tenant_id", ten)
-		e.expect(r, 200, "package version")
-		r.json(t, &cv)
+		r = e.Do("GET", "/api/v1/content/fire/versions/1", servertest.Root, nil, "tenant_id", ten)
+		e.Expect(r, 200, "package version")
+		r.JSON(t, &cv)
 		if cv.Title != "Fire Extinguisher Training" || cv.ContentDetails.ContentType == "" {
 			t.Fatalf("package version: %s", r.Body)
 		}
-		e.expect(e.do("GET", "/api/v1/content/kitchen/versions/9", root, nil, "tenant_id", ten), 404, "unknown version")
-		e.expect(e.do("GET", "/api/v1/content/kitchen/versions/x", root, nil, "tenant_id", ten), 400, "bad version")
+		e.Expect(e.Do("GET", "/api/v1/content/kitchen/versions/9", servertest.Root, nil, "tenant_id", ten), 404, "unknown version")
+		e.Expect(e.Do("GET", "/api/v1/content/kitchen/versions/x", servertest.Root, nil, "tenant_id", ten), 400, "bad version")
 
 		// PATCH: tags and active.
-		r = e.do("PATCH", "/api/v1/content/kitchen/versions/1", root, map[string]any{"tags": []string{"kitchen", "food"}}, "tenant_id", ten)
-		e.expect(r, 200, "patch tags")
-		r.json(t, &cv)
+		r = e.Do("PATCH", "/api/v1/content/kitchen/versions/1", servertest.Root, map[string]any{"tags": []string{"kitchen", "food"}}, "tenant_id", ten)
+		e.Expect(r, 200, "patch tags")
+		r.JSON(t, &cv)
 		if strings.Join(cv.Tags, ",") != "food,kitchen" || !cv.Active {
 			t.Fatalf("patched: %s", r.Body)
 		}
-		e.expect(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"active": false}, "tenant_id", ten), 200, "deactivate")
-		e.expect(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{}, "tenant_id", ten), 400, "empty patch")
-		e.expect(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"active": "no"}, "tenant_id", ten), 400, "wrong type")
-		e.expect(e.do("PATCH", "/api/v1/content/nope/versions/1", root, map[string]any{"active": true}, "tenant_id", ten), 404, "patch unknown")
+		e.Expect(e.Do("PATCH", "/api/v1/content/garden/versions/1", servertest.Root, map[string]any{"active": false}, "tenant_id", ten), 200, "deactivate")
+		e.Expect(e.Do("PATCH", "/api/v1/content/garden/versions/1", servertest.Root, map[string]any{}, "tenant_id", ten), 400, "empty patch")
+		e.Expect(e.Do("PATCH", "/api/v1/content/garden/versions/1", servertest.Root, map[string]any{"active": "no"}, "tenant_id", ten), 400, "wrong type")
+		e.Expect(e.Do("PATCH", "/api/v1/content/nope/versions/1", servertest.Root, map[string]any{"active": true}, "tenant_id", ten), 404, "patch unknown")
 
 		// List with paging, in update order: the two PATCHed versions come last.
-		r = e.do("GET", "/api/v1/content", root, nil, "tenant_id", ten)
-		e.expect(r, 200, "list")
+		r = e.Do("GET", "/api/v1/content", servertest.Root, nil, "tenant_id", ten)
+		e.Expect(r, 200, "list")
 		var list struct {
 			Content []struct {
 				ContentID string `json:"content_id"`
@@ -305,7 +156,7 @@ func TestContentImportAndSearch(t *testing.T) {
 				Active    bool   `json:"active"`
 			} `json:"content"`
 		}
-		r.json(t, &list)
+		r.JSON(t, &list)
 		var got []string
 		for _, c := range list.Content {
 			got = append(got, fmt.Sprintf("%s:%d", c.ContentID, c.Version))
@@ -313,15 +164,15 @@ func TestContentImportAndSearch(t *testing.T) {
 		if strings.Join(got, ",") != "volcano:1,fire:1,garden:2,kitchen:1,garden:1" {
 			t.Fatalf("list: %v", got)
 		}
-		r = e.do("GET", "/api/v1/content?skip=1&limit=2", root, nil, "tenant_id", ten)
-		e.expect(r, 200, "list page")
-		r.json(t, &list)
+		r = e.Do("GET", "/api/v1/content?skip=1&limit=2", servertest.Root, nil, "tenant_id", ten)
+		e.Expect(r, 200, "list page")
+		r.JSON(t, &list)
 		if len(list.Content) != 2 || list.Content[0].ContentID != "fire" || list.Content[1].ContentID != "garden" || list.Content[1].Version != 2 {
 			t.Fatalf("list page: %s", r.Body)
 		}
 
 		lex := func(term string, kv ...string) []map[string]any {
-			return e.searchContent(ten, sq(append([]string{"search_type", "LEXICAL", "term", term}, kv...)...))
+			return e.SearchContent(ten, servertest.SQ(append([]string{"search_type", "LEXICAL", "term", term}, kv...)...))
 		}
 		// Keyword search: every lexeme, any order, across sections; tenant-wide entries carry
 		// only tenant_id, content_id and version.
@@ -402,7 +253,7 @@ func TestContentImportAndSearch(t *testing.T) {
 
 		// Field search: exact, case-insensitive, over generated fields; no location.
 		field := func(term string, kv ...string) []map[string]any {
-			return e.searchContent(ten, sq(append([]string{"search_type", "FIELD", "term", term}, kv...)...))
+			return e.SearchContent(ten, servertest.SQ(append([]string{"search_type", "FIELD", "term", term}, kv...)...))
 		}
 		// (The title is also a keyphrase and a free skill: KEYWORDS and SKILLS are searched in skills_test.go.)
 		hits = field("kitchen SAFETY basics", "field", "TITLE,SUMMARY")
@@ -443,12 +294,12 @@ func TestContentImportAndSearch(t *testing.T) {
 			"search_type=FIELD&term=cake&return_match=true",
 			"search_type=LEXICAL&term=cake&colour=red",
 		} {
-			e.expect(e.do("GET", "/api/v1/content/search?"+bad, root, nil, "tenant_id", ten), 400, bad)
+			e.Expect(e.Do("GET", "/api/v1/content/search?"+bad, servertest.Root, nil, "tenant_id", ten), 400, bad)
 		}
 		// Missing tenant_id (root has no tenant of its own).
-		e.expect(e.do("GET", "/api/v1/content/search?search_type=LEXICAL&term=cake", root, nil), 400, "no tenant_id")
-		e.expect(e.do("GET", "/api/v1/content", root, nil), 400, "list without tenant_id")
-		e.expect(e.uploadContent(root, "", "", []byte(kitchenHTML), "k.html"), 400, "import without tenant_id")
+		e.Expect(e.Do("GET", "/api/v1/content/search?search_type=LEXICAL&term=cake", servertest.Root, nil), 400, "no tenant_id")
+		e.Expect(e.Do("GET", "/api/v1/content", servertest.Root, nil), 400, "list without tenant_id")
+		e.Expect(e.UploadContent(servertest.Root, "", "", []byte(servertest.KitchenHTML), "k.html"), 400, "import without tenant_id")
 
 		// Semantic search with the real model.
 		if !haveModel {
@@ -456,7 +307,7 @@ func TestContentImportAndSearch(t *testing.T) {
 			return
 		}
 		sem := func(term string, kv ...string) []map[string]any {
-			return e.searchContent(ten, sq(append([]string{"search_type", "SEMANTIC", "term", term}, kv...)...))
+			return e.SearchContent(ten, servertest.SQ(append([]string{"search_type", "SEMANTIC", "term", term}, kv...)...))
 		}
 		hits = sem("hot liquid rock coming out of a mountain")
 		if len(hits) == 0 || hits[0]["content_id"] != "volcano" {
@@ -475,11 +326,11 @@ func TestContentImportAndSearch(t *testing.T) {
 		if hits[0]["match_strength"].(float64) < hits[1]["match_strength"].(float64) {
 			t.Fatalf("semantic hits must be ranked: %v", hits)
 		}
-		e.expect(e.do("GET", "/api/v1/content/search?search_type=SEMANTIC&term=x&return_match=true", root, nil, "tenant_id", ten), 400, "return_match on semantic")
+		e.Expect(e.Do("GET", "/api/v1/content/search?search_type=SEMANTIC&term=x&return_match=true", servertest.Root, nil, "tenant_id", ten), 400, "return_match on semantic")
 
 		// Chunk vectors are cached in the tenant's records, and the tenant purge removes them.
 		vectors := func() int {
-			all, err := record.All(context.Background(), e.app.Records, record.Query{Tenant: ten, Kind: embed.KindVector})
+			all, err := record.All(context.Background(), e.App.Records, record.Query{Tenant: ten, Kind: embed.KindVector})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -488,9 +339,9 @@ func TestContentImportAndSearch(t *testing.T) {
 		if vectors() == 0 {
 			t.Fatal("indexing cached no vectors in the record store")
 		}
-		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/"+ten, root, nil), 202, "delete tenant")
-		eventually(t, 60*time.Second, "tenant purged", func() bool {
-			return e.do("POST", "/api/v1/app_management/tenants", root, map[string]any{"tenant_id": ten}).Status == 201
+		e.Expect(e.Do("DELETE", "/api/v1/app_management/tenants/"+ten, servertest.Root, nil), 202, "delete tenant")
+		servertest.Eventually(t, 60*time.Second, "tenant purged", func() bool {
+			return e.Do("POST", "/api/v1/app_management/tenants", servertest.Root, map[string]any{"tenant_id": ten}).Status == 201
 		})
 		if n := vectors(); n != 0 {
 			t.Fatalf("%d cached vectors survived the tenant's deletion", n)
@@ -508,22 +359,22 @@ type contentPage struct {
 	More *string `json:"more"`
 }
 
-func (e *env) contentPage(tenantID, query string) contentPage {
-	e.t.Helper()
-	r := e.do("GET", "/api/v1/content?"+query, root, nil, "tenant_id", tenantID)
-	e.expect(r, 200, "content list "+query)
+func readContentPage(e *servertest.Env, tenantID, query string) contentPage {
+	e.T.Helper()
+	r := e.Do("GET", "/api/v1/content?"+query, servertest.Root, nil, "tenant_id", tenantID)
+	e.Expect(r, 200, "content list "+query)
 	var p contentPage
-	r.json(e.t, &p)
+	r.JSON(e.T, &p)
 	if p.More != nil && *p.More == "" {
-		e.t.Fatalf("empty more instead of none: %s", r.Body)
+		e.T.Fatalf("empty more instead of none: %s", r.Body)
 	}
 	return p
 }
 
 // pageAll follows more from the first page and returns every content id in order.
-func (e *env) pageAll(tenantID, first string) (ids []string, pages int) {
-	e.t.Helper()
-	p := e.contentPage(tenantID, first)
+func pageAll(e *servertest.Env, tenantID, first string) (ids []string, pages int) {
+	e.T.Helper()
+	p := readContentPage(e, tenantID, first)
 	for {
 		pages++
 		for _, c := range p.Content {
@@ -532,20 +383,20 @@ func (e *env) pageAll(tenantID, first string) (ids []string, pages int) {
 		if p.More == nil {
 			return ids, pages
 		}
-		p = e.contentPage(tenantID, "more="+url.QueryEscape(*p.More))
+		p = readContentPage(e, tenantID, "more="+url.QueryEscape(*p.More))
 	}
 }
 
 func TestContentListPaging(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		ctx := context.Background()
-		e.createTenant("pager", true)
-		e.createTenant("other", true)
+		e.CreateTenant("pager", true)
+		e.CreateTenant("other", true)
 		// Versions are committed through the store the import job uses (the paging is what is
 		// tested here, not 250 imports).
 		var want []string
 		for i := range 250 {
-			v, err := e.app.Content.AddVersion(ctx, "pager", &content.Version{ContentID: fmt.Sprintf("item-%03d", i),
+			v, err := e.App.Content.AddVersion(ctx, "pager", &content.Version{ContentID: fmt.Sprintf("item-%03d", i),
 				Title: "t", JobID: fmt.Sprintf("job-%d", i)})
 			if err != nil {
 				t.Fatal(err)
@@ -553,36 +404,36 @@ func TestContentListPaging(t *testing.T) {
 			want = append(want, fmt.Sprintf("%s:%d", v.ContentID, v.Version))
 		}
 		for i := range 3 {
-			if _, err := e.app.Content.AddVersion(ctx, "other", &content.Version{ContentID: fmt.Sprintf("mine-%d", i),
+			if _, err := e.App.Content.AddVersion(ctx, "other", &content.Version{ContentID: fmt.Sprintf("mine-%d", i),
 				Title: "t", JobID: fmt.Sprintf("job-%d", i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 
 		// The cursor walks every version exactly once, in order.
-		got, pages := e.pageAll("pager", "limit=40")
+		got, pages := pageAll(e, "pager", "limit=40")
 		if strings.Join(got, ",") != strings.Join(want, ",") || pages != 7 {
 			t.Fatalf("paging with more: %d pages, %d versions %v", pages, len(got), got)
 		}
-		if got, _ := e.pageAll("pager", ""); strings.Join(got, ",") != strings.Join(want, ",") {
+		if got, _ := pageAll(e, "pager", ""); strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("paging with the default limit: %v", got)
 		}
 		// skip applies before the first page; more continues after it.
-		if got, _ := e.pageAll("pager", "skip=10&limit=100"); strings.Join(got, ",") != strings.Join(want[10:], ",") {
+		if got, _ := pageAll(e, "pager", "skip=10&limit=100"); strings.Join(got, ",") != strings.Join(want[10:], ",") {
 			t.Fatalf("skip 10 then more: %v", got)
 		}
-		if p := e.contentPage("pager", "skip=245&limit=10"); len(p.Content) != 5 || p.More != nil || p.Content[0].ContentID != "item-245" {
+		if p := readContentPage(e, "pager", "skip=245&limit=10"); len(p.Content) != 5 || p.More != nil || p.Content[0].ContentID != "item-245" {
 			t.Fatalf("last page by skip: %+v", p)
 		}
-		if p := e.contentPage("pager", "skip=250"); len(p.Content) != 0 || p.More != nil {
+		if p := readContentPage(e, "pager", "skip=250"); len(p.Content) != 0 || p.More != nil {
 			t.Fatalf("skip past the end: %+v", p)
 		}
-		if p := e.contentPage("pager", "limit=250"); len(p.Content) != 250 || p.More != nil {
+		if p := readContentPage(e, "pager", "limit=250"); len(p.Content) != 250 || p.More != nil {
 			t.Fatalf("a page holding exactly the rest has no more: %d versions, more %v", len(p.Content), p.More)
 		}
 
 		// since (inclusive, an update_dt works) is carried by more.
-		all := e.contentPage("pager", "limit=1000")
+		all := readContentPage(e, "pager", "limit=1000")
 		since := all.Content[100].Updated
 		var wantSince []string
 		for _, c := range all.Content {
@@ -590,34 +441,34 @@ func TestContentListPaging(t *testing.T) {
 				wantSince = append(wantSince, fmt.Sprintf("%s:%d", c.ContentID, c.Version))
 			}
 		}
-		if got, _ := e.pageAll("pager", "limit=30&since="+since); strings.Join(got, ",") != strings.Join(wantSince, ",") {
+		if got, _ := pageAll(e, "pager", "limit=30&since="+since); strings.Join(got, ",") != strings.Join(wantSince, ",") {
 			t.Fatalf("since %s with more: %v, want %v", since, got, wantSince)
 		}
 
 		// Bad tokens are the client's error, with a message.
-		first := e.contentPage("pager", "limit=40")
+		first := readContentPage(e, "pager", "limit=40")
 		more := url.QueryEscape(*first.More)
 		for _, bad := range []string{"more=not-a-token", "more=" + url.QueryEscape(base64.RawURLEncoding.EncodeToString([]byte(`{"t":"pager","c":"x","l":5}`))),
 			"more=" + more + "&limit=5", "more=" + more + "&skip=1", "since=yesterday", "limit=0", "limit=1001", "skip=-1"} {
-			e.expect(e.do("GET", "/api/v1/content?"+bad, root, nil, "tenant_id", "pager"), 400, bad)
+			e.Expect(e.Do("GET", "/api/v1/content?"+bad, servertest.Root, nil, "tenant_id", "pager"), 400, bad)
 		}
 
 		// Another tenant's token shows it nothing of the first tenant, whoever asks.
-		key, secret := e.credential("other")
-		for _, a := range []auth{root, bearer(key, secret)} {
-			r := e.do("GET", "/api/v1/content?more="+more, a, nil, "tenant_id", "other")
-			e.expect(r, 400, "another tenant's more")
+		key, secret := e.Credential("other")
+		for _, a := range []servertest.Auth{servertest.Root, servertest.Bearer(key, secret)} {
+			r := e.Do("GET", "/api/v1/content?more="+more, a, nil, "tenant_id", "other")
+			e.Expect(r, 400, "another tenant's more")
 			if strings.Contains(string(r.Body), "item-") {
 				t.Fatalf("another tenant's token leaked its versions: %s", r.Body)
 			}
 		}
-		if got, _ := e.pageAll("other", "limit=2"); strings.Join(got, ",") != "mine-0:1,mine-1:1,mine-2:1" {
+		if got, _ := pageAll(e, "other", "limit=2"); strings.Join(got, ",") != "mine-0:1,mine-1:1,mine-2:1" {
 			t.Fatalf("other tenant's own list: %v", got)
 		}
 
 		// /openapi.json documents the parameters and the more property.
-		r := e.do("GET", "/openapi.json", noAuth, nil)
-		e.expect(r, 200, "openapi")
+		r := e.Do("GET", "/openapi.json", servertest.NoAuth, nil)
+		e.Expect(r, 200, "openapi")
 		var spec struct {
 			Paths map[string]map[string]struct {
 				Parameters []struct{ Name string } `json:"parameters"`
@@ -628,7 +479,7 @@ func TestContentListPaging(t *testing.T) {
 				} `json:"schemas"`
 			} `json:"components"`
 		}
-		r.json(t, &spec)
+		r.JSON(t, &spec)
 		var names []string
 		for _, p := range spec.Paths["/api/v1/content"]["get"].Parameters {
 			names = append(names, p.Name)
@@ -645,63 +496,63 @@ func TestContentListPaging(t *testing.T) {
 }
 
 func TestContentTenants(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("a", true)
-		e.createTenant("A", true)
-		e.createTenant("off", false)
-		aKey, aSecret := e.credential("a")
-		bigKey, bigSecret := e.credential("A")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("a", true)
+		e.CreateTenant("A", true)
+		e.CreateTenant("off", false)
+		aKey, aSecret := e.Credential("a")
+		bigKey, bigSecret := e.Credential("A")
 
-		r := e.uploadContent(bearer(aKey, aSecret), "a", "content_id=doc", []byte(kitchenHTML), "kitchen.html")
-		j := e.waitContentJob("a", r)
+		r := e.UploadContent(servertest.Bearer(aKey, aSecret), "a", "content_id=doc", []byte(servertest.KitchenHTML), "kitchen.html")
+		j := e.WaitContentJob("a", r)
 		if j.Status != "COMPLETED" {
 			t.Fatalf("import: %+v", j)
 		}
 		term := "search_type=LEXICAL&term=carrot"
-		if r := e.do("GET", "/api/v1/content/search?"+term, bearer(aKey, aSecret), nil); r.Status != 200 || !strings.Contains(string(r.Body), `"doc"`) {
+		if r := e.Do("GET", "/api/v1/content/search?"+term, servertest.Bearer(aKey, aSecret), nil); r.Status != 200 || !strings.Contains(string(r.Body), `"doc"`) {
 			t.Fatalf("tenant a searches its own content (tenant from the credential): %d %s", r.Status, r.Body)
 		}
-		if hits := e.searchContent("A", sq("search_type", "LEXICAL", "term", "carrot")); len(hits) != 0 {
+		if hits := e.SearchContent("A", servertest.SQ("search_type", "LEXICAL", "term", "carrot")); len(hits) != 0 {
 			t.Fatalf("tenant A sees tenant a's content: %v", hits)
 		}
-		if hits := e.searchContent("A", sq("search_type", "FIELD", "term", "Kitchen Safety Basics")); len(hits) != 0 {
+		if hits := e.SearchContent("A", servertest.SQ("search_type", "FIELD", "term", "Kitchen Safety Basics")); len(hits) != 0 {
 			t.Fatalf("tenant A sees tenant a's fields: %v", hits)
 		}
-		e.expect(e.do("GET", "/api/v1/content/doc/versions/1", root, nil, "tenant_id", "A"), 404, "A reads a's content")
-		e.expect(e.do("GET", "/api/v1/content/doc/versions/1", bearer(bigKey, bigSecret), nil, "tenant_id", "a"), 403, "A's credential on a")
-		e.expect(e.do("GET", "/api/v1/jobs/"+j.ID, bearer(bigKey, bigSecret), nil), 404, "A reads a's job")
-		r = e.do("GET", "/api/v1/content", root, nil, "tenant_id", "A")
-		e.expect(r, 200, "A's list")
+		e.Expect(e.Do("GET", "/api/v1/content/doc/versions/1", servertest.Root, nil, "tenant_id", "A"), 404, "A reads a's content")
+		e.Expect(e.Do("GET", "/api/v1/content/doc/versions/1", servertest.Bearer(bigKey, bigSecret), nil, "tenant_id", "a"), 403, "A's credential on a")
+		e.Expect(e.Do("GET", "/api/v1/jobs/"+j.ID, servertest.Bearer(bigKey, bigSecret), nil), 404, "A reads a's job")
+		r = e.Do("GET", "/api/v1/content", servertest.Root, nil, "tenant_id", "A")
+		e.Expect(r, 200, "A's list")
 		if !strings.Contains(string(r.Body), `"content":[]`) {
 			t.Fatalf("A's list: %s", r.Body)
 		}
 
 		// A disabled tenant refuses imports and PATCH, and still answers reads.
-		e.expect(e.uploadContent(root, "off", "", []byte(kitchenHTML), "k.html"), 409, "import into a disabled tenant")
-		e.expect(e.do("POST", "/api/v1/content", root, map[string]any{"url": "http://127.0.0.1:1/x"}, "tenant_id", "off"), 409, "URL import into a disabled tenant")
-		e.expect(e.do("PATCH", "/api/v1/content/doc/versions/1", root, map[string]any{"active": false}, "tenant_id", "off"), 409, "PATCH in a disabled tenant")
-		e.expect(e.do("GET", "/api/v1/content/search?"+term, root, nil, "tenant_id", "off"), 200, "search in a disabled tenant")
+		e.Expect(e.UploadContent(servertest.Root, "off", "", []byte(servertest.KitchenHTML), "k.html"), 409, "import into a disabled tenant")
+		e.Expect(e.Do("POST", "/api/v1/content", servertest.Root, map[string]any{"url": "http://127.0.0.1:1/x"}, "tenant_id", "off"), 409, "URL import into a disabled tenant")
+		e.Expect(e.Do("PATCH", "/api/v1/content/doc/versions/1", servertest.Root, map[string]any{"active": false}, "tenant_id", "off"), 409, "PATCH in a disabled tenant")
+		e.Expect(e.Do("GET", "/api/v1/content/search?"+term, servertest.Root, nil, "tenant_id", "off"), 200, "search in a disabled tenant")
 
 		// A failed import: FAILED with an error record, nothing committed.
-		r = e.uploadContent(root, "a", "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf")
-		j = e.waitContentJob("a", r)
+		r = e.UploadContent(servertest.Root, "a", "content_id=broken", []byte("%PDF-1.4 not really a pdf"), "broken.pdf")
+		j = e.WaitContentJob("a", r)
 		if j.Status != "FAILED" || j.Error == nil || j.Error.Code == "" || j.Error.Message == "" {
 			t.Fatalf("broken import: %+v", j)
 		}
-		e.expect(e.do("GET", "/api/v1/content/broken/versions/1", root, nil, "tenant_id", "a"), 404, "failed import left a version")
+		e.Expect(e.Do("GET", "/api/v1/content/broken/versions/1", servertest.Root, nil, "tenant_id", "a"), 404, "failed import left a version")
 
 		// Without a model, semantic search answers 503 naming `make model`; the rest works.
-		r = e.do("GET", "/api/v1/content/search?search_type=SEMANTIC&term=cake", root, nil, "tenant_id", "a")
-		if r.Status != 503 || !strings.Contains(r.message(), "make model") {
+		r = e.Do("GET", "/api/v1/content/search?search_type=SEMANTIC&term=cake", servertest.Root, nil, "tenant_id", "a")
+		if r.Status != 503 || !strings.Contains(r.Message(), "make model") {
 			t.Fatalf("semantic without a model: %d %s", r.Status, r.Body)
 		}
 
 		// Deleting the tenant purges its index entries.
-		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/a", root, nil), 202, "delete tenant a")
-		eventually(t, 60*time.Second, "tenant a purged", func() bool {
-			return e.do("POST", "/api/v1/app_management/tenants", root, map[string]any{"tenant_id": "a"}).Status == 201
+		e.Expect(e.Do("DELETE", "/api/v1/app_management/tenants/a", servertest.Root, nil), 202, "delete tenant a")
+		servertest.Eventually(t, 60*time.Second, "tenant a purged", func() bool {
+			return e.Do("POST", "/api/v1/app_management/tenants", servertest.Root, map[string]any{"tenant_id": "a"}).Status == 201
 		})
-		if hits := e.searchContent("a", sq("search_type", "LEXICAL", "term", "carrot")); len(hits) != 0 {
+		if hits := e.SearchContent("a", servertest.SQ("search_type", "LEXICAL", "term", "carrot")); len(hits) != 0 {
 			t.Fatalf("a re-created tenant sees the old tenant's content: %v", hits)
 		}
 	})

@@ -1,203 +1,48 @@
 package server_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
-// xapiReceiver is a destination xAPI endpoint on loopback (allowed by the test
-// configuration's outbound policy). It keeps each statement id once, in arrival order, and
-// counts the ids it received again: what a real LRS would absorb as "same id, same statement".
-type xapiReceiver struct {
-	t        *testing.T
-	srv      *httptest.Server
-	user     string
-	pass     string
-	mu       sync.Mutex
-	ids      []string
-	seen     map[string]bool
-	dups     int
-	batches  []int
-	status   int           // answer instead of storing, when not 0
-	delay    time.Duration // before answering
-	versions []string
-}
-
-func newXAPIReceiver(t *testing.T, user, pass string) *xapiReceiver {
-	rc := &xapiReceiver{t: t, user: user, pass: pass, seen: map[string]bool{}}
-	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *xapiReceiver) endpoint() string { return rc.srv.URL + "/xapi/" }
-
-func (rc *xapiReceiver) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/xapi/statements" {
-		http.Error(w, "not here", http.StatusNotFound)
-		return
-	}
-	if u, p, ok := r.BasicAuth(); !ok || u != rc.user || p != rc.pass {
-		http.Error(w, "bad credentials", http.StatusUnauthorized)
-		return
-	}
-	rc.mu.Lock()
-	status, delay := rc.status, rc.delay
-	rc.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if status != 0 {
-		http.Error(w, "unavailable", status)
-		return
-	}
-	var batch []struct {
-		ID string `json:"id"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.batches = append(rc.batches, len(batch))
-	rc.versions = append(rc.versions, r.Header.Get("X-Experience-API-Version"))
-	out := make([]string, 0, len(batch))
-	for _, st := range batch {
-		if rc.seen[st.ID] {
-			rc.dups++
-		} else {
-			rc.seen[st.ID] = true
-			rc.ids = append(rc.ids, st.ID)
-		}
-		out = append(out, st.ID)
-	}
-	_ = json.NewEncoder(w).Encode(out)
-}
-
-func (rc *xapiReceiver) set(status int, delay time.Duration) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.status, rc.delay = status, delay
-}
-
-func (rc *xapiReceiver) got() (ids []string, dups int, batches []int) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return append([]string(nil), rc.ids...), rc.dups, append([]int(nil), rc.batches...)
-}
-
-// waitFor polls until the receiver holds n statements and returns them.
-func (rc *xapiReceiver) waitFor(n int) []string {
-	rc.t.Helper()
-	var ids []string
-	eventually(rc.t, 20*time.Second, "the receiver to hold the forwarded statements", func() bool {
-		ids, _, _ = rc.got()
-		return len(ids) >= n
-	})
-	return ids
-}
-
-type pairView struct {
-	ID                     string `json:"id"`
-	TenantID               string `json:"tenant_id"`
-	SourceQuery            string `json:"source_query"`
-	DestinationURL         string `json:"destination_url"`
-	Enabled                bool   `json:"enabled"`
-	DestinationCredentials map[string]any
-	Status                 struct {
-		Position    *time.Time `json:"position"`
-		Forwarded   int64      `json:"forwarded"`
-		Failures    int        `json:"failures"`
-		LastAttempt *time.Time `json:"last_attempt"`
-		NextAttempt *time.Time `json:"next_attempt"`
-		LastError   string     `json:"last_error"`
-	} `json:"status"`
-}
-
-func pairsPath(tn string) string { return "/api/v1/app_management/tenants/" + tn + "/forwarding_pairs" }
-
-func (e *env) pair(tn, id string) pairView {
-	e.t.Helper()
-	r := e.do("GET", pairsPath(tn)+"/"+id, root, nil)
-	e.expect(r, 200, "get pair")
-	var p pairView
-	r.json(e.t, &p)
-	return p
-}
-
-func (e *env) createPair(tn string, body map[string]any) pairView {
-	e.t.Helper()
-	r := e.do("POST", pairsPath(tn), root, body)
-	e.expect(r, 201, "create pair")
-	var p pairView
-	r.json(e.t, &p)
-	return p
-}
-
-// postVerbStatements stores statements (verb v, one object each) and returns their ids in order.
-func (e *env) postVerbStatements(tn, verb string, n int) []string {
-	e.t.Helper()
-	var ids []string
-	for i := 0; i < n; i++ {
-		st := statement("ann@example.com", verb, "http://example.com/fwd/"+verb)
-		r := e.do("POST", lrs+"/"+tn+"/statements", root, st, v103...)
-		e.expect(r, 200, "post statement")
-		var got []string
-		r.json(e.t, &got)
-		ids = append(ids, got...)
-	}
-	return ids
-}
-
-func (e *env) setTenant(tn, id, value string) {
-	e.t.Helper()
-	e.expect(e.do("PUT", "/engine/api/v1/"+tn+"/configuration/"+id, root, map[string]any{"value": value}), 204, "set "+id)
-}
-
 func TestStatementForwarding(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("fwd", true)
-		e.createTenant("fwdother", true)
-		e.setTenant("fwd", "TinCanStatementForwardSleepTime", "50")
-		e.setTenant("fwd", "TinCanStatementForwardStmtBatchSize", "3")
-		rc := newXAPIReceiver(t, "dest-user", "dest-pass")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("fwd", true)
+		e.CreateTenant("fwdother", true)
+		e.SetTenant("fwd", "TinCanStatementForwardSleepTime", "50")
+		e.SetTenant("fwd", "TinCanStatementForwardStmtBatchSize", "3")
+		rc := servertest.NewXAPIReceiver(t, "dest-user", "dest-pass")
 
 		// Statements before the pair exists are forwarded too; the filter keeps the "completed" ones.
-		want := e.postVerbStatements("fwd", "completed", 4)
+		want := e.PostVerbStatements("fwd", "completed", 4)
 		// A voided statement is forwarded in its place, and its voiding statement after it (a
 		// voider matches the filter its target meets: the StatementRef rule).
 		voider := map[string]any{"actor": map[string]any{"mbox": "mailto:admin@example.com"},
 			"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"},
 			"object": map[string]any{"objectType": "StatementRef", "id": want[1]}}
-		r := e.do("POST", lrs+"/fwd/statements", root, voider, v103...)
-		e.expect(r, 200, "void a statement")
+		r := e.Do("POST", servertest.LRS+"/fwd/statements", servertest.Root, voider, servertest.V103...)
+		e.Expect(r, 200, "void a statement")
 		var vids []string
-		r.json(t, &vids)
+		r.JSON(t, &vids)
 		want = append(want, vids...)
-		e.postVerbStatements("fwd", "attempted", 3)
-		e.postVerbStatements("fwdother", "completed", 2) // another tenant's store is not the source
-		p := e.createPair("fwd", map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
-			"destination_url": rc.endpoint(), "destination_credentials": map[string]any{"username": "dest-user", "password": "dest-pass"}})
+		e.PostVerbStatements("fwd", "attempted", 3)
+		e.PostVerbStatements("fwdother", "completed", 2) // another tenant's store is not the source
+		p := e.CreatePair("fwd", map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
+			"destination_url": rc.Endpoint(), "destination_credentials": map[string]any{"username": "dest-user", "password": "dest-pass"}})
 		if p.ID == "" || !p.Enabled || p.TenantID != "fwd" || p.DestinationCredentials["password"] != nil {
 			t.Fatalf("created pair: %+v", p)
 		}
-		want = append(want, e.postVerbStatements("fwd", "completed", 3)...)
-		e.postVerbStatements("fwd", "attempted", 2)
-		got := rc.waitFor(len(want))
+		want = append(want, e.PostVerbStatements("fwd", "completed", 3)...)
+		e.PostVerbStatements("fwd", "attempted", 2)
+		got := rc.WaitFor(len(want))
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("receiver got\n%v\nwant (stored order)\n%v", got, want)
 		}
-		_, dups, batches := rc.got()
+		_, dups, batches := rc.Got()
 		for _, n := range batches {
 			if n > 3 {
 				t.Errorf("a batch of %d statements; TinCanStatementForwardStmtBatchSize is 3 (batches %v)", n, batches)
@@ -206,90 +51,90 @@ func TestStatementForwarding(t *testing.T) {
 		if dups != 0 {
 			t.Errorf("%d duplicates on the wire without any failure", dups)
 		}
-		eventually(t, 10*time.Second, "the status to count the forwarded statements", func() bool {
-			return e.pair("fwd", p.ID).Status.Forwarded == int64(len(want))
+		servertest.Eventually(t, 10*time.Second, "the status to count the forwarded statements", func() bool {
+			return e.Pair("fwd", p.ID).Status.Forwarded == int64(len(want))
 		})
-		if st := e.pair("fwd", p.ID).Status; st.Position == nil || st.Failures != 0 || st.LastError != "" {
+		if st := e.Pair("fwd", p.ID).Status; st.Position == nil || st.Failures != 0 || st.LastError != "" {
 			t.Fatalf("status after success: %+v", st)
 		}
 
 		// The destination fails: the pair backs off, keeps its position, then catches up.
-		rc.set(http.StatusServiceUnavailable, 0)
-		more := e.postVerbStatements("fwd", "completed", 2)
-		var failed pairView
-		eventually(t, 10*time.Second, "the failure to be recorded", func() bool {
-			failed = e.pair("fwd", p.ID)
+		rc.Set(http.StatusServiceUnavailable, 0)
+		more := e.PostVerbStatements("fwd", "completed", 2)
+		var failed servertest.PairView
+		servertest.Eventually(t, 10*time.Second, "the failure to be recorded", func() bool {
+			failed = e.Pair("fwd", p.ID)
 			return failed.Status.Failures >= 1
 		})
 		if failed.Status.NextAttempt == nil || failed.Status.LastAttempt == nil || !strings.Contains(failed.Status.LastError, "503") ||
 			failed.Status.Forwarded != int64(len(want)) {
 			t.Fatalf("status after a failure: %+v", failed.Status)
 		}
-		rc.set(0, 0)
+		rc.Set(0, 0)
 		want = append(want, more...)
-		got = rc.waitFor(len(want))
+		got = rc.WaitFor(len(want))
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("after recovery the receiver got\n%v\nwant\n%v", got, want)
 		}
-		eventually(t, 10*time.Second, "the failures to be cleared", func() bool {
-			st := e.pair("fwd", p.ID).Status
+		servertest.Eventually(t, 10*time.Second, "the failures to be cleared", func() bool {
+			st := e.Pair("fwd", p.ID).Status
 			return st.Failures == 0 && st.LastError == "" && st.NextAttempt == nil
 		})
 
 		// Update: a new destination (the password is kept when omitted) continues after the
 		// position; the first destination gets nothing more.
-		rc2 := newXAPIReceiver(t, "dest-user", "dest-pass")
-		r = e.do("PUT", pairsPath("fwd")+"/"+p.ID, root, map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
-			"destination_url": rc2.endpoint(), "destination_credentials": map[string]any{"username": "dest-user"}})
-		e.expect(r, 200, "update pair")
-		later := e.postVerbStatements("fwd", "completed", 2)
-		if got := rc2.waitFor(2); strings.Join(got, ",") != strings.Join(later, ",") {
+		rc2 := servertest.NewXAPIReceiver(t, "dest-user", "dest-pass")
+		r = e.Do("PUT", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, map[string]any{"source_query": "verb=http://adlnet.gov/expapi/verbs/completed",
+			"destination_url": rc2.Endpoint(), "destination_credentials": map[string]any{"username": "dest-user"}})
+		e.Expect(r, 200, "update pair")
+		later := e.PostVerbStatements("fwd", "completed", 2)
+		if got := rc2.WaitFor(2); strings.Join(got, ",") != strings.Join(later, ",") {
 			t.Fatalf("new destination got %v, want %v", got, later)
 		}
-		if got, _, _ := rc.got(); len(got) != len(want) {
+		if got, _, _ := rc.Got(); len(got) != len(want) {
 			t.Fatalf("old destination got %d statements after the update, want %d", len(got), len(want))
 		}
 
 		// Wrong credentials: the destination refuses (401) and the pair backs off.
-		e.expect(e.do("PUT", pairsPath("fwd")+"/"+p.ID, root, map[string]any{"destination_url": rc2.endpoint(),
+		e.Expect(e.Do("PUT", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, map[string]any{"destination_url": rc2.Endpoint(),
 			"destination_credentials": map[string]any{"username": "dest-user", "password": "wrong"}}), 200, "update credentials")
-		e.postVerbStatements("fwd", "completed", 1)
-		eventually(t, 10*time.Second, "the 401 to be recorded", func() bool {
-			return strings.Contains(e.pair("fwd", p.ID).Status.LastError, "401")
+		e.PostVerbStatements("fwd", "completed", 1)
+		servertest.Eventually(t, 10*time.Second, "the 401 to be recorded", func() bool {
+			return strings.Contains(e.Pair("fwd", p.ID).Status.LastError, "401")
 		})
 
 		// List, isolation and delete.
-		r = e.do("GET", pairsPath("fwd"), root, nil)
-		e.expect(r, 200, "list pairs")
+		r = e.Do("GET", servertest.PairsPath("fwd"), servertest.Root, nil)
+		e.Expect(r, 200, "list pairs")
 		var list struct {
-			Pairs []pairView `json:"forwarding_pairs"`
+			Pairs []servertest.PairView `json:"forwarding_pairs"`
 		}
-		r.json(t, &list)
+		r.JSON(t, &list)
 		if len(list.Pairs) != 1 || list.Pairs[0].ID != p.ID {
 			t.Fatalf("list: %s", r.Body)
 		}
-		e.expect(e.do("GET", pairsPath("fwdother")+"/"+p.ID, root, nil), 404, "another tenant's pair")
-		r = e.do("GET", pairsPath("fwdother"), root, nil)
-		e.expect(r, 200, "list other")
+		e.Expect(e.Do("GET", servertest.PairsPath("fwdother")+"/"+p.ID, servertest.Root, nil), 404, "another tenant's pair")
+		r = e.Do("GET", servertest.PairsPath("fwdother"), servertest.Root, nil)
+		e.Expect(r, 200, "list other")
 		if !strings.Contains(string(r.Body), `"forwarding_pairs":[]`) {
 			t.Fatalf("other tenant lists %s", r.Body)
 		}
-		key, secret := e.credential("fwd")
-		e.expect(e.do("GET", pairsPath("fwd"), basic(key, secret), nil), 403, "a tenant credential manages no pairs")
-		e.expect(e.do("DELETE", pairsPath("fwd")+"/"+p.ID, root, nil), 204, "delete pair")
-		e.expect(e.do("DELETE", pairsPath("fwd")+"/"+p.ID, root, nil), 404, "delete again")
-		e.expect(e.do("GET", pairsPath("fwd")+"/"+p.ID, root, nil), 404, "deleted pair")
-		e.expect(e.do("PUT", pairsPath("fwd")+"/"+p.ID, root, map[string]any{"destination_url": rc.endpoint()}), 404, "update deleted pair")
+		key, secret := e.Credential("fwd")
+		e.Expect(e.Do("GET", servertest.PairsPath("fwd"), servertest.Basic(key, secret), nil), 403, "a tenant credential manages no pairs")
+		e.Expect(e.Do("DELETE", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, nil), 204, "delete pair")
+		e.Expect(e.Do("DELETE", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, nil), 404, "delete again")
+		e.Expect(e.Do("GET", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, nil), 404, "deleted pair")
+		e.Expect(e.Do("PUT", servertest.PairsPath("fwd")+"/"+p.ID, servertest.Root, map[string]any{"destination_url": rc.Endpoint()}), 404, "update deleted pair")
 	})
 }
 
 func TestStatementForwardingValidation(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("fwdv", true)
-		e.setTenant("fwdv", "TinCanStatementForwardSleepTime", "50")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("fwdv", true)
+		e.SetTenant("fwdv", "TinCanStatementForwardSleepTime", "50")
 		ok := map[string]any{"id": "p1", "destination_url": "http://127.0.0.1:9/xapi"}
-		e.createPair("fwdv", ok)
-		e.expect(e.do("POST", pairsPath("fwdv"), root, ok), 409, "duplicate id")
+		e.CreatePair("fwdv", ok)
+		e.Expect(e.Do("POST", servertest.PairsPath("fwdv"), servertest.Root, ok), 409, "duplicate id")
 		for name, body := range map[string]any{
 			"no url":           map[string]any{},
 			"relative url":     map[string]any{"destination_url": "/xapi"},
@@ -303,21 +148,21 @@ func TestStatementForwardingValidation(t *testing.T) {
 			"colon in user":    map[string]any{"destination_url": "http://example.com/xapi", "destination_credentials": map[string]any{"username": "a:b"}},
 			"slash in id":      map[string]any{"id": "a/b", "destination_url": "http://example.com/xapi"},
 		} {
-			r := e.do("POST", pairsPath("fwdv"), root, body)
-			e.expect(r, 400, name)
+			r := e.Do("POST", servertest.PairsPath("fwdv"), servertest.Root, body)
+			e.Expect(r, 400, name)
 		}
-		e.expect(e.do("PUT", pairsPath("fwdv")+"/p1", root, map[string]any{"id": "p2", "destination_url": "http://example.com/xapi"}), 400, "id differs")
-		e.expect(e.do("GET", pairsPath("fwdv")+"/nope", root, nil), 404, "unknown pair")
-		e.expect(e.do("GET", pairsPath("nosuchtenant"), root, nil), 404, "unknown tenant")
+		e.Expect(e.Do("PUT", servertest.PairsPath("fwdv")+"/p1", servertest.Root, map[string]any{"id": "p2", "destination_url": "http://example.com/xapi"}), 400, "id differs")
+		e.Expect(e.Do("GET", servertest.PairsPath("fwdv")+"/nope", servertest.Root, nil), 404, "unknown pair")
+		e.Expect(e.Do("GET", servertest.PairsPath("nosuchtenant"), servertest.Root, nil), 404, "unknown tenant")
 
 		// The SSRF guard: a link-local destination (the cloud metadata address) is refused
 		// when the pair is saved (the dialer refuses it again at send time: workers/outbound).
-		r := e.do("POST", pairsPath("fwdv"), root, map[string]any{"id": "meta", "destination_url": "http://169.254.169.254/xapi"})
-		e.expect(r, 400, "cloud metadata destination")
-		if !strings.Contains(r.message(), "cloud metadata address") {
+		r := e.Do("POST", servertest.PairsPath("fwdv"), servertest.Root, map[string]any{"id": "meta", "destination_url": "http://169.254.169.254/xapi"})
+		e.Expect(r, 400, "cloud metadata destination")
+		if !strings.Contains(r.Message(), "cloud metadata address") {
 			t.Fatalf("the refusal does not name the rule: %s", r.Body)
 		}
-		e.expect(e.do("GET", pairsPath("fwdv")+"/meta", root, nil), 404, "the refused pair was not saved")
+		e.Expect(e.Do("GET", servertest.PairsPath("fwdv")+"/meta", servertest.Root, nil), 404, "the refused pair was not saved")
 	})
 }
 
@@ -325,39 +170,39 @@ func TestStatementForwardingValidation(t *testing.T) {
 // Lectern, over loopback. Statements written as 1.0.3 and 2.0.0, a voided one and its voider
 // all arrive once, under their ids; the destination's GET shows what the source's does.
 func TestStatementForwardingToLectern(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("fwdsrc", true)
-		e.createTenant("fwdsink", true)
-		e.setTenant("fwdsrc", "TinCanStatementForwardSleepTime", "50")
-		ids := e.postVerbStatements("fwdsrc", "completed", 3)
-		r := e.do("POST", lrs+"/fwdsrc/statements", root, statement("bob@example.com", "attempted", "http://example.com/fwd/v2"), v200...)
-		e.expect(r, 200, "post a 2.0.0 statement")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("fwdsrc", true)
+		e.CreateTenant("fwdsink", true)
+		e.SetTenant("fwdsrc", "TinCanStatementForwardSleepTime", "50")
+		ids := e.PostVerbStatements("fwdsrc", "completed", 3)
+		r := e.Do("POST", servertest.LRS+"/fwdsrc/statements", servertest.Root, servertest.Statement("bob@example.com", "attempted", "http://example.com/fwd/v2"), servertest.V200...)
+		e.Expect(r, 200, "post a 2.0.0 statement")
 		var more []string
-		r.json(t, &more)
+		r.JSON(t, &more)
 		ids = append(ids, more...)
-		r = e.do("POST", lrs+"/fwdsrc/statements", root, map[string]any{"actor": map[string]any{"mbox": "mailto:admin@example.com"},
+		r = e.Do("POST", servertest.LRS+"/fwdsrc/statements", servertest.Root, map[string]any{"actor": map[string]any{"mbox": "mailto:admin@example.com"},
 			"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"},
-			"object": map[string]any{"objectType": "StatementRef", "id": ids[0]}}, v103...)
-		e.expect(r, 200, "void")
-		r.json(t, &more)
+			"object": map[string]any{"objectType": "StatementRef", "id": ids[0]}}, servertest.V103...)
+		e.Expect(r, 200, "void")
+		r.JSON(t, &more)
 		ids = append(ids, more...)
 
-		p := e.createPair("fwdsrc", map[string]any{"destination_url": e.url + lrs + "/fwdsink",
-			"destination_credentials": map[string]any{"username": rootUser, "password": rootPass}})
-		var last pairView
-		eventually(t, 20*time.Second, "every statement at the destination", func() bool {
-			last = e.pair("fwdsrc", p.ID)
+		p := e.CreatePair("fwdsrc", map[string]any{"destination_url": e.URL + servertest.LRS + "/fwdsink",
+			"destination_credentials": map[string]any{"username": servertest.RootUser, "password": servertest.RootPass}})
+		var last servertest.PairView
+		servertest.Eventually(t, 20*time.Second, "every statement at the destination", func() bool {
+			last = e.Pair("fwdsrc", p.ID)
 			if last.Status.LastError != "" {
 				t.Logf("status: %+v", last.Status)
 			}
 			return last.Status.Forwarded == int64(len(ids))
 		})
-		if st := e.pair("fwdsrc", p.ID).Status; st.Failures != 0 {
+		if st := e.Pair("fwdsrc", p.ID).Status; st.Failures != 0 {
 			t.Fatalf("status: %+v", st)
 		}
-		src := e.query(lrs+"/fwdsrc/statements?ascending=true", root, v103)
-		sink := e.query(lrs+"/fwdsink/statements?ascending=true", root, v103)
-		idsOf := func(res statementResult) string {
+		src := e.Query(servertest.LRS+"/fwdsrc/statements?ascending=true", servertest.Root, servertest.V103)
+		sink := e.Query(servertest.LRS+"/fwdsink/statements?ascending=true", servertest.Root, servertest.V103)
+		idsOf := func(res servertest.StatementResult) string {
 			var out []string
 			for _, st := range res.Statements {
 				out = append(out, st["id"].(string))
@@ -367,6 +212,6 @@ func TestStatementForwardingToLectern(t *testing.T) {
 		if idsOf(sink) != idsOf(src) || len(sink.Statements) != len(ids)-1 {
 			t.Fatalf("destination shows %s, source %s", idsOf(sink), idsOf(src))
 		}
-		e.expect(e.do("GET", lrs+"/fwdsink/statements?voidedStatementId="+ids[0], root, nil, v103...), 200, "voided statement at the destination")
+		e.Expect(e.Do("GET", servertest.LRS+"/fwdsink/statements?voidedStatementId="+ids[0], servertest.Root, nil, servertest.V103...), 200, "voided statement at the destination")
 	})
 }

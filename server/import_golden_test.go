@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"net/url"
 	"os"
 	"path"
@@ -13,10 +12,9 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/blob"
 )
-
-var update = flag.Bool("update", false, "rewrite server/testdata/golden/*.json from the imports' output (both modes must run and agree)")
 
 const goldenTenant = "golden"
 
@@ -28,18 +26,18 @@ const goldenTenant = "golden"
 func TestImportGolden(t *testing.T) {
 	fixtures := coursetest.Fixtures()
 	got := map[string]map[string][]byte{} // fixture → mode → canonical JSON
-	forEachMode(t, func(t *testing.T, e *env) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		mode := path.Base(t.Name())
-		e.createTenant(goldenTenant, true)
+		e.CreateTenant(goldenTenant, true)
 		for _, f := range fixtures {
 			t.Run(f.Name, func(t *testing.T) {
-				e := &env{t: t, app: e.app, url: e.url} // failures belong to this subtest
+				e := &servertest.Env{T: t, App: e.App, URL: e.URL} // failures belong to this subtest
 				out := importDetail(e, f)
 				if got[f.Name] == nil {
 					got[f.Name] = map[string][]byte{}
 				}
 				got[f.Name][mode] = out
-				if !*update {
+				if !*servertest.Update {
 					compareGolden(t, f.Name, out)
 				}
 			})
@@ -65,7 +63,7 @@ func TestImportGolden(t *testing.T) {
 			t.Errorf("%s: %s and %s differ\n%s:\n%s\n%s:\n%s", f.Name, modes[0], modes[1], modes[0], a, modes[1], b)
 			continue
 		}
-		if *update {
+		if *servertest.Update {
 			p := goldenPath(f.Name)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
@@ -75,7 +73,7 @@ func TestImportGolden(t *testing.T) {
 			}
 		}
 	}
-	if *update {
+	if *servertest.Update {
 		// A golden file whose fixture is gone would never be checked again.
 		files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 		for _, p := range files {
@@ -88,18 +86,18 @@ func TestImportGolden(t *testing.T) {
 
 // importDetail imports the fixture as course f.Name, checks the job and the stored files, and
 // returns the canonical JSON of the detail's standard, title, warnings and activity tree.
-func importDetail(e *env, f coursetest.Fixture) []byte {
-	t := e.t
+func importDetail(e *servertest.Env, f coursetest.Fixture) []byte {
+	t := e.T
 	t.Helper()
 	pkg, err := coursetest.Zip(f.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.upload(goldenTenant, "course="+url.QueryEscape(f.Name), pkg, f.Name+".zip")
-	e.expect(r, 200, "start import")
+	r := e.Upload(goldenTenant, "course="+url.QueryEscape(f.Name), pkg, f.Name+".zip")
+	e.Expect(r, 200, "start import")
 	var job struct{ Result string }
-	r.json(t, &job)
-	res := e.waitJob(goldenTenant, r)
+	r.JSON(t, &job)
+	res := e.WaitJob(goldenTenant, r)
 	if res.Status != "COMPLETE" {
 		t.Fatalf("import of %s: %+v", f.Name, res)
 	}
@@ -107,7 +105,7 @@ func importDetail(e *env, f coursetest.Fixture) []byte {
 	// The package's files are in the blob store under the job's prefix: every file of the
 	// zip except operating-system junk, which the archive skips.
 	prefix := goldenTenant + "/courses/"
-	if n := e.blobCount(prefix); n == 0 {
+	if n := e.BlobCount(prefix); n == 0 {
 		t.Fatalf("no files stored under %s", prefix)
 	}
 	stored := storedNames(e, prefix+job.Result+"/")
@@ -122,10 +120,10 @@ func importDetail(e *env, f coursetest.Fixture) []byte {
 		t.Errorf("stored files %q, want %q", stored, want)
 	}
 
-	r = e.do("GET", "/engine/api/v1/"+goldenTenant+"/courses/"+url.PathEscape(f.Name)+"/detail", root, nil)
-	e.expect(r, 200, "detail")
+	r = e.Do("GET", "/engine/api/v1/"+goldenTenant+"/courses/"+url.PathEscape(f.Name)+"/detail", servertest.Root, nil)
+	e.Expect(r, 200, "detail")
 	var d map[string]json.RawMessage
-	r.json(t, &d)
+	r.JSON(t, &d)
 	var id string
 	var version int
 	if json.Unmarshal(d["id"], &id) != nil || id != f.Name || json.Unmarshal(d["version"], &version) != nil || version != 0 {
@@ -187,13 +185,13 @@ func compareGolden(t *testing.T, name string, got []byte) {
 }
 
 // storedNames lists the blobs under prefix, without it, sorted.
-func storedNames(e *env, prefix string) []string {
+func storedNames(e *servertest.Env, prefix string) []string {
 	var names []string
-	if err := e.app.Blobs.List(e.t.Context(), prefix, func(b blob.Info) error {
+	if err := e.App.Blobs.List(e.T.Context(), prefix, func(b blob.Info) error {
 		names = append(names, strings.TrimPrefix(b.Key, prefix))
 		return nil
 	}); err != nil {
-		e.t.Fatalf("list %s: %v", prefix, err)
+		e.T.Fatalf("list %s: %v", prefix, err)
 	}
 	sort.Strings(names)
 	return names

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 type importProgress struct {
@@ -17,25 +19,25 @@ type importProgress struct {
 // ends at DONE with every file of the package counted as stored, and a job that fails keeps
 // the stage it failed in.
 func TestImportProgress(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		files := map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		files := map[string]string{"imsmanifest.xml": servertest.Manifest12, "sco/index.html": servertest.Sco12}
 		for i := range 40 {
 			files[fmt.Sprintf("sco/asset%02d.txt", i)] = "asset"
 		}
 		var id struct{ Result string }
-		r := e.upload("acme", "course=prog", zipOf(t, files), "course.zip")
-		e.expect(r, 200, "import")
-		r.json(t, &id)
+		r := e.Upload("acme", "course=prog", servertest.ZipOf(t, files), "course.zip")
+		e.Expect(r, 200, "import")
+		r.JSON(t, &id)
 		var res struct {
 			Status   string         `json:"status"`
 			Progress importProgress `json:"progress"`
 		}
 		last := -1
-		eventually(t, 60*time.Second, "import progress", func() bool {
-			rr := e.do("GET", "/engine/api/v1/acme/courses/importJobs/"+id.Result, root, nil)
-			e.expect(rr, 200, "job status")
-			rr.json(t, &res)
+		servertest.Eventually(t, 60*time.Second, "import progress", func() bool {
+			rr := e.Do("GET", "/engine/api/v1/acme/courses/importJobs/"+id.Result, servertest.Root, nil)
+			e.Expect(rr, 200, "job status")
+			rr.JSON(t, &res)
 			p := res.Progress
 			if p.Percent < last || p.Percent < 0 || p.Percent > 100 {
 				t.Fatalf("progress went from %d to %+v", last, p)
@@ -51,11 +53,11 @@ func TestImportProgress(t *testing.T) {
 		}
 
 		// A package that is no zip fails after it was received.
-		r = e.upload("acme", "course=bad", []byte("PK\x03\x04 not a zip"), "bad.zip")
-		e.expect(r, 200, "bad import")
-		r.json(t, &id)
-		eventually(t, 60*time.Second, "failed import", func() bool {
-			e.do("GET", "/engine/api/v1/acme/courses/importJobs/"+id.Result, root, nil).json(t, &res)
+		r = e.Upload("acme", "course=bad", []byte("PK\x03\x04 not a zip"), "bad.zip")
+		e.Expect(r, 200, "bad import")
+		r.JSON(t, &id)
+		servertest.Eventually(t, 60*time.Second, "failed import", func() bool {
+			e.Do("GET", "/engine/api/v1/acme/courses/importJobs/"+id.Result, servertest.Root, nil).JSON(t, &res)
 			return res.Status != "RUNNING"
 		})
 		if want := (importProgress{Stage: "RECEIVED", Percent: 10}); res.Status != "ERROR" || res.Progress != want {

@@ -4,37 +4,39 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestListMoreCarriesFilters: a client follows the more link alone. The registration list's
 // token keeps courseId, learnerId and since, the course list's keeps since (its page size is
 // the since one on every page); a filter given beside more must equal the token's.
 func TestListMoreCarriesFilters(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
 		for _, id := range []string{"intro", "second", "third"} {
-			e.importOK("acme", id, scorm12Package(t), "")
+			e.ImportOK("acme", id, servertest.Scorm12Package(t), "")
 		}
 		eng := "/engine/api/v1/acme"
 		for _, r := range []struct{ id, course, learner string }{
 			{"reg-1", "intro", "ann"}, {"reg-2", "second", "ann"}, {"reg-3", "intro", "bob"},
 			{"reg-4", "intro", "ann"}, {"reg-5", "second", "bob"}, {"reg-6", "intro", "ann"},
 		} {
-			e.expect(e.do("POST", eng+"/registrations", root, map[string]any{"courseId": r.course, "registrationId": r.id,
+			e.Expect(e.Do("POST", eng+"/registrations", servertest.Root, map[string]any{"courseId": r.course, "registrationId": r.id,
 				"learner": map[string]any{"id": r.learner}}), 204, "create "+r.id)
 		}
-		e.expect(e.do("PUT", eng+"/configuration/ApiResultLimitSinceNotSpecified", root, map[string]any{"value": "1"}), 204, "page size")
-		e.expect(e.do("PUT", eng+"/configuration/ApiResultLimit", root, map[string]any{"value": "1"}), 204, "since page size")
+		e.Expect(e.Do("PUT", eng+"/configuration/ApiResultLimitSinceNotSpecified", servertest.Root, map[string]any{"value": "1"}), 204, "page size")
+		e.Expect(e.Do("PUT", eng+"/configuration/ApiResultLimit", servertest.Root, map[string]any{"value": "1"}), 204, "since page size")
 
 		// follow lists path?query, then each more link alone, and returns the ids in order.
 		follow := func(path, query, field string) []string {
 			t.Helper()
 			var out []string
 			for pages := 0; pages < 20; pages++ {
-				r := e.do("GET", eng+path+"?"+query, root, nil)
-				e.expect(r, 200, path+"?"+query)
+				r := e.Do("GET", eng+path+"?"+query, servertest.Root, nil)
+				e.Expect(r, 200, path+"?"+query)
 				var l map[string]any
-				r.json(t, &l)
+				r.JSON(t, &l)
 				for _, x := range l[field].([]any) {
 					out = append(out, x.(map[string]any)["id"].(string))
 				}
@@ -63,14 +65,14 @@ func TestListMoreCarriesFilters(t *testing.T) {
 		}
 
 		// Beside more, the same filter is accepted and another one is a 400 naming it.
-		r := e.do("GET", eng+"/registrations?courseId=intro", root, nil)
+		r := e.Do("GET", eng+"/registrations?courseId=intro", servertest.Root, nil)
 		var l struct{ More string }
-		r.json(t, &l)
+		r.JSON(t, &l)
 		more := "more=" + url.QueryEscape(l.More)
-		e.expect(e.do("GET", eng+"/registrations?courseId=intro&"+more, root, nil), 200, "more with the same courseId")
+		e.Expect(e.Do("GET", eng+"/registrations?courseId=intro&"+more, servertest.Root, nil), 200, "more with the same courseId")
 		for _, q := range []string{"courseId=second", "learnerId=ann", "since=2000-01-01T00:00:00Z"} {
-			r := e.do("GET", eng+"/registrations?"+q+"&"+more, root, nil)
-			e.expect(r, 400, "more with "+q)
+			r := e.Do("GET", eng+"/registrations?"+q+"&"+more, servertest.Root, nil)
+			e.Expect(r, 400, "more with "+q)
 			if name, _, _ := strings.Cut(q, "="); !strings.Contains(string(r.Body), "'"+name+"'") {
 				t.Errorf("more with %s: message does not name %s: %s", q, name, r.Body)
 			}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestLRSConsistentThrough: X-Experience-API-Consistent-Through on GET /statements is the
@@ -13,10 +15,10 @@ import (
 // instant of every statement acknowledged before the query, also after a burst of
 // concurrent POSTs (which a since/until query then returns in full).
 func TestLRSConsistentThrough(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		base := lrs + "/acme/statements"
-		through := func(r resp) time.Time {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		base := servertest.LRS + "/acme/statements"
+		through := func(r servertest.Resp) time.Time {
 			t.Helper()
 			h := r.Header.Get("X-Experience-API-Consistent-Through")
 			ct, err := time.Parse(time.RFC3339Nano, h)
@@ -39,18 +41,18 @@ func TestLRSConsistentThrough(t *testing.T) {
 		}
 
 		// One statement written and read back by id, then a query.
-		r := e.do("POST", base, root, statement("ann@example.com", "attempted", "http://example.com/ct"), v200...)
-		e.expect(r, 200, "post statement")
+		r := e.Do("POST", base, servertest.Root, servertest.Statement("ann@example.com", "attempted", "http://example.com/ct"), servertest.V200...)
+		e.Expect(r, 200, "post statement")
 		var ids []string
-		r.json(t, &ids)
-		r = e.do("GET", base+"?statementId="+ids[0], root, nil, v200...)
-		e.expect(r, 200, "get by id")
+		r.JSON(t, &ids)
+		r = e.Do("GET", base+"?statementId="+ids[0], servertest.Root, nil, servertest.V200...)
+		e.Expect(r, 200, "get by id")
 		through(r)
 		var st map[string]any
-		r.json(t, &st)
+		r.JSON(t, &st)
 		stored := storedOf(st)
-		r = e.do("GET", base+"?verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/attempted"), root, nil, v200...)
-		e.expect(r, 200, "query")
+		r = e.Do("GET", base+"?verb="+url.QueryEscape("http://adlnet.gov/expapi/verbs/attempted"), servertest.Root, nil, servertest.V200...)
+		e.Expect(r, 200, "query")
 		if ct := through(r); ct.Before(stored) {
 			t.Fatalf("query consistent through %s, before the statement just stored at %s", ct, stored)
 		}
@@ -67,10 +69,10 @@ func TestLRSConsistentThrough(t *testing.T) {
 				for n := range batches {
 					var batch []any
 					for i := range size {
-						batch = append(batch, statement(fmt.Sprintf("w%d@example.com", w), "experienced",
+						batch = append(batch, servertest.Statement(fmt.Sprintf("w%d@example.com", w), "experienced",
 							fmt.Sprintf("http://example.com/burst/%d/%d", n, i)))
 					}
-					statuses <- e.do("POST", base, root, batch, v200...).Status
+					statuses <- e.Do("POST", base, servertest.Root, batch, servertest.V200...).Status
 				}
 			}()
 		}
@@ -83,11 +85,11 @@ func TestLRSConsistentThrough(t *testing.T) {
 		}
 		q := url.Values{"verb": {"http://adlnet.gov/expapi/verbs/experienced"}, "limit": {"1000"},
 			"since": {since.Format(time.RFC3339Nano)}, "until": {time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)}}
-		r = e.do("GET", base+"?"+q.Encode(), root, nil, v200...)
-		e.expect(r, 200, "since/until query after the burst")
+		r = e.Do("GET", base+"?"+q.Encode(), servertest.Root, nil, servertest.V200...)
+		e.Expect(r, 200, "since/until query after the burst")
 		ct := through(r)
-		var res statementResult
-		r.json(t, &res)
+		var res servertest.StatementResult
+		r.JSON(t, &res)
 		if len(res.Statements) != writers*batches*size {
 			t.Fatalf("since/until query after the burst: %d statements, want %d", len(res.Statements), writers*batches*size)
 		}

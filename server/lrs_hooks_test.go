@@ -8,6 +8,7 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -47,34 +48,34 @@ func (s *storedCounter) StatementsStored(_ context.Context, _ string, stored []*
 // Basic authority (TinCanGetAuthorityFromBasicAuth) adds accounts, and the stored hook
 // (TinCanStatementsStored) sees every stored statement.
 func TestLRSHooks(t *testing.T) {
-	for name, mode := range modes(t) {
+	for name, mode := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			perms, stored := &noOAuthStateWrites{}, &storedCounter{}
 			cfg := mode(t)
 			cfg.LRSHooks = server.LRSHooks{Permissions: perms, BasicAuthority: kioskAccount{}, Stored: stored}
-			e := start(t, cfg)
-			e.createTenant("acme", true)
-			state := lrs + "/acme/activities/state?activityId=" + url.QueryEscape("http://example.com/a") +
+			e := servertest.Start(t, cfg)
+			e.CreateTenant("acme", true)
+			state := servertest.LRS + "/acme/activities/state?activityId=" + url.QueryEscape("http://example.com/a") +
 				"&agent=" + url.QueryEscape(`{"mbox":"mailto:ann@example.com"}`) + "&stateId=s"
 
-			all := e.bearerToken(e.oauthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
-			e.expect(e.do("POST", lrs+"/acme/statements", all, statement("ann@example.com", "attempted", "http://example.com/a"), v200...), 200, "OAuth client writes statements")
-			e.expect(e.do("PUT", state, all, map[string]any{"x": 1}, v200...), 403, "the hook takes state writes from scope all")
-			e.expect(e.do("PUT", state, root, map[string]any{"x": 1}, v200...), 204, "root still writes state")
-			e.expect(e.do("GET", state, all, nil, v200...), 200, "the OAuth client still reads state")
+			all := bearerToken(e, e.OauthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
+			e.Expect(e.Do("POST", servertest.LRS+"/acme/statements", all, servertest.Statement("ann@example.com", "attempted", "http://example.com/a"), servertest.V200...), 200, "OAuth client writes statements")
+			e.Expect(e.Do("PUT", state, all, map[string]any{"x": 1}, servertest.V200...), 403, "the hook takes state writes from scope all")
+			e.Expect(e.Do("PUT", state, servertest.Root, map[string]any{"x": 1}, servertest.V200...), 204, "root still writes state")
+			e.Expect(e.Do("GET", state, all, nil, servertest.V200...), 200, "the OAuth client still reads state")
 			if perms.calls.Load() == 0 {
 				t.Error("the permissions hook was never asked")
 			}
 
-			kiosk := basic("kiosk", "kiosk-pass")
-			if res := e.query(lrs+"/acme/statements", kiosk, v200); len(res.Statements) != 1 {
+			kiosk := servertest.Basic("kiosk", "kiosk-pass")
+			if res := e.Query(servertest.LRS+"/acme/statements", kiosk, servertest.V200); len(res.Statements) != 1 {
 				t.Errorf("the kiosk account reads %d statements, want 1", len(res.Statements))
 			}
-			e.expect(e.do("POST", lrs+"/acme/statements", kiosk, statement("bob@example.com", "attempted", "http://example.com/a"), v200...), 403, "the read-only kiosk account writes")
-			e.expect(e.do("GET", lrs+"/acme/statements", basic("kiosk", "wrong"), nil, v200...), 401, "wrong kiosk password")
+			e.Expect(e.Do("POST", servertest.LRS+"/acme/statements", kiosk, servertest.Statement("bob@example.com", "attempted", "http://example.com/a"), servertest.V200...), 403, "the read-only kiosk account writes")
+			e.Expect(e.Do("GET", servertest.LRS+"/acme/statements", servertest.Basic("kiosk", "wrong"), nil, servertest.V200...), 401, "wrong kiosk password")
 
-			e.expect(e.do("POST", lrs+"/acme/statements", root, []any{statement("cy@example.com", "attempted", "http://example.com/a"),
-				statement("dee@example.com", "attempted", "http://example.com/a")}, v200...), 200, "root writes two")
+			e.Expect(e.Do("POST", servertest.LRS+"/acme/statements", servertest.Root, []any{servertest.Statement("cy@example.com", "attempted", "http://example.com/a"),
+				servertest.Statement("dee@example.com", "attempted", "http://example.com/a")}, servertest.V200...), 200, "root writes two")
 			if n := stored.n.Load(); n != 3 {
 				t.Errorf("the stored hook saw %d statements, want 3", n)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Ingest benchmark (issue 12): INGEST_BENCH_COUNT statements (default 10,000) POSTed to
@@ -161,20 +162,20 @@ func lrsBenchTargets(b *testing.B, prefix string, embeddedOnly bool) (targets []
 	if ll := os.Getenv("LECTERN_BENCH_LL_URL"); ll != "" {
 		targets = append(targets, lrsTarget{"ll", ll + "/statements", "bench", "bench"})
 	}
-	emb, stopEmb := benchServer(b, benchConfig(b))
+	emb, stopEmb := servertest.BenchServer(b, servertest.BenchConfig(b))
 	stops = append(stops, stopEmb)
-	targets = append(targets, lrsTarget{"embedded", emb + "/lrs/TCAPI/statements", rootUser, rootPass})
+	targets = append(targets, lrsTarget{"embedded", emb + "/lrs/TCAPI/statements", servertest.RootUser, servertest.RootPass})
 	if !embeddedOnly {
-		c := benchConfig(b)
+		c := servertest.BenchConfig(b)
 		c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
 		c.RedisURL = testenv.FreshRedis(b, testenv.External(b, "LECTERN_TEST_REDIS_URL"))
 		c.S3 = app.S3Config{Endpoint: testenv.External(b, "LECTERN_TEST_S3_ENDPOINT"),
 			AccessKey: testenv.External(b, "LECTERN_TEST_S3_ACCESS_KEY"), SecretKey: testenv.External(b, "LECTERN_TEST_S3_SECRET_KEY"),
-			Bucket: randomName(prefix + "-")}
-		c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: randomName(prefix+"_") + "_"}
-		dist, stopDist := benchServer(b, c)
+			Bucket: servertest.RandomName(prefix + "-")}
+		c.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: servertest.RandomName(prefix+"_") + "_"}
+		dist, stopDist := servertest.BenchServer(b, c)
 		stops = append(stops, stopDist)
-		targets = append(targets, lrsTarget{"distributed", dist + "/lrs/TCAPI/statements", rootUser, rootPass})
+		targets = append(targets, lrsTarget{"distributed", dist + "/lrs/TCAPI/statements", servertest.RootUser, servertest.RootPass})
 	}
 	return targets, stop
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Query benchmark beside Learning Locker (issue 12, item 2): QUERY_BENCH_COUNT statements
@@ -157,9 +158,9 @@ func BenchmarkQueryLL(b *testing.B) {
 					b.Logf("%s %s: %d collections; CPU of other processes meanwhile: %s",
 						t.name, sh.name, numGC()-gcs, busiest(before, processCPU(), 4))
 					slices.Sort(lat)
-					b.ReportMetric(ms(lat[len(lat)/2]), t.name+"-p50-ms")
-					b.ReportMetric(ms(lat[len(lat)*99/100]), t.name+"-p99-ms")
-					p99[t.name] = ms(lat[len(lat)*99/100])
+					b.ReportMetric(servertest.Ms(lat[len(lat)/2]), t.name+"-p50-ms")
+					b.ReportMetric(servertest.Ms(lat[len(lat)*99/100]), t.name+"-p99-ms")
+					p99[t.name] = servertest.Ms(lat[len(lat)*99/100])
 				}
 			}
 			if ll := p99["ll"]; ll > 0 {
@@ -284,11 +285,11 @@ func runQueries(b *testing.B, t lrsTarget, sh queryShape, count int) []time.Dura
 	for i := range 20 {
 		do(i)
 	}
-	for c := range benchClients {
+	for c := range servertest.BenchClients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 20 + c; i < len(vals); i += benchClients {
+			for i := 20 + c; i < len(vals); i += servertest.BenchClients {
 				do(i)
 			}
 		}()

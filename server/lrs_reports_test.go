@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 type reportResults struct {
@@ -40,7 +42,7 @@ func accountActor(name string) map[string]any {
 }
 
 func scored(actor map[string]any, object string, result map[string]any) map[string]any {
-	s := statement("x@example.com", "completed", object)
+	s := servertest.Statement("x@example.com", "completed", object)
 	s["actor"] = actor
 	s["timestamp"] = "2024-05-01T10:00:00Z"
 	if result != nil {
@@ -63,10 +65,10 @@ func ids(list []map[string]any, key string) []string {
 }
 
 func TestLRSReports(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.createTenant("beta", true)
-		base := lrs + "/acme"
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.CreateTenant("beta", true)
+		base := servertest.LRS + "/acme"
 		ann, bob := accountActor("ann"), map[string]any{"mbox": "mailto:bob@example.com", "name": "Bob"}
 		carl := map[string]any{"mbox": "mailto:carl@example.com"}
 		a1, a2, a3 := "http://example.com/quiz/1", "http://example.com/quiz/2", "http://example.com/page/3"
@@ -76,22 +78,22 @@ func TestLRSReports(t *testing.T) {
 			scored(bob, a1, map[string]any{"score": map[string]any{"raw": 4.5}, "completion": false}),
 			scored(carl, a3, nil), // no result: counts for activities and actors, not results
 		}
-		e.expect(e.do("POST", base+"/statements", root, batch, v200...), 200, "post statements")
+		e.Expect(e.Do("POST", base+"/statements", servertest.Root, batch, servertest.V200...), 200, "post statements")
 		annQ := url.QueryEscape(`{"account":{"homePage":"https://lms.example.com","name":"ann"}}`)
 
-		get := func(path string, a auth, status int, v any) resp {
+		get := func(path string, a servertest.Auth, status int, v any) servertest.Resp {
 			t.Helper()
-			r := e.do("GET", path, a, nil, v103...)
-			e.expect(r, status, "GET "+path)
+			r := e.Do("GET", path, a, nil, servertest.V103...)
+			e.Expect(r, status, "GET "+path)
 			if v != nil {
-				r.json(t, v)
+				r.JSON(t, v)
 			}
 			return r
 		}
 
 		// results by agent: every field of the entry.
 		var res reportResults
-		r := get(base+"/Report/results?agent="+annQ, root, 200, &res)
+		r := get(base+"/Report/results?agent="+annQ, servertest.Root, 200, &res)
 		if r.Header.Get("X-Experience-API-Version") == "" {
 			t.Error("report response without X-Experience-API-Version")
 		}
@@ -113,27 +115,27 @@ func TestLRSReports(t *testing.T) {
 			t.Errorf("absent result properties must be absent: %s", r.Body)
 		}
 		// by activity, and by both.
-		get(base+"/Report/results?activity="+url.QueryEscape(a1), root, 200, &res)
+		get(base+"/Report/results?activity="+url.QueryEscape(a1), servertest.Root, 200, &res)
 		if len(res.Results) != 2 {
 			t.Errorf("results for a1: %d", len(res.Results))
 		}
-		get(base+"/Report/results?activity="+url.QueryEscape(a1)+"&agent="+annQ, root, 200, &res)
+		get(base+"/Report/results?activity="+url.QueryEscape(a1)+"&agent="+annQ, servertest.Root, 200, &res)
 		if len(res.Results) != 1 || res.Results[0].Actor["name"] != "Ann" {
 			t.Errorf("results for ann on a1: %+v", res.Results)
 		}
 		// Not found: no statement, or only statements without a result.
-		get(base+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), root, 404, nil)
-		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:carl@example.com"}`), root, 404, nil)
+		get(base+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), servertest.Root, 404, nil)
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:carl@example.com"}`), servertest.Root, 404, nil)
 		// Neither parameter, bad or unknown parameters: 400.
-		get(base+"/Report/results", root, 400, nil)
-		get(base+"/Report/results?agent=nope", root, 400, nil)
-		get(base+"/Report/results?activity=not%20an%20iri", root, 400, nil)
-		get(base+"/Report/results?verb=x&activity="+url.QueryEscape(a1), root, 400, nil)
-		get(base+"/Report/results?more=garbage", root, 400, nil)
-		get(base+"/Report/activities?activity=x", root, 400, nil)
-		get(base+"/Report/actors?agent="+annQ, root, 400, nil)
-		e.expect(e.do("GET", base+"/Report/results?agent="+annQ, root, nil), 400, "no version header")
-		e.expect(e.do("GET", base+"/Report/results?agent="+annQ, noAuth, nil, v103...), 401, "no credentials")
+		get(base+"/Report/results", servertest.Root, 400, nil)
+		get(base+"/Report/results?agent=nope", servertest.Root, 400, nil)
+		get(base+"/Report/results?activity=not%20an%20iri", servertest.Root, 400, nil)
+		get(base+"/Report/results?verb=x&activity="+url.QueryEscape(a1), servertest.Root, 400, nil)
+		get(base+"/Report/results?more=garbage", servertest.Root, 400, nil)
+		get(base+"/Report/activities?activity=x", servertest.Root, 400, nil)
+		get(base+"/Report/actors?agent="+annQ, servertest.Root, 400, nil)
+		e.Expect(e.Do("GET", base+"/Report/results?agent="+annQ, servertest.Root, nil), 400, "no version header")
+		e.Expect(e.Do("GET", base+"/Report/results?agent="+annQ, servertest.NoAuth, nil, servertest.V103...), 401, "no credentials")
 
 		// Paging: 150 results of one learner come in two pages linked by more.
 		pat := map[string]any{"mbox": "mailto:pat@example.com"}
@@ -141,46 +143,46 @@ func TestLRSReports(t *testing.T) {
 		for i := 0; i < 150; i++ {
 			many = append(many, scored(pat, fmt.Sprintf("http://example.com/item/%d", i%3), map[string]any{"score": map[string]any{"raw": i}}))
 		}
-		e.expect(e.do("POST", base+"/statements", root, many, v200...), 200, "post 150")
-		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:pat@example.com"}`), root, 200, &res)
+		e.Expect(e.Do("POST", base+"/statements", servertest.Root, many, servertest.V200...), 200, "post 150")
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:pat@example.com"}`), servertest.Root, 200, &res)
 		seen := len(res.Results)
-		if res.More == nil || !strings.HasPrefix(*res.More, lrs+"/acme/Report/results?more=") {
+		if res.More == nil || !strings.HasPrefix(*res.More, servertest.LRS+"/acme/Report/results?more=") {
 			t.Fatalf("first page: %d results, more %v", seen, res.More)
 		}
-		get(*res.More+"&activity=x", root, 400, nil) // the continuation is sent alone
-		get(*res.More, root, 200, &res)
+		get(*res.More+"&activity=x", servertest.Root, 400, nil) // the continuation is sent alone
+		get(*res.More, servertest.Root, 200, &res)
 		if seen += len(res.Results); seen != 150 || *res.More != "" {
 			t.Fatalf("paging saw %d results, more %q", seen, *res.More)
 		}
 
 		// activities: all, with the canonical definition; or those of one agent.
 		var list reportList
-		get(base+"/Report/activities", root, 200, &list)
+		get(base+"/Report/activities", servertest.Root, 200, &list)
 		if got := ids(list.Results, "id"); len(got) != 6 || got[0] != "http://example.com/item/0" || got[3] != a3 || got[4] != a1 || got[5] != a2 {
 			t.Errorf("all activities: %v", got)
 		}
 		if d, _ := list.Results[4]["definition"].(map[string]any); d == nil || d["name"].(map[string]any)["de-DE"] != "Aktivität" {
 			t.Errorf("activity without definition.name: %v", list.Results[4])
 		}
-		get(base+"/Report/activities?agent="+annQ, root, 200, &list)
+		get(base+"/Report/activities?agent="+annQ, servertest.Root, 200, &list)
 		if got := ids(list.Results, "id"); len(got) != 2 || got[0] != a1 || got[1] != a2 {
 			t.Errorf("ann's activities: %v", got)
 		}
-		get(base+"/Report/activities?agent="+url.QueryEscape(`{"mbox":"mailto:nobody@example.com"}`), root, 200, &list)
+		get(base+"/Report/activities?agent="+url.QueryEscape(`{"mbox":"mailto:nobody@example.com"}`), servertest.Root, 200, &list)
 		if list.Results == nil || len(list.Results) != 0 {
 			t.Errorf("activities of an unknown agent: %v", list.Results)
 		}
 
 		// actors: of one activity, or all; 404 when nothing matches.
-		get(base+"/Report/actors?activity="+url.QueryEscape(a1), root, 200, &list)
+		get(base+"/Report/actors?activity="+url.QueryEscape(a1), servertest.Root, 200, &list)
 		if got := ids(list.Results, "account"); len(got) != 1 || got[0] != "ann" || len(list.Results) != 2 || list.Results[1]["mbox"] != "mailto:bob@example.com" {
 			t.Errorf("actors of a1: %v", list.Results)
 		}
-		get(base+"/Report/actors", root, 200, &list)
+		get(base+"/Report/actors", servertest.Root, 200, &list)
 		if len(list.Results) != 4 {
 			t.Errorf("all actors: %v", list.Results)
 		}
-		get(base+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, 404, nil)
+		get(base+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), servertest.Root, 404, nil)
 
 		// An actor is shown as its latest statement names it; an anonymous group stands for its
 		// identified members; a voided statement counts nowhere.
@@ -190,50 +192,50 @@ func TestLRSReports(t *testing.T) {
 		group := map[string]any{"objectType": "Group", "member": []any{map[string]any{"mbox": "mailto:dora@example.com", "name": "Dora"}}}
 		voidMe := scored(group, a4, map[string]any{"success": true})
 		voidMe["id"] = "5e7a9a40-0000-4000-8000-00000000000a"
-		e.expect(e.do("POST", base+"/statements", root, []any{scored(renamed, a4, map[string]any{"completion": true}), voidMe}, v200...), 200, "post a4")
-		get(base+"/Report/actors?activity="+url.QueryEscape(a4), root, 200, &list)
+		e.Expect(e.Do("POST", base+"/statements", servertest.Root, []any{scored(renamed, a4, map[string]any{"completion": true}), voidMe}, servertest.V200...), 200, "post a4")
+		get(base+"/Report/actors?activity="+url.QueryEscape(a4), servertest.Root, 200, &list)
 		if len(list.Results) != 2 || list.Results[0]["name"] != "Ann Smith" || list.Results[1]["mbox"] != "mailto:dora@example.com" || list.Results[1]["name"] != "Dora" {
 			t.Errorf("actors of a4: %v", list.Results)
 		}
 		void := map[string]any{"actor": map[string]any{"mbox": "mailto:x@example.com"},
 			"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/voided"}, "object": map[string]any{"objectType": "StatementRef", "id": voidMe["id"]}}
-		e.expect(e.do("POST", base+"/statements", root, void, v200...), 200, "void")
-		get(base+"/Report/actors?activity="+url.QueryEscape(a4), root, 200, &list)
+		e.Expect(e.Do("POST", base+"/statements", servertest.Root, void, servertest.V200...), 200, "void")
+		get(base+"/Report/actors?activity="+url.QueryEscape(a4), servertest.Root, 200, &list)
 		if len(list.Results) != 1 || list.Results[0]["name"] != "Ann Smith" {
 			t.Errorf("actors of a4 after voiding dora's statement: %v", list.Results)
 		}
-		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:dora@example.com"}`), root, 404, nil)
-		get(base+"/Report/results?activity="+url.QueryEscape(a4), root, 200, &res)
+		get(base+"/Report/results?agent="+url.QueryEscape(`{"mbox":"mailto:dora@example.com"}`), servertest.Root, 404, nil)
+		get(base+"/Report/results?activity="+url.QueryEscape(a4), servertest.Root, 200, &res)
 		if len(res.Results) != 1 || res.Results[0].Actor["name"] != "Ann Smith" {
 			t.Errorf("results of a4 after voiding: %+v", res.Results)
 		}
 
 		// Tenants: the credential's tenant without a segment, isolation, CORS.
-		key, secret := e.credential("acme")
-		get(lrs+"/Report/actors?activity="+url.QueryEscape(a1), bearer(key, secret), 200, &list)
+		key, secret := e.Credential("acme")
+		get(servertest.LRS+"/Report/actors?activity="+url.QueryEscape(a1), servertest.Bearer(key, secret), 200, &list)
 		if len(list.Results) != 2 {
 			t.Errorf("tenant-less path with acme's credential: %v", list.Results)
 		}
-		bk, bs := e.credential("beta")
-		get(base+"/Report/actors", bearer(bk, bs), 403, nil)
-		get(lrs+"/Report/actors", bearer(bk, bs), 404, nil)
-		get(lrs+"/beta/Report/activities", root, 200, &list)
+		bk, bs := e.Credential("beta")
+		get(base+"/Report/actors", servertest.Bearer(bk, bs), 403, nil)
+		get(servertest.LRS+"/Report/actors", servertest.Bearer(bk, bs), 404, nil)
+		get(servertest.LRS+"/beta/Report/activities", servertest.Root, 200, &list)
 		if len(list.Results) != 0 {
 			t.Errorf("tenant beta sees acme's activities: %v", list.Results)
 		}
-		get(lrs+"/nosuch/Report/activities", root, 404, nil)
-		r = e.do("GET", base+"/Report/activities", root, nil, hdr(v200, "Origin", "https://app.example")...)
+		get(servertest.LRS+"/nosuch/Report/activities", servertest.Root, 404, nil)
+		r = e.Do("GET", base+"/Report/activities", servertest.Root, nil, hdr(servertest.V200, "Origin", "https://app.example")...)
 		if r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
 			t.Errorf("CORS: %v", r.Header)
 		}
-		if r := e.do("OPTIONS", base+"/Report/results", noAuth, nil, "Origin", "https://app.example"); r.Status != 204 {
+		if r := e.Do("OPTIONS", base+"/Report/results", servertest.NoAuth, nil, "Origin", "https://app.example"); r.Status != 204 {
 			t.Errorf("preflight: %d", r.Status)
 		}
 
 		// A person account sees only the statements it appears in (the default read rule).
-		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/TinCanBasicAccounts", root, map[string]any{"value": "kim:kim-pass:person,viewer:v-pass:readonly"}), 204, "accounts")
-		kim, viewer := basic("kim", "kim-pass"), basic("viewer", "v-pass")
-		e.expect(e.do("POST", base+"/statements", kim, scored(carl, a1, map[string]any{"success": true}), v200...), 200, "person posts")
+		e.Expect(e.Do("PUT", "/engine/api/v1/acme/configuration/TinCanBasicAccounts", servertest.Root, map[string]any{"value": "kim:kim-pass:person,viewer:v-pass:readonly"}), 204, "accounts")
+		kim, viewer := servertest.Basic("kim", "kim-pass"), servertest.Basic("viewer", "v-pass")
+		e.Expect(e.Do("POST", base+"/statements", kim, scored(carl, a1, map[string]any{"success": true}), servertest.V200...), 200, "person posts")
 		get(base+"/Report/results?activity="+url.QueryEscape(a1), kim, 200, &res)
 		if len(res.Results) != 1 || res.Results[0].Actor["mbox"] != "mailto:carl@example.com" {
 			t.Errorf("person's results: %+v", res.Results)
@@ -254,18 +256,18 @@ func TestLRSReports(t *testing.T) {
 			wide = append(wide, map[string]any{"actor": map[string]any{"mbox": fmt.Sprintf("mailto:w%04d@example.com", i)},
 				"verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/experienced"}, "object": map[string]any{"id": fmt.Sprintf("http://example.com/w/%04d", i)}})
 		}
-		e.expect(e.do("POST", lrs+"/beta/statements", root, wide, v200...), 200, "post 1001")
+		e.Expect(e.Do("POST", servertest.LRS+"/beta/statements", servertest.Root, wide, servertest.V200...), 200, "post 1001")
 		for _, name := range []string{"activities", "actors"} {
 			var page struct {
 				Results []map[string]any `json:"results"`
 				More    string           `json:"more"`
 			}
-			get(lrs+"/beta/Report/"+name, root, 200, &page)
-			if len(page.Results) != 1000 || !strings.HasPrefix(page.More, lrs+"/beta/Report/"+name+"?more=") {
+			get(servertest.LRS+"/beta/Report/"+name, servertest.Root, 200, &page)
+			if len(page.Results) != 1000 || !strings.HasPrefix(page.More, servertest.LRS+"/beta/Report/"+name+"?more=") {
 				t.Fatalf("%s first page: %d, more %q", name, len(page.Results), page.More)
 			}
 			first := fmt.Sprint(page.Results[0])
-			get(page.More, root, 200, &page)
+			get(page.More, servertest.Root, 200, &page)
 			if len(page.Results) != 1 || page.More != "" || fmt.Sprint(page.Results[0]) == first {
 				t.Errorf("%s second page: %v, more %q", name, page.Results, page.More)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lectern-lms/lectern/course/coursetest"
 	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // A SCORM 1.2 package that ships its own schema for the content-packaging namespace (written
@@ -37,7 +38,7 @@ func shippedSchemaPackage(t *testing.T, resourcesFirst bool) []byte {
   xsi:schemaLocation="http://www.imsproject.org/xsd/imscp_rootv1p1p2 schemas/cp.xsd">
   ` + body + `
 </manifest>`
-	return zipOf(t, map[string]string{"imsmanifest.xml": manifest, "schemas/cp.xsd": shippedXSD, "index.html": "<html/>"})
+	return servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifest, "schemas/cp.xsd": shippedXSD, "index.html": "<html/>"})
 }
 
 // TestValidateManifestsUsingXsd shows the setting's effect through HTTP: with the default
@@ -54,19 +55,19 @@ func TestValidateManifestsUsingXsd(t *testing.T) {
 	if invalid2004["imsmanifest.xml"] == valid2004["imsmanifest.xml"] {
 		t.Fatal("the fixture changed; the test no longer breaks its manifest")
 	}
-	zip2004 := func(files map[string]string) []byte { return zipOf(t, files) }
+	zip2004 := func(files map[string]string) []byte { return servertest.ZipOf(t, files) }
 
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			c := cfg(t)
 			c.SchemaDir = schemas
-			e := start(t, c)
-			e.createTenant("xsdyes", true)
-			e.createTenant("xsdno", true)
-			e.expect(e.do("PUT", "/engine/api/v1/xsdno/configuration/ValidateManifestsUsingXsd", root, map[string]any{"value": "false"}),
+			e := servertest.Start(t, c)
+			e.CreateTenant("xsdyes", true)
+			e.CreateTenant("xsdno", true)
+			e.Expect(e.Do("PUT", "/engine/api/v1/xsdno/configuration/ValidateManifestsUsingXsd", servertest.Root, map[string]any{"value": "false"}),
 				204, "turn XSD validation off")
-			imp := func(tn, course string, pkg []byte) importResult {
-				return e.waitJob(tn, e.upload(tn, "course="+url.QueryEscape(course), pkg, course+".zip"))
+			imp := func(tn, course string, pkg []byte) servertest.ImportResult {
+				return e.WaitJob(tn, e.Upload(tn, "course="+url.QueryEscape(course), pkg, course+".zip"))
 			}
 
 			// YES (the default): the broken manifests are refused, naming the violation.

@@ -20,6 +20,7 @@ import (
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/cmd/lectern/metrics"
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/workers/contentjob"
 	"github.com/lectern-lms/lectern/workers/postbackjob"
 	"github.com/lectern-lms/lectern/workers/queue"
@@ -33,16 +34,16 @@ func parseScrape(t *testing.T, body []byte) scrape {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mf, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("/metrics is not the text exposition format: %v\n%s", err, truncate(body, 2000))
+		t.Fatalf("/metrics is not the text exposition format: %v\n%s", err, servertest.Truncate(body, 2000))
 	}
 	return mf
 }
 
-func (e *env) scrape() scrape {
-	e.t.Helper()
-	r := e.do("GET", "/metrics", root, nil)
-	e.expect(r, 200, "scrape /metrics")
-	return parseScrape(e.t, r.Body)
+func scrapeMetrics(e *servertest.Env) scrape {
+	e.T.Helper()
+	r := e.Do("GET", "/metrics", servertest.Root, nil)
+	e.Expect(r, 200, "scrape /metrics")
+	return parseScrape(e.T, r.Body)
 }
 
 // value sums the series of name whose labels include want: a counter's or gauge's value, a
@@ -96,20 +97,20 @@ func (s scrape) labelValues(name, label string) []string {
 
 // moved polls /metrics until the series (name, labels) has grown by at least by since
 // before, and fails the test otherwise.
-func (e *env) moved(before scrape, name string, labels map[string]string, by float64, what string) scrape {
-	e.t.Helper()
+func moved(e *servertest.Env, before scrape, name string, labels map[string]string, by float64, what string) scrape {
+	e.T.Helper()
 	was, _ := before.value(name, labels)
 	var now scrape
 	var got float64
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		now = e.scrape()
+		now = scrapeMetrics(e)
 		got, _ = now.value(name, labels)
 		if got >= was+by {
 			return now
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %s%v is %v, want at least %v + %v", what, name, labels, got, was, by)
+			e.T.Fatalf("%s: %s%v is %v, want at least %v + %v", what, name, labels, got, was, by)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -119,24 +120,24 @@ func (e *env) moved(before scrape, name string, labels map[string]string, by flo
 // a content import, statement writes, a post-back and statement forwarding) and checks that
 // each named series moved.
 func TestMetrics(t *testing.T) {
-	modelDir, ok := testModelDir(t)
+	modelDir, ok := servertest.TestModelDir(t)
 	if !ok {
 		t.Fatal("the embedding metrics need the model: set LECTERN_TEST_MODEL_DIR (scripts/install-model.sh)")
 	}
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		// Who may scrape: root only.
-		e.expect(e.do("GET", "/metrics", noAuth, nil), 401, "anonymous scrape")
-		e.createTenant("metx9", true)
-		key, secret := e.credential("metx9")
-		e.expect(e.do("GET", "/metrics", bearer(key, secret), nil), 403, "tenant scrape")
+		e.Expect(e.Do("GET", "/metrics", servertest.NoAuth, nil), 401, "anonymous scrape")
+		e.CreateTenant("metx9", true)
+		key, secret := e.Credential("metx9")
+		e.Expect(e.Do("GET", "/metrics", servertest.Bearer(key, secret), nil), 403, "tenant scrape")
 
-		before := e.scrape()
+		before := scrapeMetrics(e)
 
 		// Requests: the route pattern, never the raw path.
-		e.expect(e.do("GET", "/engine/api/v1/metx9/configuration", root, nil), 200, "tenant configuration")
-		e.expect(e.do("GET", "/no/such/route-abc123", root, nil), 404, "unknown route")
-		s := e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "/engine/api/v1/:tenant/configuration", "status": "200"}, 1, "request latency")
-		e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1, "unmatched request")
+		e.Expect(e.Do("GET", "/engine/api/v1/metx9/configuration", servertest.Root, nil), 200, "tenant configuration")
+		e.Expect(e.Do("GET", "/no/such/route-abc123", servertest.Root, nil), 404, "unknown route")
+		s := moved(e, before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "/engine/api/v1/:tenant/configuration", "status": "200"}, 1, "request latency")
+		moved(e, before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1, "unmatched request")
 		for _, route := range s.labelValues(metrics.HTTPRequestDuration, "route") {
 			if strings.Contains(route, "metx9") || strings.Contains(route, "abc123") {
 				t.Errorf("route label %q holds a raw path", route)
@@ -144,12 +145,12 @@ func TestMetrics(t *testing.T) {
 		}
 
 		// A content import: both jobs, the embedding and the content index.
-		e.importContent("metx9", "content_id=volcanoes", []byte(volcanoVTT), "volcanoes.vtt")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeImport, "outcome": metrics.JobCompleted}, 1, "content import job")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeIndex, "outcome": metrics.JobCompleted}, 1, "content index job")
-		e.moved(before, metrics.EmbeddingChunks, nil, 1, "chunks embedded")
-		e.moved(before, metrics.EmbeddingDuration, nil, 1, "embedding calls timed")
-		s = e.moved(before, metrics.IndexDocuments, map[string]string{"index": "content"}, 1, "content index documents")
+		e.ImportContent("metx9", "content_id=volcanoes", []byte(servertest.VolcanoVTT), "volcanoes.vtt")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": contentjob.TypeImport, "outcome": metrics.JobCompleted}, 1, "content import job")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": contentjob.TypeIndex, "outcome": metrics.JobCompleted}, 1, "content index job")
+		moved(e, before, metrics.EmbeddingChunks, nil, 1, "chunks embedded")
+		moved(e, before, metrics.EmbeddingDuration, nil, 1, "embedding calls timed")
+		s = moved(e, before, metrics.IndexDocuments, map[string]string{"index": "content"}, 1, "content index documents")
 		if b, ok := s.value(metrics.IndexSizeBytes, map[string]string{"index": "content"}); !ok || b <= 0 {
 			t.Errorf("content index size %v (present %v)", b, ok)
 		}
@@ -160,34 +161,34 @@ func TestMetrics(t *testing.T) {
 		}
 
 		// Statements: the counter moves by the batch sizes.
-		e.postVerbStatements("metx9", "attempted", 2)
-		e.moved(before, metrics.StatementsStored, nil, 2, "statements stored")
-		if e.app.Elastic != nil {
-			e.moved(before, metrics.IndexDocuments, map[string]string{"index": "statements"}, 2, "statements index documents")
+		e.PostVerbStatements("metx9", "attempted", 2)
+		moved(e, before, metrics.StatementsStored, nil, 2, "statements stored")
+		if e.App.Elastic != nil {
+			moved(e, before, metrics.IndexDocuments, map[string]string{"index": "statements"}, 2, "statements index documents")
 		}
 
 		// Statement forwarding: one delivered POST at least.
-		rc := newXAPIReceiver(t, "dest-user", "dest-pass")
-		e.setTenant("metx9", "TinCanStatementForwardSleepTime", "50")
-		e.createPair("metx9", map[string]any{"destination_url": rc.endpoint(),
+		rc := servertest.NewXAPIReceiver(t, "dest-user", "dest-pass")
+		e.SetTenant("metx9", "TinCanStatementForwardSleepTime", "50")
+		e.CreatePair("metx9", map[string]any{"destination_url": rc.Endpoint(),
 			"destination_credentials": map[string]any{"username": "dest-user", "password": "dest-pass"}})
-		rc.waitFor(2)
-		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "forward", "outcome": metrics.OutboundDelivered}, 1, "forwarded")
+		rc.WaitFor(2)
+		moved(e, before, metrics.OutboundDeliveries, map[string]string{"kind": "forward", "outcome": metrics.OutboundDelivered}, 1, "forwarded")
 
 		// A post-back: delivered inline, then refused ones through the queue's handler.
-		pr := newPostReceiver(t)
-		e.importOK("metx9", "intro", scorm12Package(t), "")
-		e.register("metx9", "reg-metrics", map[string]any{"url": pr.url("/pb"), "authType": "FORM", "resultsFormat": "COURSE"})
-		e.takeCourse("metx9", "reg-metrics")
-		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "postback", "outcome": metrics.OutboundDelivered}, 1, "post-back delivered")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": "course:import", "outcome": metrics.JobCompleted}, 1, "course import job")
+		pr := servertest.NewPostReceiver(t)
+		e.ImportOK("metx9", "intro", servertest.Scorm12Package(t), "")
+		e.Register("metx9", "reg-metrics", map[string]any{"url": pr.URL("/pb"), "authType": "FORM", "resultsFormat": "COURSE"})
+		e.TakeCourse("metx9", "reg-metrics")
+		moved(e, before, metrics.OutboundDeliveries, map[string]string{"kind": "postback", "outcome": metrics.OutboundDelivered}, 1, "post-back delivered")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": "course:import", "outcome": metrics.JobCompleted}, 1, "course import job")
 	})
 }
 
 // TestMetricsQueueDepth enqueues a task on an app whose workers are not started, so it stays
 // pending, and reads the gauge of that queue through /metrics.
 func TestMetricsQueueDepth(t *testing.T) {
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			c := cfg(t)
 			ctx := context.Background()
@@ -206,7 +207,7 @@ func TestMetricsQueueDepth(t *testing.T) {
 			})
 			depth := func() float64 {
 				req := httptest.NewRequest("GET", "/metrics", nil)
-				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(rootUser+":"+rootPass)))
+				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(servertest.RootUser+":"+servertest.RootPass)))
 				res, err := a.Server.App().Test(req, 10_000)
 				if err != nil {
 					t.Fatal(err)
@@ -218,7 +219,7 @@ func TestMetricsQueueDepth(t *testing.T) {
 				}
 				v, ok := parseScrape(t, body).value(metrics.QueueDepth, map[string]string{"queue": "default"})
 				if !ok {
-					t.Fatalf("no %s{queue=\"default\"} in\n%s", metrics.QueueDepth, truncate(body, 2000))
+					t.Fatalf("no %s{queue=\"default\"} in\n%s", metrics.QueueDepth, servertest.Truncate(body, 2000))
 				}
 				return v
 			}
@@ -240,39 +241,39 @@ func TestMetricsQueueDepth(t *testing.T) {
 // its API (the queues) for root, 401 without credentials and 403 for a tenant; the embedded
 // mode has no console.
 func TestQueueConsole(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		if e.app.Config.RedisURL == "" {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		if e.App.Config.RedisURL == "" {
 			// The web console's own page says there is none (the in-process queue has no console).
-			r := e.do("GET", server.QueueConsolePath, root, nil)
+			r := e.Do("GET", server.QueueConsolePath, servertest.Root, nil)
 			if r.Status != 404 || !bytes.Contains(r.Body, []byte("there is no console page at /console/queues")) {
-				t.Fatalf("queue console in the embedded mode: %d %s", r.Status, truncate(r.Body, 300))
+				t.Fatalf("queue console in the embedded mode: %d %s", r.Status, servertest.Truncate(r.Body, 300))
 			}
 			return
 		}
-		e.createTenant("con", true)
-		key, secret := e.credential("con")
-		e.expect(e.do("GET", server.QueueConsolePath, noAuth, nil), 401, "anonymous console")
-		e.expect(e.do("GET", server.QueueConsolePath+"/api/queues", bearer(key, secret), nil), 403, "tenant console")
-		r := e.do("GET", server.QueueConsolePath, root, nil)
+		e.CreateTenant("con", true)
+		key, secret := e.Credential("con")
+		e.Expect(e.Do("GET", server.QueueConsolePath, servertest.NoAuth, nil), 401, "anonymous console")
+		e.Expect(e.Do("GET", server.QueueConsolePath+"/api/queues", servertest.Bearer(key, secret), nil), 403, "tenant console")
+		r := e.Do("GET", server.QueueConsolePath, servertest.Root, nil)
 		if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Type"), "text/html") || !bytes.Contains(r.Body, []byte("<html")) {
-			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), truncate(r.Body, 300))
+			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), servertest.Truncate(r.Body, 300))
 		}
 		// Its script loads from under the mount point.
 		src := regexp.MustCompile(`<script[^>]+src="([^"]+)"`).FindSubmatch(r.Body)
 		if src == nil || !strings.HasPrefix(string(src[1]), server.QueueConsolePath+"/") {
-			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, truncate(r.Body, 600))
+			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, servertest.Truncate(r.Body, 600))
 		}
-		if js := e.do("GET", string(src[1]), root, nil); js.Status != 200 || len(js.Body) < 1000 {
+		if js := e.Do("GET", string(src[1]), servertest.Root, nil); js.Status != 200 || len(js.Body) < 1000 {
 			t.Fatalf("console script %s: %d, %d bytes", src[1], js.Status, len(js.Body))
 		}
 		// A task makes its queue exist on Redis; the console's API then lists it.
-		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/con", root, nil), 202, "a job")
-		eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
-			r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil)
+		e.Expect(e.Do("DELETE", "/api/v1/app_management/tenants/con", servertest.Root, nil), 202, "a job")
+		servertest.Eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
+			r := e.Do("GET", server.QueueConsolePath+"/api/queues", servertest.Root, nil)
 			if r.Status != 200 {
-				t.Fatalf("console API: %d %s", r.Status, truncate(r.Body, 300))
+				t.Fatalf("console API: %d %s", r.Status, servertest.Truncate(r.Body, 300))
 			}
-			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
+			return bytes.Contains(r.Body, []byte(e.App.Config.Elastic.IndexPrefix+"default"))
 		})
 	})
 }

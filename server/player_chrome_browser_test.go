@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // scoAnywhere is a SCORM 1.2 SCO that finds the API in a parent frame or, run in a window of
@@ -57,32 +58,32 @@ func newWindow(t *testing.T, ctx context.Context, open chromedp.Action[chromedp.
 // committed; a reload after exit following RedirectOnRefreshUrl; and the player opened in a
 // new window by its launch page, which RedirectLaunchPageOnExit sends to the exit target.
 func TestPlayerChromeInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "any", zipOf(t, map[string]string{"imsmanifest.xml": manifestAnywhere, "sco.html": scoAnywhere}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "any", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestAnywhere, "sco.html": scoAnywhere}), "")
 		api, regs := "/engine/api/v1/acme", "/engine/api/v1/acme/registrations"
 		for _, id := range []string{"r1", "r2"} {
-			e.expect(e.do("POST", regs, root, map[string]any{"courseId": "any", "registrationId": id,
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "any", "registrationId": id,
 				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+id)
 		}
-		e.setSetting(api+"/courses/any", "PlayerScoLaunchType", "NEW_WINDOW_AFTER_CLICK")
-		e.setSetting(api+"/courses/any", "PromptOnPlayerClose", "true")
-		e.setSetting(api+"/courses/any", "RedirectOnRefreshUrl", e.url+"/healthz?after=refresh")
-		e.setSetting(api+"/courses/any", "PlayerShowProgressBar", "true")
+		e.SetSetting(api+"/courses/any", "PlayerScoLaunchType", "NEW_WINDOW_AFTER_CLICK")
+		e.SetSetting(api+"/courses/any", "PromptOnPlayerClose", "true")
+		e.SetSetting(api+"/courses/any", "RedirectOnRefreshUrl", e.URL+"/healthz?after=refresh")
+		e.SetSetting(api+"/courses/any", "PlayerShowProgressBar", "true")
 		status := `document.getElementById("status").textContent`
 
 		// The activity waits for the Launch click, then runs in its own window and commits
 		// through the player's API (window.opener.API).
-		if err := chromedp.Do(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink?redirectOnExitUrl=message"))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink?redirectOnExitUrl=message"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.getElementById("launch-panel").hidden+"|"+document.getElementById("frame").hidden+"|"+document.getElementById("progress-text").textContent`,
+		servertest.WaitJS(t, ctx, `document.getElementById("launch-panel").hidden+"|"+document.getElementById("frame").hidden+"|"+document.getElementById("progress-text").textContent`,
 			"false|true|0 of 1 completed", "Launch button instead of the frame")
 		sco := newWindow(t, ctx, chromedp.Click(chromedp.ID("launch")))
-		waitJS(t, sco, status, "ready|true|window|true", "SCO in its own window")
+		servertest.WaitJS(t, sco, status, "ready|true|window|true", "SCO in its own window")
 		// The progress bar advances when the SCO reports completion.
-		waitJS(t, ctx, `document.getElementById("progress-text").textContent`, "1 of 1 completed", "progress bar after the SCO completed")
+		servertest.WaitJS(t, ctx, `document.getElementById("progress-text").textContent`, "1 of 1 completed", "progress bar after the SCO completed")
 
 		// Leaving the page other than by Exit asks first (the click above made the page
 		// user-activated, which browsers require for the prompt); dismissed, the player stays.
@@ -105,14 +106,14 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("no leave-page prompt")
 		}
-		waitJS(t, ctx, `location.pathname.indexOf("/player/session/")`, "0", "player kept after the prompt was dismissed")
+		servertest.WaitJS(t, ctx, `location.pathname.indexOf("/player/session/")`, "0", "player kept after the prompt was dismissed")
 
 		// Exit closes the activity's window, whose finish (exit suspend) is committed, and
 		// shows the message without a prompt.
 		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("exit"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `document.getElementById("done").hidden`, "false", "exit message")
+		servertest.WaitJS(t, ctx, `document.getElementById("done").hidden`, "false", "exit message")
 		var detail struct {
 			ActivityDetails struct {
 				Children []struct {
@@ -120,8 +121,8 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 				}
 			}
 		}
-		eventually(t, 10*time.Second, "the finish commit from the activity's window", func() bool {
-			e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &detail)
+		servertest.Eventually(t, 10*time.Second, "the finish commit from the activity's window", func() bool {
+			e.Do("GET", regs+"/r1/progress/detail", servertest.Root, nil).JSON(t, &detail)
 			rt := detail.ActivityDetails.Children[0].Runtime
 			return rt.Location == "window" && rt.Exit == "Suspend"
 		})
@@ -135,22 +136,22 @@ func TestPlayerChromeInBrowser(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, `location.href`, e.url+"/healthz?after=refresh", "reload after exit")
+		servertest.WaitJS(t, ctx, `location.href`, e.URL+"/healthz?after=refresh", "reload after exit")
 
 		// PlayerLaunchType NEW_WINDOW: the link's page opens the player in a new window; with
 		// RedirectLaunchPageOnExit, Exit sends the link's page to the exit target and closes
 		// the player's window.
-		e.setSetting(regs+"/r2", "PlayerLaunchType", "NEW_WINDOW")
-		e.setSetting(regs+"/r2", "PlayerScoLaunchType", "FRAMESET")
-		e.setSetting(regs+"/r2", "PromptOnPlayerClose", "false")
-		e.setSetting(regs+"/r2", "RedirectLaunchPageOnExit", "true")
-		exitURL := e.url + "/healthz?after=exit"
-		link := e.url + e.launchPath(regs+"/r2/launchLink?redirectOnExitUrl="+url.QueryEscape(exitURL))
+		e.SetSetting(regs+"/r2", "PlayerLaunchType", "NEW_WINDOW")
+		e.SetSetting(regs+"/r2", "PlayerScoLaunchType", "FRAMESET")
+		e.SetSetting(regs+"/r2", "PromptOnPlayerClose", "false")
+		e.SetSetting(regs+"/r2", "RedirectLaunchPageOnExit", "true")
+		exitURL := e.URL + "/healthz?after=exit"
+		link := e.URL + e.LaunchPath(regs+"/r2/launchLink?redirectOnExitUrl="+url.QueryEscape(exitURL))
 		player := newWindow(t, ctx, chromedp.Navigate(link))
-		waitJS(t, player, `document.getElementById("frame").contentDocument.getElementById("status").textContent`, "ready|true|frame|true", "SCO in the player's window")
-		click(t, player, `document.getElementById("exit")`)
-		waitJS(t, ctx, `location.href`, exitURL, "the launch page after exit")
-		eventually(t, 10*time.Second, "the player's window closed", func() bool {
+		servertest.WaitJS(t, player, `document.getElementById("frame").contentDocument.getElementById("status").textContent`, "ready|true|frame|true", "SCO in the player's window")
+		servertest.Click(t, player, `document.getElementById("exit")`)
+		servertest.WaitJS(t, ctx, `location.href`, exitURL, "the launch page after exit")
+		servertest.Eventually(t, 10*time.Second, "the player's window closed", func() bool {
 			targets, err := chromedp.Targets(ctx)
 			if err != nil {
 				t.Fatal(err)

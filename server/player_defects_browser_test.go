@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Issue 23's defects, driven in Chromium with packages built here (the third-party packages
@@ -44,18 +45,18 @@ s.textContent="ready|"+a+"|"+b+"|"+c;
 // Defect 3: a Tin Can course whose content sends passed with result.completion true on the
 // course activity is completed.
 func TestTinCanGolfCompletesInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "golf", zipOf(t, map[string]string{"tincan.xml": golfTincan, "index.html": golfAU}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "golf", servertest.ZipOf(t, map[string]string{"tincan.xml": golfTincan, "index.html": golfAU}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "golf", "registrationId": "rg",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "golf", "registrationId": "rg",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/rg/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/rg/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, inFramePage, "ready|200|200|200", "Golf statements")
-		p := e.pollProgress(t, regs+"/rg", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|200|200|200", "Golf statements")
+		p := pollProgress(e, t, regs+"/rg", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
 		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" || p.RegistrationCompletionAmount != 1 {
 			t.Errorf("Tin Can Golf after passed with completion: %+v", p)
 		}
@@ -76,26 +77,23 @@ s.textContent="ready|"+/Time=([^\r]*)/.exec(g)[1];
 
 // Defect 2 in the browser: four PutParams of one session count their latest time once.
 func TestAICCRunningTimeInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		files := fixtureFiles(t, "aicc_single")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		files := servertest.FixtureFiles(t, "aicc_single")
 		files["index.html"] = aiccRunning
-		e.importOK("acme", "fire", zipOf(t, files), "")
+		e.ImportOK("acme", "fire", servertest.ZipOf(t, files), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "ra",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "fire", "registrationId": "ra",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
 		for _, want := range []string{"ready|0000:01:20", "ready|0000:02:40"} {
-			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/ra/launchLink"))); err != nil {
+			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/ra/launchLink"))); err != nil {
 				t.Fatal(err)
 			}
-			waitJS(t, ctx, inFramePage, want, "AICC AU's total time")
+			servertest.WaitJS(t, ctx, servertest.InFramePage, want, "AICC AU's total time")
 		}
 	})
 }
-
-// inFramePage is the status line of the content in the player's frame.
-const inFramePage = `document.getElementById("frame").contentDocument.getElementById("status").textContent`
 
 type progressRead struct {
 	RegistrationCompletion       string
@@ -106,11 +104,11 @@ type progressRead struct {
 
 // pollProgress reads reg's progress until ok says so (the rollup of a commit or statement
 // batch is written after it answers) or five seconds have passed; it returns the last read.
-func (e *env) pollProgress(t *testing.T, reg string, ok func(progressRead) bool) progressRead {
+func pollProgress(e *servertest.Env, t *testing.T, reg string, ok func(progressRead) bool) progressRead {
 	t.Helper()
 	var p progressRead
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		e.do("GET", reg+"/progress", root, nil).json(t, &p)
+		e.Do("GET", reg+"/progress", servertest.Root, nil).JSON(t, &p)
 		if ok(p) {
 			break
 		}
@@ -129,24 +127,24 @@ s.textContent="ready|"+i+"|"+api.LMSGetValue("cmi.core.lesson_status")+"|"+api.L
 
 // Defect 4 in the browser: LMSFinish without a lesson_status completes the SCO.
 func TestSCORM12InitFinishCompletesInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "two", zipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": scoInitFinish}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "two", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": scoInitFinish}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "two", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, inFramePage, "ready|true|not attempted|true", "first SCO")
-		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|true|not attempted|true", "first SCO")
+		p := pollProgress(e, t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
 		if p.RegistrationCompletion != "INCOMPLETE" || p.RegistrationCompletionAmount != 0.5 {
 			t.Errorf("after the first SCO finished: %+v", p)
 		}
-		click(t, ctx, `document.getElementById("next")`)
-		waitJS(t, ctx, inFramePage, "ready|true|not attempted|true", "second SCO")
-		p = e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
+		servertest.Click(t, ctx, `document.getElementById("next")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|true|not attempted|true", "second SCO")
+		p = pollProgress(e, t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
 		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationCompletionAmount != 1 {
 			t.Errorf("after both SCOs finished: %+v", p)
 		}
@@ -169,29 +167,29 @@ s.textContent="ready|"+n+"|"+entry+"|"+sd;
 // Defect 6 in the browser: a relaunch goes on at the suspended SCO, with entry resume and its
 // suspend data, and the completed SCO keeps its completion.
 func TestMultiSCORelaunchInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "b2004", zipOf(t, map[string]string{"imsmanifest.xml": manifest2004, "sco.html": scoResume}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "b2004", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest2004, "sco.html": scoResume}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b2004", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "b2004", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, inFramePage, "ready|one|ab-initio|", "first SCO")
-		click(t, ctx, `document.getElementById("next")`)
-		waitJS(t, ctx, inFramePage, "ready|two|ab-initio|", "second SCO")
-		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|one|ab-initio|", "first SCO")
+		servertest.Click(t, ctx, `document.getElementById("next")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|two|ab-initio|", "second SCO")
+		p := pollProgress(e, t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletionAmount == 0.5 })
 		if p.RegistrationCompletionAmount != 0.5 {
 			t.Fatalf("after the first session: %+v", p)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, inFramePage, "ready|two|resume|page=3", "relaunch at the suspended SCO")
-		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Second", "current entry of the table of contents")
-		if p := e.pollProgress(t, regs+"/r1", func(progressRead) bool { return true }); p.RegistrationCompletionAmount != 0.5 {
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|two|resume|page=3", "relaunch at the suspended SCO")
+		servertest.WaitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Second", "current entry of the table of contents")
+		if p := pollProgress(e, t, regs+"/r1", func(progressRead) bool { return true }); p.RegistrationCompletionAmount != 0.5 {
 			t.Errorf("after the relaunch: %+v", p)
 		}
 	})
@@ -201,32 +199,32 @@ func TestMultiSCORelaunchInBrowser(t *testing.T) {
 // Next, and unlock as their prerequisites are met (each SCO only initialises and finishes,
 // which completes it).
 func TestSCORM12PrerequisitesInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
 		sco := `<!DOCTYPE html><html><body><p id="status">loading</p><script>
 function find(w){while(!w.API&&w.parent&&w.parent!==w){w=w.parent}return w.API}
 var api=find(window),s=document.getElementById("status");api.LMSInitialize("");
 s.textContent="ready|"+location.search.slice(1)+"|"+api.LMSFinish("");
 </script></body></html>`
-		e.importOK("acme", "pre", zipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": sco}), "")
+		e.ImportOK("acme", "pre", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": sco}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "pre", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "pre", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
 		// startSco names a locked SCO: the player starts at the first one not locked.
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink?startSco=s3"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink?startSco=s3"))); err != nil {
 			t.Fatal(err)
 		}
 		disabled := `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent+":"+b.disabled}).join(",")`
-		waitJS(t, ctx, inFramePage, "ready|s1|true", "first SCO")
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s1|true", "first SCO")
 		// s1 finished (completed): s3 unlocks, s2 still needs s3.
-		waitJS(t, ctx, disabled, "One:false,Two:true,Three:false", "table of contents after s1")
-		click(t, ctx, `document.getElementById("next")`)
-		waitJS(t, ctx, inFramePage, "ready|s3|true", "Next skips the locked s2")
-		waitJS(t, ctx, disabled, "One:false,Two:false,Three:false", "table of contents after s3")
-		click(t, ctx, `document.getElementById("prev")`)
-		waitJS(t, ctx, inFramePage, "ready|s2|true", "Previous goes to the unlocked s2")
-		p := e.pollProgress(t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
+		servertest.WaitJS(t, ctx, disabled, "One:false,Two:true,Three:false", "table of contents after s1")
+		servertest.Click(t, ctx, `document.getElementById("next")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s3|true", "Next skips the locked s2")
+		servertest.WaitJS(t, ctx, disabled, "One:false,Two:false,Three:false", "table of contents after s3")
+		servertest.Click(t, ctx, `document.getElementById("prev")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s2|true", "Previous goes to the unlocked s2")
+		p := pollProgress(e, t, regs+"/r1", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
 		if p.RegistrationCompletion != "COMPLETED" {
 			t.Errorf("after the three SCOs: %+v", p)
 		}

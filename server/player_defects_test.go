@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/internal/testenv"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Defects found with third-party packages in Chromium (issue 23); the browser side of these
@@ -20,11 +21,11 @@ import (
 
 // hacpClient launches registration regID of an AICC course and returns a HACP caller for
 // its (first) AU, as the AU would post to the aicc_url it was launched with.
-func (e *env) hacpClient(regs, regID string) func(command, data string) string {
-	e.t.Helper()
-	t := e.t
-	session := e.launch(e.launchPath(regs + "/" + regID + "/launchLink"))
-	page := string(e.get("/player/session/" + session).Body)
+func hacpClient(e *servertest.Env, regs, regID string) func(command, data string) string {
+	e.T.Helper()
+	t := e.T
+	session := e.Launch(e.LaunchPath(regs + "/" + regID + "/launchLink"))
+	page := string(e.Get("/player/session/" + session).Body)
 	m := regexp.MustCompile(`"url":"([^"]*)"`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatalf("no AU URL in the page: %s", page)
@@ -52,11 +53,11 @@ func (e *env) hacpClient(regs, regID string) func(command, data string) string {
 // Defect 2: every HACP PutParam carries the AU session's running time; the total is the
 // earlier sessions' total plus the latest, not the sum of every PutParam.
 func TestPlayerAICCRunningTime(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "fire", zipOf(t, fixtureFiles(t, "aicc_single")), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "fire", servertest.ZipOf(t, servertest.FixtureFiles(t, "aicc_single")), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fire", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "fire", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
 		timeOf := func(hacp func(string, string) string) string {
 			t.Helper()
@@ -72,11 +73,11 @@ func TestPlayerAICCRunningTime(t *testing.T) {
 					Children []struct{ Runtime struct{ TotalTime string } }
 				}
 			}
-			e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+			e.Do("GET", regs+"/r1/progress/detail", servertest.Root, nil).JSON(t, &d)
 			return d.ActivityDetails.Children[0].Runtime.TotalTime
 		}
 
-		hacp := e.hacpClient(regs, "r1")
+		hacp := hacpClient(e, regs, "r1")
 		hacp("GetParam", "")
 		for _, tm := range []string{"00:00:20", "00:01:00", "00:01:30"} {
 			hacp("PutParam", "[Core]\r\nLesson_Status=i\r\nTime="+tm+"\r\n")
@@ -90,7 +91,7 @@ func TestPlayerAICCRunningTime(t *testing.T) {
 		hacp("ExitAU", "")
 
 		// A second launch: its session's running time adds to the first session's total.
-		hacp = e.hacpClient(regs, "r1")
+		hacp = hacpClient(e, regs, "r1")
 		hacp("GetParam", "")
 		hacp("PutParam", "[Core]\r\nLesson_Status=i\r\nTime=00:00:10\r\n")
 		hacp("PutParam", "[Core]\r\nLesson_Status=p\r\nTime=00:00:45.5\r\n")
@@ -118,22 +119,22 @@ const manifestTwo12 = `<?xml version="1.0" encoding="UTF-8"?>
 // Defect 4: a SCORM 1.2 SCO that finishes (LMSFinish) without having set lesson_status is
 // completed (SCORM 1.2 RTE); one that set a status keeps it.
 func TestSCORM12FinishWithoutStatusCompletes(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "two", zipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": "<p>sco</p>"}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "two", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestTwo12, "sco.html": "<p>sco</p>"}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "two", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		send := func(sco, body string, terminate bool) {
 			t.Helper()
-			st := e.activity(session, sco)
+			st := e.Activity(session, sco)
 			path := "/player/runtime/" + session + "/commit?activity=" + sco + "&attempt=" + strconv.FormatInt(st.Attempt, 10)
 			if terminate {
 				path += "&terminate=true"
 			}
-			r := e.do("POST", path, noAuth, body, "Content-Type", "text/plain;charset=UTF-8")
-			e.expect(r, 200, "commit "+sco)
+			r := e.Do("POST", path, servertest.NoAuth, body, "Content-Type", "text/plain;charset=UTF-8")
+			e.Expect(r, 200, "commit "+sco)
 		}
 		// s1 only initialises and finishes; s2 says incomplete, then finishes.
 		send("s1", `{"commitSequence":1,"cmi.core.session_time":"00:00:05"}`, true)
@@ -148,7 +149,7 @@ func TestSCORM12FinishWithoutStatusCompletes(t *testing.T) {
 				}
 			}
 		}
-		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+		e.Do("GET", regs+"/r1/progress/detail", servertest.Root, nil).JSON(t, &d)
 		got := []string{}
 		for _, c := range d.ActivityDetails.Children {
 			got = append(got, c.ID+":"+c.ActivityCompletion+":"+c.Runtime.CompletionStatus)
@@ -163,11 +164,11 @@ func TestSCORM12FinishWithoutStatusCompletes(t *testing.T) {
 // of tenants and subscriptions), and a body that is not JSON is called that, truncated or cut
 // at the front, instead of being judged by its first value.
 func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		msg := func(r resp) string {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		msg := func(r servertest.Resp) string {
 			var m struct{ Message string }
-			r.json(t, &m)
+			r.JSON(t, &m)
 			return m.Message
 		}
 		for path, want := range map[string]string{
@@ -175,7 +176,7 @@ func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
 			"/engine/api/v1/acme/registrations/x/progress": "registration 'x' not found",
 			"/engine/api/v1/acme/courses/nope/title":       "course 'nope' not found",
 		} {
-			if r := e.do("GET", path, root, nil); r.Status != 404 || msg(r) != want {
+			if r := e.Do("GET", path, servertest.Root, nil); r.Status != 404 || msg(r) != want {
 				t.Errorf("GET %s: %d %q, want 404 %q", path, r.Status, msg(r), want)
 			}
 		}
@@ -188,7 +189,7 @@ func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
 			`{"courseId" "c"}`: "request body is not valid JSON (at byte 13): invalid character '\"' after object key",
 			`"a string"`:       "request body must be a JSON object, not string",
 		} {
-			if r := e.do("POST", regs, root, body); r.Status != 400 || msg(r) != want {
+			if r := e.Do("POST", regs, servertest.Root, body); r.Status != 400 || msg(r) != want {
 				t.Errorf("POST %s: %d %q, want 400 %q", body, r.Status, msg(r), want)
 			}
 		}
@@ -199,11 +200,11 @@ func TestNotFoundAndInvalidJSONMessages(t *testing.T) {
 // entry resume and its suspend data, touching no other SCO; a completed SCO the learner
 // re-enters starts a new attempt (SCORM 2004) but stays completed.
 func TestMultiSCORelaunchResumes(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "b2004", zipOf(t, map[string]string{"imsmanifest.xml": manifest2004, "sco.html": sco2004}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "b2004", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest2004, "sco.html": servertest.Sco2004}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b2004", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "b2004", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
 		commit := func(session, sco string, attempt int64, seq int, body string, terminate bool) {
 			t.Helper()
@@ -211,41 +212,41 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 			if terminate {
 				path += "&terminate=true"
 			}
-			e.expect(e.do("POST", path, noAuth, fmt.Sprintf(`{"commitSequence":%d,%s}`, seq, body), "Content-Type", "text/plain"), 200, "commit "+sco)
+			e.Expect(e.Do("POST", path, servertest.NoAuth, fmt.Sprintf(`{"commitSequence":%d,%s}`, seq, body), "Content-Type", "text/plain"), 200, "commit "+sco)
 		}
 		startOf := func(session string) string {
-			m := regexp.MustCompile(`"start":"([^"]*)"`).FindStringSubmatch(string(e.get("/player/session/" + session).Body))
+			m := regexp.MustCompile(`"start":"([^"]*)"`).FindStringSubmatch(string(e.Get("/player/session/" + session).Body))
 			if m == nil {
 				t.Fatal("no start in the player page")
 			}
 			return m[1]
 		}
 		amount := func() float64 {
-			return e.pollProgress(t, regs+"/r1", func(progressRead) bool { return true }).RegistrationCompletionAmount
+			return pollProgress(e, t, regs+"/r1", func(progressRead) bool { return true }).RegistrationCompletionAmount
 		}
 
-		s1 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		s1 := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		if got := startOf(s1); got != "one" {
 			t.Errorf("first launch starts at %q, want the first SCO", got)
 		}
-		one := e.activity(s1, "one")
+		one := e.Activity(s1, "one")
 		commit(s1, "one", one.Attempt, 1, `"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.9","cmi.exit":"normal"`, true)
 		// The learner goes on to two (Next): the sequencer delivers it, so a relaunch finds it.
-		if r, n := e.navigate(s1, "request=continue"); r.Status != 200 || n.Deliver != "two" {
+		if r, n := navigate(e, s1, "request=continue"); r.Status != 200 || n.Deliver != "two" {
 			t.Fatalf("continue to two: %d %s", r.Status, r.Body)
 		}
-		two := e.activity(s1, "two")
+		two := e.Activity(s1, "two")
 		commit(s1, "two", two.Attempt, 1, `"cmi.completion_status":"incomplete","cmi.location":"p3","cmi.suspend_data":"page=3","cmi.exit":"suspend"`, true)
 		if a := amount(); a != 0.5 {
 			t.Fatalf("completion amount after the first session: %v", a)
 		}
 
 		// The relaunch starts at the suspended SCO, which resumes.
-		s2 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		s2 := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		if got := startOf(s2); got != "two" {
 			t.Errorf("relaunch starts at %q, want the suspended SCO two", got)
 		}
-		two = e.activity(s2, "two")
+		two = e.Activity(s2, "two")
 		if two.CMI["cmi.entry"] != "resume" || two.CMI["cmi.suspend_data"] != "page=3" || two.CMI["cmi.location"] != "p3" {
 			t.Errorf("the suspended SCO's data on relaunch: entry %q suspend_data %q location %q", two.CMI["cmi.entry"], two.CMI["cmi.suspend_data"], two.CMI["cmi.location"])
 		}
@@ -254,7 +255,7 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 		}
 		// The learner goes back to the completed SCO: a new attempt (exit was normal), whose
 		// content says incomplete; the SCO stays completed.
-		one = e.activity(s2, "one")
+		one = e.Activity(s2, "one")
 		if one.CMI["cmi.entry"] != "ab-initio" {
 			t.Errorf("re-entered completed SCO: entry %q, want ab-initio (a new attempt)", one.CMI["cmi.entry"])
 		}
@@ -267,12 +268,12 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 				Children []struct{ ID, ActivityCompletion, ActivitySuccess string }
 			}
 		}
-		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &d)
+		e.Do("GET", regs+"/r1/progress/detail", servertest.Root, nil).JSON(t, &d)
 		if c := d.ActivityDetails.Children[0]; c.ID != "one" || c.ActivityCompletion != "COMPLETED" {
 			t.Errorf("re-entered completed SCO: %+v", c)
 		}
 		// A later relaunch goes on at the SCO used last... unless one is suspended: two still is.
-		s3 := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		s3 := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		if got := startOf(s3); got != "two" {
 			t.Errorf("third launch starts at %q, want the suspended SCO two", got)
 		}
@@ -295,47 +296,47 @@ const manifestPrereq12 = `<?xml version="1.0" encoding="UTF-8"?>
 // Defect 5: SCOs whose prerequisites are not met are locked: the page gets them, and the
 // server refuses their load with 403 and a message; meeting the prerequisites unlocks them.
 func TestSCORM12PrerequisitesLock(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "pre", zipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": "<p>sco</p>"}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "pre", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestPrereq12, "sco.html": "<p>sco</p>"}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "pre", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "pre", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		page := string(e.get("/player/session/" + session).Body)
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
+		page := string(e.Get("/player/session/" + session).Body)
 		if !strings.Contains(page, `"locked":{"s2":"s3 \u0026 ~s2 = failed","s3":"s1"},"prerequisites":true`) {
 			t.Errorf("the page's locked activities: %s", regexp.MustCompile(`"locked":\{[^}]*\}`).FindString(page))
 		}
 		locks := func() string {
 			t.Helper()
-			r := e.get("/player/runtime/" + session + "/locked")
-			e.expect(r, 200, "locked")
+			r := e.Get("/player/runtime/" + session + "/locked")
+			e.Expect(r, 200, "locked")
 			return string(r.Body)
 		}
 		if got := locks(); got != `{"locked":{"s2":"s3 \u0026 ~s2 = failed","s3":"s1"}}` {
 			t.Errorf("locked before anything: %s", got)
 		}
-		r := e.get("/player/runtime/" + session + "/activity?activity=s3")
+		r := e.Get("/player/runtime/" + session + "/activity?activity=s3")
 		var m struct{ Message string }
-		r.json(t, &m)
+		r.JSON(t, &m)
 		if r.Status != 403 || m.Message != "activity 's3' is locked: its prerequisites (s1) are not met yet" {
 			t.Errorf("load of a locked SCO: %d %s", r.Status, r.Body)
 		}
-		st := e.activity(session, "s1")
-		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s1&attempt=%d&terminate=true", session, st.Attempt), noAuth,
+		st := e.Activity(session, "s1")
+		e.Expect(e.Do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s1&attempt=%d&terminate=true", session, st.Attempt), servertest.NoAuth,
 			`{"commitSequence":1,"cmi.core.lesson_status":"completed"}`, "Content-Type", "text/plain"), 200, "commit s1")
 		if got := locks(); got != `{"locked":{"s2":"s3 \u0026 ~s2 = failed"}}` {
 			t.Errorf("locked after s1: %s", got)
 		}
-		st = e.activity(session, "s3")
-		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s3&attempt=%d&terminate=true", session, st.Attempt), noAuth,
+		st = e.Activity(session, "s3")
+		e.Expect(e.Do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s3&attempt=%d&terminate=true", session, st.Attempt), servertest.NoAuth,
 			`{"commitSequence":1,"cmi.core.lesson_status":"passed"}`, "Content-Type", "text/plain"), 200, "commit s3")
 		if got := locks(); got != `{"locked":{}}` {
 			t.Errorf("locked after s1 and s3: %s", got)
 		}
 		// A preview tracks nothing and locks nothing.
-		preview := e.launch(e.launchPath("/engine/api/v1/acme/courses/pre/preview"))
-		if strings.Contains(string(e.get("/player/session/"+preview).Body), `"locked"`) {
+		preview := e.Launch(e.LaunchPath("/engine/api/v1/acme/courses/pre/preview"))
+		if strings.Contains(string(e.Get("/player/session/"+preview).Body), `"locked"`) {
 			t.Error("a preview locks activities")
 		}
 	})
@@ -356,28 +357,28 @@ func adlPackage(t *testing.T, name string) []byte {
 		b, _ := os.ReadFile(filepath.Join(courses, "SCODepot", filepath.FromSlash(m[1])))
 		files[m[1]] = string(b)
 	}
-	return zipOf(t, files)
+	return servertest.ZipOf(t, files)
 }
 
 // Defect 7 with ADL's package CT-01, whose SCOs declare no objectives: the FULL post-back of
 // a scored, satisfied SCO carries its primary objective (PRIMARYOBJ) with the measure, and
 // its total_time is HHHH:MM:SS like every other time of the report.
 func TestFullPostBackADLPrimaryObjective(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		rc := newPostReceiver(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "ct01", adlPackage(t, "LMSTestPackage_CT-01"), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		rc := servertest.NewPostReceiver(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "ct01", adlPackage(t, "LMSTestPackage_CT-01"), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "ct01", "registrationId": "r1",
-			"learner": map[string]any{"id": "ann"}, "postBack": map[string]any{"url": rc.url("/full"), "resultsFormat": "FULL"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		e.runtimeCommit(session, "activity_1", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "ct01", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}, "postBack": map[string]any{"url": rc.URL("/full"), "resultsFormat": "FULL"}}), 204, "create registration")
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
+		e.RuntimeCommit(session, "activity_1", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
 			"cmi.score.scaled":"0.85","cmi.score.raw":"85","cmi.session_time":"PT14.46S","cmi.total_time":"PT14.46S","cmi.exit":"normal"}`)
-		got := rc.at("/full")
+		got := rc.At("/full")
 		if len(got) == 0 {
 			t.Fatal("no FULL report reached the receiver")
 		}
-		form, err := url.ParseQuery(string(got[len(got)-1].body))
+		form, err := url.ParseQuery(string(got[len(got)-1].Body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,8 +403,8 @@ func TestFullPostBackADLPrimaryObjective(t *testing.T) {
 // Prerequisites of an aggregation lock every SCO under it; an identifier naming no item and
 // an expression that does not parse lock nothing.
 func TestSCORM12PrerequisitesOfAnAggregation(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
 		manifest := `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="agg12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
   <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
@@ -417,19 +418,19 @@ func TestSCORM12PrerequisitesOfAnAggregation(t *testing.T) {
   </organization></organizations>
   <resources><resource identifier="r1" type="webcontent" adlcp:scormtype="sco" href="sco.html"><file href="sco.html"/></resource></resources>
 </manifest>`
-		e.importOK("acme", "agg", zipOf(t, map[string]string{"imsmanifest.xml": manifest, "sco.html": "<p>sco</p>"}), "")
+		e.ImportOK("acme", "agg", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifest, "sco.html": "<p>sco</p>"}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "agg", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "agg", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		// 2*{s1,s4,typo}: the unknown typo counts as met, so one more is needed.
-		if r := e.get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{"s2":"2*{s1,s4,typo}","s3":"2*{s1,s4,typo}"}}` {
+		if r := e.Get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{"s2":"2*{s1,s4,typo}","s3":"2*{s1,s4,typo}"}}` {
 			t.Errorf("locked: %s", r.Body)
 		}
-		st := e.activity(session, "s4")
-		e.expect(e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s4&attempt=%d", session, st.Attempt), noAuth,
+		st := e.Activity(session, "s4")
+		e.Expect(e.Do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=s4&attempt=%d", session, st.Attempt), servertest.NoAuth,
 			`{"commitSequence":1,"cmi.core.lesson_status":"passed"}`, "Content-Type", "text/plain"), 200, "commit s4")
-		if r := e.get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{}}` {
+		if r := e.Get("/player/runtime/" + session + "/locked"); string(r.Body) != `{"locked":{}}` {
 			t.Errorf("locked after s4 passed: %s", r.Body)
 		}
 	})
@@ -455,17 +456,17 @@ func aiccTwoAUs() map[string]string {
 // opened anyway gets no data (GetParam) and stores none (PutParam) until its prerequisites
 // are met.
 func TestAICCPrerequisitesOnTheServer(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "two", zipOf(t, aiccTwoAUs()), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "two", servertest.ZipOf(t, aiccTwoAUs()), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "two", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "two", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		hacp := func(sid, command, data string) string {
 			t.Helper()
 			form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {sid}, "AICC_Data": {data}}
-			r := e.do("POST", "/player/hacp/"+session, noAuth, form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+			r := e.Do("POST", "/player/hacp/"+session, servertest.NoAuth, form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 			if r.Status != 200 {
 				t.Fatalf("%s %s: %d %s", sid, command, r.Status, r.Body)
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestPlayerRuntimeSettingsInBrowser: the run-time settings the player page applies, in
@@ -14,17 +15,17 @@ import (
 // learner is told after that many failed commits; the commits fail because the registration
 // was deleted under the running session).
 func TestPlayerRuntimeSettingsInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "b12", zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "b12", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest12, "sco/index.html": servertest.Sco12}), "")
 		api, regs := "/engine/api/v1/acme", "/engine/api/v1/acme/registrations"
 		for _, id := range []string{"now", "later", "lost"} {
-			e.expect(e.do("POST", regs, root, map[string]any{"courseId": "b12", "registrationId": id,
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "b12", "registrationId": id,
 				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+id)
 		}
 		// No scheduled commit happens during the test: what arrives comes from the content or the page.
-		e.setSetting(api, "PlayerCommCommitFrequency", "3600000")
+		e.SetSetting(api, "PlayerCommCommitFrequency", "3600000")
 		navigate := func(u string) {
 			t.Helper()
 			if _, err := chromedp.Run(ctx, chromedp.Navigate(u)); err != nil {
@@ -38,50 +39,50 @@ func TestPlayerRuntimeSettingsInBrowser(t *testing.T) {
 					Children []struct{ Runtime struct{ Exit string } }
 				}
 			}
-			e.do("GET", regs+"/"+id+"/progress/detail", root, nil).json(t, &d)
+			e.Do("GET", regs+"/"+id+"/progress/detail", servertest.Root, nil).JSON(t, &d)
 			return d.ActivityDetails.Children[0].Runtime.Exit
 		}
 		finish := func(id string) {
 			t.Helper()
-			navigate(e.url + e.launchPath(regs+"/"+id+"/launchLink?redirectOnExitUrl=message"))
-			waitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "ready|true|Lee, Ann|ab-initio||true", id+": SCO ready")
-			click(t, ctx, frame+`.document.getElementById("finish")`)
+			navigate(e.URL + e.LaunchPath(regs+"/"+id+"/launchLink?redirectOnExitUrl=message"))
+			servertest.WaitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "ready|true|Lee, Ann|ab-initio||true", id+": SCO ready")
+			servertest.Click(t, ctx, frame+`.document.getElementById("finish")`)
 			// LMSFinish of a single SCO exits the player, which unloads the content's frame:
 			// the exit message is what the learner sees (the finish commit is checked on the server).
-			waitJS(t, ctx, `document.getElementById("done").hidden`, "false", id+": exit message")
+			servertest.WaitJS(t, ctx, `document.getElementById("done").hidden`, "false", id+": exit message")
 		}
 
 		// By default LMSFinish commits at once (the exit flag arrives while the page stays).
 		finish("now")
-		eventually(t, 10*time.Second, "the finish commit", func() bool { return exitOf("now") == "Suspend" })
+		servertest.Eventually(t, 10*time.Second, "the finish commit", func() bool { return exitOf("now") == "Suspend" })
 
 		// With PlayerFinishCausesImmediateCommit false the finish commit waits: it is not there
 		// while the page stays, and arrives when the page goes away.
-		e.setSetting(regs+"/later", "PlayerFinishCausesImmediateCommit", "false")
+		e.SetSetting(regs+"/later", "PlayerFinishCausesImmediateCommit", "false")
 		finish("later")
 		if got := exitOf("later"); got == "Suspend" {
 			t.Errorf("the finish commit was sent at LMSFinish")
 		}
 		navigate("about:blank")
-		eventually(t, 10*time.Second, "the held finish commit after leaving the page", func() bool { return exitOf("later") == "Suspend" })
+		servertest.Eventually(t, 10*time.Second, "the held finish commit after leaving the page", func() bool { return exitOf("later") == "Suspend" })
 
 		// PlayerSuspendDataMaxLength 4096 and PlayerCommMaxFailedSubmissions 3 (registration level).
-		e.setSetting(regs+"/lost", "PlayerSuspendDataMaxLength", "4096")
-		e.setSetting(regs+"/lost", "PlayerCommMaxFailedSubmissions", "3")
-		navigate(e.url + e.launchPath(regs+"/lost/launchLink"))
-		waitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "ready|true|Lee, Ann|ab-initio||true", "lost: SCO ready")
-		waitJS(t, ctx, `(function(a){return a.LMSSetValue("cmi.suspend_data","é".repeat(4097))+"|"+a.LMSGetLastError()+"|"+a.LMSSetValue("cmi.suspend_data","é".repeat(4096))})(`+frame+`.api)`,
+		e.SetSetting(regs+"/lost", "PlayerSuspendDataMaxLength", "4096")
+		e.SetSetting(regs+"/lost", "PlayerCommMaxFailedSubmissions", "3")
+		navigate(e.URL + e.LaunchPath(regs+"/lost/launchLink"))
+		servertest.WaitJS(t, ctx, frame+`.document.getElementById("status").textContent`, "ready|true|Lee, Ann|ab-initio||true", "lost: SCO ready")
+		servertest.WaitJS(t, ctx, `(function(a){return a.LMSSetValue("cmi.suspend_data","é".repeat(4097))+"|"+a.LMSGetLastError()+"|"+a.LMSSetValue("cmi.suspend_data","é".repeat(4096))})(`+frame+`.api)`,
 			"false|405|true", "suspend data over the limit")
-		e.expect(e.do("DELETE", regs+"/lost", root, nil), 204, "delete the registration under the session")
+		e.Expect(e.Do("DELETE", regs+"/lost", servertest.Root, nil), 204, "delete the registration under the session")
 		unsaved := `document.getElementById("unsaved").hidden`
 		for i := 1; i <= 3; i++ {
-			waitJS(t, ctx, frame+`.api.LMSCommit("")`, "false", "failed commit")
+			servertest.WaitJS(t, ctx, frame+`.api.LMSCommit("")`, "false", "failed commit")
 			want := "true"
 			if i == 3 {
 				want = "false"
 			}
-			waitJS(t, ctx, unsaved, want, "warning after failed commits")
+			servertest.WaitJS(t, ctx, unsaved, want, "warning after failed commits")
 		}
-		waitJS(t, ctx, `document.getElementById("unsaved").textContent.indexOf("not being saved") >= 0`, "true", "warning text")
+		servertest.WaitJS(t, ctx, `document.getElementById("unsaved").textContent.indexOf("not being saved") >= 0`, "true", "warning text")
 	})
 }

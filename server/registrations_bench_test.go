@@ -2,11 +2,9 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,21 +20,13 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Registration read benchmarks at scale (issue 11): a tenant with REG_BENCH_COUNT
 // registrations (default 1,000,000) over 100 courses and 200,000 learners, seeded with one
 // INSERT … SELECT in the database itself (going through the API would take hours), then
 // queried through HTTP by 4 concurrent clients. Reported per case: p50-ms and p99-ms.
-
-const (
-	benchTenant   = "bench"
-	benchCourses  = 100
-	benchLearners = 200_000
-	benchClients  = 4
-	benchQueries  = 2000
-)
 
 func benchCount() int {
 	if v, err := strconv.Atoi(os.Getenv("REG_BENCH_COUNT")); err == nil && v > 0 {
@@ -52,11 +42,11 @@ func BenchmarkRegistrations(b *testing.B) {
 		cfg  func(b *testing.B) (app.Config, string, string)
 	}{
 		{"sqlite", func(b *testing.B) (app.Config, string, string) {
-			c := benchConfig(b)
+			c := servertest.BenchConfig(b)
 			return c, "sqlite", "file:" + filepath.Join(c.DataDir, "lectern.db") + "?_pragma=busy_timeout(10000)"
 		}},
 		{"postgres", func(b *testing.B) (app.Config, string, string) {
-			c := benchConfig(b)
+			c := servertest.BenchConfig(b)
 			c.PostgresURL = testenv.FreshPostgres(b, testenv.External(b, "LECTERN_TEST_POSTGRES_URL"))
 			return c, "pgx", c.PostgresURL
 		}},
@@ -64,20 +54,22 @@ func BenchmarkRegistrations(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			cfg, driver, dsn := be.cfg(b)
-			url, stop := benchServer(b, cfg)
+			url, stop := servertest.BenchServer(b, cfg)
 			defer stop()
 			seedRegistrations(b, url, driver, dsn, n)
 			cases := []struct {
 				name string
 				path func(i int) string
 			}{
-				{"list_by_course", func(i int) string { return fmt.Sprintf("/registrations?courseId=course-%03d", i%benchCourses) }},
+				{"list_by_course", func(i int) string {
+					return fmt.Sprintf("/registrations?courseId=course-%03d", i%servertest.BenchCourses)
+				}},
 				{"list_by_learner", func(i int) string {
-					return fmt.Sprintf("/registrations?learnerId=learner-%06d", (i*7919)%benchLearners)
+					return fmt.Sprintf("/registrations?learnerId=learner-%06d", (i*7919)%servertest.BenchLearners)
 				}},
 				{"list_by_course_and_learner", func(i int) string {
-					l := (i * 7919) % benchLearners
-					return fmt.Sprintf("/registrations?courseId=course-%03d&learnerId=learner-%06d", l%benchCourses, l)
+					l := (i * 7919) % servertest.BenchLearners
+					return fmt.Sprintf("/registrations?courseId=course-%03d&learnerId=learner-%06d", l%servertest.BenchCourses, l)
 				}},
 				{"list_since", func(i int) string {
 					// A since near the end of the update order: the newest registrations.
@@ -95,50 +87,17 @@ func BenchmarkRegistrations(b *testing.B) {
 						lat = append(lat, measure(b, url, c.path)...)
 					}
 					slices.Sort(lat)
-					b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-					b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+					b.ReportMetric(servertest.Ms(lat[len(lat)/2]), "p50-ms")
+					b.ReportMetric(servertest.Ms(lat[len(lat)*99/100]), "p99-ms")
 				})
 			}
 		})
 	}
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func benchConfig(b *testing.B) app.Config {
-	return app.Config{DataDir: b.TempDir(), Root: server.RootCredentials{User: rootUser, Password: rootPass},
-		SecretKey: "bench-secret", Version: "bench", BodyLimit: 8 << 20}
-}
-
-// benchServer starts Lectern on a loopback port and returns the engine base URL of the
-// bench tenant.
-func benchServer(b *testing.B, cfg app.Config) (string, func()) {
-	ctx := context.Background()
-	a, err := app.Open(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.Queue.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = a.Server.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
-	return base, func() {
-		_ = a.Server.App().Shutdown()
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = a.Queue.Shutdown(sctx)
-		a.Close()
-	}
-}
-
 func benchDo(b *testing.B, method, url string, body io.Reader, ct string) *http.Response {
 	req, _ := http.NewRequest(method, url, body)
-	req.SetBasicAuth(rootUser, rootPass)
+	req.SetBasicAuth(servertest.RootUser, servertest.RootPass)
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}
@@ -154,11 +113,11 @@ func benchDo(b *testing.B, method, url string, body io.Reader, ct string) *http.
 func seedRegistrations(b *testing.B, base, driver, dsn string, n int) {
 	b.Helper()
 	start := time.Now()
-	r := benchDo(b, "POST", base+"/api/v1/app_management/tenants", strings.NewReader(`{"tenant_id":"`+benchTenant+`"}`), "application/json")
+	r := benchDo(b, "POST", base+"/api/v1/app_management/tenants", strings.NewReader(`{"tenant_id":"`+servertest.BenchTenant+`"}`), "application/json")
 	r.Body.Close()
-	form, ct := multipartFile("course.zip", zipOf(b, map[string]string{"imsmanifest.xml": scorm12Manifest,
+	form, ct := servertest.MultipartFile("course.zip", servertest.ZipOf(b, map[string]string{"imsmanifest.xml": servertest.Scorm12Manifest,
 		"one/index.html": "<html>one</html>", "two/index.html": "<html>two</html>"}))
-	eng := base + "/engine/api/v1/" + benchTenant
+	eng := base + "/engine/api/v1/" + servertest.BenchTenant
 	r = benchDo(b, "POST", eng+"/courses/importJobs?course=course-000", bytes.NewReader(form), ct)
 	msg, _ := io.ReadAll(r.Body)
 	r.Body.Close()
@@ -235,17 +194,17 @@ func seedSQL(driver string, n int) []string {
 // measure runs benchQueries GETs of path(i) from benchClients goroutines and returns each
 // request's latency; any status but 200 fails the benchmark.
 func measure(b *testing.B, base string, path func(i int) string) []time.Duration {
-	eng := base + "/engine/api/v1/" + benchTenant
-	out := make([]time.Duration, benchQueries)
+	eng := base + "/engine/api/v1/" + servertest.BenchTenant
+	out := make([]time.Duration, servertest.BenchQueries)
 	var wg sync.WaitGroup
 	var failed sync.Once
-	for c := 0; c < benchClients; c++ {
+	for c := 0; c < servertest.BenchClients; c++ {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			for i := c; i < benchQueries; i += benchClients {
+			for i := c; i < servertest.BenchQueries; i += servertest.BenchClients {
 				req, _ := http.NewRequest("GET", eng+path(i), nil)
-				req.SetBasicAuth(rootUser, rootPass)
+				req.SetBasicAuth(servertest.RootUser, servertest.RootPass)
 				t0 := time.Now()
 				r, err := http.DefaultClient.Do(req)
 				if err == nil {

@@ -5,25 +5,29 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 var isoTimestamp = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"`)
 
 // normalisedBody is a response body with its timestamps replaced, for byte comparison.
-func normalisedBody(r resp) string { return isoTimestamp.ReplaceAllString(string(r.Body), `"<time>"`) }
+func normalisedBody(r servertest.Resp) string {
+	return isoTimestamp.ReplaceAllString(string(r.Body), `"<time>"`)
+}
 
 func TestRegistrations(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.createTenant("other", true)
-		e.importOK("acme", "intro", scorm12Package(t), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.CreateTenant("other", true)
+		e.ImportOK("acme", "intro", servertest.Scorm12Package(t), "")
 		base := "/engine/api/v1/acme/registrations"
 		const xid = "6F1C6B0A-5F52-4C5B-9E0B-1B2C3D4E5F60"
-		create := func(body any) resp { return e.do("POST", base, root, body) }
+		create := func(body any) servertest.Resp { return e.Do("POST", base, servertest.Root, body) }
 
 		// Create (JSON): 204; the same id again, an unknown course and bad fields are 400s
 		// naming the problem, and leave nothing behind.
-		e.expect(create(map[string]any{"courseId": "intro", "registrationId": "reg-1", "xapiRegistrationId": xid,
+		e.Expect(create(map[string]any{"courseId": "intro", "registrationId": "reg-1", "xapiRegistrationId": xid,
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create reg-1")
 		for _, c := range []struct {
 			name string
@@ -44,43 +48,43 @@ func TestRegistrations(t *testing.T) {
 			{"unknown field", map[string]any{"courseId": "intro", "registrationId": "reg-x", "learner": map[string]any{"id": "bob"}, "colour": 1}, "colour"},
 		} {
 			r := create(c.body)
-			e.expect(r, 400, c.name)
-			if !strings.Contains(r.message(), c.want) {
-				t.Errorf("%s: message %q does not say %q", c.name, r.message(), c.want)
+			e.Expect(r, 400, c.name)
+			if !strings.Contains(r.Message(), c.want) {
+				t.Errorf("%s: message %q does not say %q", c.name, r.Message(), c.want)
 			}
 		}
-		e.expect(e.do("GET", base+"/reg-x", root, nil), 404, "rejected registration was not stored")
+		e.Expect(e.Do("GET", base+"/reg-x", servertest.Root, nil), 404, "rejected registration was not stored")
 
 		// Create (form): the learner id is the registration id; forCredit false gives no-credit.
-		r := e.do("POST", base, root, "registration=reg-2&packageId=intro&forCredit=false", "Content-Type", "application/x-www-form-urlencoded")
-		e.expect(r, 204, "create reg-2 from a form")
-		e.expect(e.do("POST", base, root, "registration=reg-3", "Content-Type", "application/x-www-form-urlencoded"), 400, "form without packageId")
+		r := e.Do("POST", base, servertest.Root, "registration=reg-2&packageId=intro&forCredit=false", "Content-Type", "application/x-www-form-urlencoded")
+		e.Expect(r, 204, "create reg-2 from a form")
+		e.Expect(e.Do("POST", base, servertest.Root, "registration=reg-3", "Content-Type", "application/x-www-form-urlencoded"), 400, "form without packageId")
 
 		// Exists.
-		r = e.do("GET", base+"/reg-1", root, nil)
-		e.expect(r, 200, "exists")
+		r = e.Do("GET", base+"/reg-1", servertest.Root, nil)
+		e.Expect(r, 200, "exists")
 		if string(r.Body) != `{"exists":true}` {
 			t.Errorf("exists body %s", r.Body)
 		}
-		if r = e.do("GET", base+"/reg-9", root, nil); r.Status != 404 || !strings.Contains(r.message(), "reg-9") {
+		if r = e.Do("GET", base+"/reg-9", servertest.Root, nil); r.Status != 404 || !strings.Contains(r.Message(), "reg-9") {
 			t.Errorf("unknown registration: %d %s", r.Status, r.Body)
 		}
 
 		// Progress of an instance nothing was tracked in, as raw bytes.
-		r = e.do("GET", base+"/reg-1/progress", root, nil)
-		e.expect(r, 200, "progress")
+		r = e.Do("GET", base+"/reg-1/progress", servertest.Root, nil)
+		e.Expect(r, 200, "progress")
 		want := `{"id":"reg-1","instance":0,"updated":"<time>","registrationCompletion":"UNKNOWN","registrationSuccess":"UNKNOWN",` +
 			`"totalSecondsTracked":0,"createdDate":"<time>","course":{"id":"intro","version":0,"title":"Intro to Testing",` +
 			`"courseLearningStandard":"SCORM_12","updated":"<time>"},"learner":{"id":"ann","firstName":"Ann","lastName":"Lee"},"globalObjectives":[]}`
 		if got := normalisedBody(r); got != want {
 			t.Errorf("progress body\n got %s\nwant %s", got, want)
 		}
-		e.expect(e.do("GET", base+"/reg-1/progress?instance=1", root, nil), 404, "missing instance")
-		e.expect(e.do("GET", base+"/reg-1/progress?instance=x", root, nil), 400, "non-numeric instance")
+		e.Expect(e.Do("GET", base+"/reg-1/progress?instance=1", servertest.Root, nil), 404, "missing instance")
+		e.Expect(e.Do("GET", base+"/reg-1/progress?instance=x", servertest.Root, nil), 400, "non-numeric instance")
 
 		// Detail: the activity tree with statuses, static properties and the initial runtime.
-		r = e.do("GET", base+"/reg-2/progress/detail", root, nil)
-		e.expect(r, 200, "progress detail")
+		r = e.Do("GET", base+"/reg-2/progress/detail", servertest.Root, nil)
+		e.Expect(r, 200, "progress detail")
 		var detail struct {
 			Learner         struct{ ID string }
 			ActivityDetails struct {
@@ -95,7 +99,7 @@ func TestRegistrations(t *testing.T) {
 				}
 			}
 		}
-		r.json(t, &detail)
+		r.JSON(t, &detail)
 		kids := detail.ActivityDetails.Children
 		if detail.Learner.ID != "reg-2" || detail.ActivityDetails.ID != "org1" || len(kids) != 2 || kids[0].ID != "i1" || kids[1].ID != "i2" {
 			t.Fatalf("detail tree: %s", r.Body)
@@ -107,19 +111,19 @@ func TestRegistrations(t *testing.T) {
 		if rt := kids[0].Runtime; rt == nil || rt.Credit != "no-credit" || rt.Entry != "abinitio" || rt.TotalTime != "0000:00:00" {
 			t.Errorf("initial runtime: %s", r.Body)
 		}
-		if strings.Contains(string(e.do("GET", base+"/reg-1/progress", root, nil).Body), "activityDetails") {
+		if strings.Contains(string(e.Do("GET", base+"/reg-1/progress", servertest.Root, nil).Body), "activityDetails") {
 			t.Error("progress (not detail) carries activityDetails")
 		}
 
 		// lastInstance and xapiRegistrationId (lowercased UUID; generated when not given).
-		if r = e.do("GET", base+"/reg-1/lastInstance", root, nil); string(r.Body) != `{"result":0}` {
+		if r = e.Do("GET", base+"/reg-1/lastInstance", servertest.Root, nil); string(r.Body) != `{"result":0}` {
 			t.Errorf("lastInstance: %d %s", r.Status, r.Body)
 		}
-		if r = e.do("GET", base+"/reg-1/xapiRegistrationId", root, nil); string(r.Body) != `{"id":"`+strings.ToLower(xid)+`"}` {
+		if r = e.Do("GET", base+"/reg-1/xapiRegistrationId", servertest.Root, nil); string(r.Body) != `{"id":"`+strings.ToLower(xid)+`"}` {
 			t.Errorf("xapiRegistrationId: %d %s", r.Status, r.Body)
 		}
 		var gen struct{ ID string }
-		e.do("GET", base+"/reg-2/xapiRegistrationId", root, nil).json(t, &gen)
+		e.Do("GET", base+"/reg-2/xapiRegistrationId", servertest.Root, nil).JSON(t, &gen)
 		if len(gen.ID) != 36 {
 			t.Errorf("generated xAPI registration id %q", gen.ID)
 		}
@@ -127,31 +131,31 @@ func TestRegistrations(t *testing.T) {
 		// Registration configuration: the cascade tenant → course → registration, and
 		// xapiRegistrationId answers 404 once xAPI is off for the registration.
 		cfg := base + "/reg-1/configuration/xAPIEnabled"
-		e.expect(e.do("PUT", cfg, root, map[string]any{"value": "false"}), 204, "set registration setting")
-		if r = e.do("GET", cfg, root, nil); string(r.Body) != `{"value":"false"}` {
+		e.Expect(e.Do("PUT", cfg, servertest.Root, map[string]any{"value": "false"}), 204, "set registration setting")
+		if r = e.Do("GET", cfg, servertest.Root, nil); string(r.Body) != `{"value":"false"}` {
 			t.Errorf("registration setting: %s", r.Body)
 		}
-		if r = e.do("GET", base+"/reg-2/configuration/xAPIEnabled", root, nil); string(r.Body) != `{"value":"true"}` {
+		if r = e.Do("GET", base+"/reg-2/configuration/xAPIEnabled", servertest.Root, nil); string(r.Body) != `{"value":"true"}` {
 			t.Errorf("another registration sees the setting: %s", r.Body)
 		}
-		e.expect(e.do("GET", base+"/reg-1/xapiRegistrationId", root, nil), 404, "xAPI disabled for the registration")
-		e.expect(e.do("PUT", base+"/reg-1/configuration/NoSuchSetting", root, map[string]any{"value": "1"}), 400, "unknown setting")
-		e.expect(e.do("PUT", base+"/reg-9/configuration/xAPIEnabled", root, map[string]any{"value": "1"}), 404, "setting on an unknown registration")
-		r = e.do("GET", base+"/reg-1/configuration", root, nil)
-		e.expect(r, 200, "registration configuration")
+		e.Expect(e.Do("GET", base+"/reg-1/xapiRegistrationId", servertest.Root, nil), 404, "xAPI disabled for the registration")
+		e.Expect(e.Do("PUT", base+"/reg-1/configuration/NoSuchSetting", servertest.Root, map[string]any{"value": "1"}), 400, "unknown setting")
+		e.Expect(e.Do("PUT", base+"/reg-9/configuration/xAPIEnabled", servertest.Root, map[string]any{"value": "1"}), 404, "setting on an unknown registration")
+		r = e.Do("GET", base+"/reg-1/configuration", servertest.Root, nil)
+		e.Expect(r, 200, "registration configuration")
 		if !strings.Contains(strings.ToLower(string(r.Body)), `{"id":"xapienabled","value":"false"}`) {
 			t.Errorf("configuration list lacks xAPIEnabled: %s", r.Body)
 		}
 
 		// List: filters by course and learner, since, and paging with more.
 		ids := func(query string) []string {
-			r := e.do("GET", base+"?"+query, root, nil)
-			e.expect(r, 200, "list "+query)
+			r := e.Do("GET", base+"?"+query, servertest.Root, nil)
+			e.Expect(r, 200, "list "+query)
 			var l struct {
 				Registrations []struct{ ID string }
 				More          string
 			}
-			r.json(t, &l)
+			r.JSON(t, &l)
 			var out []string
 			for _, x := range l.Registrations {
 				out = append(out, x.ID)
@@ -161,8 +165,8 @@ func TestRegistrations(t *testing.T) {
 			}
 			return out
 		}
-		e.importOK("acme", "second", scorm12Package(t), "")
-		e.expect(create(map[string]any{"courseId": "second", "registrationId": "reg-4", "learner": map[string]any{"id": "ann"}}), 204, "create reg-4")
+		e.ImportOK("acme", "second", servertest.Scorm12Package(t), "")
+		e.Expect(create(map[string]any{"courseId": "second", "registrationId": "reg-4", "learner": map[string]any{"id": "ann"}}), 204, "create reg-4")
 		for q, want := range map[string]string{
 			"":                              "reg-1,reg-2,reg-4",
 			"courseId=intro":                "reg-1,reg-2",
@@ -176,7 +180,7 @@ func TestRegistrations(t *testing.T) {
 				t.Errorf("list %q = %v, want %s", q, got, want)
 			}
 		}
-		e.expect(e.do("PUT", "/engine/api/v1/acme/configuration/ApiResultLimitSinceNotSpecified", root, map[string]any{"value": "2"}), 204, "page size")
+		e.Expect(e.Do("PUT", "/engine/api/v1/acme/configuration/ApiResultLimitSinceNotSpecified", servertest.Root, map[string]any{"value": "2"}), 204, "page size")
 		first := ids("")
 		if len(first) != 3 || !strings.HasPrefix(first[2], "more:") {
 			t.Fatalf("first page of 2: %v", first)
@@ -185,44 +189,44 @@ func TestRegistrations(t *testing.T) {
 		if !sameSet(append(first[:2:2], rest...), "reg-1,reg-2,reg-4") {
 			t.Errorf("pages %v + %v", first, rest)
 		}
-		e.expect(e.do("GET", base+"?more=garbage", root, nil), 400, "bad more token")
-		e.expect(e.do("GET", base+"?since=yesterday", root, nil), 400, "bad since")
+		e.Expect(e.Do("GET", base+"?more=garbage", servertest.Root, nil), 400, "bad more token")
+		e.Expect(e.Do("GET", base+"?since=yesterday", servertest.Root, nil), 400, "bad since")
 
 		// Tenants never see each other's registrations.
-		e.expect(e.do("GET", "/engine/api/v1/other/registrations/reg-1", root, nil), 404, "other tenant")
-		if r = e.do("GET", "/engine/api/v1/other/registrations", root, nil); string(r.Body) != `{"registrations":[]}` {
+		e.Expect(e.Do("GET", "/engine/api/v1/other/registrations/reg-1", servertest.Root, nil), 404, "other tenant")
+		if r = e.Do("GET", "/engine/api/v1/other/registrations", servertest.Root, nil); string(r.Body) != `{"registrations":[]}` {
 			t.Errorf("other tenant's list: %d %s", r.Status, r.Body)
 		}
 
 		// Reset re-pins the registration to the course's latest version.
-		e.importOK("acme", "intro", scorm12Package(t), "&mayCreateNewVersion=true")
+		e.ImportOK("acme", "intro", servertest.Scorm12Package(t), "&mayCreateNewVersion=true")
 		var p struct {
 			Instance int
 			Course   struct{ Version int }
 		}
-		e.do("GET", base+"/reg-1/progress", root, nil).json(t, &p)
+		e.Do("GET", base+"/reg-1/progress", servertest.Root, nil).JSON(t, &p)
 		if p.Course.Version != 0 {
 			t.Errorf("a new course version moved the registration before any reset: %+v", p)
 		}
-		e.expect(e.do("DELETE", base+"/reg-1/progress", root, nil), 204, "reset")
-		e.do("GET", base+"/reg-1/progress", root, nil).json(t, &p)
+		e.Expect(e.Do("DELETE", base+"/reg-1/progress", servertest.Root, nil), 204, "reset")
+		e.Do("GET", base+"/reg-1/progress", servertest.Root, nil).JSON(t, &p)
 		if p.Course.Version != 1 || p.Instance != 0 {
 			t.Errorf("after reset: %+v", p)
 		}
-		e.expect(e.do("DELETE", base+"/reg-9/progress", root, nil), 404, "reset of an unknown registration")
+		e.Expect(e.Do("DELETE", base+"/reg-9/progress", servertest.Root, nil), 404, "reset of an unknown registration")
 
 		// Delete; then the registration, its settings and its progress are gone.
-		e.expect(e.do("DELETE", base+"/reg-1", root, nil), 204, "delete")
-		e.expect(e.do("GET", base+"/reg-1", root, nil), 404, "deleted")
-		e.expect(e.do("DELETE", base+"/reg-1", root, nil), 404, "delete twice")
-		e.expect(create(map[string]any{"courseId": "intro", "registrationId": "reg-1", "learner": map[string]any{"id": "ann"}}), 204, "id free again")
-		if r = e.do("GET", cfg, root, nil); string(r.Body) != `{"value":"true"}` {
+		e.Expect(e.Do("DELETE", base+"/reg-1", servertest.Root, nil), 204, "delete")
+		e.Expect(e.Do("GET", base+"/reg-1", servertest.Root, nil), 404, "deleted")
+		e.Expect(e.Do("DELETE", base+"/reg-1", servertest.Root, nil), 404, "delete twice")
+		e.Expect(create(map[string]any{"courseId": "intro", "registrationId": "reg-1", "learner": map[string]any{"id": "ann"}}), 204, "id free again")
+		if r = e.Do("GET", cfg, servertest.Root, nil); string(r.Body) != `{"value":"true"}` {
 			t.Errorf("a recreated registration inherited the deleted one's setting: %s", r.Body)
 		}
 
 		// Deleting a course deletes its registrations.
-		e.expect(e.do("DELETE", "/engine/api/v1/acme/courses/second", root, nil), 204, "delete course")
-		e.expect(e.do("GET", base+"/reg-4", root, nil), 404, "registration of a deleted course")
+		e.Expect(e.Do("DELETE", "/engine/api/v1/acme/courses/second", servertest.Root, nil), 204, "delete course")
+		e.Expect(e.Do("GET", base+"/reg-4", servertest.Root, nil), 404, "registration of a deleted course")
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestPostBackAgreesWithProgressDetail takes one registration of every standard through the
@@ -17,20 +19,20 @@ import (
 // the last report was made after everything the learner did. Both are the learner's path's one rollup; a second copy of
 // the rollup (as the post-back job once had) shows up here as a difference.
 func TestPostBackAgreesWithProgressDetail(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		rc := newPostReceiver(t)
-		e.createTenant("acme", true)
-		e.setConfig("acme", "", "ApiPostbackDataModelVersion", "v2")
-		e.setConfig("acme", "", "TinCanInteractionsEnabled", "true")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		rc := servertest.NewPostReceiver(t)
+		e.CreateTenant("acme", true)
+		setConfig(e, "acme", "", "ApiPostbackDataModelVersion", "v2")
+		setConfig(e, "acme", "", "TinCanInteractionsEnabled", "true")
 		regs := "/engine/api/v1/acme/registrations"
 		// send posts xAPI statements as launched content does, with the launch's credential.
-		send := func(t *testing.T, endpoint string, cred auth, sts ...map[string]any) {
+		send := func(t *testing.T, endpoint string, cred servertest.Auth, sts ...map[string]any) {
 			t.Helper()
 			ep, err := url.Parse(endpoint)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.expect(e.do("POST", strings.TrimSuffix(ep.Path, "/")+"/statements", cred, sts, v103...), 200, "statements")
+			e.Expect(e.Do("POST", strings.TrimSuffix(ep.Path, "/")+"/statements", cred, sts, servertest.V103...), 200, "statements")
 		}
 		statement := func(actor any, verb, object, xreg string, result map[string]any) map[string]any {
 			st := map[string]any{"actor": actor, "verb": map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb},
@@ -46,18 +48,18 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 		}{
 			{name: "scorm12", take: func(t *testing.T, session, _ string) {
 				// The last commit completes the registration, so the last report follows it.
-				e.runtimeCommit(session, "i1", false, `{"commitSequence":1,"cmi.core.lesson_status":"incomplete","cmi.core.lesson_location":"p2",
+				e.RuntimeCommit(session, "i1", false, `{"commitSequence":1,"cmi.core.lesson_status":"incomplete","cmi.core.lesson_location":"p2",
 					"cmi.core.session_time":"0000:01:30","cmi.interactions.0.id":"q1","cmi.interactions.0.type":"choice",
 					"cmi.interactions.0.student_response":"a","cmi.interactions.0.result":"correct"}`)
-				e.runtimeCommit(session, "i2", true, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"85"}`)
+				e.RuntimeCommit(session, "i2", true, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"85"}`)
 			}},
 			{name: "scorm2004", fixture: "scorm2004_4th", take: func(t *testing.T, session, _ string) {
-				e.runtimeCommit(session, "u1_sco", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
+				e.RuntimeCommit(session, "u1_sco", true, `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed",
 					"cmi.score.scaled":"0.9","cmi.progress_measure":"1","cmi.session_time":"PT1M","cmi.objectives.0.id":"hazards",
 					"cmi.objectives.0.success_status":"passed","cmi.objectives.0.score.scaled":"0.9"}`)
 			}},
 			{name: "aicc", fixture: "aicc_single", take: func(t *testing.T, session, _ string) {
-				au := e.firstActivityURL(t, session)
+				au := firstActivityURL(e, t, session)
 				for _, step := range [][2]string{{"PutParam", "[Core]\r\nLesson_Status=p\r\nScore=90\r\nTime=00:02:00\r\n"}, {"ExitAU", ""}} {
 					form := url.Values{"command": {step[0]}, "version": {"4.0"}, "session_id": {au.Query().Get("aicc_sid")}, "AICC_Data": {step[1]}}
 					res, err := http.Post(au.Query().Get("aicc_url"), "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
@@ -68,58 +70,58 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 				}
 			}},
 			{name: "xapi", fixture: "xapi_single", xreg: "5f0c7d1e-2b3a-4c5d-8e9f-0a1b2c3d4e50", take: func(t *testing.T, session, xreg string) {
-				q := e.firstActivityURL(t, session).Query()
+				q := firstActivityURL(e, t, session).Query()
 				var actor map[string]any
 				if err := json.Unmarshal([]byte(q.Get("actor")), &actor); err != nil {
 					t.Fatal(err)
 				}
 				question := statement(actor, "answered", "urn:example:question:7", xreg, map[string]any{"response": "true", "success": true})
 				question["object"] = map[string]any{"id": "urn:example:question:7", "definition": map[string]any{"interactionType": "true-false"}}
-				send(t, q.Get("endpoint"), authFromHeader(q.Get("auth")), question,
+				send(t, q.Get("endpoint"), servertest.AuthFromHeader(q.Get("auth")), question,
 					statement(actor, "completed", q.Get("activity_id"), xreg, map[string]any{"score": map[string]any{"scaled": 0.75}}),
 					statement(actor, "terminated", q.Get("activity_id"), xreg, nil))
 			}},
 			{name: "cmi5", fixture: "cmi5_minimal", xreg: "7d7c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b60", take: func(t *testing.T, session, xreg string) {
-				au := e.cmi5Start(t, e.firstActivityURL(t, session).String())
-				e.expect(au.send(au.statement("initialized", nil),
-					au.statement("completed", map[string]any{"completion": true, "duration": "PT1M"}),
-					au.statement("passed", map[string]any{"score": map[string]any{"scaled": 0.8}, "success": true, "duration": "PT1M"}),
-					au.statement("terminated", map[string]any{"duration": "PT1M"})), 200, "cmi5 statements")
+				au := e.Cmi5Start(t, firstActivityURL(e, t, session).String())
+				e.Expect(au.Send(au.Statement("initialized", nil),
+					au.Statement("completed", map[string]any{"completion": true, "duration": "PT1M"}),
+					au.Statement("passed", map[string]any{"score": map[string]any{"scaled": 0.8}, "success": true, "duration": "PT1M"}),
+					au.Statement("terminated", map[string]any{"duration": "PT1M"})), 200, "cmi5 statements")
 			}},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				pkg := scorm12Package(t) // two SCOs, i1 and i2
+				pkg := servertest.Scorm12Package(t) // two SCOs, i1 and i2
 				if c.fixture != "" {
-					pkg = zipOf(t, fixtureFiles(t, c.fixture))
+					pkg = servertest.ZipOf(t, servertest.FixtureFiles(t, c.fixture))
 				}
-				e.importOK("acme", c.name, pkg, "")
+				e.ImportOK("acme", c.name, pkg, "")
 				reg := map[string]any{"courseId": c.name, "registrationId": "r-" + c.name,
 					"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
-					"postBack": map[string]any{"url": rc.url("/" + c.name), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}
+					"postBack": map[string]any{"url": rc.URL("/" + c.name), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}
 				if c.xreg != "" {
 					reg["xapiRegistrationId"] = c.xreg
 				}
-				e.expect(e.do("POST", regs, root, reg), 204, "create registration")
+				e.Expect(e.Do("POST", regs, servertest.Root, reg), 204, "create registration")
 				// A frozen clock: the time the server measures cannot move between the report
 				// and the read.
-				e.clock.freeze()
-				session := e.launch(e.launchPath(regs + "/r-" + c.name + "/launchLink"))
+				e.Clock.Freeze()
+				session := e.Launch(e.LaunchPath(regs + "/r-" + c.name + "/launchLink"))
 				// 20 s in the content before it reports: measured time the report must carry.
-				e.clock.advance(20 * time.Second)
+				e.Clock.Advance(20 * time.Second)
 				c.take(t, session, c.xreg)
-				got := rc.at("/" + c.name)
+				got := rc.At("/" + c.name)
 				if len(got) == 0 {
 					t.Fatal("no report reached the receiver")
 				}
 				var report, detail map[string]any
-				if err := json.Unmarshal(got[len(got)-1].body, &report); err != nil {
-					t.Fatalf("report: %v: %s", err, got[len(got)-1].body)
+				if err := json.Unmarshal(got[len(got)-1].Body, &report); err != nil {
+					t.Fatalf("report: %v: %s", err, got[len(got)-1].Body)
 				}
-				r := e.do("GET", regs+"/r-"+c.name+"/progress/detail", root, nil)
-				r.json(t, &detail)
+				r := e.Do("GET", regs+"/r-"+c.name+"/progress/detail", servertest.Root, nil)
+				r.JSON(t, &detail)
 				if report["activityDetails"] == nil {
-					t.Fatalf("the FULL report has no activity tree: %s", got[len(got)-1].body)
+					t.Fatalf("the FULL report has no activity tree: %s", got[len(got)-1].Body)
 				}
 				for _, k := range []string{"activityDetails", "registrationCompletion", "registrationSuccess", "score", "totalSecondsTracked",
 					"registrationCompletionAmount"} {
@@ -133,7 +135,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 					t.Errorf("the report's time tracked is %v s, want the 20 s measured", report["totalSecondsTracked"])
 				}
 				if report["registrationCompletion"] == "UNKNOWN" {
-					t.Errorf("the learner's work did not reach the rollup: %s", got[len(got)-1].body)
+					t.Errorf("the learner's work did not reach the rollup: %s", got[len(got)-1].Body)
 				}
 			})
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // resumeDialect is what a five-SCO course needs of one SCORM version: its manifest header, how
@@ -74,10 +75,10 @@ type scoState struct {
 	Runtime struct{ CompletionStatus, Location, SuspendData, Exit string }
 }
 
-func (e *env) scoStates(t *testing.T, reg string) []scoState {
+func scoStates(e *servertest.Env, t *testing.T, reg string) []scoState {
 	t.Helper()
 	var detail struct{ ActivityDetails struct{ Children []scoState } }
-	e.do("GET", reg+"/progress/detail", root, nil).json(t, &detail)
+	e.Do("GET", reg+"/progress/detail", servertest.Root, nil).JSON(t, &detail)
 	return detail.ActivityDetails.Children
 }
 
@@ -89,14 +90,14 @@ func (e *env) scoStates(t *testing.T, reg string) []scoState {
 func TestFiveSCOSuspendResumeInBrowser(t *testing.T) {
 	for _, d := range resumeDialects {
 		t.Run(d.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T, e *env) {
-				e.createTenant("acme", true)
-				e.importOK("acme", "five", zipOf(t, map[string]string{"imsmanifest.xml": d.manifest(), "sco.html": d.sco()}), "")
+			servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+				e.CreateTenant("acme", true)
+				e.ImportOK("acme", "five", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": d.manifest(), "sco.html": d.sco()}), "")
 				regs := "/engine/api/v1/acme/registrations"
-				e.expect(e.do("POST", regs, root, map[string]any{"courseId": "five", "registrationId": "r1",
+				e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "five", "registrationId": "r1",
 					"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-				ctx := browser(t)
-				if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+				ctx := servertest.Browser(t)
+				if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 					t.Fatal(err)
 				}
 				notAttempted := "not attempted"
@@ -106,20 +107,20 @@ func TestFiveSCOSuspendResumeInBrowser(t *testing.T) {
 				for i, kind := range []string{"complete", "complete", "half"} {
 					n := resumeSCOs[i]
 					if i > 0 {
-						click(t, ctx, `document.getElementById("next")`)
+						servertest.Click(t, ctx, `document.getElementById("next")`)
 					}
-					waitJS(t, ctx, inFramePage, "ready|"+n+"|ab-initio|||"+notAttempted, "first launch of SCO "+n)
+					servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|"+n+"|ab-initio|||"+notAttempted, "first launch of SCO "+n)
 					if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById("frame").contentWindow.work("`+kind+`")`)); err != nil {
 						t.Fatal(err)
 					}
-					waitJS(t, ctx, inFramePage, "worked|"+n+"|true", "SCO "+n+" committed")
+					servertest.WaitJS(t, ctx, servertest.InFramePage, "worked|"+n+"|true", "SCO "+n+" committed")
 				}
-				click(t, ctx, `document.getElementById("exit")`)
-				waitJS(t, ctx, `document.getElementById("done").hidden`, "false", "the exit message")
+				servertest.Click(t, ctx, `document.getElementById("exit")`)
+				servertest.WaitJS(t, ctx, `document.getElementById("done").hidden`, "false", "the exit message")
 				// The exit's commit (the third SCO's finish) goes by sendBeacon.
 				var before []scoState
-				eventually(t, 10*time.Second, "the third SCO suspended", func() bool {
-					before = e.scoStates(t, regs+"/r1")
+				servertest.Eventually(t, 10*time.Second, "the third SCO suspended", func() bool {
+					before = scoStates(e, t, regs+"/r1")
 					return len(before) == 5 && before[2].Runtime.Exit == "Suspend"
 				})
 				want := []struct{ completion, location, suspend string }{
@@ -132,13 +133,13 @@ func TestFiveSCOSuspendResumeInBrowser(t *testing.T) {
 				}
 
 				// A fresh profile: no cookie, storage or cache of the first session.
-				ctx2 := browser(t)
-				if _, err := chromedp.Run(ctx2, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+				ctx2 := servertest.Browser(t)
+				if _, err := chromedp.Run(ctx2, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 					t.Fatal(err)
 				}
-				waitJS(t, ctx2, inFramePage, "ready|three|resume|half-three|state of three|"+d.incomplete, "the relaunch resumes SCO three")
-				waitJS(t, ctx2, `document.querySelector("#toc button.current").textContent`, "SCO three", "current entry of the table of contents")
-				after := e.scoStates(t, regs+"/r1")
+				servertest.WaitJS(t, ctx2, servertest.InFramePage, "ready|three|resume|half-three|state of three|"+d.incomplete, "the relaunch resumes SCO three")
+				servertest.WaitJS(t, ctx2, `document.querySelector("#toc button.current").textContent`, "SCO three", "current entry of the table of contents")
+				after := scoStates(e, t, regs+"/r1")
 				for i := range before {
 					if i != 2 && after[i] != before[i] {
 						t.Errorf("the relaunch touched SCO %s: %+v, was %+v", before[i].ID, after[i].Runtime, before[i].Runtime)

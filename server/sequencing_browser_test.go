@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // manifestForward is a forward-only course without choice: the learner walks s1, s2, s3 in
@@ -38,31 +39,31 @@ document.getElementById("go").onclick=function(){api.SetValue("adl.nav.request",
 </script></body></html>`
 
 func TestSequencingInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		e.importOK("acme", "fwd", zipOf(t, map[string]string{"imsmanifest.xml": manifestForward, "sco.html": scoNav}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "fwd", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestForward, "sco.html": scoNav}), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "fwd", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "fwd", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create r1")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
 		tocDisabled := `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent+":"+b.disabled}).join(",")`
 		controls := `document.getElementById("prev").disabled+","+document.getElementById("next").disabled`
 
 		// The sequencer starts with s1; request_valid: continue yes, previous no, no choice.
-		waitJS(t, ctx, inFramePage, "ready|s1|true|false|false", "first SCO")
-		waitJS(t, ctx, tocDisabled, "One:true,Two:true,Three:true", "table of contents without choice")
-		waitJS(t, ctx, controls, "true,false", "Previous disabled, Next enabled on s1")
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s1|true|false|false", "first SCO")
+		servertest.WaitJS(t, ctx, tocDisabled, "One:true,Two:true,Three:true", "table of contents without choice")
+		servertest.WaitJS(t, ctx, controls, "true,false", "Previous disabled, Next enabled on s1")
 		// Next delivers s2; forwardOnly leaves Previous disabled.
-		click(t, ctx, `document.getElementById("next")`)
-		waitJS(t, ctx, inFramePage, "ready|s2|true|false|false", "second SCO after Next")
-		waitJS(t, ctx, controls, "true,false", "Previous disabled on s2 (forwardOnly)")
+		servertest.Click(t, ctx, `document.getElementById("next")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s2|true|false|false", "second SCO after Next")
+		servertest.WaitJS(t, ctx, controls, "true,false", "Previous disabled on s2 (forwardOnly)")
 		// s2 asks for continue and terminates: s3 is delivered.
-		click(t, ctx, `document.getElementById("frame").contentDocument.getElementById("go")`)
-		waitJS(t, ctx, inFramePage, "ready|s3|true|false|false", "third SCO after s2's adl.nav.request=continue")
-		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry")
+		servertest.Click(t, ctx, `document.getElementById("frame").contentDocument.getElementById("go")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s3|true|false|false", "third SCO after s2's adl.nav.request=continue")
+		servertest.WaitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry")
 
 		// The sequencer's state is the registration's: s1 and s2 were completed in order.
 		var detail struct {
@@ -73,7 +74,7 @@ func TestSequencingInBrowser(t *testing.T) {
 				}
 			}
 		}
-		e.do("GET", regs+"/r1/progress/detail", root, nil).json(t, &detail)
+		e.Do("GET", regs+"/r1/progress/detail", servertest.Root, nil).JSON(t, &detail)
 		got := []string{}
 		for _, c := range detail.ActivityDetails.Children {
 			got = append(got, c.ID+":"+c.Runtime.Location)
@@ -85,24 +86,24 @@ func TestSequencingInBrowser(t *testing.T) {
 		// SCORM's defaults (choice, no flow): the course starts with the first SCO a choice
 		// may deliver, Previous and Next stay disabled, and the table of contents chooses.
 		free := strings.Replace(manifestForward, `<imsss:sequencing><imsss:controlMode choice="false" flow="true" forwardOnly="true"/></imsss:sequencing>`, "", 1)
-		e.importOK("acme", "free", zipOf(t, map[string]string{"imsmanifest.xml": free, "sco.html": scoNav}), "")
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "free", "registrationId": "r2",
+		e.ImportOK("acme", "free", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": free, "sco.html": scoNav}), "")
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "free", "registrationId": "r2",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create r2")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r2/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r2/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		waitJS(t, ctx, inFramePage, "ready|s1|false|false|true", "first SCO of a course without flow")
-		waitJS(t, ctx, tocDisabled, "One:false,Two:false,Three:false", "table of contents with choice")
-		waitJS(t, ctx, controls, "true,true", "Previous and Next disabled without flow")
-		click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Three"})[0]`)
-		waitJS(t, ctx, inFramePage, "ready|s3|false|false|true", "the SCO chosen in the table of contents")
-		waitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry after the choice")
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s1|false|false|true", "first SCO of a course without flow")
+		servertest.WaitJS(t, ctx, tocDisabled, "One:false,Two:false,Three:false", "table of contents with choice")
+		servertest.WaitJS(t, ctx, controls, "true,true", "Previous and Next disabled without flow")
+		servertest.Click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Three"})[0]`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|s3|false|false|true", "the SCO chosen in the table of contents")
+		servertest.WaitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, "Three", "current entry after the choice")
 	})
 }
 
 // manifestHide is manifest2004 with the first SCO's adlnav:hideLMSUI: it offers continue and
 // previous itself.
-var manifestHide = strings.Replace(manifest2004, `<title>First</title></item>`,
+var manifestHide = strings.Replace(servertest.Manifest2004, `<title>First</title></item>`,
 	`<title>First</title><adlnav:presentation><adlnav:navigationInterface><adlnav:hideLMSUI>continue</adlnav:hideLMSUI>`+
 		`<adlnav:hideLMSUI>previous</adlnav:hideLMSUI><adlnav:hideLMSUI>sideways</adlnav:hideLMSUI></adlnav:navigationInterface></adlnav:presentation></item>`, 1)
 
@@ -110,24 +111,24 @@ var manifestHide = strings.Replace(manifest2004, `<title>First</title></item>`,
 // page hides the controls it names (continue: Next, previous: Previous) and shows them again
 // for a SCO that does not; a value outside the vocabulary is an import warning.
 func TestHideLMSUIInBrowser(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		ctx := browser(t)
-		e.createTenant("acme", true)
-		res := e.importOK("acme", "hide", zipOf(t, map[string]string{"imsmanifest.xml": manifestHide, "sco.html": sco2004}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		res := e.ImportOK("acme", "hide", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestHide, "sco.html": servertest.Sco2004}), "")
 		if !strings.Contains(fmt.Sprint(res), "sideways") {
 			t.Errorf("no import warning for hideLMSUI sideways: %+v", res)
 		}
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "hide", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "hide", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create r1")
-		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.url+e.launchPath(regs+"/r1/launchLink"))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
 		shown := `document.getElementById("prev").hidden+","+document.getElementById("next").hidden+","+document.getElementById("exit").hidden`
-		waitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|one")`, "0", "first SCO")
-		waitJS(t, ctx, shown, "true,true,false", "Previous and Next hidden for the first SCO")
-		click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Second"})[0]`)
-		waitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|two")`, "0", "second SCO")
-		waitJS(t, ctx, shown, "false,false,false", "the controls back for the second SCO")
+		servertest.WaitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|one")`, "0", "first SCO")
+		servertest.WaitJS(t, ctx, shown, "true,true,false", "Previous and Next hidden for the first SCO")
+		servertest.Click(t, ctx, `Array.from(document.querySelectorAll("#toc button")).filter(function(b){return b.textContent==="Second"})[0]`)
+		servertest.WaitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent.indexOf("ready|two")`, "0", "second SCO")
+		servertest.WaitJS(t, ctx, shown, "false,false,false", "the controls back for the second SCO")
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // manifestSeq is a SCORM 2004 course the sequencer drives: a (a SCO the organization's
@@ -64,51 +65,51 @@ func (n navAnswer) enabled() string {
 var cfgRE = regexp.MustCompile(`(?s)<script id="cfg" type="application/json">(.*?)</script>`)
 
 // playerNav opens the player page of a session and returns the sequencer's view it carries.
-func (e *env) playerNav(session string) navAnswer {
-	e.t.Helper()
-	r := e.get("/player/session/" + session)
-	e.expect(r, 200, "player page")
+func playerNav(e *servertest.Env, session string) navAnswer {
+	e.T.Helper()
+	r := e.Get("/player/session/" + session)
+	e.Expect(r, 200, "player page")
 	m := cfgRE.FindSubmatch(r.Body)
 	if m == nil {
-		e.t.Fatalf("player page without its configuration: %s", r.Body)
+		e.T.Fatalf("player page without its configuration: %s", r.Body)
 	}
 	var cfg struct {
 		Start string
 		Nav   *navAnswer
 	}
 	if err := json.Unmarshal(m[1], &cfg); err != nil || cfg.Nav == nil {
-		e.t.Fatalf("player configuration %s: %v", m[1], err)
+		e.T.Fatalf("player configuration %s: %v", m[1], err)
 	}
 	if cfg.Start != cfg.Nav.Deliver {
-		e.t.Errorf("start %q, the sequencer delivers %q", cfg.Start, cfg.Nav.Deliver)
+		e.T.Errorf("start %q, the sequencer delivers %q", cfg.Start, cfg.Nav.Deliver)
 	}
 	return *cfg.Nav
 }
 
-func (e *env) navigate(session, query string) (resp, navAnswer) {
-	e.t.Helper()
-	r := e.do("POST", "/player/runtime/"+session+"/navigate?"+query, noAuth, nil)
+func navigate(e *servertest.Env, session, query string) (servertest.Resp, navAnswer) {
+	e.T.Helper()
+	r := e.Do("POST", "/player/runtime/"+session+"/navigate?"+query, servertest.NoAuth, nil)
 	var n navAnswer
 	if r.Status == 200 {
-		r.json(e.t, &n)
+		r.JSON(e.T, &n)
 	}
 	return r, n
 }
 
 // seqCommit posts a SCO's terminating commit and returns the sequencer's answer (empty when
 // the commit changed nothing the sequencer tracks).
-func (e *env) seqCommit(session, activity, body string) navAnswer {
-	e.t.Helper()
-	st := e.activity(session, activity)
-	r := e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d&terminate=true", session, activity, st.Attempt),
-		noAuth, body, "Content-Type", "text/plain;charset=UTF-8")
+func seqCommit(e *servertest.Env, session, activity, body string) navAnswer {
+	e.T.Helper()
+	st := e.Activity(session, activity)
+	r := e.Do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d&terminate=true", session, activity, st.Attempt),
+		servertest.NoAuth, body, "Content-Type", "text/plain;charset=UTF-8")
 	var a struct {
 		Result string
 		Nav    *navAnswer
 	}
-	r.json(e.t, &a)
+	r.JSON(e.T, &a)
 	if r.Status != 200 || a.Result != "true" {
-		e.t.Fatalf("commit %s: %d %s", activity, r.Status, r.Body)
+		e.T.Fatalf("commit %s: %d %s", activity, r.Status, r.Body)
 	}
 	if a.Nav == nil {
 		// The commit changed nothing the sequencer tracks: the player's view stands.
@@ -118,67 +119,67 @@ func (e *env) seqCommit(session, activity, body string) navAnswer {
 }
 
 func TestSequencingNavigate(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "seq", zipOf(t, map[string]string{"imsmanifest.xml": manifestSeq, "sco.html": "<html>sco</html>"}), "")
-		e.importOK("acme", "b12", zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco12}), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "seq", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestSeq, "sco.html": "<html>sco</html>"}), "")
+		e.ImportOK("acme", "b12", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest12, "sco/index.html": servertest.Sco12}), "")
 		regs := "/engine/api/v1/acme/registrations"
 		for id, c := range map[string]string{"r1": "seq", "r12": "b12"} {
-			e.expect(e.do("POST", regs, root, map[string]any{"courseId": c, "registrationId": id,
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": c, "registrationId": id,
 				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+id)
 		}
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 
 		// The launch starts the course: a is delivered; b and c cannot be chosen (their
 		// cluster has choice=false), d is disabled; previous goes nowhere from the first SCO.
-		n := e.playerNav(session)
+		n := playerNav(e, session)
 		if n.Deliver != "a" || n.Current != "a" || n.enabled() != "o,a,m" || !n.Valid.Continue || n.Valid.Previous ||
 			n.Valid.Choice["b"] || n.Valid.Choice["d"] || !n.Valid.Choice["m"] {
 			t.Fatalf("launch: %+v", n)
 		}
 		// The activity load carries the same view, for adl.nav.request_valid.
 		var st struct{ Nav *navAnswer }
-		e.get("/player/runtime/"+session+"/activity?activity=a").json(t, &st)
+		e.Get("/player/runtime/"+session+"/activity?activity=a").JSON(t, &st)
 		if st.Nav == nil || !st.Nav.Valid.Continue || st.Nav.Current != "a" {
 			t.Fatalf("activity load: %+v", st.Nav)
 		}
 
 		// The SCO's pending adl.nav.request=continue is processed at Terminate: b.
-		n = e.seqCommit(session, "a", `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.8","adl.nav.request":"continue"}`)
+		n = seqCommit(e, session, "a", `{"commitSequence":1,"cmi.completion_status":"completed","cmi.success_status":"passed","cmi.score.scaled":"0.8","adl.nav.request":"continue"}`)
 		if n.Deliver != "b" || n.Current != "b" || n.Exception != "" {
 			t.Fatalf("continue from a's Terminate: %+v", n)
 		}
 		// m is forwardOnly: no previous from b; nothing changes.
-		r, n := e.navigate(session, "request=previous")
+		r, n := navigate(e, session, "request=previous")
 		if r.Status != 200 || n.Deliver != "" || n.Exception == "" || n.Message == "" || n.Current != "b" {
 			t.Fatalf("previous inside a forwardOnly cluster: %d %s", r.Status, r.Body)
 		}
 		// Next (continue) from b flows to c.
-		if r, n = e.navigate(session, "request=continue"); r.Status != 200 || n.Deliver != "c" || n.Valid.Previous {
+		if r, n = navigate(e, session, "request=continue"); r.Status != 200 || n.Deliver != "c" || n.Valid.Previous {
 			t.Fatalf("continue from b: %d %s", r.Status, r.Body)
 		}
 		// Choosing b (choice=false in m) or d (disabled) is refused by the sequencer.
 		for _, target := range []string{"b", "d"} {
-			if r, n = e.navigate(session, "request=choice&target="+target); r.Status != 200 || n.Deliver != "" || n.Exception == "" {
+			if r, n = navigate(e, session, "request=choice&target="+target); r.Status != 200 || n.Deliver != "" || n.Exception == "" {
 				t.Fatalf("choice %s: %d %s", target, r.Status, r.Body)
 			}
 		}
 		// Choosing a is allowed: the organization allows choice.
-		if r, n = e.navigate(session, "request=choice&target=a"); r.Status != 200 || n.Deliver != "a" {
+		if r, n = navigate(e, session, "request=choice&target=a"); r.Status != 200 || n.Deliver != "a" {
 			t.Fatalf("choice a: %d %s", r.Status, r.Body)
 		}
 
 		// The state is the registration's: a new launch goes on with the current activity.
-		again := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		if n = e.playerNav(again); n.Deliver != "a" {
+		again := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
+		if n = playerNav(e, again); n.Deliver != "a" {
 			t.Fatalf("relaunch: %+v", n)
 		}
 		// suspendAll ends the session; the next launch resumes the suspended activity.
-		if r, n = e.navigate(again, "request=suspendAll"); r.Status != 200 || !n.SessionEnded {
+		if r, n = navigate(e, again, "request=suspendAll"); r.Status != 200 || !n.SessionEnded {
 			t.Fatalf("suspendAll: %d %s", r.Status, r.Body)
 		}
-		third := e.launch(e.launchPath(regs + "/r1/launchLink"))
-		if n = e.playerNav(third); n.Deliver != "a" {
+		third := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
+		if n = playerNav(e, third); n.Deliver != "a" {
 			t.Fatalf("launch after suspendAll: %+v", n)
 		}
 
@@ -191,24 +192,24 @@ func TestSequencingNavigate(t *testing.T) {
 			"request=jump&target=nowhere":   "'nowhere' is not an activity",
 			"request=continue&target=b":     "only for choice and jump",
 		} {
-			r, _ := e.navigate(third, q)
-			e.expect(r, 400, "navigate "+q)
-			if !strings.Contains(r.message(), want) {
-				t.Errorf("navigate %q: %q, want it to say %q", q, r.message(), want)
+			r, _ := navigate(e, third, q)
+			e.Expect(r, 400, "navigate "+q)
+			if !strings.Contains(r.Message(), want) {
+				t.Errorf("navigate %q: %q, want it to say %q", q, r.Message(), want)
 			}
 		}
-		r, _ = e.navigate("not-a-session", "request=continue")
-		e.expect(r, 403, "navigate without a session")
+		r, _ = navigate(e, "not-a-session", "request=continue")
+		e.Expect(r, 403, "navigate without a session")
 		// SCORM 1.2 is not sequenced.
-		r, _ = e.navigate(e.launch(e.launchPath(regs+"/r12/launchLink")), "request=continue")
-		e.expect(r, 400, "navigate a SCORM 1.2 course")
+		r, _ = navigate(e, e.Launch(e.LaunchPath(regs+"/r12/launchLink")), "request=continue")
+		e.Expect(r, 400, "navigate a SCORM 1.2 course")
 
 		// A preview is sequenced too, in memory: it starts afresh and tracks nothing.
-		pv := e.launch(e.launchPath("/engine/api/v1/acme/courses/seq/preview"))
-		if n = e.playerNav(pv); n.Deliver != "a" {
+		pv := e.Launch(e.LaunchPath("/engine/api/v1/acme/courses/seq/preview"))
+		if n = playerNav(e, pv); n.Deliver != "a" {
 			t.Fatalf("preview launch: %+v", n)
 		}
-		if r, n = e.navigate(pv, "request=continue"); r.Status != 200 || n.Deliver != "b" {
+		if r, n = navigate(e, pv, "request=continue"); r.Status != 200 || n.Deliver != "b" {
 			t.Fatalf("preview continue: %d %s", r.Status, r.Body)
 		}
 	})
@@ -220,13 +221,13 @@ func TestSequencingNavigate(t *testing.T) {
 // sets and terminates; the tester's Continue is the navigate endpoint, and Exit at the end
 // (exitAll) ends the session.
 func TestSequencingADLSX02(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "sx02", adlPackage(t, "LMSTestPackage_SX-02"), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "sx02", adlPackage(t, "LMSTestPackage_SX-02"), "")
 		regs := "/engine/api/v1/acme/registrations"
-		e.expect(e.do("POST", regs, root, map[string]any{"courseId": "sx02", "registrationId": "r1",
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "sx02", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann"}}), 204, "create registration")
-		session := e.launch(e.launchPath(regs + "/r1/launchLink"))
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
 		steps := []struct {
 			act string
 			// valid are the request_valid answers the script checks: continue, previous,
@@ -244,19 +245,19 @@ func TestSequencingADLSX02(t *testing.T) {
 			{act: "activity_5", cont: true, prev: true, commit: `"cmi.progress_measure":"0.9","cmi.exit":"normal"`, after: "continue"},
 			{act: "activity_1", cont: true, prev: false, commit: `"cmi.exit":"normal"`, after: "exitAll"},
 		}
-		n := e.playerNav(session)
+		n := playerNav(e, session)
 		for i, s := range steps {
 			if n.Deliver != s.act {
 				t.Fatalf("step %d: delivered %q (%s %s), want %s", i, n.Deliver, n.Exception, n.Message, s.act)
 			}
 			var st struct{ Nav *navAnswer }
-			e.get("/player/runtime/"+session+"/activity?activity="+s.act).json(t, &st)
+			e.Get("/player/runtime/"+session+"/activity?activity="+s.act).JSON(t, &st)
 			if v := st.Nav.Valid; v.Continue != s.cont || v.Previous != s.prev || (s.target != "" && v.Choice[s.target] != s.choice) {
 				t.Errorf("step %d (%s): request_valid %+v, want continue %v previous %v choice %s %v", i, s.act, v, s.cont, s.prev, s.target, s.choice)
 			}
-			e.seqCommit(session, s.act, `{"commitSequence":1,`+s.commit+`}`)
-			var r resp
-			if r, n = e.navigate(session, "request="+s.after); r.Status != 200 {
+			seqCommit(e, session, s.act, `{"commitSequence":1,`+s.commit+`}`)
+			var r servertest.Resp
+			if r, n = navigate(e, session, "request="+s.after); r.Status != 200 {
 				t.Fatalf("step %d: %s: %d %s", i, s.after, r.Status, r.Body)
 			}
 		}

@@ -3,12 +3,14 @@ package server_test
 import (
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // convertSettingEffects show the SCORM to xAPI conversion settings through HTTP: statements
 // appear in the tenant's record store (or not) as a SCORM registration is taken.
 var convertSettingEffects = []settingEffect{
-	{"ConvertTinCanFromScormRealtime", func(t *testing.T, e *env, tn string) {
+	{"ConvertTinCanFromScormRealtime", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", "12")
 		take := func(reg string) {
@@ -26,7 +28,7 @@ var convertSettingEffects = []settingEffect{
 			t.Fatalf("on: verbs %q", got)
 		}
 	}},
-	{"ConvertTinCanFromScormHistorical", func(t *testing.T, e *env, tn string) {
+	{"ConvertTinCanFromScormHistorical", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", "12")
 		r.register("c", "r")
@@ -36,11 +38,11 @@ var convertSettingEffects = []settingEffect{
 			t.Fatalf("default: %d statements, want none", n)
 		}
 		r.set("ConvertTinCanFromScormHistorical", "true")
-		eventually(t, 20*time.Second, "the stored run-time data converted", func() bool {
+		servertest.Eventually(t, 20*time.Second, "the stored run-time data converted", func() bool {
 			return verbs(r.statementsOf("r")) == "initialized,failed,terminated"
 		})
 	}},
-	{"SystemHomepageUrl", func(t *testing.T, e *env, tn string) {
+	{"SystemHomepageUrl", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", "12")
 		r.set("ConvertTinCanFromScormRealtime", "true")

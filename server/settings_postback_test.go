@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/course/postback"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // The SCORM 1.2 commits the post-back rows make: SCO 1 passed with 85 (the registration
@@ -25,20 +26,20 @@ func postBackTo(u string) map[string]any {
 }
 
 // launchNew registers regID on course intro of tn with a postBack to u and launches it.
-func (e *env) launchNew(tn, regID, u string) string {
-	e.t.Helper()
-	e.register(tn, regID, postBackTo(u))
-	return e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
+func launchNew(e *servertest.Env, tn, regID, u string) string {
+	e.T.Helper()
+	e.Register(tn, regID, postBackTo(u))
+	return e.Launch(e.LaunchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
 }
 
 // commitAsync commits body for activity i1 of session from another goroutine (plain HTTP,
 // no test helpers) and reports the status when the commit answers.
-func (e *env) commitAsync(session string, body string) <-chan int {
-	e.t.Helper()
-	st := e.activity(session, "i1")
+func commitAsync(e *servertest.Env, session string, body string) <-chan int {
+	e.T.Helper()
+	st := e.Activity(session, "i1")
 	done := make(chan int, 1)
 	go func() {
-		res, err := http.Post(fmt.Sprintf("%s/player/runtime/%s/commit?activity=i1&attempt=%d", e.url, session, st.Attempt),
+		res, err := http.Post(fmt.Sprintf("%s/player/runtime/%s/commit?activity=i1&attempt=%d", e.URL, session, st.Attempt),
 			"text/plain;charset=UTF-8", strings.NewReader(body))
 		if err != nil {
 			done <- -1
@@ -53,131 +54,131 @@ func (e *env) commitAsync(session string, body string) <-chan int {
 // reportFromSettings registers regID on course intro of tn without a postBack, commits SCO 1
 // and returns the requests the receiver got at path by the time the commit answered (the
 // first attempt is inline).
-func (e *env) reportFromSettings(rc *postReceiver, tn, regID, path string) []postReceived {
-	e.t.Helper()
-	e.register(tn, regID, nil)
-	s := e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
-	e.runtimeCommit(s, "i1", false, sco1Commit)
-	return rc.at(path)
+func reportFromSettings(e *servertest.Env, rc *servertest.PostReceiver, tn, regID, path string) []servertest.PostReceived {
+	e.T.Helper()
+	e.Register(tn, regID, nil)
+	s := e.Launch(e.LaunchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
+	e.RuntimeCommit(s, "i1", false, sco1Commit)
+	return rc.At(path)
 }
 
 // lastReport is the last request of got, failing the test when there is none.
-func lastReport(t *testing.T, got []postReceived) (postReceived, url.Values) {
+func lastReport(t *testing.T, got []servertest.PostReceived) (servertest.PostReceived, url.Values) {
 	t.Helper()
 	if len(got) == 0 {
 		t.Fatal("no post-back reached the receiver")
 	}
 	g := got[len(got)-1]
-	form, _ := url.ParseQuery(string(g.body))
+	form, _ := url.ParseQuery(string(g.Body))
 	return g, form
 }
 
 // postbackSettingEffects are the rows of the post-back delivery settings; the receiver is on
 // loopback (allowed by the test configuration's outbound policy).
 var postbackSettingEffects = []settingEffect{
-	{"ApiRollupRegistrationPostBackUrl", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
+	{"ApiRollupRegistrationPostBackUrl", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
 		// Default empty: no post-back (it would be inline, so it would be there now).
-		if got := e.reportFromSettings(rc, tn, "none", "/pb"); len(got) != 0 {
+		if got := reportFromSettings(e, rc, tn, "none", "/pb"); len(got) != 0 {
 			t.Fatalf("default: %d post-backs", len(got))
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/pb"))
-		if _, form := lastReport(t, e.reportFromSettings(rc, tn, "some", "/pb")); !strings.Contains(form.Get("data"), `regid="some"`) {
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/pb"))
+		if _, form := lastReport(t, reportFromSettings(e, rc, tn, "some", "/pb")); !strings.Contains(form.Get("data"), `regid="some"`) {
 			t.Errorf("set: %v", form)
 		}
 	}},
-	{"ApiRollupRegistrationAuthType", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/pb"))
-		e.setConfig(tn, "", "ApiRollupRegistrationAuthUser", "lms")
+	{"ApiRollupRegistrationAuthType", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/pb"))
+		setConfig(e, tn, "", "ApiRollupRegistrationAuthUser", "lms")
 		// Default form: the report in field data.
-		if g, form := lastReport(t, e.reportFromSettings(rc, tn, "form", "/pb")); g.contentType != "application/x-www-form-urlencoded" ||
+		if g, form := lastReport(t, reportFromSettings(e, rc, tn, "form", "/pb")); g.ContentType != "application/x-www-form-urlencoded" ||
 			form.Get("username") != "lms" || !strings.HasPrefix(form.Get("data"), "<?xml") {
-			t.Errorf("default: %s %s", g.contentType, g.body)
+			t.Errorf("default: %s %s", g.ContentType, g.Body)
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationAuthType", "httpbasic")
-		if g, _ := lastReport(t, e.reportFromSettings(rc, tn, "basic", "/pb")); g.auth != "Basic bG1zOg==" || !strings.HasPrefix(string(g.body), "<?xml") {
-			t.Errorf("httpbasic: %q %s", g.auth, g.body)
+		setConfig(e, tn, "", "ApiRollupRegistrationAuthType", "httpbasic")
+		if g, _ := lastReport(t, reportFromSettings(e, rc, tn, "basic", "/pb")); g.Auth != "Basic bG1zOg==" || !strings.HasPrefix(string(g.Body), "<?xml") {
+			t.Errorf("httpbasic: %q %s", g.Auth, g.Body)
 		}
 	}},
-	{"ApiRollupRegistrationAuthUser", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/pb"))
-		if _, form := lastReport(t, e.reportFromSettings(rc, tn, "anonymous", "/pb")); form.Get("username") != "" || !form.Has("username") {
+	{"ApiRollupRegistrationAuthUser", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/pb"))
+		if _, form := lastReport(t, reportFromSettings(e, rc, tn, "anonymous", "/pb")); form.Get("username") != "" || !form.Has("username") {
 			t.Errorf("default: %v", form)
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationAuthUser", "lms")
-		if _, form := lastReport(t, e.reportFromSettings(rc, tn, "named", "/pb")); form.Get("username") != "lms" {
+		setConfig(e, tn, "", "ApiRollupRegistrationAuthUser", "lms")
+		if _, form := lastReport(t, reportFromSettings(e, rc, tn, "named", "/pb")); form.Get("username") != "lms" {
 			t.Errorf("set: %v", form)
 		}
 	}},
-	{"ApiRollupRegistrationAuthPassword", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/pb"))
+	{"ApiRollupRegistrationAuthPassword", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/pb"))
 		// Default empty: no password, so no signature.
-		if g, form := lastReport(t, e.reportFromSettings(rc, tn, "unsigned", "/pb")); form.Get("password") != "" || g.signature != "" {
-			t.Errorf("default: %q %v", g.signature, form)
+		if g, form := lastReport(t, reportFromSettings(e, rc, tn, "unsigned", "/pb")); form.Get("password") != "" || g.Signature != "" {
+			t.Errorf("default: %q %v", g.Signature, form)
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationAuthPassword", "s3cret")
-		g, form := lastReport(t, e.reportFromSettings(rc, tn, "signed", "/pb"))
-		if form.Get("password") != "s3cret" || !postback.Verify([]byte("s3cret"), g.body, g.signature) {
-			t.Errorf("set: %q %v", g.signature, form)
+		setConfig(e, tn, "", "ApiRollupRegistrationAuthPassword", "s3cret")
+		g, form := lastReport(t, reportFromSettings(e, rc, tn, "signed", "/pb"))
+		if form.Get("password") != "s3cret" || !postback.Verify([]byte("s3cret"), g.Body, g.Signature) {
+			t.Errorf("set: %q %v", g.Signature, form)
 		}
 	}},
-	{"ApiRollupRegistrationFormat", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/pb"))
-		if _, form := lastReport(t, e.reportFromSettings(rc, tn, "summary", "/pb")); !strings.Contains(form.Get("data"), `format="course"`) ||
+	{"ApiRollupRegistrationFormat", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/pb"))
+		if _, form := lastReport(t, reportFromSettings(e, rc, tn, "summary", "/pb")); !strings.Contains(form.Get("data"), `format="course"`) ||
 			strings.Contains(form.Get("data"), "<activity") {
 			t.Errorf("default: %s", form.Get("data"))
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationFormat", "full")
-		if _, form := lastReport(t, e.reportFromSettings(rc, tn, "detail", "/pb")); !strings.Contains(form.Get("data"), `format="full"`) ||
+		setConfig(e, tn, "", "ApiRollupRegistrationFormat", "full")
+		if _, form := lastReport(t, reportFromSettings(e, rc, tn, "detail", "/pb")); !strings.Contains(form.Get("data"), `format="full"`) ||
 			!strings.Contains(form.Get("data"), "<runtime>") {
 			t.Errorf("full: %s", form.Get("data"))
 		}
 	}},
-	{"ApiRollupRegistrationDuringSession", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
+	{"ApiRollupRegistrationDuringSession", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
 		// Default true: a commit that changes the rollup posts while the learner is in the
 		// course. The first attempt is inline (ApiRollupRegistrationSynchronous), so the
 		// receiver has it, or never will, when the commit answers.
-		s := e.launchNew(tn, "during", rc.url("/during"))
-		e.runtimeCommit(s, "i1", false, sco1Commit)
-		if got := rc.at("/during"); len(got) != 1 || !strings.Contains(string(got[0].body), "incomplete") {
+		s := launchNew(e, tn, "during", rc.URL("/during"))
+		e.RuntimeCommit(s, "i1", false, sco1Commit)
+		if got := rc.At("/during"); len(got) != 1 || !strings.Contains(string(got[0].Body), "incomplete") {
 			t.Fatalf("default: %d post-backs during the session, want 1 saying incomplete", len(got))
 		}
-		e.setConfig(tn, "", "ApiRollupRegistrationDuringSession", "false")
+		setConfig(e, tn, "", "ApiRollupRegistrationDuringSession", "false")
 		// false: the same change posts nothing; the terminating commit posts the report.
-		s = e.launchNew(tn, "at-exit", rc.url("/at-exit"))
-		e.runtimeCommit(s, "i1", false, sco1Commit)
-		if n := len(rc.at("/at-exit")); n != 0 {
+		s = launchNew(e, tn, "at-exit", rc.URL("/at-exit"))
+		e.RuntimeCommit(s, "i1", false, sco1Commit)
+		if n := len(rc.At("/at-exit")); n != 0 {
 			t.Fatalf("false: %d post-backs before the exit", n)
 		}
-		e.runtimeCommit(s, "i2", true, sco2Commit)
-		got := rc.at("/at-exit")
+		e.RuntimeCommit(s, "i2", true, sco2Commit)
+		got := rc.At("/at-exit")
 		if len(got) != 1 {
 			t.Fatalf("false: %d post-backs at exit, want 1", len(got))
 		}
-		if data, _ := url.ParseQuery(string(got[0].body)); !strings.Contains(data.Get("data"), "<complete>complete</complete>") {
+		if data, _ := url.ParseQuery(string(got[0].Body)); !strings.Contains(data.Get("data"), "<complete>complete</complete>") {
 			t.Errorf("the report at exit: %s", data.Get("data"))
 		}
 	}},
-	{"ApiRollupRegistrationSynchronous", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
+	{"ApiRollupRegistrationSynchronous", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
 		// A receiver that does not answer until released; an attempt would wait 300 s.
-		e.setConfig(tn, "", "ApiPostbackTimeoutSeconds", "300")
+		setConfig(e, tn, "", "ApiPostbackTimeoutSeconds", "300")
 		// Default true: the commit answers only after its post-back's first attempt.
-		release := rc.holding(t, "/inline")
-		done := e.commitAsync(e.launchNew(tn, "inline", rc.url("/inline")), sco1Commit)
-		eventually(t, 30*time.Second, "the post-back reaching the receiver", func() bool { return len(rc.at("/inline")) == 1 })
+		release := rc.Holding(t, "/inline")
+		done := commitAsync(e, launchNew(e, tn, "inline", rc.URL("/inline")), sco1Commit)
+		servertest.Eventually(t, 30*time.Second, "the post-back reaching the receiver", func() bool { return len(rc.At("/inline")) == 1 })
 		select {
 		case st := <-done:
 			t.Fatalf("default: the commit answered (%d) while its post-back was still waiting for the receiver", st)
@@ -193,9 +194,9 @@ var postbackSettingEffects = []settingEffect{
 			t.Fatal("default: the commit did not answer after the receiver did")
 		}
 		// false: the commit answers while the receiver holds the (queued) post-back.
-		e.setConfig(tn, "", "ApiRollupRegistrationSynchronous", "false")
-		rc.holding(t, "/queued")
-		done = e.commitAsync(e.launchNew(tn, "queued", rc.url("/queued")), sco1Commit)
+		setConfig(e, tn, "", "ApiRollupRegistrationSynchronous", "false")
+		rc.Holding(t, "/queued")
+		done = commitAsync(e, launchNew(e, tn, "queued", rc.URL("/queued")), sco1Commit)
 		select {
 		case st := <-done:
 			if st != 200 {
@@ -204,82 +205,82 @@ var postbackSettingEffects = []settingEffect{
 		case <-time.After(30 * time.Second):
 			t.Fatal("false: the commit waited for the receiver")
 		}
-		eventually(t, 30*time.Second, "the queued post-back reaching the receiver", func() bool { return len(rc.at("/queued")) == 1 })
+		servertest.Eventually(t, 30*time.Second, "the queued post-back reaching the receiver", func() bool { return len(rc.At("/queued")) == 1 })
 	}},
-	{"ApiPostbackTimeoutSeconds", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
+	{"ApiPostbackTimeoutSeconds", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
 		// Queued attempts, so the commits answer at once; the receiver never answers.
-		e.setConfig(tn, "", "ApiRollupRegistrationSynchronous", "false")
+		setConfig(e, tn, "", "ApiRollupRegistrationSynchronous", "false")
 		giveUpAfter := func(path string) time.Duration {
 			t.Helper()
-			release := rc.holding(t, path)
-			e.runtimeCommit(e.launchNew(tn, strings.TrimPrefix(path, "/"), rc.url(path)), "i1", false, sco1Commit)
-			var first postReceived
-			eventually(t, 60*time.Second, "the sender giving up on "+path, func() bool {
-				got := rc.at(path)
-				if len(got) == 0 || got[0].cancelled.IsZero() {
+			release := rc.Holding(t, path)
+			e.RuntimeCommit(launchNew(e, tn, strings.TrimPrefix(path, "/"), rc.URL(path)), "i1", false, sco1Commit)
+			var first servertest.PostReceived
+			servertest.Eventually(t, 60*time.Second, "the sender giving up on "+path, func() bool {
+				got := rc.At(path)
+				if len(got) == 0 || got[0].Cancelled.IsZero() {
 					return false
 				}
 				first = got[0]
 				return true
 			})
 			release() // the retries are answered
-			return first.cancelled.Sub(first.arrived)
+			return first.Cancelled.Sub(first.Arrived)
 		}
 		// Default 10 s.
 		if d := giveUpAfter("/default"); d < 9*time.Second || d > 20*time.Second {
 			t.Errorf("default: the request was abandoned after %v, want about 10 s", d)
 		}
-		e.setConfig(tn, "", "ApiPostbackTimeoutSeconds", "1")
+		setConfig(e, tn, "", "ApiPostbackTimeoutSeconds", "1")
 		if d := giveUpAfter("/short"); d < 500*time.Millisecond || d > 5*time.Second {
 			t.Errorf("1: the request was abandoned after %v, want about 1 s", d)
 		}
 	}},
-	{"ApiPostbackDataModelVersion", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
-		e.setConfig(tn, "", "ApiRollupRegistrationAuthType", "httpbasic")
-		e.setConfig(tn, "", "ApiRollupRegistrationPostBackUrl", rc.url("/model"))
-		take := func(regID string) postReceived {
+	{"ApiPostbackDataModelVersion", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
+		setConfig(e, tn, "", "ApiRollupRegistrationAuthType", "httpbasic")
+		setConfig(e, tn, "", "ApiRollupRegistrationPostBackUrl", rc.URL("/model"))
+		take := func(regID string) servertest.PostReceived {
 			t.Helper()
-			e.register(tn, regID, nil)
-			s := e.launch(e.launchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
-			e.runtimeCommit(s, "i1", false, sco1Commit)
-			got := rc.at("/model")
+			e.Register(tn, regID, nil)
+			s := e.Launch(e.LaunchPath("/engine/api/v1/" + tn + "/registrations/" + regID + "/launchLink"))
+			e.RuntimeCommit(s, "i1", false, sco1Commit)
+			got := rc.At("/model")
 			return got[len(got)-1]
 		}
 		// Default v1: the registrationreport XML.
-		if g := take("v1"); g.contentType != "text/xml; charset=utf-8" || !strings.Contains(string(g.body), `<registrationreport format="course" regid="v1"`) {
-			t.Errorf("default: %s %s", g.contentType, g.body)
+		if g := take("v1"); g.ContentType != "text/xml; charset=utf-8" || !strings.Contains(string(g.Body), `<registrationreport format="course" regid="v1"`) {
+			t.Errorf("default: %s %s", g.ContentType, g.Body)
 		}
 		// v2: the JSON report, progress's fields.
-		e.setConfig(tn, "", "ApiPostbackDataModelVersion", "v2")
+		setConfig(e, tn, "", "ApiPostbackDataModelVersion", "v2")
 		g := take("v2")
 		var rep struct{ ID, RegistrationCompletion string }
-		if g.contentType != "application/json" || json.Unmarshal(g.body, &rep) != nil || rep.ID != "v2" || rep.RegistrationCompletion != "INCOMPLETE" {
-			t.Errorf("v2: %s %s", g.contentType, g.body)
+		if g.ContentType != "application/json" || json.Unmarshal(g.Body, &rep) != nil || rep.ID != "v2" || rep.RegistrationCompletion != "INCOMPLETE" {
+			t.Errorf("v2: %s %s", g.ContentType, g.Body)
 		}
 	}},
-	{"SimpleQueueMaxTries", func(t *testing.T, e *env, tn string) {
-		rc := newPostReceiver(t)
-		e.importOK(tn, "intro", scorm12Package(t), "")
+	{"SimpleQueueMaxTries", func(t *testing.T, e *servertest.Env, tn string) {
+		rc := servertest.NewPostReceiver(t)
+		e.ImportOK(tn, "intro", servertest.Scorm12Package(t), "")
 		attempts := func(regID string) int {
 			t.Helper()
 			path := "/down-" + regID
-			rc.failing(path)
-			e.runtimeCommit(e.launchNew(tn, regID, rc.url(path)), "i1", false, sco1Commit)
+			rc.Failing(path)
+			e.RuntimeCommit(launchNew(e, tn, regID, rc.URL(path)), "i1", false, sco1Commit)
 			// The give-up is logged after the last attempt: the count is final then.
-			eventually(t, 60*time.Second, "the post-back of "+regID+" given up", func() bool {
-				return len(e.logs.find("post-back given up", "tenant", tn, "registration", regID)) == 1
+			servertest.Eventually(t, 60*time.Second, "the post-back of "+regID+" given up", func() bool {
+				return len(e.Logs.Find("post-back given up", "tenant", tn, "registration", regID)) == 1
 			})
-			return len(rc.at(path))
+			return len(rc.At(path))
 		}
 		// Default 8: the inline attempt and 7 queued retries.
 		if n := attempts("eight"); n != 8 {
 			t.Errorf("default: %d attempts, want 8", n)
 		}
-		e.setConfig(tn, "", "SimpleQueueMaxTries", "2")
+		setConfig(e, tn, "", "SimpleQueueMaxTries", "2")
 		if n := attempts("two"); n != 2 {
 			t.Errorf("2: %d attempts, want 2", n)
 		}

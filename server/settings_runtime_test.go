@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/course/coursetest"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // manifest2004One is a SCORM 2004 course of one SCO ("one", sco.html) whose item carries seq
@@ -31,11 +32,11 @@ func manifest2004One(seq string) string {
 // rtEnv drives one tenant's registrations through launches and commits over HTTP.
 type rtEnv struct {
 	t   *testing.T
-	e   *env
+	e   *servertest.Env
 	api string
 }
 
-func newRT(t *testing.T, e *env, tn string) *rtEnv {
+func newRT(t *testing.T, e *servertest.Env, tn string) *rtEnv {
 	return &rtEnv{t: t, e: e, api: "/engine/api/v1/" + tn}
 }
 
@@ -45,36 +46,36 @@ func (r *rtEnv) course(id, kind string) {
 	files := map[string]string{"sco.html": "<html>sco</html>", "sco/index.html": "<html>sco</html>"}
 	switch kind {
 	case "12":
-		files["imsmanifest.xml"] = manifest12
+		files["imsmanifest.xml"] = servertest.Manifest12
 	case "12x2":
-		r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, scorm12Package(r.t), "")
+		r.e.ImportOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, servertest.Scorm12Package(r.t), "")
 		return
 	case "2004":
-		files["imsmanifest.xml"] = manifest2004
+		files["imsmanifest.xml"] = servertest.Manifest2004
 	default:
 		files["imsmanifest.xml"] = kind
 	}
-	r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, zipOf(r.t, files), "")
+	r.e.ImportOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, servertest.ZipOf(r.t, files), "")
 }
 
 func (r *rtEnv) register(courseID, regID string) {
 	r.t.Helper()
-	r.e.expect(r.e.do("POST", r.api+"/registrations", root, map[string]any{"courseId": courseID, "registrationId": regID,
+	r.e.Expect(r.e.Do("POST", r.api+"/registrations", servertest.Root, map[string]any{"courseId": courseID, "registrationId": regID,
 		"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create "+regID)
 }
 
 // launch opens the registration's launch link and loads one activity: the session and the
 // activity's attempt and initial data.
-func (r *rtEnv) launch(regID, activity string) (string, activityState) {
+func (r *rtEnv) launch(regID, activity string) (string, servertest.ActivityState) {
 	r.t.Helper()
-	s := r.e.launch(r.e.launchPath(r.api + "/registrations/" + regID + "/launchLink"))
-	return s, r.e.activity(s, activity)
+	s := r.e.Launch(r.e.LaunchPath(r.api + "/registrations/" + regID + "/launchLink"))
+	return s, r.e.Activity(s, activity)
 }
 
 // commitOK posts a commit the runtime must accept.
 func (r *rtEnv) commitOK(session, activity string, attempt int64, body string) {
 	r.t.Helper()
-	if resp, a := r.e.commit(session, activity, attempt, body); resp.Status != 200 || a.Result != "true" {
+	if resp, a := r.e.Commit(session, activity, attempt, body); resp.Status != 200 || a.Result != "true" {
 		r.t.Fatalf("commit %s: %d %s", body, resp.Status, resp.Body)
 	}
 }
@@ -83,11 +84,11 @@ func (r *rtEnv) commitOK(session, activity string, attempt int64, body string) {
 // AU "A1" (the aicc_single fixture, mastery score 80) to the session's HACP endpoint.
 func (r *rtEnv) hacp(regID string) func(command, data string) string {
 	r.t.Helper()
-	s := r.e.launch(r.e.launchPath(r.api + "/registrations/" + regID + "/launchLink"))
+	s := r.e.Launch(r.e.LaunchPath(r.api + "/registrations/" + regID + "/launchLink"))
 	return func(command, data string) string {
 		r.t.Helper()
 		form := url.Values{"command": {command}, "version": {"4.0"}, "session_id": {"A1"}, "AICC_Data": {data}}
-		res, err := http.Post(r.e.url+"/player/hacp/"+s, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		res, err := http.Post(r.e.URL+"/player/hacp/"+s, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func (r *rtEnv) hacp(regID string) func(command, data string) string {
 
 // aiccCourse imports the aicc_single fixture as id.
 func (r *rtEnv) aiccCourse(id string) {
-	r.e.importOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, zipOf(r.t, fixtureFiles(r.t, "aicc_single")), "")
+	r.e.ImportOK(strings.TrimPrefix(r.api, "/engine/api/v1/"), id, servertest.ZipOf(r.t, servertest.FixtureFiles(r.t, "aicc_single")), "")
 }
 
 // progress is the registration's completion/success/score, e.g. "COMPLETED/PASSED/90".
@@ -109,7 +110,7 @@ func (r *rtEnv) progress(regID string) string {
 		RegistrationCompletion, RegistrationSuccess string
 		Score                                       *struct{ Scaled float64 }
 	}
-	r.e.do("GET", r.api+"/registrations/"+regID+"/progress", root, nil).json(r.t, &p)
+	r.e.Do("GET", r.api+"/registrations/"+regID+"/progress", servertest.Root, nil).JSON(r.t, &p)
 	score := "-"
 	if p.Score != nil {
 		score = fmt.Sprint(p.Score.Scaled)
@@ -127,7 +128,7 @@ func (r *rtEnv) runtime(regID string) struct{ Location, SuspendData, Entry strin
 			}
 		}
 	}
-	r.e.do("GET", r.api+"/registrations/"+regID+"/progress/detail", root, nil).json(r.t, &d)
+	r.e.Do("GET", r.api+"/registrations/"+regID+"/progress/detail", servertest.Root, nil).JSON(r.t, &d)
 	return d.ActivityDetails.Children[0].Runtime
 }
 
@@ -141,8 +142,8 @@ func (r *rtEnv) expectProgress(regID, want, what string) {
 // pageConfig returns a value of the player page's configuration for a launch of regID.
 func (r *rtEnv) pageConfig(regID, key string) string {
 	r.t.Helper()
-	s := r.e.launch(r.e.launchPath(r.api + "/registrations/" + regID + "/launchLink"))
-	page := string(r.e.get("/player/session/" + s).Body)
+	s := r.e.Launch(r.e.LaunchPath(r.api + "/registrations/" + regID + "/launchLink"))
+	page := string(r.e.Get("/player/session/" + s).Body)
 	m := regexp.MustCompile(`"` + key + `":([^,}]*)`).FindStringSubmatch(page)
 	if m == nil {
 		r.t.Fatalf("no %s in the player page: %s", key, page)
@@ -154,7 +155,7 @@ func (r *rtEnv) pageConfig(regID, key string) string {
 // through launches, the runtime commit endpoint and /progress, at tenant, course or
 // registration level. Their client-side effects are in TestPlayerRuntimeSettingsInBrowser.
 var runtimeSettingEffects = []settingEffect{
-	{"PlayerSuspendDataMaxLength", func(t *testing.T, e *env, tn string) {
+	{"PlayerSuspendDataMaxLength", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c12", "12")
 		r.course("c04", "2004")
@@ -166,11 +167,11 @@ var runtimeSettingEffects = []settingEffect{
 		if got := r.runtime("r12").SuspendData; got != long {
 			t.Fatalf("default: %d characters of suspend data stored", len([]rune(got)))
 		}
-		if resp, a := e.commit(s, "sco1", st.Attempt, `{"commitSequence":2,"cmi.suspend_data":"`+strings.Repeat("x", 64001)+`"}`); resp.Status != 400 || a.ErrorCode != 405 {
+		if resp, a := e.Commit(s, "sco1", st.Attempt, `{"commitSequence":2,"cmi.suspend_data":"`+strings.Repeat("x", 64001)+`"}`); resp.Status != 400 || a.ErrorCode != 405 {
 			t.Errorf("64001 characters by default: %d %s", resp.Status, resp.Body)
 		}
-		e.setSetting(r.api+"/courses/c12", "PlayerSuspendDataMaxLength", "4096")
-		if resp, a := e.commit(s, "sco1", st.Attempt, `{"commitSequence":3,"cmi.suspend_data":"`+long+`"}`); resp.Status != 400 || a.ErrorCode != 405 ||
+		e.SetSetting(r.api+"/courses/c12", "PlayerSuspendDataMaxLength", "4096")
+		if resp, a := e.Commit(s, "sco1", st.Attempt, `{"commitSequence":3,"cmi.suspend_data":"`+long+`"}`); resp.Status != 400 || a.ErrorCode != 405 ||
 			!strings.Contains(a.Message, "PlayerSuspendDataMaxLength") {
 			t.Errorf("SCORM 1.2 over the course's 4096: %d %s", resp.Status, resp.Body)
 		}
@@ -179,9 +180,9 @@ var runtimeSettingEffects = []settingEffect{
 			t.Errorf("the page's SetValue limit: %s", got)
 		}
 		// SCORM 2004 answers 407, here from a registration-level value.
-		e.setSetting(r.api+"/registrations/r04", "PlayerSuspendDataMaxLength", "4096")
+		e.SetSetting(r.api+"/registrations/r04", "PlayerSuspendDataMaxLength", "4096")
 		s, st = r.launch("r04", "one")
-		if resp, a := e.commit(s, "one", st.Attempt, `{"commitSequence":1,"cmi.suspend_data":"`+long+`"}`); resp.Status != 400 || a.ErrorCode != 407 {
+		if resp, a := e.Commit(s, "one", st.Attempt, `{"commitSequence":1,"cmi.suspend_data":"`+long+`"}`); resp.Status != 400 || a.ErrorCode != 407 {
 			t.Errorf("SCORM 2004 over the registration's 4096: %d %s", resp.Status, resp.Body)
 		}
 		// AICC: [Core_Lesson] is the suspend data; HACP answers error 1.
@@ -191,14 +192,14 @@ var runtimeSettingEffects = []settingEffect{
 		if got := hacp("PutParam", "[Core_Lesson]\r\n"+long+"\r\n"); !strings.HasPrefix(got, "error=0") {
 			t.Errorf("AICC by default: %s", got)
 		}
-		e.setSetting(r.api, "PlayerSuspendDataMaxLength", "4096")
+		e.SetSetting(r.api, "PlayerSuspendDataMaxLength", "4096")
 		if got := hacp("PutParam", "[Core_Lesson]\r\n"+long+"\r\n"); !strings.HasPrefix(got, "error=1") || !strings.Contains(got, "PlayerSuspendDataMaxLength") {
 			t.Errorf("AICC over the tenant's 4096: %s", got)
 		}
-		e.expect(e.do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", root, map[string]any{"value": "4095"}), 400, "below 4096")
-		e.expect(e.do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", root, map[string]any{"value": "64001"}), 400, "above 64000")
+		e.Expect(e.Do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", servertest.Root, map[string]any{"value": "4095"}), 400, "below 4096")
+		e.Expect(e.Do("PUT", r.api+"/configuration/PlayerSuspendDataMaxLength", servertest.Root, map[string]any{"value": "64001"}), 400, "above 64000")
 	}},
-	{"PlayerResetRunTimeData", func(t *testing.T, e *env, tn string) {
+	{"PlayerResetRunTimeData", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c04", "2004")
 		r.course("c12", "12")
@@ -217,7 +218,7 @@ var runtimeSettingEffects = []settingEffect{
 			t.Errorf("the new attempt kept the old data: %+v", rt)
 		}
 		// NEVER (registration level): the data is kept, entry "" after a normal exit.
-		e.setSetting(r.api+"/registrations/r04", "PlayerResetRunTimeData", "NEVER")
+		e.SetSetting(r.api+"/registrations/r04", "PlayerResetRunTimeData", "NEVER")
 		s, st = r.launch("r04", "one")
 		if st.CMI["cmi.entry"] != "" || st.CMI["cmi.location"] != "p2" {
 			t.Errorf("NEVER: %v", st.CMI)
@@ -232,19 +233,19 @@ var runtimeSettingEffects = []settingEffect{
 		if _, st = r.launch("r12", "sco1"); st.CMI["cmi.core.lesson_location"] != "p1" || st.CMI["cmi.core.entry"] != "" {
 			t.Errorf("SCORM 1.2 relaunch by default: %v", st.CMI)
 		}
-		e.setSetting(r.api, "PlayerResetRunTimeData", "WHEN_EXIT_IS_NOT_SUSPEND")
+		e.SetSetting(r.api, "PlayerResetRunTimeData", "WHEN_EXIT_IS_NOT_SUSPEND")
 		if _, st = r.launch("r12", "sco1"); st.CMI["cmi.core.lesson_location"] != "" || st.CMI["cmi.core.entry"] != "ab-initio" {
 			t.Errorf("SCORM 1.2 relaunch with WHEN_EXIT_IS_NOT_SUSPEND: %v", st.CMI)
 		}
 		// A suspended attempt resumes under every mode.
 		s, st = r.launch("r12", "sco1")
 		r.commitOK(s, "sco1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_location":"p4","cmi.core.exit":"suspend"}`)
-		e.setSetting(r.api, "PlayerResetRunTimeData", "ON_EACH_NEW_SEQUENCING_ATTEMPT")
+		e.SetSetting(r.api, "PlayerResetRunTimeData", "ON_EACH_NEW_SEQUENCING_ATTEMPT")
 		if _, st = r.launch("r12", "sco1"); st.CMI["cmi.core.lesson_location"] != "p4" || st.CMI["cmi.core.entry"] != "resume" {
 			t.Errorf("suspended SCORM 1.2 relaunch: %v", st.CMI)
 		}
 	}},
-	{"PlayerLaunchCompletedRegsAsNoCredit", func(t *testing.T, e *env, tn string) {
+	{"PlayerLaunchCompletedRegsAsNoCredit", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c12", "12")
 		r.register("c12", "r12")
@@ -259,7 +260,7 @@ var runtimeSettingEffects = []settingEffect{
 		r.commitOK(s, "sco1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"failed","cmi.core.score.raw":"40"}`)
 		r.expectProgress("r12", "COMPLETED/FAILED/40", "credit relaunch")
 		r.commitOK(s, "sco1", st.Attempt, `{"commitSequence":2,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"95"}`)
-		e.setSetting(r.api+"/courses/c12", "PlayerLaunchCompletedRegsAsNoCredit", "YES")
+		e.SetSetting(r.api+"/courses/c12", "PlayerLaunchCompletedRegsAsNoCredit", "YES")
 		s, st = r.launch("r12", "sco1")
 		if st.CMI["cmi.core.credit"] != "no-credit" || st.CMI["cmi.core.lesson_mode"] != "normal" {
 			t.Errorf("no-credit relaunch: credit %q mode %q", st.CMI["cmi.core.credit"], st.CMI["cmi.core.lesson_mode"])
@@ -273,7 +274,7 @@ var runtimeSettingEffects = []settingEffect{
 		// and a PutParam of that session keeps the result.
 		r.aiccCourse("fire")
 		r.register("fire", "raicc")
-		e.setSetting(r.api, "PlayerLaunchCompletedRegsAsNoCredit", "true")
+		e.SetSetting(r.api, "PlayerLaunchCompletedRegsAsNoCredit", "true")
 		hacp := r.hacp("raicc")
 		if got := hacp("GetParam", ""); !strings.Contains(got, "Credit=credit\r\n") {
 			t.Errorf("AICC first launch: %s", got)
@@ -289,75 +290,75 @@ var runtimeSettingEffects = []settingEffect{
 		}
 		r.expectProgress("raicc", "COMPLETED/PASSED/90", "AICC no-credit session")
 	}},
-	{"PlayerCommMaxFailedSubmissions", func(t *testing.T, e *env, tn string) {
+	{"PlayerCommMaxFailedSubmissions", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c12", "12")
 		r.register("c12", "r12")
 		if got := r.pageConfig("r12", "maxFailedSubmissions"); got != "2" {
 			t.Errorf("default %s", got)
 		}
-		e.setSetting(r.api, "PlayerCommMaxFailedSubmissions", "5")
+		e.SetSetting(r.api, "PlayerCommMaxFailedSubmissions", "5")
 		if got := r.pageConfig("r12", "maxFailedSubmissions"); got != "5" {
 			t.Errorf("tenant value: %s", got)
 		}
-		e.expect(e.do("PUT", r.api+"/configuration/PlayerCommMaxFailedSubmissions", root, map[string]any{"value": "0"}), 400, "below 1")
+		e.Expect(e.Do("PUT", r.api+"/configuration/PlayerCommMaxFailedSubmissions", servertest.Root, map[string]any{"value": "0"}), 400, "below 1")
 	}},
-	{"PlayerFinishCausesImmediateCommit", func(t *testing.T, e *env, tn string) {
+	{"PlayerFinishCausesImmediateCommit", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c12", "12")
 		r.register("c12", "r12")
 		if got := r.pageConfig("r12", "finishCommit"); got != "true" {
 			t.Errorf("default %s", got)
 		}
-		e.setSetting(r.api+"/registrations/r12", "PlayerFinishCausesImmediateCommit", "NO")
+		e.SetSetting(r.api+"/registrations/r12", "PlayerFinishCausesImmediateCommit", "NO")
 		if got := r.pageConfig("r12", "finishCommit"); got != "false" {
 			t.Errorf("registration value: %s", got)
 		}
 	}},
-	{"PlayerApplyRollupStatusToSuccess", func(t *testing.T, e *env, tn string) {
+	{"PlayerApplyRollupStatusToSuccess", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", "12x2")
 		r.register("c", "r")
-		e.setSetting(r.api, "PlayerStatusRollupModeValue", "COMPLETE_WHEN_ALL_UNITS_COMPLETE")
+		e.SetSetting(r.api, "PlayerStatusRollupModeValue", "COMPLETE_WHEN_ALL_UNITS_COMPLETE")
 		s, a := r.launch("r", "i1")
 		r.commitOK(s, "i1", a.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"90"}`)
-		b := e.activity(s, "i2")
+		b := e.Activity(s, "i2")
 		r.commitOK(s, "i2", b.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"failed","cmi.core.score.raw":"50"}`)
 		r.expectProgress("r", "COMPLETED/FAILED/70", "default: a failed unit fails the course")
-		e.setSetting(r.api+"/registrations/r", "PlayerApplyRollupStatusToSuccess", "true")
+		e.SetSetting(r.api+"/registrations/r", "PlayerApplyRollupStatusToSuccess", "true")
 		r.commitOK(s, "i2", b.Attempt, `{"commitSequence":2,"cmi.core.lesson_status":"failed","cmi.core.score.raw":"50"}`)
 		r.expectProgress("r", "COMPLETED/PASSED/70", "the status rollup (all units complete) decides success")
 	}},
-	{"PlayerScoreOverridesStatus", func(t *testing.T, e *env, tn string) {
+	{"PlayerScoreOverridesStatus", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c12", "12")
 		r.register("c12", "r12")
 		s, st := r.launch("r12", "sco1")
 		r.commitOK(s, "sco1", st.Attempt, `{"commitSequence":1,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"40"}`)
 		r.expectProgress("r12", "COMPLETED/FAILED/40", "default: 40 under the mastery score 80 fails")
-		e.setSetting(r.api+"/courses/c12", "PlayerScoreOverridesStatus", "false")
+		e.SetSetting(r.api+"/courses/c12", "PlayerScoreOverridesStatus", "false")
 		r.commitOK(s, "sco1", st.Attempt, `{"commitSequence":2,"cmi.core.lesson_status":"passed","cmi.core.score.raw":"40"}`)
 		r.expectProgress("r12", "COMPLETED/PASSED/40", "the SCO's own status stands")
 	}},
-	{"PlayerSatisfiedCausesCompletion", func(t *testing.T, e *env, tn string) {
+	{"PlayerSatisfiedCausesCompletion", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", manifest2004One(""))
 		r.register("c", "r")
 		s, st := r.launch("r", "one")
 		r.commitOK(s, "one", st.Attempt, `{"commitSequence":1,"cmi.completion_status":"incomplete","cmi.success_status":"passed"}`)
 		r.expectProgress("r", "INCOMPLETE/PASSED/-", "default")
-		e.setSetting(r.api, "PlayerSatisfiedCausesCompletion", "true")
+		e.SetSetting(r.api, "PlayerSatisfiedCausesCompletion", "true")
 		r.commitOK(s, "one", st.Attempt, `{"commitSequence":2,"cmi.completion_status":"incomplete","cmi.success_status":"passed"}`)
 		r.expectProgress("r", "COMPLETED/PASSED/-", "satisfied completes")
 	}},
-	{"PlayerRollupEmptySetToUnknown", func(t *testing.T, e *env, tn string) {
+	{"PlayerRollupEmptySetToUnknown", func(t *testing.T, e *servertest.Env, tn string) {
 		r := newRT(t, e, tn)
 		r.course("c", manifest2004One(`<imsss:rollupRules rollupObjectiveSatisfied="false" rollupProgressCompletion="false"/>`))
 		r.register("c", "r")
 		s, st := r.launch("r", "one")
 		r.commitOK(s, "one", st.Attempt, `{"commitSequence":1,"cmi.completion_status":"incomplete","cmi.success_status":"failed"}`)
 		r.expectProgress("r", "INCOMPLETE/UNKNOWN/-", "default: no contributing child leaves the course unknown")
-		e.setSetting(r.api+"/courses/c", "PlayerRollupEmptySetToUnknown", "false")
+		e.SetSetting(r.api+"/courses/c", "PlayerRollupEmptySetToUnknown", "false")
 		r.commitOK(s, "one", st.Attempt, `{"commitSequence":2,"cmi.completion_status":"incomplete","cmi.success_status":"failed"}`)
 		r.expectProgress("r", "COMPLETED/PASSED/-", "the empty set is satisfied and completed")
 	}},

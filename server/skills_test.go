@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,70 +10,26 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
-
-// taxonomyForm builds a taxonomy upload; an empty value leaves its part out.
-func taxonomyForm(fileName, csv, col, id string) ([]byte, string) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	if col != "" {
-		mw.WriteField("csv_col_name", col)
-	}
-	if fileName != "" {
-		part, _ := mw.CreateFormFile("taxonomy_csv", fileName)
-		part.Write([]byte(csv))
-	}
-	if id != "" {
-		mw.WriteField("taxonomy_id", id)
-	}
-	mw.Close()
-	return buf.Bytes(), mw.FormDataContentType()
-}
-
-func (e *env) postTaxonomy(tenantID, fileName, csv, col, id string) resp {
-	e.t.Helper()
-	body, ct := taxonomyForm(fileName, csv, col, id)
-	return e.do("POST", "/api/v1/jobs/taxonomy", root, body, "Content-Type", ct, "tenant_id", tenantID)
-}
-
-// importTaxonomy imports a taxonomy and waits for its job to complete.
-func (e *env) importTaxonomy(tenantID, csv, col, id string) jobRead {
-	e.t.Helper()
-	j := e.waitServiceJob(tenantID, e.postTaxonomy(tenantID, "skills.csv", csv, col, id), "TAXONOMY_IMPORT")
-	if j.Status != "COMPLETED" {
-		e.t.Fatalf("taxonomy job ended %s: %+v", j.Status, j.Error)
-	}
-	return j
-}
-
-func (e *env) contentSetting(tenantID, id string) resp {
-	e.t.Helper()
-	return e.do("GET", "/api/v1/app_management/configuration/"+id, root, nil, "tenant_id", tenantID)
-}
-
-func (e *env) putContentSetting(tenantID, id, value string) resp {
-	e.t.Helper()
-	return e.do("PUT", "/api/v1/app_management/configuration/"+id, root, map[string]any{"value": value}, "tenant_id", tenantID)
-}
 
 const cookingSkillsCSV = "\xef\xbb\xbfid;Skill Name;note\n1;Knife safety;\"cutting,\nsharpening\"\n2;Baking;\n3;Cake decorating;\n4;Welding;metal\n2;baking;dup\n"
 
 func TestTaxonomyImport(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("tax", true)
-		j := e.importTaxonomy("tax", cookingSkillsCSV, "Skill Name", "cooking")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("tax", true)
+		j := servertest.ImportTaxonomy(e, "tax", cookingSkillsCSV, "Skill Name", "cooking")
 		if j.Results["taxonomy_id"] != "cooking" || j.Results["skills"] != float64(4) {
 			t.Fatalf("results %v, want taxonomy cooking with 4 skills", j.Results)
 		}
 		// Re-import replaces; another id is another taxonomy.
-		j = e.importTaxonomy("tax", "skill\nWelding\nSoldering\n", "skill", "cooking")
+		j = servertest.ImportTaxonomy(e, "tax", "skill\nWelding\nSoldering\n", "skill", "cooking")
 		if j.Results["skills"] != float64(2) {
 			t.Fatalf("re-import results %v, want 2 skills", j.Results)
 		}
-		e.importTaxonomy("tax", "skill\tarea\nTax law\tlaw\n", "skill", "law")
+		servertest.ImportTaxonomy(e, "tax", "skill\tarea\nTax law\tlaw\n", "skill", "law")
 
 		bad := []struct {
 			name, file, csv, col, id, mention string
@@ -92,51 +46,51 @@ func TestTaxonomyImport(t *testing.T) {
 			{"no skills", "s.csv", "skill\n\n", "skill", "x", "no values", 400},
 		}
 		for _, b := range bad {
-			r := e.postTaxonomy("tax", b.file, b.csv, b.col, b.id)
-			e.expect(r, b.status, b.name)
-			if !strings.Contains(r.message(), b.mention) {
-				t.Errorf("%s: message %q does not mention %q", b.name, r.message(), b.mention)
+			r := servertest.PostTaxonomy(e, "tax", b.file, b.csv, b.col, b.id)
+			e.Expect(r, b.status, b.name)
+			if !strings.Contains(r.Message(), b.mention) {
+				t.Errorf("%s: message %q does not mention %q", b.name, r.Message(), b.mention)
 			}
 		}
-		r := e.do("POST", "/api/v1/jobs/taxonomy", root, map[string]any{"taxonomy_id": "x"}, "tenant_id", "tax")
-		e.expect(r, 400, "JSON body")
-		body, ct := taxonomyForm("s.csv", "skill\na\n", "skill", "x")
-		e.expect(e.do("POST", "/api/v1/jobs/taxonomy", root, body, "Content-Type", ct), 400, "without tenant_id")
+		r := e.Do("POST", "/api/v1/jobs/taxonomy", servertest.Root, map[string]any{"taxonomy_id": "x"}, "tenant_id", "tax")
+		e.Expect(r, 400, "JSON body")
+		body, ct := servertest.TaxonomyForm("s.csv", "skill\na\n", "skill", "x")
+		e.Expect(e.Do("POST", "/api/v1/jobs/taxonomy", servertest.Root, body, "Content-Type", ct), 400, "without tenant_id")
 	})
 }
 
 func TestSkillTaxonomySetting(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("cfg", true)
-		e.createTenant("other", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("cfg", true)
+		e.CreateTenant("other", true)
 		const id = "GENERATION__SKILL_TAXONOMY"
-		r := e.contentSetting("cfg", id)
-		e.expect(r, 200, "default")
+		r := servertest.ContentSetting(e, "cfg", id)
+		e.Expect(r, 200, "default")
 		if string(r.Body) != `{"value":""}` {
 			t.Fatalf("default %s, want the empty string", r.Body)
 		}
-		e.expect(e.contentSetting("cfg", "NO_SUCH_SETTING"), 404, "unknown setting")
-		e.expect(e.putContentSetting("cfg", "NO_SUCH_SETTING", "x"), 404, "put unknown setting")
-		r = e.putContentSetting("cfg", id, "cooking")
-		e.expect(r, 400, "never-imported taxonomy")
-		if !strings.Contains(r.message(), "cooking") {
-			t.Errorf("message %q does not name the taxonomy", r.message())
+		e.Expect(servertest.ContentSetting(e, "cfg", "NO_SUCH_SETTING"), 404, "unknown setting")
+		e.Expect(servertest.PutContentSetting(e, "cfg", "NO_SUCH_SETTING", "x"), 404, "put unknown setting")
+		r = servertest.PutContentSetting(e, "cfg", id, "cooking")
+		e.Expect(r, 400, "never-imported taxonomy")
+		if !strings.Contains(r.Message(), "cooking") {
+			t.Errorf("message %q does not name the taxonomy", r.Message())
 		}
-		e.importTaxonomy("cfg", "skill\nBaking\n", "skill", "cooking")
-		e.expect(e.putContentSetting("cfg", id, "cooking"), 204, "set")
-		if r := e.contentSetting("cfg", id); string(r.Body) != `{"value":"cooking"}` {
+		servertest.ImportTaxonomy(e, "cfg", "skill\nBaking\n", "skill", "cooking")
+		e.Expect(servertest.PutContentSetting(e, "cfg", id, "cooking"), 204, "set")
+		if r := servertest.ContentSetting(e, "cfg", id); string(r.Body) != `{"value":"cooking"}` {
 			t.Fatalf("after PUT: %s", r.Body)
 		}
 		// Per tenant: the other tenant keeps the default and cannot name cfg's taxonomy.
-		if r := e.contentSetting("other", id); string(r.Body) != `{"value":""}` {
+		if r := servertest.ContentSetting(e, "other", id); string(r.Body) != `{"value":""}` {
 			t.Fatalf("other tenant: %s", r.Body)
 		}
-		e.expect(e.putContentSetting("other", id, "cooking"), 400, "another tenant's taxonomy")
-		e.expect(e.putContentSetting("cfg", id, ""), 204, "back to no taxonomy")
-		if r := e.contentSetting("cfg", id); string(r.Body) != `{"value":""}` {
+		e.Expect(servertest.PutContentSetting(e, "other", id, "cooking"), 400, "another tenant's taxonomy")
+		e.Expect(servertest.PutContentSetting(e, "cfg", id, ""), 204, "back to no taxonomy")
+		if r := servertest.ContentSetting(e, "cfg", id); string(r.Body) != `{"value":""}` {
 			t.Fatalf("after reset: %s", r.Body)
 		}
-		e.expect(e.do("PUT", "/api/v1/app_management/configuration/"+id, root, map[string]any{}, "tenant_id", "cfg"), 400, "no value")
+		e.Expect(e.Do("PUT", "/api/v1/app_management/configuration/"+id, servertest.Root, map[string]any{}, "tenant_id", "cfg"), 400, "no value")
 	})
 }
 
@@ -149,43 +103,21 @@ type fieldView struct {
 	Updated   string   `json:"update_dt"`
 }
 
-func (e *env) field(tenantID, id string, v int, typ string) fieldView {
-	e.t.Helper()
-	r := e.do("GET", fmt.Sprintf("/api/v1/content/%s/versions/%d/fields/%s", id, v, typ), root, nil, "tenant_id", tenantID)
-	e.expect(r, 200, "field "+typ)
+func field(e *servertest.Env, tenantID, id string, v int, typ string) fieldView {
+	e.T.Helper()
+	r := e.Do("GET", fmt.Sprintf("/api/v1/content/%s/versions/%d/fields/%s", id, v, typ), servertest.Root, nil, "tenant_id", tenantID)
+	e.Expect(r, 200, "field "+typ)
 	var f fieldView
-	r.json(e.t, &f)
+	r.JSON(e.T, &f)
 	if f.FieldType != typ || f.ContentID != id || f.Version != v || f.Created == "" || f.Updated == "" || f.Values == nil {
-		e.t.Fatalf("field %s: %s", typ, r.Body)
+		e.T.Fatalf("field %s: %s", typ, r.Body)
 	}
 	return f
 }
 
-// regenerate runs a FIELD_GENERATION job and waits for it.
-func (e *env) regenerate(tenantID, id string, v int, fields ...string) {
-	e.t.Helper()
-	r := e.do("POST", "/api/v1/jobs/field_generation", root, map[string]any{"content_id": id, "version": v, "fields": fields}, "tenant_id", tenantID)
-	e.expect(r, 202, "field generation")
-	var j jobRead
-	r.json(e.t, &j)
-	if j.Type != "FIELD_GENERATION" || j.Status != "PENDING" {
-		e.t.Fatalf("field generation answer: %s", r.Body)
-	}
-	eventually(e.t, 90*time.Second, "field job "+j.ID, func() bool {
-		rr := e.do("GET", "/api/v1/jobs/"+j.ID, root, nil, "tenant_id", tenantID)
-		e.expect(rr, 200, "job status")
-		j = jobRead{}
-		rr.json(e.t, &j)
-		return j.Status == "COMPLETED" || j.Status == "FAILED"
-	})
-	if j.Status != "COMPLETED" || j.Results["content_id"] != id {
-		e.t.Fatalf("field generation ended %+v", j)
-	}
-}
-
-func (e *env) fieldHits(tenantID, typ, term string) []map[string]any {
-	e.t.Helper()
-	return e.searchContent(tenantID, url.Values{"search_type": {"FIELD"}, "field": {typ}, "term": {term}})
+func fieldHits(e *servertest.Env, tenantID, typ, term string) []map[string]any {
+	e.T.Helper()
+	return e.SearchContent(tenantID, url.Values{"search_type": {"FIELD"}, "field": {typ}, "term": {term}})
 }
 
 const tradesSkillsCSV = "skill\nArc welding\nPlumbing\nCorporate tax law\nRoofing\n"
@@ -193,19 +125,19 @@ const tradesSkillsCSV = "skill\nArc welding\nPlumbing\nCorporate tax law\nRoofin
 // TestGeneratedSkills is the issue's acceptance test: through HTTP, importing a taxonomy and
 // switching the setting changes the skills produced, and Unknown appears only with a taxonomy.
 func TestGeneratedSkills(t *testing.T) {
-	modelDir, ok := testModelDir(t)
+	modelDir, ok := servertest.TestModelDir(t)
 	if !ok {
 		t.Skip("no embedding model installed (scripts/install-model.sh)")
 	}
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		const ten = "skills"
-		e.createTenant(ten, true)
-		id, v := e.importContent(ten, "content_id=kitchen", []byte(kitchenHTML), "kitchen.html")
-		if f := e.field(ten, id, v, "TITLE"); len(f.Values) != 1 || f.Values[0] != "Kitchen Safety Basics" {
+		e.CreateTenant(ten, true)
+		id, v := e.ImportContent(ten, "content_id=kitchen", []byte(servertest.KitchenHTML), "kitchen.html")
+		if f := field(e, ten, id, v, "TITLE"); len(f.Values) != 1 || f.Values[0] != "Kitchen Safety Basics" {
 			t.Fatalf("TITLE %q", f.Values)
 		}
-		kw := e.field(ten, id, v, "KEYWORDS")
-		free := e.field(ten, id, v, "SKILLS")
+		kw := field(e, ten, id, v, "KEYWORDS")
+		free := field(e, ten, id, v, "SKILLS")
 		t.Logf("keywords %q; free skills %q", kw.Values, free.Values)
 		if len(kw.Values) == 0 || len(free.Values) == 0 || slices.Contains(free.Values, "Unknown") {
 			t.Fatalf("keywords %q, skills %q: want both, and no Unknown without a taxonomy", kw.Values, free.Values)
@@ -215,17 +147,17 @@ func TestGeneratedSkills(t *testing.T) {
 			if typ == "KEYWORDS" {
 				val = kw.Values[0]
 			}
-			hits := e.fieldHits(ten, typ, strings.ToUpper(val))
+			hits := fieldHits(e, ten, typ, strings.ToUpper(val))
 			if len(hits) != 1 || hits[0]["content_id"] != id {
 				t.Fatalf("field search %s=%q: %v", typ, val, hits)
 			}
 		}
 
-		e.importTaxonomy(ten, cookingSkillsCSV, "Skill Name", "cooking")
-		e.importTaxonomy(ten, tradesSkillsCSV, "skill", "trades")
-		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
-		e.regenerate(ten, id, v, "SKILLS")
-		cooking := e.field(ten, id, v, "SKILLS")
+		servertest.ImportTaxonomy(e, ten, cookingSkillsCSV, "Skill Name", "cooking")
+		servertest.ImportTaxonomy(e, ten, tradesSkillsCSV, "skill", "trades")
+		e.Expect(servertest.PutContentSetting(e, ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
+		servertest.Regenerate(e, ten, id, v, "SKILLS")
+		cooking := field(e, ten, id, v, "SKILLS")
 		t.Logf("cooking skills %q", cooking.Values)
 		if !slices.Contains(cooking.Values, "Knife safety") && !slices.Contains(cooking.Values, "Baking") {
 			t.Fatalf("skills against the cooking taxonomy %q: want Knife safety or Baking", cooking.Values)
@@ -238,28 +170,28 @@ func TestGeneratedSkills(t *testing.T) {
 		if cooking.Created != free.Created || cooking.Updated == free.Updated {
 			t.Errorf("regenerated SKILLS: create_dt %s → %s, update_dt %s → %s; want create_dt kept, update_dt moved", free.Created, cooking.Created, free.Updated, cooking.Updated)
 		}
-		if hits := e.fieldHits(ten, "SKILLS", "knife SAFETY"); slices.Contains(cooking.Values, "Knife safety") && len(hits) != 1 {
+		if hits := fieldHits(e, ten, "SKILLS", "knife SAFETY"); slices.Contains(cooking.Values, "Knife safety") && len(hits) != 1 {
 			t.Fatalf("field search for a taxonomy skill: %v", hits)
 		}
-		if hits := e.fieldHits(ten, "SKILLS", free.Values[0]); len(hits) != 0 && !slices.Contains(cooking.Values, free.Values[0]) {
+		if hits := fieldHits(e, ten, "SKILLS", free.Values[0]); len(hits) != 0 && !slices.Contains(cooking.Values, free.Values[0]) {
 			t.Fatalf("a replaced skill is still found: %v", hits)
 		}
-		if kw2 := e.field(ten, id, v, "KEYWORDS"); kw2.Updated != kw.Updated {
+		if kw2 := field(e, ten, id, v, "KEYWORDS"); kw2.Updated != kw.Updated {
 			t.Errorf("KEYWORDS changed though only SKILLS were regenerated")
 		}
 
-		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "trades"), 204, "use trades")
-		e.regenerate(ten, id, v, "SKILLS")
-		if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
+		e.Expect(servertest.PutContentSetting(e, ten, "GENERATION__SKILL_TAXONOMY", "trades"), 204, "use trades")
+		servertest.Regenerate(e, ten, id, v, "SKILLS")
+		if got := field(e, ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
 			t.Fatalf("skills against an irrelevant taxonomy %q, want [Unknown]", got)
 		}
-		if hits := e.fieldHits(ten, "SKILLS", "unknown"); len(hits) != 1 {
+		if hits := fieldHits(e, ten, "SKILLS", "unknown"); len(hits) != 1 {
 			t.Fatalf("field search for Unknown: %v", hits)
 		}
 
-		e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", ""), 204, "no taxonomy")
-		e.regenerate(ten, id, v)
-		if got := e.field(ten, id, v, "SKILLS").Values; len(got) == 0 || slices.Contains(got, "Unknown") {
+		e.Expect(servertest.PutContentSetting(e, ten, "GENERATION__SKILL_TAXONOMY", ""), 204, "no taxonomy")
+		servertest.Regenerate(e, ten, id, v)
+		if got := field(e, ten, id, v, "SKILLS").Values; len(got) == 0 || slices.Contains(got, "Unknown") {
 			t.Fatalf("skills without a taxonomy again %q", got)
 		}
 
@@ -275,35 +207,16 @@ func TestGeneratedSkills(t *testing.T) {
 			{map[string]any{"content_id": id, "version": 0}, 400, "version"},
 		}
 		for _, b := range bad {
-			r := e.do("POST", "/api/v1/jobs/field_generation", root, b.body, "tenant_id", ten)
-			e.expect(r, b.status, fmt.Sprint(b.body))
-			if !strings.Contains(r.message(), b.mention) {
-				t.Errorf("%v: message %q does not mention %q", b.body, r.message(), b.mention)
+			r := e.Do("POST", "/api/v1/jobs/field_generation", servertest.Root, b.body, "tenant_id", ten)
+			e.Expect(r, b.status, fmt.Sprint(b.body))
+			if !strings.Contains(r.Message(), b.mention) {
+				t.Errorf("%v: message %q does not mention %q", b.body, r.Message(), b.mention)
 			}
 		}
-		e.expect(e.do("GET", "/api/v1/content/"+id+"/versions/1/fields/COLOUR", root, nil, "tenant_id", ten), 400, "unknown field type")
-		e.expect(e.do("GET", "/api/v1/content/nope/versions/1/fields/SKILLS", root, nil, "tenant_id", ten), 404, "missing content")
-		e.expect(e.do("GET", "/api/v1/content/"+id+"/versions/9/fields/SKILLS", root, nil, "tenant_id", ten), 404, "missing version")
+		e.Expect(e.Do("GET", "/api/v1/content/"+id+"/versions/1/fields/COLOUR", servertest.Root, nil, "tenant_id", ten), 400, "unknown field type")
+		e.Expect(e.Do("GET", "/api/v1/content/nope/versions/1/fields/SKILLS", servertest.Root, nil, "tenant_id", ten), 404, "missing content")
+		e.Expect(e.Do("GET", "/api/v1/content/"+id+"/versions/9/fields/SKILLS", servertest.Root, nil, "tenant_id", ten), 404, "missing version")
 	})
-}
-
-// goldenSkills records the responses of the skills endpoints (TestResponseGolden); the
-// content "garden" version 1 is imported.
-func goldenSkills(t *testing.T, e *env, g *goldenRecorder, ten string) {
-	th := []string{"tenant_id", ten}
-	r := e.postTaxonomy(ten, "skills.csv", "skill\nGardening\nWelding\n", "skill", "golden")
-	e.expect(r, 202, "taxonomy import")
-	g.vary(rawID(t, r.Body, "id"), "taxonomy-job")
-	g.record("job-taxonomy-pending", r)
-	e.importTaxonomy(ten, "skill\nGardening\nWelding\n", "skill", "golden")
-	e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "golden"), 204, "set taxonomy")
-	g.record("content-setting", e.contentSetting(ten, "GENERATION__SKILL_TAXONOMY"))
-	r = e.do("POST", "/api/v1/jobs/field_generation", root, map[string]any{"content_id": "garden", "version": 1, "fields": []string{"SKILLS"}}, th...)
-	e.expect(r, 202, "field generation")
-	g.vary(rawID(t, r.Body, "id"), "field-job")
-	g.record("job-field-generation-pending", r)
-	e.regenerate(ten, "garden", 1, "SKILLS")
-	g.record("generated-field", e.do("GET", "/api/v1/content/garden/versions/1/fields/SKILLS", root, nil, th...))
 }
 
 // TestChatGenerator configures the chat-completions generator (LECTERN_GENERATION_URL) with
@@ -321,34 +234,34 @@ func TestChatGenerator(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": reply}}}})
 	}))
 	defer llm.Close()
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			c := cfg(t)
 			c.Generation = app.GenerationConfig{URL: llm.URL, Model: "loopback"}
-			e := start(t, c)
+			e := servertest.Start(t, c)
 			const ten = "chat"
-			e.createTenant(ten, true)
+			e.CreateTenant(ten, true)
 			skills.Store(`["Knife handling"]`)
-			id, v := e.importContent(ten, "content_id=kitchen", []byte(kitchenHTML), "kitchen.html")
-			if got := e.field(ten, id, v, "TITLE").Values; !slices.Equal(got, []string{"Safe kitchens"}) {
+			id, v := e.ImportContent(ten, "content_id=kitchen", []byte(servertest.KitchenHTML), "kitchen.html")
+			if got := field(e, ten, id, v, "TITLE").Values; !slices.Equal(got, []string{"Safe kitchens"}) {
 				t.Fatalf("TITLE %q", got)
 			}
-			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Knife handling"}) {
+			if got := field(e, ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Knife handling"}) {
 				t.Fatalf("SKILLS %q", got)
 			}
-			if hits := e.fieldHits(ten, "KEYWORDS", "OVEN SAFETY"); len(hits) != 1 {
+			if hits := fieldHits(e, ten, "KEYWORDS", "OVEN SAFETY"); len(hits) != 1 {
 				t.Fatalf("field search KEYWORDS: %v", hits)
 			}
-			e.importTaxonomy(ten, "skill\nKnife safety\nBaking\n", "skill", "cooking")
-			e.expect(e.putContentSetting(ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
+			servertest.ImportTaxonomy(e, ten, "skill\nKnife safety\nBaking\n", "skill", "cooking")
+			e.Expect(servertest.PutContentSetting(e, ten, "GENERATION__SKILL_TAXONOMY", "cooking"), 204, "use cooking")
 			skills.Store(`["baking","Juggling"]`)
-			e.regenerate(ten, id, v, "SKILLS")
-			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Baking"}) {
+			servertest.Regenerate(e, ten, id, v, "SKILLS")
+			if got := field(e, ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Baking"}) {
 				t.Fatalf("taxonomy SKILLS %q, want [Baking]", got)
 			}
 			skills.Store(`[]`)
-			e.regenerate(ten, id, v, "SKILLS")
-			if got := e.field(ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
+			servertest.Regenerate(e, ten, id, v, "SKILLS")
+			if got := field(e, ten, id, v, "SKILLS").Values; !slices.Equal(got, []string{"Unknown"}) {
 				t.Fatalf("no taxonomy skill: %q, want [Unknown]", got)
 			}
 		})

@@ -7,13 +7,15 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // statementBenchPost posts statements to the bench tenant's record store as root.
 func statementBenchPost(b *testing.B, base string, sts []map[string]any) {
 	body, _ := json.Marshal(sts)
 	req, _ := http.NewRequest("POST", base+"/lrs/TCAPI/bench/statements", bytes.NewReader(body))
-	req.SetBasicAuth(rootUser, rootPass)
+	req.SetBasicAuth(servertest.RootUser, servertest.RootPass)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Experience-API-Version", "1.0.3")
 	res, err := http.DefaultClient.Do(req)
@@ -35,17 +37,17 @@ func BenchmarkStatementRollup(b *testing.B) {
 	for _, mode := range []string{"embedded", "distributed"} {
 		for _, history := range []int{0, 2000, 10000} {
 			b.Run(fmt.Sprintf("%s/history=%d", mode, history), func(b *testing.B) {
-				base := commitBenchServer(b, mode)
-				benchTenantCourse(b, base, map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""})
+				base := servertest.CommitBenchServer(b, mode)
+				servertest.BenchTenantCourse(b, base, map[string]string{"cmi5.xml": cmi5Completed, "index.html": ""})
 				const xreg = "3e1c0b8a-6a5e-4d3f-9b0e-2f1e3d4c5b6a"
-				commitBenchCall(b, "POST", base+"/engine/api/v1/bench/registrations", "application/json",
+				servertest.CommitBenchCall(b, "POST", base+"/engine/api/v1/bench/registrations", "application/json",
 					[]byte(`{"courseId":"c","registrationId":"r","xapiRegistrationId":"`+xreg+`","learner":{"id":"ann"}}`), 204)
 				seconds := 0
 				batch := func(n int) []map[string]any {
 					sts := make([]map[string]any, n)
 					for i := range sts {
 						seconds++
-						sts[i] = xapiStatement(xreg, "progressed", "urn:example:au:done", map[string]any{"duration": fmt.Sprintf("PT%dS", seconds)})
+						sts[i] = servertest.XapiStatement(xreg, "progressed", "urn:example:au:done", map[string]any{"duration": fmt.Sprintf("PT%dS", seconds)})
 					}
 					return sts
 				}
@@ -58,7 +60,7 @@ func BenchmarkStatementRollup(b *testing.B) {
 				}
 				b.StopTimer()
 				var p struct{ RegistrationCompletion string }
-				commitBenchJSON(b, commitBenchCall(b, "GET", base+"/engine/api/v1/bench/registrations/r/progress", "", nil, 200), &p)
+				servertest.CommitBenchJSON(b, servertest.CommitBenchCall(b, "GET", base+"/engine/api/v1/bench/registrations/r/progress", "", nil, 200), &p)
 				if p.RegistrationCompletion != "INCOMPLETE" {
 					b.Fatalf("progress after the session: %+v", p)
 				}

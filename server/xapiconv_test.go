@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/workers/convertjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -40,7 +41,7 @@ type convStatement struct {
 func (r *rtEnv) xregOf(regID string) string {
 	r.t.Helper()
 	var b struct{ ID string }
-	r.e.do("GET", r.api+"/registrations/"+regID+"/xapiRegistrationId", root, nil).json(r.t, &b)
+	r.e.Do("GET", r.api+"/registrations/"+regID+"/xapiRegistrationId", servertest.Root, nil).JSON(r.t, &b)
 	if b.ID == "" {
 		r.t.Fatalf("registration %s has no xAPI registration id", regID)
 	}
@@ -52,13 +53,13 @@ func (r *rtEnv) xregOf(regID string) string {
 func (r *rtEnv) statementsOf(regID string) []convStatement {
 	r.t.Helper()
 	tn := strings.TrimPrefix(r.api, "/engine/api/v1/")
-	res := r.e.do("GET", "/lrs/TCAPI/"+tn+"/statements?ascending=true&limit=500&registration="+r.xregOf(regID), root, nil, "X-Experience-API-Version", "1.0.3")
-	r.e.expect(res, 200, "statements of "+regID)
+	res := r.e.Do("GET", "/lrs/TCAPI/"+tn+"/statements?ascending=true&limit=500&registration="+r.xregOf(regID), servertest.Root, nil, "X-Experience-API-Version", "1.0.3")
+	r.e.Expect(res, 200, "statements of "+regID)
 	var page struct {
 		Statements []convStatement
 		More       string
 	}
-	res.json(r.t, &page)
+	res.JSON(r.t, &page)
 	if page.More != "" {
 		r.t.Fatalf("more than one page of statements for %s", regID)
 	}
@@ -77,20 +78,20 @@ func verbs(sts []convStatement) string {
 // commitEnd posts the terminating commit (Terminate / LMSFinish).
 func (r *rtEnv) commitEnd(session, activity string, attempt int64, body string) {
 	r.t.Helper()
-	res := r.e.do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d&terminate=true", session, activity, attempt), noAuth, body,
+	res := r.e.Do("POST", fmt.Sprintf("/player/runtime/%s/commit?activity=%s&attempt=%d&terminate=true", session, activity, attempt), servertest.NoAuth, body,
 		"Content-Type", "text/plain;charset=UTF-8")
-	r.e.expect(res, 200, "terminating commit")
+	r.e.Expect(res, 200, "terminating commit")
 }
 
 func (r *rtEnv) set(id, value string) {
 	r.t.Helper()
-	r.e.expect(r.e.do("PUT", r.api+"/configuration/"+id, root, map[string]any{"value": value}), 204, "set "+id)
+	r.e.Expect(r.e.Do("PUT", r.api+"/configuration/"+id, servertest.Root, map[string]any{"value": value}), 204, "set "+id)
 }
 
 func (r *rtEnv) courseIRI(courseID string) string {
 	r.t.Helper()
 	var b struct{ ID string }
-	r.e.do("GET", r.api+"/courses/"+courseID+"/xapiActivityId", root, nil).json(r.t, &b)
+	r.e.Do("GET", r.api+"/courses/"+courseID+"/xapiActivityId", servertest.Root, nil).JSON(r.t, &b)
 	return b.ID
 }
 
@@ -100,8 +101,8 @@ func (r *rtEnv) courseIRI(courseID string) string {
 // registration's xAPI registration id, the course and attempt groupings, and no duplicate
 // when a commit repeats what an earlier one said.
 func TestScormToXAPIRealtime(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("conv", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("conv", true)
 		r := newRT(t, e, "conv")
 		r.set("ConvertTinCanFromScormRealtime", "true")
 		r.set("SystemHomepageUrl", "https://lms.example.com")
@@ -167,7 +168,7 @@ func TestScormToXAPIRealtime(t *testing.T) {
 			t.Error("the second load has the first load's attempt activity")
 		}
 		// The setting cascades: a course that switches it off gets no statements.
-		r.e.expect(r.e.do("PUT", r.api+"/courses/c04/configuration/ConvertTinCanFromScormRealtime", root, map[string]any{"value": "false"}), 204, "course off")
+		r.e.Expect(r.e.Do("PUT", r.api+"/courses/c04/configuration/ConvertTinCanFromScormRealtime", servertest.Root, map[string]any{"value": "false"}), 204, "course off")
 		r.register("c04", "quiet")
 		s, st = r.launch("quiet", "one")
 		r.commitEnd(s, "one", st.Attempt, `{"commitSequence":1,"cmi.completion_status":"completed"}`)
@@ -181,8 +182,8 @@ func TestScormToXAPIRealtime(t *testing.T) {
 // ConvertTinCanFromScormHistorical queues, and shows that it is idempotent: a rerun, or a
 // run over loads the realtime path converted, adds nothing.
 func TestScormToXAPIHistorical(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("hist", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("hist", true)
 		r := newRT(t, e, "hist")
 		r.course("c12", "12")
 		r.register("c12", "old")
@@ -203,12 +204,12 @@ func TestScormToXAPIHistorical(t *testing.T) {
 		}
 
 		r.set("ConvertTinCanFromScormHistorical", "true")
-		eventually(t, 20*time.Second, "the historical job's statements", func() bool { return len(r.statementsOf("old")) == 4 })
+		servertest.Eventually(t, 20*time.Second, "the historical job's statements", func() bool { return len(r.statementsOf("old")) == 4 })
 		if got := verbs(r.statementsOf("old")); got != "initialized,scored,completed,terminated" {
 			t.Fatalf("historical verbs %s", got)
 		}
 		// Run the job again, to its end, through the handler the queue runs.
-		h := convertjob.Handler(e.app.Learner)
+		h := convertjob.Handler(e.App.Learner)
 		for i := 0; i < 2; i++ {
 			if err := h.ProcessTask(context.Background(), queue.NewTask(convertjob.TypeConvertHistorical, mustJSON(t, convertjob.Payload{Tenant: "hist"}))); err != nil {
 				t.Fatal(err)
