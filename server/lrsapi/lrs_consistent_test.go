@@ -1,4 +1,4 @@
-package server_test
+package lrsapi_test
 
 import (
 	"fmt"
