@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
-// The HTTP test harness lives in server/internal/servertest, shared by the test packages of
+// The HTTP test harness lives in cmd/lectern/app/servertest, shared by the test packages of
 // server and of its products (console, contentapi, engineapi, lrsapi, player). The names
 // below keep test files written against the harness's earlier, package-local names (env,
 // forEachMode, e.do, e.origin, the browser helpers, …) compiling in this package; new tests

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // bigCommit12 is a legal SCORM 1.2 commit in the API's nested JSON form with n interactions,

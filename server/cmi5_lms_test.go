@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // cmi5AllNA is a course whose only AU is NotApplicable: satisfied at registration.

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // ltsCase is one course package of CATAPULT's cmi5 LMS test suite, built the way the suite's

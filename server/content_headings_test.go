@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // speakingGuide's only "managing" (and only "nerves") is the heading of its second section.

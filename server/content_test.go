@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/content"
 	"github.com/lectern-lms/lectern/indexer/embed"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/record"
 )
 

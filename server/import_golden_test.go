@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/blob"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server/console"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // answerWithin is how long a refusal may take. The server answers these requests without

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/coursetest"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // A SCORM 1.2 package that ships its own schema for the content-packaging namespace (written

@@ -15,8 +15,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/runtime"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // commitLearners is how many simulated learners commit at once (issue 11: 200).

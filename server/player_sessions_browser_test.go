@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestConcurrentLaunchInBrowser: the player page of a session a later launch took over learns

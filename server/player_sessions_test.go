@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // beatOK posts a heartbeat that must be accepted.

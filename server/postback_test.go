@@ -16,8 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/postback"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // setConfig PUTs a setting at the level path names ("" = tenant, "/courses/x",

@@ -19,8 +19,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Registration read benchmarks at scale (issue 11): a tenant with REG_BENCH_COUNT

@@ -7,8 +7,8 @@ import (
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/mappings"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // reindexSearches are the searches whose raw answers a rebuild must give back unchanged.

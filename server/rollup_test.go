@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestRollupAndPostBack takes a two-SCO SCORM 1.2 course through the runtime endpoint and

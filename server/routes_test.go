@@ -7,9 +7,9 @@ import (
 
 	"github.com/lectern-lms/lectern/internal/throttle"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/server/httpx"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestEveryRoute walks the route table: every route is in /openapi.json, refuses requests

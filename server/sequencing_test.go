@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // manifestSeq is a SCORM 2004 course the sequencer drives: a (a SCO the organization's

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // chromeCourse sets up, in tenant tn, the two-SCO SCORM 1.2 course "multi" and the one-SCO

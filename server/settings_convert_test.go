@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // convertSettingEffects show the SCORM to xAPI conversion settings through HTTP: statements

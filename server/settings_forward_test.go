@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // forwardSettingEffects show the statement forwarding settings through HTTP: a forwarding

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/postback"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // The SCORM 1.2 commits the post-back rows make: SCO 1 passed with 85 (the registration

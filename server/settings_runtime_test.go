@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // manifest2004One is a SCORM 2004 course of one SCO ("one", sco.html) whose item carries seq

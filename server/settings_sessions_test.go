@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // sessionsSettingEffects show the player-session settings through HTTP: two launches of one

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // tincanPackage is an xAPI course whose course activity is courseIRI and whose one launchable

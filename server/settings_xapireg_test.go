@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // xapiregCourse creates registration reg with xAPI registration id xreg on the one-activity

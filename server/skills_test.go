@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 const cookingSkillsCSV = "\xef\xbb\xbfid;Skill Name;note\n1;Knife safety;\"cutting,\nsharpening\"\n2;Baking;\n3;Cake decorating;\n4;Welding;metal\n2;baking;dup\n"

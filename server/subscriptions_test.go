@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/course/postback"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 func strp(s string) *string { return &s }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 func TestTenants(t *testing.T) {

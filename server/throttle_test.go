@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // wantThrottled checks a 429 with a positive Retry-After.
@@ -70,14 +70,14 @@ func TestFailedSecretsThrottled(t *testing.T) {
 func TestOAuthClientSecretsThrottled(t *testing.T) {
 	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		e.CreateTenant("acme", true)
-		c := e.OauthClient("acme", map[string]any{"name": "reports"})
+		c := e.OAuthClient("acme", map[string]any{"name": "reports"})
 		form := url.Values{"grant_type": {"client_credentials"}}
 		for i := 0; i < 10; i++ {
 			servertest.ExpectOAuthError(t, e.TokenRequest(servertest.Basic(c.ID, fmt.Sprint("guess", i)), form), 401, "invalid_client", "wrong client secret")
 		}
 		r := e.TokenRequest(servertest.Basic(c.ID, c.Secret), form)
 		wantThrottled(t, r.Status, r.Header.Get("Retry-After"), string(r.Body), "right client secret after 10 guesses")
-		var oe servertest.OauthErr
+		var oe servertest.OAuthError
 		r.JSON(t, &oe)
 		if oe.Error != "slow_down" || oe.Description == "" {
 			t.Fatalf("429 is not an OAuth error body: %s", r.Body)

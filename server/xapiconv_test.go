@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/workers/convertjob"
 	"github.com/lectern-lms/lectern/workers/queue"
 )

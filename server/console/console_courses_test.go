@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // manifest12Warned is manifest12 with manifest metadata in a file the package lacks: the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestConsoleRecordsInBrowser: a tenant credential signs in, filters the statements the API

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestConsoleSession: signing in seals the credentials in a strict cookie; a wrong secret,

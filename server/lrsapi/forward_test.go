@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 func TestStatementForwarding(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestLRSConsistentThrough: X-Experience-API-Consistent-Through on GET /statements is the

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/lrs/access"
 	"github.com/lectern-lms/lectern/server"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -58,7 +58,7 @@ func TestLRSHooks(t *testing.T) {
 			state := servertest.LRS + "/acme/activities/state?activityId=" + url.QueryEscape("http://example.com/a") +
 				"&agent=" + url.QueryEscape(`{"mbox":"mailto:ann@example.com"}`) + "&stateId=s"
 
-			all := bearerToken(e, e.OauthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
+			all := bearerToken(e, e.OAuthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
 			e.Expect(e.Do("POST", servertest.LRS+"/acme/statements", all, servertest.Statement("ann@example.com", "attempted", "http://example.com/a"), servertest.V200...), 200, "OAuth client writes statements")
 			e.Expect(e.Do("PUT", state, all, map[string]any{"x": 1}, servertest.V200...), 403, "the hook takes state writes from scope all")
 			e.Expect(e.Do("PUT", state, servertest.Root, map[string]any{"x": 1}, servertest.V200...), 204, "root still writes state")

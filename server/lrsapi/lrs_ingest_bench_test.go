@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Ingest benchmark (issue 12): INGEST_BENCH_COUNT statements (default 10,000) POSTed to

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/lrs/launch"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // TestLaunchTokens: content launched with a signed token writes statements and reads those of

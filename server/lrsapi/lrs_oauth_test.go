@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 type oauthToken struct {
@@ -21,7 +21,7 @@ type oauthToken struct {
 
 // bearerToken issues a token for c (Basic client authentication) with the given scope
 // parameter ("" leaves it out) and returns its Authorization.
-func bearerToken(e *servertest.Env, c servertest.OauthClient, scope string) servertest.Auth {
+func bearerToken(e *servertest.Env, c servertest.OAuthClient, scope string) servertest.Auth {
 	e.T.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if scope != "" {
@@ -44,29 +44,29 @@ func TestLRSOAuthTokens(t *testing.T) {
 		key, secret := e.Credential("acme")
 
 		// Management: root only, validated, secrets shown once.
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Basic(key, secret), map[string]any{}), 403, "tenant credential registers a client")
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Root, map[string]any{"scopes": []string{"statements/write", "everything"}}), 400, "unknown scope")
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Root, map[string]any{"scopes": []string{}}), 400, "no scopes")
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Root, map[string]any{"token_lifetime": 0}), 400, "zero lifetime")
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Root, map[string]any{"token_lifetime": 86401}), 400, "lifetime over a day")
-		e.Expect(e.Do("POST", servertest.OauthClients("acme"), servertest.Root, map[string]any{"secret": "mine"}), 400, "unknown property")
-		e.Expect(e.Do("POST", servertest.OauthClients("nosuch"), servertest.Root, map[string]any{}), 404, "unknown tenant")
-		def := e.OauthClient("acme", map[string]any{})
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Basic(key, secret), map[string]any{}), 403, "tenant credential registers a client")
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Root, map[string]any{"scopes": []string{"statements/write", "everything"}}), 400, "unknown scope")
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Root, map[string]any{"scopes": []string{}}), 400, "no scopes")
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Root, map[string]any{"token_lifetime": 0}), 400, "zero lifetime")
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Root, map[string]any{"token_lifetime": 86401}), 400, "lifetime over a day")
+		e.Expect(e.Do("POST", servertest.OAuthClients("acme"), servertest.Root, map[string]any{"secret": "mine"}), 400, "unknown property")
+		e.Expect(e.Do("POST", servertest.OAuthClients("nosuch"), servertest.Root, map[string]any{}), 404, "unknown tenant")
+		def := e.OAuthClient("acme", map[string]any{})
 		if !slices.Equal(def.Scopes, []string{"statements/write", "statements/read/mine"}) || def.Lifetime != 3600 {
 			t.Errorf("default client: %+v", def)
 		}
-		c := e.OauthClient("acme", map[string]any{"name": "Reporter", "scopes": []string{"state", "statements/read/mine", "statements/write", "state"}})
+		c := e.OAuthClient("acme", map[string]any{"name": "Reporter", "scopes": []string{"state", "statements/read/mine", "statements/write", "state"}})
 		if !slices.Equal(c.Scopes, []string{"statements/write", "statements/read/mine", "state"}) {
 			t.Errorf("scopes are not normalised: %v", c.Scopes)
 		}
-		r := e.Do("GET", servertest.OauthClients("acme"), servertest.Root, nil)
+		r := e.Do("GET", servertest.OAuthClients("acme"), servertest.Root, nil)
 		e.Expect(r, 200, "list clients")
 		if strings.Contains(string(r.Body), c.Secret) || strings.Contains(string(r.Body), "client_secret") || !strings.Contains(string(r.Body), c.ID) {
 			t.Errorf("client list: %s", r.Body)
 		}
-		e.Expect(e.Do("GET", servertest.OauthClients("acme")+"/"+c.ID, servertest.Root, nil), 200, "get client")
-		e.Expect(e.Do("GET", servertest.OauthClients("other")+"/"+c.ID, servertest.Root, nil), 404, "client under another tenant")
-		e.Expect(e.Do("DELETE", servertest.OauthClients("other")+"/"+c.ID, servertest.Root, nil), 404, "delete client under another tenant")
+		e.Expect(e.Do("GET", servertest.OAuthClients("acme")+"/"+c.ID, servertest.Root, nil), 200, "get client")
+		e.Expect(e.Do("GET", servertest.OAuthClients("other")+"/"+c.ID, servertest.Root, nil), 404, "client under another tenant")
+		e.Expect(e.Do("DELETE", servertest.OAuthClients("other")+"/"+c.ID, servertest.Root, nil), 404, "delete client under another tenant")
 
 		// Issuance: Basic client authentication, every scope of the client by default.
 		grant := url.Values{"grant_type": {"client_credentials"}}
@@ -115,7 +115,7 @@ func TestLRSOAuthTokens(t *testing.T) {
 		e.Expect(e.Do("GET", servertest.LRS+"/acme/statements", servertest.Auth{Header: "Bearer lat_forged.token"}, nil, servertest.V200...), 401, "forged token")
 
 		// Expiry: a one-second token stops working.
-		short := e.OauthClient("acme", map[string]any{"token_lifetime": 1, "scopes": []string{"all"}})
+		short := e.OAuthClient("acme", map[string]any{"token_lifetime": 1, "scopes": []string{"all"}})
 		shortTok := bearerToken(e, short, "")
 		servertest.Eventually(t, 10*time.Second, "the one-second token to expire", func() bool {
 			return e.Do("GET", servertest.LRS+"/acme/statements", shortTok, nil, servertest.V200...).Status == 401
@@ -126,9 +126,9 @@ func TestLRSOAuthTokens(t *testing.T) {
 		}
 
 		// Deleting a client revokes its tokens and its credentials.
-		e.Expect(e.Do("DELETE", servertest.OauthClients("acme")+"/"+c.ID, servertest.Root, nil), 204, "delete client")
+		e.Expect(e.Do("DELETE", servertest.OAuthClients("acme")+"/"+c.ID, servertest.Root, nil), 204, "delete client")
 		e.Expect(e.Do("GET", servertest.LRS+"/acme/statements", bearer, nil, servertest.V200...), 401, "token of a deleted client")
-		e.Expect(e.Do("GET", servertest.OauthClients("acme")+"/"+c.ID, servertest.Root, nil), 404, "deleted client")
+		e.Expect(e.Do("GET", servertest.OAuthClients("acme")+"/"+c.ID, servertest.Root, nil), 404, "deleted client")
 		servertest.ExpectOAuthError(t, e.TokenRequest(servertest.Basic(c.ID, c.Secret), grant), 401, "invalid_client", "deleted client asks for a token")
 		e.Expect(e.Do("GET", servertest.LRS+"/acme/statements", bearerToken(e, def, ""), nil, servertest.V200...), 200, "the other client still works")
 
@@ -192,7 +192,7 @@ func TestLRSOAuthScopes(t *testing.T) {
 			"all":                  nil, // every operation
 		}
 		for scope, ok := range allowed {
-			c := e.OauthClient("acme", map[string]any{"scopes": []string{scope}})
+			c := e.OAuthClient("acme", map[string]any{"scopes": []string{scope}})
 			tok := bearerToken(e, c, "")
 			for i, o := range ops {
 				if o.method == "PUT" && strings.Contains(o.path, "statementId") {
@@ -221,7 +221,7 @@ func TestLRSOAuthScopes(t *testing.T) {
 		}
 
 		// statements/read/mine: the client reads what it wrote (it is the authority), not bob's.
-		mine := e.OauthClient("acme", map[string]any{"name": "Mine", "scopes": []string{"statements/write", "statements/read/mine"}})
+		mine := e.OAuthClient("acme", map[string]any{"name": "Mine", "scopes": []string{"statements/write", "statements/read/mine"}})
 		tok := bearerToken(e, mine, "")
 		r = e.Do("POST", base+"/statements", tok, servertest.Statement("dee@example.com", "attempted", "http://example.com/scopes/a3"), servertest.V200...)
 		e.Expect(r, 200, "mine writes")
@@ -251,14 +251,14 @@ func TestLRSOAuthScopes(t *testing.T) {
 			st["object"].(map[string]any)["definition"] = map[string]any{"name": map[string]any{"en-US": name}}
 			return st
 		}
-		writer := bearerToken(e, e.OauthClient("acme", map[string]any{"scopes": []string{"statements/write"}}), "")
+		writer := bearerToken(e, e.OAuthClient("acme", map[string]any{"scopes": []string{"statements/write"}}), "")
 		e.Expect(e.Do("POST", base+"/statements", writer, withName("Undefined name"), servertest.V200...), 200, "write without define")
 		r = e.Do("GET", base+"/activities?activityId="+url.QueryEscape(defineAct), servertest.Root, nil, servertest.V200...)
 		e.Expect(r, 200, "activity")
 		if strings.Contains(string(r.Body), "Undefined name") {
 			t.Errorf("a client without define changed the definition: %s", r.Body)
 		}
-		definer := bearerToken(e, e.OauthClient("acme", map[string]any{"scopes": []string{"statements/write", "define"}}), "")
+		definer := bearerToken(e, e.OAuthClient("acme", map[string]any{"scopes": []string{"statements/write", "define"}}), "")
 		e.Expect(e.Do("POST", base+"/statements", definer, withName("Defined name"), servertest.V200...), 200, "write with define")
 		r = e.Do("GET", base+"/activities?activityId="+url.QueryEscape(defineAct), servertest.Root, nil, servertest.V200...)
 		if !strings.Contains(string(r.Body), "Defined name") {
@@ -266,14 +266,14 @@ func TestLRSOAuthScopes(t *testing.T) {
 		}
 
 		// Cross-tenant isolation: a token of acme cannot reach other, even with scope all.
-		all := bearerToken(e, e.OauthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
+		all := bearerToken(e, e.OAuthClient("acme", map[string]any{"scopes": []string{"all"}}), "")
 		e.Expect(e.Do("GET", servertest.LRS+"/other/statements", all, nil, servertest.V200...), 403, "acme token reads other")
 		e.Expect(e.Do("POST", servertest.LRS+"/other/statements", all, servertest.Statement("f@example.com", "attempted", "http://example.com/f"), servertest.V200...), 403, "acme token writes other")
 		if res := e.Query(servertest.LRS+"/statements", all, servertest.V200); len(res.Statements) == 0 {
 			t.Errorf("a tenant-less path does not address the token's tenant")
 		}
-		otherClient := e.OauthClient("other", map[string]any{"scopes": []string{"all"}})
-		e.Expect(e.Do("GET", servertest.OauthClients("acme")+"/"+otherClient.ID, servertest.Root, nil), 404, "other's client under acme")
+		otherClient := e.OAuthClient("other", map[string]any{"scopes": []string{"all"}})
+		e.Expect(e.Do("GET", servertest.OAuthClients("acme")+"/"+otherClient.ID, servertest.Root, nil), 404, "other's client under acme")
 		if res := e.Query(servertest.LRS+"/other/statements", bearerToken(e, otherClient, ""), servertest.V200); len(res.Statements) != 0 {
 			t.Errorf("tenant other sees %d statements of acme", len(res.Statements))
 		}
@@ -285,7 +285,7 @@ func TestLRSOAuthScopes(t *testing.T) {
 func TestLRSOAuthTenantDeletion(t *testing.T) {
 	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		e.CreateTenant("doomed", true)
-		c := e.OauthClient("doomed", map[string]any{"scopes": []string{"all"}})
+		c := e.OAuthClient("doomed", map[string]any{"scopes": []string{"all"}})
 		tok := bearerToken(e, c, "")
 		r := e.Do("DELETE", "/api/v1/app_management/tenants/doomed", servertest.Root, nil)
 		e.Expect(r, 202, "delete tenant")
@@ -296,7 +296,7 @@ func TestLRSOAuthTenantDeletion(t *testing.T) {
 			return job.Status == "COMPLETED"
 		})
 		e.CreateTenant("doomed", true)
-		r = e.Do("GET", servertest.OauthClients("doomed"), servertest.Root, nil)
+		r = e.Do("GET", servertest.OAuthClients("doomed"), servertest.Root, nil)
 		e.Expect(r, 200, "list clients of the new tenant")
 		if strings.Contains(string(r.Body), c.ID) {
 			t.Fatalf("a client of the deleted tenant survived: %s", r.Body)
@@ -313,7 +313,7 @@ func TestLRSOAuthSurvivesRestart(t *testing.T) {
 			cfg := mode(t)
 			e := servertest.Start(t, cfg)
 			e.CreateTenant("acme", true)
-			c := e.OauthClient("acme", map[string]any{"scopes": []string{"all"}})
+			c := e.OAuthClient("acme", map[string]any{"scopes": []string{"all"}})
 			tok := bearerToken(e, c, "")
 			e.Expect(e.Do("POST", servertest.LRS+"/acme/statements", tok, servertest.Statement("ann@example.com", "attempted", "http://example.com/a"), servertest.V200...), 200, "write before the restart")
 			servertest.Stop(t, e)

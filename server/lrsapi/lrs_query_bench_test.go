@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
-	"github.com/lectern-lms/lectern/server/internal/servertest"
 )
 
 // Query benchmark beside Learning Locker (issue 12, item 2): QUERY_BENCH_COUNT statements

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 type reportResults struct {

@@ -3,7 +3,7 @@ package lrsapi_test
 import (
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestXAPIDefaultVersion: a request without X-Experience-API-Version gets 400, and the

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/lectern-lms/lectern/server/internal/servertest"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // statementBenchPost posts statements to the bench tenant's record store as root.

@@ -1,3 +1,14 @@
+// Package servertest is the HTTP test harness of server/ and its product packages: it starts a
+// whole Lectern (app.Open, the API and content listeners, the queues and the forwarder, as
+// `lectern all` runs them) on loopback ports, in the embedded mode or the distributed one
+// (ForEachMode), and talks to it as a client does (Env.Do), checking every response against
+// the served OpenAPI document. Beside the harness (servertest.go, logcapture.go, openapi.go)
+// are the helpers the tests of more than one product use: importing courses (courses.go),
+// the player (player.go) and Chromium (browser.go), the record store and forwarding (lrs.go),
+// the content service, subscriptions and skills (content.go), post-backs and settings
+// (engine.go), the console (console.go), golden files (golden.go) and benchmarks (bench.go).
+//
+// It sits on the commands floor beside the app it starts; only tests import it.
 package servertest
 
 import (
@@ -22,8 +33,10 @@ import (
 	"github.com/lectern-lms/lectern/server"
 )
 
+// RootUser and RootPass are the root credentials every test server starts with.
 const RootUser, RootPass = "root", "root-password-for-tests"
 
+// RandomName is prefix plus 10 random hex digits.
 func RandomName(prefix string) string {
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
@@ -91,6 +104,7 @@ func (c *TestClock) Freeze() { c.frozen.Store(time.Now().UnixNano()) }
 // Advance moves the clock forward by d.
 func (c *TestClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
+// Start starts Lectern with the player on its own content origin (StartServer, isolated).
 func Start(t *testing.T, cfg app.Config) *Env {
 	t.Helper()
 	return StartServer(t, cfg, true)
@@ -165,12 +179,14 @@ func StartServer(t *testing.T, cfg app.Config, isolated bool) *Env {
 	return &Env{T: t, App: a, URL: u, Content: cu, Logs: logs, Clock: clock}
 }
 
+// Resp is an HTTP response, read to the end.
 type Resp struct {
 	Status int
 	Body   []byte
 	Header http.Header
 }
 
+// JSON decodes the body into v and fails the test if it is not JSON.
 func (r Resp) JSON(t *testing.T, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
@@ -178,6 +194,7 @@ func (r Resp) JSON(t *testing.T, v any) {
 	}
 }
 
+// Message is the message of an error body.
 func (r Resp) Message() string {
 	var m struct {
 		Message string `json:"message"`
@@ -186,16 +203,21 @@ func (r Resp) Message() string {
 	return m.Message
 }
 
+// Auth is the Authorization header a request sends (none when empty).
 type Auth struct{ Header string }
 
+// NoAuth sends no credentials.
 var NoAuth = Auth{}
 
+// Basic is HTTP Basic authentication.
 func Basic(user, pass string) Auth {
 	return Auth{"Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}
 }
 
+// Bearer is a tenant credential as a bearer token.
 func Bearer(key, secret string) Auth { return Auth{"Bearer " + key + "." + secret} }
 
+// Root is the root user's Basic authentication.
 var Root = Basic(RootUser, RootPass)
 
 // Origin is where a path is served: the player's paths on the content origin, the rest on the
@@ -207,6 +229,9 @@ func (e *Env) Origin(path string) string {
 	return e.URL
 }
 
+// Do sends a request to the origin that serves path: a string or []byte body is sent as is,
+// anything else as JSON; headers are name, value pairs. The response is checked against the
+// OpenAPI document (checkResponse).
 func (e *Env) Do(method, path string, a Auth, body any, headers ...string) Resp {
 	e.T.Helper()
 	var rd io.Reader
@@ -243,6 +268,7 @@ func (e *Env) Do(method, path string, a Auth, body any, headers ...string) Resp 
 	return Resp{Status: res.StatusCode, Body: out, Header: res.Header}
 }
 
+// Expect fails the test unless r has status; an error response must carry a message.
 func (e *Env) Expect(r Resp, status int, what string) {
 	e.T.Helper()
 	if r.Status != status {
@@ -253,11 +279,13 @@ func (e *Env) Expect(r Resp, status int, what string) {
 	}
 }
 
+// CreateTenant creates tenant id.
 func (e *Env) CreateTenant(id string, enabled bool) {
 	e.T.Helper()
 	e.Expect(e.Do("POST", "/api/v1/app_management/tenants", Root, map[string]any{"tenant_id": id, "enabled": enabled}), 201, "create tenant "+id)
 }
 
+// Credential creates a credential of tenantID.
 func (e *Env) Credential(tenantID string) (key, secret string) {
 	e.T.Helper()
 	r := e.Do("POST", "/api/v1/app_management/tenants/"+tenantID+"/credentials", Root, nil)
@@ -282,6 +310,7 @@ func Eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// ParamRE matches a route's path parameter.
 var ParamRE = regexp.MustCompile(`:([A-Za-z_]+)`)
 
 // Fill substitutes a route's path parameters.
@@ -294,6 +323,7 @@ func Fill(path string, values map[string]string) string {
 	})
 }
 
+// ForEachMode runs f as a subtest per mode (Modes), each with a server of its own.
 func ForEachMode(t *testing.T, f func(t *testing.T, e *Env)) {
 	for name, cfg := range Modes(t) {
 		t.Run(name, func(t *testing.T) { f(t, Start(t, cfg(t))) })

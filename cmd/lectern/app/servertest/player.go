@@ -59,12 +59,14 @@ func (e *Env) Launch(path string) string {
 	return strings.TrimPrefix(loc, "/player/session/")
 }
 
+// CommitAnswer is the runtime endpoint's answer to a commit.
 type CommitAnswer struct {
 	Result    string
 	ErrorCode int
 	Message   string
 }
 
+// Commit sends a SCORM commit of activity's attempt in session.
 func (e *Env) Commit(session, activity string, attempt int64, body string, headers ...string) (Resp, CommitAnswer) {
 	e.T.Helper()
 	h := append([]string{"Content-Type", "text/plain;charset=UTF-8"}, headers...)
@@ -74,11 +76,13 @@ func (e *Env) Commit(session, activity string, attempt int64, body string, heade
 	return r, a
 }
 
+// ActivityState is an activity's attempt and run-time data as the player reads them.
 type ActivityState struct {
 	Attempt int64
 	CMI     map[string]string
 }
 
+// Activity reads activity id's state in session.
 func (e *Env) Activity(session, id string) ActivityState {
 	e.T.Helper()
 	r := e.Get("/player/runtime/" + session + "/activity?activity=" + id)
@@ -258,6 +262,7 @@ func XapiStatement(xreg, verb, object string, result map[string]any) map[string]
 	return st
 }
 
+// FixtureFiles are the files of course/coursetest's fixture name.
 func FixtureFiles(t *testing.T, name string) map[string]string {
 	for _, f := range coursetest.Fixtures() {
 		if f.Name == name {

@@ -39,6 +39,7 @@ func ZipOf(t testing.TB, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
+// Scorm12Manifest is the manifest of Scorm12Package: one SCO, one organization.
 const Scorm12Manifest = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="com.example.intro" version="1.0"
   xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
@@ -55,11 +56,13 @@ const Scorm12Manifest = `<?xml version="1.0" encoding="UTF-8"?>
   </resources>
 </manifest>`
 
+// Scorm12Package is a minimal SCORM 1.2 package (Scorm12Manifest and its SCO).
 func Scorm12Package(t *testing.T) []byte {
 	return ZipOf(t, map[string]string{"imsmanifest.xml": Scorm12Manifest,
 		"one/index.html": "<html>one</html>", "two/index.html": "<html>two</html>"})
 }
 
+// Upload starts a course import of body (as a multipart file named filename) for tenantID.
 func (e *Env) Upload(tenantID, query string, body []byte, filename string) Resp {
 	e.T.Helper()
 	form, ct := MultipartFile(filename, body)
@@ -76,6 +79,7 @@ func MultipartFile(filename string, body []byte) ([]byte, string) {
 	return buf.Bytes(), mw.FormDataContentType()
 }
 
+// ImportResult is the part of an import job's result the tests read.
 type ImportResult struct {
 	Status         string   `json:"status"`
 	Message        string   `json:"message"`
@@ -102,6 +106,7 @@ func (e *Env) WaitJob(tenantID string, r Resp) ImportResult {
 	return res
 }
 
+// ImportOK imports pkg as courseID of tenantID and fails the test unless the import completes.
 func (e *Env) ImportOK(tenantID, courseID string, pkg []byte, query string) ImportResult {
 	e.T.Helper()
 	res := e.WaitJob(tenantID, e.Upload(tenantID, "course="+url.QueryEscape(courseID)+query, pkg, "course.zip"))
@@ -111,6 +116,7 @@ func (e *Env) ImportOK(tenantID, courseID string, pkg []byte, query string) Impo
 	return res
 }
 
+// BlobCount counts the stored blobs under prefix.
 func (e *Env) BlobCount(prefix string) int {
 	n := 0
 	_ = e.App.Blobs.List(context.Background(), prefix, func(blob.Info) error { n++; return nil })

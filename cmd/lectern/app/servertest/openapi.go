@@ -79,6 +79,7 @@ func CheckResponse(e *Env, req *http.Request, status int, header http.Header, bo
 	}
 }
 
+// Truncate is b as text, cut to n bytes.
 func Truncate(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"

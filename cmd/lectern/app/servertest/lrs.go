@@ -13,6 +13,7 @@ import (
 	"github.com/lectern-lms/lectern/server"
 )
 
+// LRS is the record store's base path.
 const LRS = "/lrs/TCAPI"
 
 var (
@@ -20,17 +21,20 @@ var (
 	V200 = []string{"X-Experience-API-Version", "2.0.0"}
 )
 
+// Statement is a minimal valid statement: actor's mbox, an ADL verb and an activity.
 func Statement(actor, verb, object string) map[string]any {
 	return map[string]any{"actor": map[string]any{"mbox": "mailto:" + actor},
 		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/" + verb, "display": map[string]any{"en-US": verb}},
 		"object": map[string]any{"id": object, "definition": map[string]any{"name": map[string]any{"en-US": "Activity", "de-DE": "Aktivität"}}}}
 }
 
+// StatementResult is a page of a statement query.
 type StatementResult struct {
 	Statements []map[string]any `json:"statements"`
 	More       string           `json:"more"`
 }
 
+// Query gets a statement query and fails the test unless it answers 200.
 func (e *Env) Query(path string, a Auth, version []string) StatementResult {
 	e.T.Helper()
 	r := e.Do("GET", path, a, nil, version...)
@@ -40,9 +44,11 @@ func (e *Env) Query(path string, a Auth, version []string) StatementResult {
 	return res
 }
 
+// AuthFromHeader is an Auth that sends the Authorization header h.
 func AuthFromHeader(h string) Auth { return Auth{Header: h} }
 
-type OauthClient struct {
+// OAuthClient is an LRS OAuth client as the admin API shows it.
+type OAuthClient struct {
 	ID       string   `json:"client_id"`
 	Secret   string   `json:"client_secret"`
 	Name     string   `json:"name"`
@@ -51,22 +57,24 @@ type OauthClient struct {
 	Lifetime int      `json:"token_lifetime"`
 }
 
-type OauthErr struct {
+// OAuthError is an OAuth error response.
+type OAuthError struct {
 	Error       string `json:"error"`
 	Description string `json:"error_description"`
 	Message     string `json:"message"`
 }
 
-func OauthClients(tenantID string) string {
+// OAuthClients is the admin path of tenantID's LRS OAuth clients.
+func OAuthClients(tenantID string) string {
 	return "/api/v1/app_management/tenants/" + tenantID + "/lrs_oauth_clients"
 }
 
-// OauthClient registers a client of tenantID through the admin API.
-func (e *Env) OauthClient(tenantID string, body map[string]any) OauthClient {
+// OAuthClient registers a client of tenantID through the admin API.
+func (e *Env) OAuthClient(tenantID string, body map[string]any) OAuthClient {
 	e.T.Helper()
-	r := e.Do("POST", OauthClients(tenantID), Root, body)
+	r := e.Do("POST", OAuthClients(tenantID), Root, body)
 	e.Expect(r, 201, "register OAuth client")
-	var c OauthClient
+	var c OAuthClient
 	r.JSON(e.T, &c)
 	if c.ID == "" || c.Secret == "" || c.Tenant != tenantID {
 		e.T.Fatalf("OAuth client without id, secret or tenant: %s", r.Body)
@@ -80,12 +88,13 @@ func (e *Env) TokenRequest(a Auth, form url.Values) Resp {
 	return e.Do("POST", server.OAuthTokenPath, a, form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 }
 
+// ExpectOAuthError fails the test unless r is an OAuth error with status and code.
 func ExpectOAuthError(t *testing.T, r Resp, status int, code, what string) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("%s: status %d, want %d: %s", what, r.Status, status, r.Body)
 	}
-	var oe OauthErr
+	var oe OAuthError
 	if err := json.Unmarshal(r.Body, &oe); err != nil || oe.Error != code || oe.Description == "" || oe.Message == "" {
 		t.Fatalf("%s: want error %s with a description: %s", what, code, r.Body)
 	}
@@ -107,10 +116,10 @@ func Stop(t *testing.T, e *Env) {
 	}
 }
 
-// XapiReceiver is a destination xAPI endpoint on loopback (allowed by the test
+// XAPIReceiver is a destination xAPI endpoint on loopback (allowed by the test
 // configuration's outbound policy). It keeps each statement id once, in arrival order, and
 // counts the ids it received again: what a real LRS would absorb as "same id, same statement".
-type XapiReceiver struct {
+type XAPIReceiver struct {
 	t        *testing.T
 	srv      *httptest.Server
 	user     string
@@ -125,16 +134,18 @@ type XapiReceiver struct {
 	versions []string
 }
 
-func NewXAPIReceiver(t *testing.T, user, pass string) *XapiReceiver {
-	rc := &XapiReceiver{t: t, user: user, pass: pass, seen: map[string]bool{}}
+// NewXAPIReceiver starts an XAPIReceiver that takes Basic user:pass; the test's end stops it.
+func NewXAPIReceiver(t *testing.T, user, pass string) *XAPIReceiver {
+	rc := &XAPIReceiver{t: t, user: user, pass: pass, seen: map[string]bool{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
 
-func (rc *XapiReceiver) Endpoint() string { return rc.srv.URL + "/xapi/" }
+// Endpoint is the receiver's xAPI endpoint.
+func (rc *XAPIReceiver) Endpoint() string { return rc.srv.URL + "/xapi/" }
 
-func (rc *XapiReceiver) serve(w http.ResponseWriter, r *http.Request) {
+func (rc *XAPIReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/xapi/statements" {
 		http.Error(w, "not here", http.StatusNotFound)
 		return
@@ -181,20 +192,22 @@ func (rc *XapiReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-func (rc *XapiReceiver) Set(status int, delay time.Duration) {
+// Set makes the receiver answer status (0: store) after delay.
+func (rc *XAPIReceiver) Set(status int, delay time.Duration) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.status, rc.delay = status, delay
 }
 
-func (rc *XapiReceiver) Got() (ids []string, dups int, batches []int) {
+// Got returns the statement ids received, how many came again, and the batch sizes.
+func (rc *XAPIReceiver) Got() (ids []string, dups int, batches []int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]string(nil), rc.ids...), rc.dups, append([]int(nil), rc.batches...)
 }
 
 // WaitFor polls until the receiver holds n statements and returns them.
-func (rc *XapiReceiver) WaitFor(n int) []string {
+func (rc *XAPIReceiver) WaitFor(n int) []string {
 	rc.t.Helper()
 	var ids []string
 	Eventually(rc.t, 20*time.Second, "the receiver to hold the forwarded statements", func() bool {
@@ -204,6 +217,7 @@ func (rc *XapiReceiver) WaitFor(n int) []string {
 	return ids
 }
 
+// PairView is a forwarding pair as the admin API shows it.
 type PairView struct {
 	ID                     string `json:"id"`
 	TenantID               string `json:"tenant_id"`
@@ -221,8 +235,10 @@ type PairView struct {
 	} `json:"status"`
 }
 
+// PairsPath is the admin path of tenant tn's forwarding pairs.
 func PairsPath(tn string) string { return "/api/v1/app_management/tenants/" + tn + "/forwarding_pairs" }
 
+// Pair reads forwarding pair id of tenant tn.
 func (e *Env) Pair(tn, id string) PairView {
 	e.T.Helper()
 	r := e.Do("GET", PairsPath(tn)+"/"+id, Root, nil)
@@ -232,6 +248,7 @@ func (e *Env) Pair(tn, id string) PairView {
 	return p
 }
 
+// CreatePair creates a forwarding pair of tenant tn.
 func (e *Env) CreatePair(tn string, body map[string]any) PairView {
 	e.T.Helper()
 	r := e.Do("POST", PairsPath(tn), Root, body)
@@ -256,6 +273,7 @@ func (e *Env) PostVerbStatements(tn, verb string, n int) []string {
 	return ids
 }
 
+// SetTenant sets configuration setting id of tenant tn.
 func (e *Env) SetTenant(tn, id, value string) {
 	e.T.Helper()
 	e.Expect(e.Do("PUT", "/engine/api/v1/"+tn+"/configuration/"+id, Root, map[string]any{"value": value}), 204, "set "+id)

@@ -29,6 +29,7 @@ type PostReceiver struct {
 	srv  *httptest.Server
 }
 
+// NewPostReceiver starts a PostReceiver; the test's end stops it.
 func NewPostReceiver(t *testing.T) *PostReceiver {
 	rc := &PostReceiver{fail: map[string]bool{}, hold: map[string]chan struct{}{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +141,7 @@ func (e *Env) Register(tn, regID string, postBack map[string]any) {
 	e.Expect(e.Do("POST", "/engine/api/v1/"+tn+"/registrations", Root, body), 204, "create registration "+regID)
 }
 
+// SetSetting sets configuration setting id at the level path names (a tenant, course or registration path).
 func (e *Env) SetSetting(path, id, value string) {
 	e.T.Helper()
 	e.Expect(e.Do("PUT", path+"/configuration/"+id, Root, map[string]any{"value": value}), 204, "set "+id+"="+value)

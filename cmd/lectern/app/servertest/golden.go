@@ -60,4 +60,5 @@ func RawID(t *testing.T, body []byte, name string) string {
 	return string(m[1])
 }
 
-var Update = flag.Bool("update", false, "rewrite server/testdata/golden/*.json from the imports' output (both modes must run and agree)")
+// Update asks the golden tests to rewrite their golden files from the output.
+var Update = flag.Bool("update", false, "rewrite the golden files under testdata from the tests' output (both modes must run and agree)")

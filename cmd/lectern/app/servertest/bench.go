@@ -82,6 +82,7 @@ func CommitBenchCall(b *testing.B, method, url, ct string, body []byte, want int
 	return res
 }
 
+// CommitBenchJSON decodes a benchmark response's JSON body into v.
 func CommitBenchJSON(b *testing.B, res *http.Response, v any) {
 	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
 		b.Fatal(err)
@@ -120,8 +121,10 @@ const (
 	BenchQueries  = 2000
 )
 
+// Ms is d in milliseconds, as the benchmarks report latencies.
 func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// BenchConfig is the embedded configuration the benchmarks start Lectern with.
 func BenchConfig(b *testing.B) app.Config {
 	return app.Config{DataDir: b.TempDir(), Root: server.RootCredentials{User: RootUser, Password: RootPass},
 		SecretKey: "bench-secret", Version: "bench", BodyLimit: 8 << 20}

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
+// KitchenHTML is a small HTML document about cooking.
 const KitchenHTML = `<!DOCTYPE html>
 <html><head><title>Kitchen Safety Basics</title></head><body>
 <h1>Kitchen Safety</h1>
@@ -25,6 +26,7 @@ const KitchenHTML = `<!DOCTYPE html>
 <h2>Baking</h2><p>Bake the carrot cake at 180 degrees. Let the cake cool before icing it.</p>
 </body></html>`
 
+// GardenMarkdown is a small Markdown document about gardening.
 const GardenMarkdown = `# Gardening Guide
 
 ## Planting
@@ -36,6 +38,7 @@ Plant carrots in loose soil in early spring. The gardener waters the seedlings d
 Harvest carrots when the roots are as thick as a finger.
 `
 
+// VolcanoVTT is a small WebVTT transcript about volcanoes.
 const VolcanoVTT = `WEBVTT
 
 00:00:01.000 --> 00:00:05.000
@@ -84,6 +87,7 @@ func (e *Env) UploadContent(a Auth, tenantID, query string, body []byte, filenam
 	return e.Do("POST", "/api/v1/content?"+query, a, form, headers...)
 }
 
+// JobRead is a content service job as the jobs API shows it.
 type JobRead struct {
 	ID      string         `json:"id"`
 	Type    string         `json:"type"`
@@ -124,6 +128,7 @@ func WaitServiceJob(e *Env, tenantID string, r Resp, jobType string) JobRead {
 	return j
 }
 
+// ImportContent imports a content file, waits for its job and returns the content's id and version.
 func (e *Env) ImportContent(tenantID, query string, body []byte, filename string) (string, int) {
 	e.T.Helper()
 	j := e.WaitContentJob(tenantID, e.UploadContent(Root, tenantID, query, body, filename))
@@ -156,6 +161,7 @@ func (e *Env) SearchContent(tenantID string, params url.Values) []map[string]any
 	return out
 }
 
+// SQ builds query values from key, value pairs.
 func SQ(kv ...string) url.Values {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -182,6 +188,7 @@ func TaxonomyForm(fileName, csv, col, id string) ([]byte, string) {
 	return buf.Bytes(), mw.FormDataContentType()
 }
 
+// PostTaxonomy starts a taxonomy import job for tenantID.
 func PostTaxonomy(e *Env, tenantID, fileName, csv, col, id string) Resp {
 	e.T.Helper()
 	body, ct := TaxonomyForm(fileName, csv, col, id)
@@ -198,11 +205,13 @@ func ImportTaxonomy(e *Env, tenantID, csv, col, id string) JobRead {
 	return j
 }
 
+// ContentSetting reads a configuration setting of tenantID.
 func ContentSetting(e *Env, tenantID, id string) Resp {
 	e.T.Helper()
 	return e.Do("GET", "/api/v1/app_management/configuration/"+id, Root, nil, "tenant_id", tenantID)
 }
 
+// PutContentSetting sets a configuration setting of tenantID.
 func PutContentSetting(e *Env, tenantID, id, value string) Resp {
 	e.T.Helper()
 	return e.Do("PUT", "/api/v1/app_management/configuration/"+id, Root, map[string]any{"value": value}, "tenant_id", tenantID)
@@ -259,12 +268,14 @@ type HookReceiver struct {
 	WantAuth  func() string
 }
 
+// HookRequest is one request a HookReceiver got.
 type HookRequest struct {
 	Body   []byte
 	Header http.Header
 	status int
 }
 
+// NewHookReceiver starts a HookReceiver that fails its first failFirst requests; the test's end stops it.
 func NewHookReceiver(t *testing.T, failFirst int) *HookReceiver {
 	h := &HookReceiver{FailFirst: failFirst}
 	h.Srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -298,12 +309,14 @@ func (h *HookReceiver) Delivered() []HookRequest {
 	return out
 }
 
+// All returns the requests received so far.
 func (h *HookReceiver) All() []HookRequest {
 	h.Mu.Lock()
 	defer h.Mu.Unlock()
 	return append([]HookRequest(nil), h.requests...)
 }
 
+// HookMessage is the envelope of a subscription's webhook message.
 type HookMessage struct {
 	TenantID       string          `json:"tenant_id"`
 	SubscriptionID string          `json:"subscription_id"`
@@ -341,6 +354,7 @@ func (e *Env) Deliveries(tenantID, subID string) []struct {
 	return l.Deliveries
 }
 
+// MessageID is the message_id of a webhook message body.
 func MessageID(t *testing.T, body []byte) string {
 	t.Helper()
 	var m HookMessage

@@ -71,6 +71,7 @@ func Navigating(err error) bool {
 		strings.Contains(msg, "Cannot find context with specified id")
 }
 
+// Click clicks the element expr (a JavaScript expression) evaluates to.
 func Click(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("("+expr+").click(), true")); err != nil {
@@ -94,6 +95,7 @@ s.textContent="ready|"+init+"|"+who+"|"+api.LMSCommit("");
 document.getElementById("finish").onclick=function(){api.LMSSetValue("cmi.core.exit","suspend");s.textContent="finished|"+api.LMSFinish("")};
 </script></body></html>`
 
+// Manifest12 is a SCORM 1.2 manifest of one SCO, sco.html (Sco12).
 const Manifest12 = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest identifier="b12" version="1" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
   <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>

@@ -39,14 +39,17 @@ func (l *LogCapture) Find(msg string, kv ...string) []CapturedRecord {
 	return out
 }
 
+// CaptureHandler is the slog.Handler of LogCapture.tee.
 type CaptureHandler struct {
 	l     *LogCapture
 	next  slog.Handler
 	attrs []slog.Attr
 }
 
+// Enabled keeps every level.
 func (h *CaptureHandler) Enabled(ctx context.Context, lv slog.Level) bool { return true }
 
+// Handle keeps r and passes it on.
 func (h *CaptureHandler) Handle(ctx context.Context, r slog.Record) error {
 	c := CapturedRecord{msg: r.Message, attrs: map[string]string{}}
 	for _, a := range h.attrs {
@@ -65,10 +68,12 @@ func (h *CaptureHandler) Handle(ctx context.Context, r slog.Record) error {
 	return nil
 }
 
+// WithAttrs returns a handler that adds attrs to every record.
 func (h *CaptureHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return &CaptureHandler{l: h.l, next: h.next.WithAttrs(attrs), attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
 }
 
+// WithGroup passes the group on; kept records are not grouped.
 func (h *CaptureHandler) WithGroup(name string) slog.Handler {
 	return &CaptureHandler{l: h.l, next: h.next.WithGroup(name), attrs: h.attrs}
 }

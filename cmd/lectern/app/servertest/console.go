@@ -20,12 +20,14 @@ type ConsoleClient struct {
 	Cookie string
 }
 
+// ConsolePage is a console response: status, headers and the page.
 type ConsolePage struct {
 	Status int
 	Header http.Header
 	Body   string
 }
 
+// Send sends one request to the console, with the session cookie and form (if any) as its body.
 func (cc *ConsoleClient) Send(method, path string, form url.Values, headers ...string) ConsolePage {
 	cc.T.Helper()
 	var body io.Reader
@@ -63,11 +65,13 @@ func (cc *ConsoleClient) Send(method, path string, form url.Values, headers ...s
 	return ConsolePage{Status: res.StatusCode, Header: res.Header, Body: string(b)}
 }
 
+// SignIn signs in with a tenant credential and keeps the session cookie.
 func (cc *ConsoleClient) SignIn(key, secret string) ConsolePage {
 	cc.T.Helper()
 	return cc.Send("POST", "/console/signin", url.Values{"key": {key}, "secret": {secret}})
 }
 
+// WantPage fails the test unless p has status and contains every string given.
 func WantPage(t *testing.T, p ConsolePage, status int, contains ...string) {
 	t.Helper()
 	if p.Status != status {
@@ -114,6 +118,7 @@ func (cc *ConsoleClient) SendFile(path, field, filename string, content []byte, 
 	return ConsolePage{Status: res.StatusCode, Header: res.Header, Body: b.String()}
 }
 
+// JobIDRE finds a job's id on a console page.
 var JobIDRE = regexp.MustCompile(`id="job-([0-9a-f-]{36})"`)
 
 // FollowJob polls the console's job fragment as htmx does until the job concludes, checking
@@ -172,6 +177,7 @@ func (cc *ConsoleClient) ImportForm(tenantID, courseID string, pkg []byte) Conso
 	return ConsolePage{Status: res.StatusCode, Header: res.Header, Body: b.String()}
 }
 
+// ImportStatusRE finds an import's status on a console page.
 var ImportStatusRE = regexp.MustCompile(`data-status="([A-Z]+)"`)
 
 // WaitImport polls the import status fragment as htmx does until the job ends; the fragment
