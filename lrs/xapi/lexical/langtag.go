@@ -1,4 +1,4 @@
-package xapi
+package lexical
 
 import "strings"
 
