@@ -1,4 +1,4 @@
-package server_test
+package engineapi_test
 
 import (
 	"net/url"
