@@ -143,3 +143,6 @@ func ConsoleSignIn(t *testing.T, ctx context.Context, e *Env, key, secret string
 		t.Fatalf("sign in: %v", err)
 	}
 }
+
+// InFramePage is the status line of the content in the player's frame.
+const InFramePage = `document.getElementById("frame").contentDocument.getElementById("status").textContent`

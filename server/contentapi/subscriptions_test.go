@@ -1,4 +1,4 @@
-package server_test
+package contentapi_test
 
 import (
 	"encoding/base64"
