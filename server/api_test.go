@@ -52,6 +52,7 @@ var (
 	v200              = servertest.V200
 	eventually        = servertest.Eventually
 	randomName        = servertest.RandomName
+	modes             = servertest.Modes
 	fill              = servertest.Fill
 	zipOf             = servertest.ZipOf
 	fixtureFiles      = servertest.FixtureFiles
