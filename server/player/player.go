@@ -314,10 +314,20 @@ body{display:flex;flex-direction:column}
   }
   // The terminating commit carries the SCO's pending adl.nav.request (scorm-again does not
   // send it), unless the learner's own request is what ends the SCO.
+  // A status the SCO never set is not reported: scorm-again's full commit carries every
+  // default, and an "unknown" completion or success status the content did not set would
+  // stop the sequencer from applying its own (completionSetByContent false: the LMS
+  // completes the attempt; ADL SX-02).
+  var defaulted = /^cmi\.(objectives\.\d+\.)?(completion_status|success_status)$/;
   function pendingRequest(params, meta) {
     if (meta && meta.isTerminateCommit && !navBusy && api && api.adl && api.adl.nav) {
       var r = api.adl.nav.request;
       if (r && r !== "_none_") params["adl.nav.request"] = r;
+    }
+    if (api && api.lecternSet) {
+      Object.keys(params).forEach(function (k) {
+        if (defaulted.test(k) && params[k] === "unknown" && !api.lecternSet[k]) delete params[k];
+      });
     }
     return params;
   }
@@ -349,6 +359,12 @@ body{display:flex;flex-direction:column}
         return phr.apply(hs, args);
       };
     }
+    var setter = a.SetValue;
+    a.lecternSet = {}; // the elements the SCO set in this session
+    a.SetValue = function (el) {
+      if (typeof el === "string") a.lecternSet[el] = true;
+      return setter.apply(a, arguments);
+    };
     var get = a.GetValue;
     a.GetValue = function (el) {
       if (seq && typeof el === "string" && el.indexOf("adl.nav.request_valid.") === 0 && a.isInitialized()) {
