@@ -213,6 +213,7 @@ type lmsResult struct {
 	Missing bool     `json:"missing"`
 	IDs     []string `json:"ids"`
 	Unknown string   `json:"unknown"`
+	Threw   string   `json:"threw"`
 }
 
 // lmsSame compares a returned value with the expected one as the applet's evaluator does for
@@ -256,6 +257,8 @@ func (c lmsCall) check(r lmsResult) string {
 	switch {
 	case r.Unknown != "":
 		return "the SCO does not know call " + r.Unknown
+	case r.Threw != "":
+		return fmt.Sprintf("%s(%s) threw %s", c.Op, r.El, r.Threw)
 	case r.Missing:
 		return fmt.Sprintf("%s: no objective of that id", c.El)
 	case c.Op == "COI":
