@@ -272,7 +272,9 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 // model is values: each objective the SCO's cmi.objectives names by id starts with what the
 // sequencer holds for it (success and completion status, scaled score, progress measure, read
 // through the activity's objective maps, so a global objective another SCO or course wrote
-// arrives: RTE 4.2.17, ADL OB and RU cases). Values the SCO's stored data already has stay.
+// arrives: RTE 4.2.17, ADL OB and RU cases). What the sequencer knows wins over the SCO's
+// stored data (a global objective may have changed since, ADL OB-14a); what it does not know
+// leaves the stored value.
 func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, actID string, values scormrt.Values) (*NavState, error) {
 	st, _, err := s.changeSequencing(ctx, sess, key, v, func(*sequencing.State) error { return nil })
 	if err != nil {
@@ -290,7 +292,7 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 		}
 		p := "cmi.objectives." + strings.TrimSuffix(rest, ".id") + "."
 		set := func(field, val string) {
-			if _, has := values[p+field]; !has && val != "" {
+			if val != "" {
 				values[p+field] = val
 			}
 		}
