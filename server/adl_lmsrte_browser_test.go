@@ -739,7 +739,7 @@ var lmsFailing = map[string]string{
 	"CM-10":   "Act4V1: activity 1 delivered, want activity 4",
 	"CO-07a":  "Act3V2: activity 2 delivered, want activity 3",
 	"CO-07b":  "Act3V1: activity 1 delivered, want activity 3",
-	"CO-10":   "Act2V1: activity 1 delivered, want activity 2",
+	"CO-10":   "Act2V1: GET(cmi.objectives.0.completion_status) returned \"completed\", want \"incomplete\"",
 	"DMB":     "Act1V6: GET(cmi.entry) returned \"resume\", want \"ab-initio\"",
 	"DMI":     "Act1V1: running the SCO: scorm-again throws TypeError: n.getExitValueInternal is not a function",
 	"OB-02a":  "Act3V1: activity 2 delivered, want activity 3",
