@@ -754,7 +754,6 @@ var lmsFailing = map[string]string{
 	"RU-04bc": "Act4V2: activity 1 delivered, want activity 4",
 	"RU-13d":  "Act6V1: activity 2 delivered, want activity 6",
 	"RU-15a":  "Act1V2: activity 2 delivered, want activity 1",
-	"SX-05":   "Act9V3: activity 1 delivered, want activity 9",
 	"SX-09":   "Act2V1: activity 1 delivered, want activity 2",
 	"SX-11a":  "Act2V1: GET(cmi.objectives.0.score.raw) returned \"\", want \"2000\", error 403, want 0",
 	"SX-11b":  "Act2V1: GET(cmi.objectives.0.score.max) returned \"\", want \"2222.22\", error 403, want 0",
