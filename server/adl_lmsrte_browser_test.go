@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
@@ -420,7 +421,7 @@ func (r *lmsRunner) eval(js string, out any) error {
 	var s string
 	var err error
 	for range 100 {
-		if s, err = chromedp.Run(r.ctx, chromedp.Evaluate[string](js)); err == nil || !navigating(err) {
+		if s, err = chromedp.Run(r.ctx, chromedp.Evaluate[string](js)); err == nil || !servertest.Navigating(err) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond) // the page is being replaced: ask the next one
@@ -541,7 +542,7 @@ func (r *lmsRunner) run(name, tenant, learnerID string) (problems []string, deli
 	if len(script.visits) == 0 {
 		return []string{"the script has no deliveries"}, 0
 	}
-	res := e.waitJob(tenant, e.upload(tenant, "course="+strings.ToLower(name), lmsPackage(t, name, r.sco), "course.zip"))
+	res := e.WaitJob(tenant, e.Upload(tenant, "course="+strings.ToLower(name), lmsPackage(t, name, r.sco), "course.zip"))
 	if res.Status != "COMPLETE" {
 		return []string{fmt.Sprintf("import: %+v", res)}, 0
 	}
