@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"sort"
 	"strconv"
@@ -64,6 +65,11 @@ func Sequenced(v *course.Version) bool {
 
 // ErrNotSequenced refuses a sequencing call for a course that is not SCORM 2004.
 var ErrNotSequenced = errors.New("the course is not sequenced (SCORM 2004 only)")
+
+// ErrNotDelivered refuses the load of a SCORM 2004 activity the sequencer has not delivered:
+// only the Current Activity may run, so a learner (or a script) cannot skip the course's
+// sequencing rules by asking for another activity's page.
+var ErrNotDelivered = errors.New("the sequencer has not delivered this activity")
 
 // memStates keeps the sequencing States of sessions that track nothing (previews, reviews),
 // by player session token, for the session's life; bounded so an abandoned preview costs
@@ -276,9 +282,32 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 // stored data (a global objective may have changed since, ADL OB-14a); what it does not know
 // leaves the stored value.
 func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, actID string, values scormrt.Values) (*NavState, error) {
-	st, _, err := s.changeSequencing(ctx, sess, key, v, func(*sequencing.State) error { return nil })
+	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+		if st.Current == "" {
+			// No sequencing session runs (a client loads the activity without the player page,
+			// or the last session ended): the load starts one with a choice of the activity,
+			// which the sequencer honours only where its rules let the learner choose it, else
+			// as a launch does (resumeAll or start), which must then deliver this activity.
+			if r, err := st.Navigate(sequencing.Request{Kind: sequencing.Choice, Target: actID}); err == nil && r.Deliver != "" {
+				return nil
+			}
+			kind := sequencing.Start
+			if st.Suspended != "" {
+				kind = sequencing.ResumeAll
+			}
+			_, _ = st.Navigate(sequencing.Request{Kind: kind})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	if st.Current != actID {
+		cur := st.Current
+		if cur == "" {
+			cur = "none: the sequencer neither starts with it nor lets the learner choose it now"
+		}
+		return nil, fmt.Errorf("activity %q (the current activity is %s): %w", actID, cur, ErrNotDelivered)
 	}
 	objs := st.Objectives(actID)
 	for k, id := range values {

@@ -4,7 +4,7 @@
 // The module is a house of floors. A package is on the floor of the longest folder prefix it
 // matches; floors, top to bottom, with their rooms:
 //
-//	cmd/                              the binary: configuration, wiring, Prometheus
+//	cmd/ scripts/                     the binary (configuration, wiring, Prometheus), scripts
 //	server/                           HTTP (Fiber): routing, auth, handlers, per product
 //	workers/                          the job queue port and backends, job handlers
 //	indexer/                          content search port and backends, embeddings

@@ -25,7 +25,7 @@ type floor struct {
 
 // floors is the drawing, top to bottom (doc.go shows the same list; a test compares them).
 var floors = []floor{
-	{"commands", []string{"cmd"}},
+	{"commands", []string{"cmd", "scripts"}},
 	{"HTTP", []string{"server"}},
 	{"jobs", []string{"workers"}},
 	{"search", []string{"indexer"}},

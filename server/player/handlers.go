@@ -602,7 +602,11 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	}
 	st := ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values}
 	if learner.Sequenced(v) {
-		if st.Nav, err = s.deps.Learner.SequencingActivity(ctx, sess, c.Params("session"), v, act.ID, values); err != nil {
+		st.Nav, err = s.deps.Learner.SequencingActivity(ctx, sess, c.Params("session"), v, act.ID, values)
+		if errors.Is(err, learner.ErrNotDelivered) {
+			return httpx.Errorf(fiber.StatusConflict, "%v; ask for it with a navigation request (POST /player/runtime/{session}/navigate)", err)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -253,8 +253,11 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 		if a := amount(); a != 0.5 {
 			t.Errorf("completion amount after the relaunch: %v, want 0.5", a)
 		}
-		// The learner goes back to the completed SCO: a new attempt (exit was normal), whose
-		// content says incomplete; the SCO stays completed.
+		// The learner goes back to the completed SCO (the table of contents: a choice): a new
+		// attempt (exit was normal), whose content says incomplete; the SCO stays completed.
+		if r, n := navigate(e, s2, "request=choice&target=one"); r.Status != 200 || n.Deliver != "one" {
+			t.Fatalf("choice of one: %d %s", r.Status, r.Body)
+		}
 		one = e.Activity(s2, "one")
 		if one.CMI["cmi.entry"] != "ab-initio" {
 			t.Errorf("re-entered completed SCO: entry %q, want ab-initio (a new attempt)", one.CMI["cmi.entry"])
@@ -272,10 +275,11 @@ func TestMultiSCORelaunchResumes(t *testing.T) {
 		if c := d.ActivityDetails.Children[0]; c.ID != "one" || c.ActivityCompletion != "COMPLETED" {
 			t.Errorf("re-entered completed SCO: %+v", c)
 		}
-		// A later relaunch goes on at the SCO used last... unless one is suspended: two still is.
+		// A later relaunch goes on where the learner was: choosing one ended two's suspension
+		// (SN book, DB.2: delivery clears the Suspended Activity) and one is still current.
 		s3 := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
-		if got := startOf(s3); got != "two" {
-			t.Errorf("third launch starts at %q, want the suspended SCO two", got)
+		if got := startOf(s3); got != "one" {
+			t.Errorf("third launch starts at %q, want one, where the learner was", got)
 		}
 	})
 }
