@@ -137,6 +137,10 @@ func TestSequencingNavigate(t *testing.T) {
 			n.Valid.Choice["b"] || n.Valid.Choice["d"] || !n.Valid.Choice["m"] {
 			t.Fatalf("launch: %+v", n)
 		}
+		// Only the delivered activity loads: b's page cannot be asked for past the sequencer.
+		if r := e.Get("/player/runtime/" + session + "/activity?activity=b"); r.Status != 409 || !strings.Contains(r.Message(), "the sequencer has not delivered this activity") {
+			t.Fatalf("load of an activity not delivered: %d %s", r.Status, r.Body)
+		}
 		// The activity load carries the same view, for adl.nav.request_valid.
 		var st struct{ Nav *navAnswer }
 		e.Get("/player/runtime/"+session+"/activity?activity=a").JSON(t, &st)
