@@ -183,35 +183,38 @@ func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
 	return out
 }
 
-// latency logs p50 and p99 of each search type over the collection's queries, three rounds
-// (the query vectors precomputed: embedding is the same for semantic and hybrid).
+// latency logs p50 and p99 of each search type over the collection's queries, five rounds,
+// the three types interleaved query by query so that the machine's load weighs on each alike
+// (the query vectors precomputed: embedding costs semantic and hybrid searches the same).
 func latency(t *testing.T, ctx context.Context, ix indexer.Index, c *Collection, qvecs [][]float32) {
-	for _, typ := range []indexer.SearchType{indexer.Lexical, indexer.Semantic, indexer.Hybrid} {
-		var ds []time.Duration
-		for range 3 {
-			for i, q := range c.Queries {
+	types := []indexer.SearchType{indexer.Lexical, indexer.Semantic, indexer.Hybrid}
+	ds := make([][]time.Duration, len(types))
+	for range 5 {
+		for i, q := range c.Queries {
+			for k, typ := range types {
 				iq := indexer.Query{Tenant: Tenant, Type: typ, Limit: 10}
-				if typ != indexer.Semantic {
-					iq.Term = q.Text
-				}
-				if typ != indexer.Lexical {
+				switch typ {
+				case indexer.Lexical:
+					iq.Term, iq.AnyTerm = q.Text, true
+				case indexer.Semantic:
 					iq.Vector = qvecs[i]
-				}
-				if typ == indexer.Lexical {
-					iq.AnyTerm = true
+				default:
+					iq.Term, iq.Vector = q.Text, qvecs[i]
 				}
 				start := time.Now()
 				if _, err := ix.Search(ctx, iq); err != nil {
 					t.Fatal(err)
 				}
-				ds = append(ds, time.Since(start))
+				ds[k] = append(ds[k], time.Since(start))
 			}
 		}
-		p50, p99 := Percentiles(ds)
+	}
+	for k, typ := range types {
+		p50, p99 := Percentiles(ds[k])
 		name := typ.String()
 		if typ == indexer.Lexical {
 			name = "lexical any-term"
 		}
-		t.Logf("%s latency (%d searches, limit 10): p50 %v, p99 %v", name, len(ds), p50, p99)
+		t.Logf("%s latency (%d searches, limit 10): p50 %v, p99 %v", name, len(ds[k]), p50, p99)
 	}
 }
