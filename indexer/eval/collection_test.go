@@ -122,7 +122,10 @@ func TestCollections(t *testing.T) {
 				for _, k := range []int{5, 20, 100} {
 					runs = append(runs, run{fmt.Sprintf("variant: RRF k=%d", k), fused(func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, k) })})
 				}
-				for _, a := range []float64{0.3, 0.5, 0.7} {
+				for _, w := range []float64{0.3, 0.5, 0.7} {
+					runs = append(runs, run{fmt.Sprintf("variant: weighted RRF k=60, lexical weight %.1f", w), fused(func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, w) })})
+				}
+				for _, a := range []float64{0.2, 0.3, 0.5, 0.7} {
 					runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
 				}
 			}
@@ -178,6 +181,30 @@ func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
 		}
 		seen[h.ContentID] = true
 		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: alpha*ln[h.ContentID] + (1-alpha)*sn[h.ContentID]})
+	}
+	indexer.Sort(out)
+	return out
+}
+
+// weightedRRF is reciprocal-rank fusion with the lexical list weighing w and the semantic
+// one 1 (a fusion variant measured against plain RRF).
+func weightedRRF(lex, sem []indexer.Hit, k int, w float64) []indexer.Hit {
+	score := map[string]float64{}
+	var out []indexer.Hit
+	for j, hs := range [][]indexer.Hit{lex, sem} {
+		weight := 1.0
+		if j == 0 {
+			weight = w
+		}
+		for i, h := range hs {
+			if _, ok := score[h.ContentID]; !ok {
+				out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version})
+			}
+			score[h.ContentID] += weight / float64(k+i+1)
+		}
+	}
+	for i := range out {
+		out[i].Score = score[out[i].ContentID]
 	}
 	indexer.Sort(out)
 	return out
