@@ -21,7 +21,7 @@
 //   - Hybrid (a Lectern extension): the reciprocal-rank fusion of an any-term keyword search
 //     (Query.AnyTerm) and a semantic search of the same scope (hybrid.go, SearchHybrid).
 //
-// Lexical and semantic searches within one content item (Query.ContentID) return one Hit
+// Lexical, semantic and hybrid searches within one content item (Query.ContentID) return one Hit
 // per matching chunk, with its Location; tenant-wide they return one Hit per content
 // version, ranked by its best chunk, without Location. Field searches return one Hit per
 // matching field. Every backend orders hits by Score (descending), then ContentID, Version,
@@ -271,8 +271,8 @@ type Hit struct {
 	ContentID string
 	// Version is the matching content version.
 	Version int
-	// Location is the matching chunk's location; set only for lexical and semantic searches
-	// within one content item.
+	// Location is the matching chunk's location; set only for lexical, semantic and hybrid
+	// searches within one content item.
 	Location string
 	// MatchStrength is the cosine similarity clamped to [0, 1]; set only for semantic
 	// searches (and hybrid ones: the fused score relative to the best possible, see Fuse).
