@@ -92,8 +92,8 @@ func readSMART(r io.Reader) ([]smartRecord, error) {
 //
 // Cranfield's judgements are graded 1 (a complete answer) to 4 (minimum interest), and
 // -1 or 5 (no interest); the gain is 5 − grade, 0 for no interest. Its judgements number the
-// queries 1 to 225 in file order (the .I numbers of cran.qry have gaps). CISI's judgements
-// are binary (gain 1).
+// queries 1 to 225 in file order (the .I numbers of cran.qry have gaps); documents past
+// 1400, which some copies append, are left out. CISI's judgements are binary (gain 1).
 func LoadCollection(dir string) (*Collection, error) {
 	type layout struct{ name, docs, queries, rels string }
 	for _, l := range []layout{
@@ -125,6 +125,9 @@ func LoadCollection(dir string) (*Collection, error) {
 		}
 		c := &Collection{Name: l.name}
 		for _, d := range docs {
+			if n, err := strconv.Atoi(d.id); l.name == "cranfield" && (err != nil || n > 1400) {
+				continue // some copies append documents of their own
+			}
 			c.Docs = append(c.Docs, Doc{ID: d.id, Text: strings.TrimSpace(d.fields['T'] + "\n" + d.fields['W'])})
 		}
 		judged := map[string]Judgements{}
