@@ -10,8 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/bleve"
+	"github.com/lectern-lms/lectern/indexer/elastic"
+	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 
 // TestCollections measures nDCG@10, recall@100 and MRR@10 of lexical, semantic and hybrid
@@ -149,6 +154,9 @@ func TestCollections(t *testing.T) {
 			if os.Getenv("LECTERN_EVAL_LATENCY") != "" {
 				latency(t, ctx, ix, c, qvecs)
 			}
+			if os.Getenv("LECTERN_EVAL_ELASTIC") != "" {
+				compareElastic(t, ctx, ix, Model(e), c, vecs, qvecs)
+			}
 		})
 	}
 }
@@ -184,6 +192,69 @@ func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
 	}
 	indexer.Sort(out)
 	return out
+}
+
+// compareElastic indexes the collection into Elasticsearch too (LECTERN_EVAL_ELASTIC and
+// LECTERN_TEST_ELASTICSEARCH_URL set) and logs, per search type, how many queries rank their
+// first 10 and first 100 hits differently from Bleve (ix), and Elasticsearch's hybrid figures.
+func compareElastic(t *testing.T, ctx context.Context, ix indexer.Index, model indexer.Model, c *Collection, vecs, qvecs [][]float32) {
+	cl := elastictest.NewClient(t, "lectern_evalc")
+	es, err := elastic.New(ctx, cl, elastic.Options{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	err = cl.Do(ctx, "put settings", esapi.IndicesPutSettingsRequest{
+		Index: []string{cl.Alias(mappings.Content)},
+		Body:  strings.NewReader(`{"index":{"refresh_interval":"20ms"}}`),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i, d := range c.Docs {
+		ch := []indexer.Chunk{{Active: true, Location: Location, Text: d.Text, Vector: vecs[i]}}
+		if err := es.IndexContent(ctx, Tenant, d.ID, 1, ch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("elasticsearch: indexed in %v", time.Since(start).Round(time.Second))
+	ids := func(ix indexer.Index, q indexer.Query) []string {
+		hits, err := ix.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.ContentID)
+		}
+		return out
+	}
+	for _, typ := range []indexer.SearchType{indexer.Lexical, indexer.Semantic, indexer.Hybrid} {
+		var diff10, diff100 int
+		var ndcg float64
+		for i, q := range c.Queries {
+			iq := indexer.Query{Tenant: Tenant, Type: typ, Limit: Depth}
+			switch typ {
+			case indexer.Lexical:
+				iq.Term, iq.AnyTerm = q.Text, true
+			case indexer.Semantic:
+				iq.Vector = qvecs[i]
+			default:
+				iq.Term, iq.Vector = q.Text, qvecs[i]
+			}
+			b, e := ids(ix, iq), ids(es, iq)
+			if !slices.Equal(b[:min(10, len(b))], e[:min(10, len(e))]) {
+				diff10++
+			}
+			if !slices.Equal(b, e) {
+				diff100++
+			}
+			ndcg += NDCG(e, q.Rel, 10)
+		}
+		t.Logf("%s on Elasticsearch: nDCG@10 %.3f; rankings unlike Bleve's: %d of %d queries in the first 10, %d in the first 100",
+			typ, ndcg/float64(len(c.Queries)), diff10, len(c.Queries), diff100)
+	}
 }
 
 // weightedRRF is reciprocal-rank fusion with the lexical list weighing w and the semantic
