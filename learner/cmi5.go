@@ -16,7 +16,7 @@ import (
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/rollup"
 	"github.com/lectern-lms/lectern/lrs/access"
-	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -636,7 +636,7 @@ func (s *Service) CheckCMI5Document(ctx context.Context, tenant string, p *acces
 		return fmt.Errorf("%w: cmi5 11.0.0.0-5: the learner preferences need languagePreference and audioPreference (strings)", access.ErrForbidden)
 	}
 	for _, tag := range strings.Split(lang, ",") {
-		if !xapi.ValidLanguageTag(tag) {
+		if !lexical.ValidLanguageTag(tag) {
 			return fmt.Errorf("%w: cmi5 11.1.0.0-1: languagePreference is a comma-separated list of language tags, not %q", access.ErrForbidden, lang)
 		}
 	}

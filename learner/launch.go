@@ -122,6 +122,11 @@ func (s *Service) InitialValues(ctx context.Context, sess *course.SessionClaims,
 	if act.CompletionThreshold != nil {
 		l.CompletionThreshold = strconv.FormatFloat(act.CompletionThreshold.MinProgressMeasure, 'f', -1, 64)
 	}
+	if d == scormrt.SCORM2004 && l.MaxTimeAllowed == "" && act.Sequencing != nil && act.Sequencing.LimitConditions != nil {
+		// SCORM 2004 has no adlcp:maxTimeAllowed: cmi.max_time_allowed is the activity's
+		// attemptAbsoluteDurationLimit (RTE 4.2.13; ADL CM-01).
+		l.MaxTimeAllowed = act.Sequencing.LimitConditions.AttemptAbsoluteDurationLimit
+	}
 	var rec *scormrt.Record
 	if !sess.Preview {
 		reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
@@ -140,7 +145,47 @@ func (s *Service) InitialValues(ctx context.Context, sess *course.SessionClaims,
 	} else {
 		l.LearnerID, l.LearnerName, l.Credit = "preview", "Preview", false
 	}
-	return scormrt.InitialValues(d, l, rec), nil
+	values := scormrt.InitialValues(d, l, rec)
+	if d == scormrt.SCORM2004 {
+		seedObjectives(values, act)
+	}
+	return values, nil
+}
+
+// seedObjectives adds to a SCORM 2004 SCO's data model the objectives its item's sequencing
+// names (primary and others, by objectiveID) that the stored data does not hold yet: RTE
+// 4.2.17 has the LMS initialise cmi.objectives.n.id from them, so the SCO finds them by id
+// (ADL CM-02b, OB-01a and most objectives cases read them before setting any).
+func seedObjectives(v scormrt.Values, act *course.Activity) {
+	have := map[string]bool{}
+	n := 0
+	for k, val := range v {
+		rest, ok := strings.CutPrefix(k, "cmi.objectives.")
+		if !ok {
+			continue
+		}
+		idx, field, ok := strings.Cut(rest, ".")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil {
+			continue
+		}
+		n = max(n, i+1)
+		if field == "id" {
+			have[val] = true
+		}
+	}
+	objs := act.Objectives
+	if len(objs) == 0 && act.Sequencing != nil {
+		objs = act.Sequencing.Objectives
+	}
+	for _, o := range objs {
+		if o.ID == "" || have[o.ID] {
+			continue
+		}
+		have[o.ID] = true
+		v["cmi.objectives."+strconv.Itoa(n)+".id"] = o.ID
+		n++
+	}
 }
 
 // ResumeActivity is the activity a tracked launch without startSco starts with, so a

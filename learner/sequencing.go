@@ -268,6 +268,46 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 	return navState(st, sequencing.Result{}, nil), nil
 }
 
+// SequencingActivity is SequencingState for the load of activity actID, whose initial data
+// model is values: each objective the SCO's cmi.objectives names by id starts with what the
+// sequencer holds for it (success and completion status, scaled score, progress measure, read
+// through the activity's objective maps, so a global objective another SCO or course wrote
+// arrives: RTE 4.2.17, ADL OB and RU cases). What the sequencer knows wins over the SCO's
+// stored data (a global objective may have changed since, ADL OB-14a); what it does not know
+// leaves the stored value.
+func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, actID string, values scormrt.Values) (*NavState, error) {
+	st, _, err := s.changeSequencing(ctx, sess, key, v, func(*sequencing.State) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	objs := st.Objectives(actID)
+	for k, id := range values {
+		rest, ok := strings.CutPrefix(k, "cmi.objectives.")
+		if !ok || !strings.HasSuffix(rest, ".id") {
+			continue
+		}
+		o, ok := objs[id]
+		if !ok {
+			continue
+		}
+		p := "cmi.objectives." + strings.TrimSuffix(rest, ".id") + "."
+		set := func(field, val string) {
+			if val != "" {
+				values[p+field] = val
+			}
+		}
+		set("success_status", o.SuccessStatus)
+		set("completion_status", o.CompletionStatus)
+		if o.ScoreScaled != nil {
+			set("score.scaled", strconv.FormatFloat(*o.ScoreScaled, 'f', -1, 64))
+		}
+		if o.ProgressMeasure != nil {
+			set("progress_measure", strconv.FormatFloat(*o.ProgressMeasure, 'f', -1, 64))
+		}
+	}
+	return navState(st, sequencing.Result{}, nil), nil
+}
+
 // SequencingNavigate runs a navigation request of the learner (the player's controls) or of
 // a SCO, and stores the State. A request the sequencer does not honour is no error: the
 // answer's Exception says why (the State keeps what the book keeps, e.g. a termination that

@@ -2,7 +2,7 @@
 # bench-ingest.sh — xAPI ingest side by side with Learning Locker (issue 12, item 1).
 # Installs xapi-statements 5.0.1 (Learning Locker's statement service, pinned by
 # scripts/bench-ll/package-lock.json) into $HOME/.cache/lectern/ll with `npm ci`, runs it
-# in-memory on a loopback port, then runs server.BenchmarkIngest: the same statements
+# in-memory on a loopback port, then runs lrsapi.BenchmarkIngest: the same statements
 # (context, result, extensions) POSTed in batches of 100 by 4 clients, to Learning Locker,
 # Lectern embedded (SQLite) and Lectern distributed (Elasticsearch statements, PostgreSQL
 # records) in turn, INGEST_ROUNDS rounds (default 2) per size, for INGEST_SIZES (default
@@ -26,7 +26,7 @@ trap stop_ll EXIT
 cd "$REPO"
 for n in $SIZES; do
 	ll_start
-	cmd=(go test -run='^$' -bench='^BenchmarkIngest$' -benchtime=1x -timeout=60m ./server/)
+	cmd=(go test -run='^$' -bench='^BenchmarkIngest$' -benchtime=1x -timeout=60m ./server/lrsapi/)
 	echo "+ INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS ${cmd[*]}" >&2
 	out=$(CI=true LECTERN_BENCH_LL_URL="$ll_url" INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS \
 		"${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)

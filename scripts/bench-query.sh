@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-query.sh — xAPI statement queries side by side with Learning Locker (issue 12, item 2).
 # For each size of QUERY_SIZES (default "10000 100000 1000000") it starts an empty Learning Locker
-# (xapi-statements 5.0.1 in memory, scripts/bench-ll/ll.sh) and runs server.BenchmarkQueryLL:
+# (xapi-statements 5.0.1 in memory, scripts/bench-ll/ll.sh) and runs lrsapi.BenchmarkQueryLL:
 # the ingest workload's statements POSTed to Learning Locker, Lectern embedded (SQLite) and
 # Lectern distributed (Elasticsearch statements, PostgreSQL records), then 4 clients send
 # QUERY_QUERIES (default 1000) GET /statements?limit=25 per filter shape (agent, activity, verb,
@@ -35,7 +35,7 @@ cd "$REPO"
 for n in $SIZES; do
 	ll_url="" embedded_only=""
 	if [ "$n" -le "$LL_MAX" ]; then ll_start; else embedded_only=1; fi
-	cmd=(go test -run='^$' -bench='^BenchmarkQueryLL$' -benchtime=1x -timeout=120m ./server/)
+	cmd=(go test -run='^$' -bench='^BenchmarkQueryLL$' -benchtime=1x -timeout=120m ./server/lrsapi/)
 	echo "+ QUERY_BENCH_COUNT=$n QUERY_BENCH_QUERIES=$QUERIES ${cmd[*]}" >&2
 	out=$(CI=true LECTERN_BENCH_LL_URL="$ll_url" QUERY_BENCH_COUNT=$n QUERY_BENCH_QUERIES=$QUERIES \
 		QUERY_BENCH_EMBEDDED_ONLY=$embedded_only "${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)

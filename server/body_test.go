@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // rawResponse is what came back on a raw connection: the first response, and whether the
@@ -29,11 +31,11 @@ type rawResponse struct {
 
 // rawExchange writes the bytes as they are on a new TCP connection to the real listener,
 // half-closes it when closeWrite is set, and reads the first response and whatever follows.
-func (e *env) rawExchange(raw string, closeWrite bool) rawResponse {
-	e.t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+func rawExchange(e *servertest.Env, raw string, closeWrite bool) rawResponse {
+	e.T.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
@@ -50,7 +52,7 @@ func (e *env) rawExchange(raw string, closeWrite bool) rawResponse {
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		e.t.Fatalf("no response to %q: %v (write: %v)", firstLine(raw), err, <-written)
+		e.T.Fatalf("no response to %q: %v (write: %v)", firstLine(raw), err, <-written)
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -77,14 +79,14 @@ func firstLine(s string) string {
 func withHost(head string) string { return strings.Replace(head, "\r\n", "\r\nHost: x\r\n", 1) }
 
 func basicHeader() string {
-	return "Authorization: " + root.header + "\r\n"
+	return "Authorization: " + servertest.Root.Header + "\r\n"
 }
 
 // TestHTTPFraming sends requests whose framing a proxy and Lectern could read differently
 // (request smuggling) over raw TCP: each is refused with 400 and the connection closed, so
 // the bytes after the first request are never served as a second one.
 func TestHTTPFraming(t *testing.T) {
-	e := start(t, modes(t)["embedded"](t))
+	e := servertest.Start(t, servertest.Modes(t)["embedded"](t))
 	const smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
 	post := "POST /api/v1/app_management/tenants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + basicHeader()
 	body := `{"tenant_id":"framing","enabled":true}`
@@ -107,7 +109,7 @@ func TestHTTPFraming(t *testing.T) {
 		{"chunk without its CRLF", post + fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%sXX0\r\n\r\n", len(body), body) + smuggled, 400, "chunked"},
 	}
 	for _, c := range cases {
-		r := e.rawExchange(c.raw, false)
+		r := rawExchange(e, c.raw, false)
 		if r.status != c.status || r.message == "" || !strings.Contains(r.message, c.want) {
 			t.Errorf("%s: %d %q, want %d with a message naming %q", c.name, r.status, r.message, c.status, c.want)
 		}
@@ -116,14 +118,14 @@ func TestHTTPFraming(t *testing.T) {
 		}
 	}
 	// A chunked body the client ends early (last-chunk missing).
-	r := e.rawExchange(post+"Transfer-Encoding: chunked\r\n\r\n40\r\n"+body, true)
+	r := rawExchange(e, post+"Transfer-Encoding: chunked\r\n\r\n40\r\n"+body, true)
 	if r.status != 400 || !strings.Contains(r.message, "chunked") {
 		t.Errorf("truncated chunked body: %d %q", r.status, r.message)
 	}
 	// The same on an upload route, where the body streams to the blob store.
-	form, ct := multipartFile("c.zip", scorm12Package(t))
+	form, ct := servertest.MultipartFile("c.zip", servertest.Scorm12Package(t))
 	up := "POST /engine/api/v1/framing/courses/importJobs?course=c HTTP/1.1\r\nHost: x\r\n" + basicHeader() + "Content-Type: " + ct + "\r\n"
-	r = e.rawExchange(up+"Transfer-Encoding: chunked\r\n\r\n100\r\n"+string(form[:200])+"\r\nnot-hex\r\n", true)
+	r = rawExchange(e, up+"Transfer-Encoding: chunked\r\n\r\n100\r\n"+string(form[:200])+"\r\nnot-hex\r\n", true)
 	if r.status != 404 { // the tenant does not exist yet: refused before the body is read
 		t.Errorf("upload to an unknown tenant: %d %q", r.status, r.message)
 	}
@@ -131,18 +133,18 @@ func TestHTTPFraming(t *testing.T) {
 	// Well-framed requests still work, chunked included, and keep the connection: the second
 	// request on it is answered.
 	chunked := fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
-	r = e.rawExchange(post+chunked+smuggled, false)
+	r = rawExchange(e, post+chunked+smuggled, false)
 	if r.status != 201 || r.closed && !strings.HasPrefix(r.extra, "HTTP/1.1 200") {
 		t.Fatalf("chunked tenant creation then a second request: %d %q, then %q (closed %v)", r.status, r.message, r.extra, r.closed)
 	}
 	if !strings.HasPrefix(r.extra, "HTTP/1.1 200") {
 		t.Fatalf("the second request on a keep-alive connection was not answered: %q", r.extra)
 	}
-	r = e.rawExchange(up+"\r\n", false)
+	r = rawExchange(e, up+"\r\n", false)
 	if r.status != 400 || !strings.Contains(r.message, "'file'") {
 		t.Errorf("multipart upload without a body: %d %q", r.status, r.message)
 	}
-	r = e.rawExchange(up+"Transfer-Encoding: chunked\r\n\r\n100\r\n"+string(form[:200])+"\r\nnot-hex\r\n", true)
+	r = rawExchange(e, up+"Transfer-Encoding: chunked\r\n\r\n100\r\n"+string(form[:200])+"\r\nnot-hex\r\n", true)
 	if r.status != 400 || !strings.Contains(r.message, "chunked") {
 		t.Errorf("malformed chunked upload: %d %q", r.status, r.message)
 	}
@@ -152,12 +154,12 @@ func TestHTTPFraming(t *testing.T) {
 		fmt.Fprintf(&chunks, "%x\r\n%s\r\n", n, rest[:n])
 		rest = rest[n:]
 	}
-	r = e.rawExchange(up+"Transfer-Encoding: chunked\r\n\r\n"+chunks.String()+"0\r\n\r\n", false)
+	r = rawExchange(e, up+"Transfer-Encoding: chunked\r\n\r\n"+chunks.String()+"0\r\n\r\n", false)
 	if r.status != 200 {
 		t.Fatalf("chunked upload: %d %q", r.status, r.message)
 	}
-	eventually(t, 60*time.Second, "the course of the chunked upload", func() bool {
-		return e.do("GET", "/engine/api/v1/framing/courses/c/title", root, nil).Status == 200
+	servertest.Eventually(t, 60*time.Second, "the course of the chunked upload", func() bool {
+		return e.Do("GET", "/engine/api/v1/framing/courses/c/title", servertest.Root, nil).Status == 200
 	})
 }
 
@@ -165,12 +167,12 @@ func TestHTTPFraming(t *testing.T) {
 // with 413 naming the limit before any of the body is read; a chunked body is cut at the
 // limit; an upload over the limit leaves nothing in the blob store.
 func TestBodyLimits(t *testing.T) {
-	cfg := modes(t)["embedded"](t)
+	cfg := servertest.Modes(t)["embedded"](t)
 	cfg.BodyLimit, cfg.RecordBodyLimit = 3<<20, 2<<20
-	e := start(t, cfg)
-	e.createTenant("limits", true)
-	key, secret := e.credential("limits")
-	lrsAuth := "Authorization: " + bearer(key, secret).header + "\r\n"
+	e := servertest.Start(t, cfg)
+	e.CreateTenant("limits", true)
+	key, secret := e.Credential("limits")
+	lrsAuth := "Authorization: " + servertest.Bearer(key, secret).Header + "\r\n"
 	cases := []struct {
 		name, head string
 		limit      string
@@ -184,7 +186,7 @@ func TestBodyLimits(t *testing.T) {
 	for _, c := range cases {
 		// The header and the first 9000 bytes go out: the answer must not wait for the
 		// 100 MiB announced.
-		r := e.rawExchange(withHost(c.head)+"Content-Length: 104857600\r\n\r\n"+strings.Repeat("x", 9000), false)
+		r := rawExchange(e, withHost(c.head)+"Content-Length: 104857600\r\n\r\n"+strings.Repeat("x", 9000), false)
 		if r.status != 413 || !strings.Contains(r.message, c.limit) {
 			t.Errorf("%s, declared 100 MiB: %d %q, want 413 naming %s", c.name, r.status, r.message, c.limit)
 		}
@@ -206,7 +208,7 @@ func TestBodyLimits(t *testing.T) {
 		b.WriteString("0\r\n\r\n")
 		return b.String()
 	}
-	r := e.rawExchange(chunkedBig(cases[0].head, []byte(`{"tenant_id":"`+string(big[:2<<20])+`"}`)), false)
+	r := rawExchange(e, chunkedBig(cases[0].head, []byte(`{"tenant_id":"`+string(big[:2<<20])+`"}`)), false)
 	if r.status != 413 || !strings.Contains(r.message, cases[0].limit) {
 		t.Errorf("chunked JSON body of 2 MiB: %d %q", r.status, r.message)
 	}
@@ -217,12 +219,12 @@ func TestBodyLimits(t *testing.T) {
 	part.Write(append([]byte("PK\x03\x04"), big...))
 	mw.Close()
 	for _, c := range cases[2:4] {
-		r := e.rawExchange(chunkedBig(c.head, form.Bytes()), false)
+		r := rawExchange(e, chunkedBig(c.head, form.Bytes()), false)
 		if r.status != 413 || !strings.Contains(r.message, c.limit) {
 			t.Errorf("%s, chunked 4 MiB: %d %q, want 413 naming %s", c.name, r.status, r.message, c.limit)
 		}
 	}
-	if n := e.blobCount("limits/"); n != 0 {
+	if n := e.BlobCount("limits/"); n != 0 {
 		t.Fatalf("refused uploads left %d blobs", n)
 	}
 	// A compressed body is limited by its decoded size: 2 MiB of gzip-compressed spaces (a few
@@ -235,16 +237,16 @@ func TestBodyLimits(t *testing.T) {
 		return buf.String()
 	}
 	bomb := gz(bytes.Repeat([]byte(" "), 2<<20))
-	r = e.rawExchange(withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(bomb), bomb), false)
+	r = rawExchange(e, withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(bomb), bomb), false)
 	if r.status != 413 || !strings.Contains(r.message, "decoded") || !strings.Contains(r.message, cases[0].limit) {
 		t.Errorf("gzip body decoding to 2 MiB: %d %q", r.status, r.message)
 	}
 	ok := gz([]byte(`{"tenant_id":"zipped","enabled":true}`))
-	r = e.rawExchange(withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(ok), ok), false)
+	r = rawExchange(e, withHost(cases[0].head)+fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(ok), ok), false)
 	if r.status != 201 {
 		t.Errorf("gzip JSON body: %d %q", r.status, r.message)
 	}
-	r = e.rawExchange(withHost(cases[0].head)+"Content-Encoding: br\r\nContent-Length: 4\r\n\r\nabcd", false)
+	r = rawExchange(e, withHost(cases[0].head)+"Content-Encoding: br\r\nContent-Length: 4\r\n\r\nabcd", false)
 	if r.status != 415 || !strings.Contains(r.message, "br") {
 		t.Errorf("brotli body: %d %q", r.status, r.message)
 	}
@@ -256,8 +258,8 @@ func TestBodyLimits(t *testing.T) {
 			RequestBody struct{ Content map[string]any }        `json:"requestBody"`
 		} `json:"paths"`
 	}
-	or := e.do("GET", "/openapi.json", noAuth, nil)
-	or.json(t, &doc)
+	or := e.Do("GET", "/openapi.json", servertest.NoAuth, nil)
+	or.JSON(t, &doc)
 	for path, limit := range map[string]string{"/engine/api/v1/{tenant}/courses/importJobs": "3145728", "/api/v1/content": "3145728",
 		"/lrs/TCAPI/statements": "2097152", "/api/v1/app_management/tenants": "1048576"} {
 		op := doc.Paths[path]["post"]
@@ -270,23 +272,23 @@ func TestBodyLimits(t *testing.T) {
 	}
 	// Under the limit, the same routes accept the body.
 	small := append([]byte("PK\x03\x04"), big[:2<<20]...)
-	e.expect(e.upload("limits", "course=c", small, "c.zip"), 200, "upload under the limit")
+	e.Expect(e.Upload("limits", "course=c", small, "c.zip"), 200, "upload under the limit")
 }
 
 // TestUploadRemovedWhenJobCreationFails makes the record store refuse the import job (a
 // trigger raising an error on its insert): the upload, already in the blob store by then,
 // is removed.
 func TestUploadRemovedWhenJobCreationFails(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("failing", true)
-		db, ok := e.app.Records.(interface{ DB() *sql.DB })
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("failing", true)
+		db, ok := e.App.Records.(interface{ DB() *sql.DB })
 		if !ok {
-			t.Fatalf("record store %T has no DB", e.app.Records)
+			t.Fatalf("record store %T has no DB", e.App.Records)
 		}
 		ctx := context.Background()
 		stmts := []string{`CREATE TRIGGER fail_jobs BEFORE INSERT ON records WHEN NEW.kind IN ('import_job', 'job')
 			BEGIN SELECT RAISE(ABORT, 'job creation forced to fail'); END`}
-		if e.app.Config.PostgresURL != "" {
+		if e.App.Config.PostgresURL != "" {
 			stmts = []string{`CREATE FUNCTION fail_jobs() RETURNS trigger LANGUAGE plpgsql AS
 				$$ BEGIN RAISE EXCEPTION 'job creation forced to fail'; END $$`,
 				`CREATE TRIGGER fail_jobs BEFORE INSERT ON records FOR EACH ROW
@@ -297,16 +299,16 @@ func TestUploadRemovedWhenJobCreationFails(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		e.serverFault = true
-		r := e.upload("failing", "course=c", scorm12Package(t), "c.zip")
+		e.ServerFault = true
+		r := e.Upload("failing", "course=c", servertest.Scorm12Package(t), "c.zip")
 		if r.Status < 500 {
 			t.Fatalf("course upload with failing job creation: %d %s", r.Status, r.Body)
 		}
-		r = e.uploadContent(root, "failing", "", []byte("# Notes\n\nsome text"), "notes.md")
+		r = e.UploadContent(servertest.Root, "failing", "", []byte("# Notes\n\nsome text"), "notes.md")
 		if r.Status < 500 {
 			t.Fatalf("content upload with failing job creation: %d %s", r.Status, r.Body)
 		}
-		if n := e.blobCount("failing/"); n != 0 {
+		if n := e.BlobCount("failing/"); n != 0 {
 			t.Fatalf("%d uploads left in the blob store after the jobs failed to be created", n)
 		}
 	})

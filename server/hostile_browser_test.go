@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // hostileSCO is a SCORM 1.2 SCO that does its job (it completes through the API it finds in
@@ -52,18 +53,18 @@ attempt("cookie",function(){return "read:"+document.cookie})
 // marking the tenants it tries to create with mark.
 func hostilePackage(t *testing.T, api, mark string) []byte {
 	sco := strings.NewReplacer("{{api}}", api, "{{mark}}", mark).Replace(hostileSCO)
-	return zipOf(t, map[string]string{"imsmanifest.xml": manifest12, "sco/index.html": sco})
+	return servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest12, "sco/index.html": sco})
 }
 
 // hostileRun opens the player in the signed-in browser (root's console session) at path on
 // the API's origin (the console's preview or a learner's launch link) and returns what the
 // hostile SCO reported.
-func hostileRun(t *testing.T, ctx context.Context, e *env, path string) map[string]string {
+func hostileRun(t *testing.T, ctx context.Context, e *servertest.Env, path string) map[string]string {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.url+path)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.URL+path)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent`, "commit|true", "the SCO committed through the player's API")
+	servertest.WaitJS(t, ctx, `document.getElementById("frame").contentDocument.getElementById("status").textContent`, "commit|true", "the SCO committed through the player's API")
 	report := `document.getElementById("frame").contentDocument.getElementById("result").textContent`
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -88,18 +89,18 @@ func hostileRun(t *testing.T, ctx context.Context, e *env, path string) map[stri
 }
 
 // tenantExists asks the API (root) whether a tenant exists.
-func (e *env) tenantExists(id string) bool {
-	r := e.do("GET", "/api/v1/app_management/tenants?limit=1000", root, nil)
-	e.expect(r, 200, "tenant list")
+func tenantExists(e *servertest.Env, id string) bool {
+	r := e.Do("GET", "/api/v1/app_management/tenants?limit=1000", servertest.Root, nil)
+	e.Expect(r, 200, "tenant list")
 	return strings.Contains(string(r.Body), `"`+id+`"`)
 }
 
 // credentialCount is how many credentials tenant has.
-func (e *env) credentialCount(tenantID string) int {
-	r := e.do("GET", "/api/v1/app_management/tenants/"+tenantID+"/credentials", root, nil)
-	e.expect(r, 200, "credential list")
+func credentialCount(e *servertest.Env, tenantID string) int {
+	r := e.Do("GET", "/api/v1/app_management/tenants/"+tenantID+"/credentials", servertest.Root, nil)
+	e.Expect(r, 200, "credential list")
 	var l struct{ Credentials []json.RawMessage }
-	r.json(e.t, &l)
+	r.JSON(e.T, &l)
 	return len(l.Credentials)
 }
 
@@ -110,27 +111,27 @@ func (e *env) credentialCount(tenantID string) int {
 // calls no API with the viewer's session. The control case runs the same package with the
 // player on the console's origin, where the same script does all of that: the test can tell.
 func TestHostilePackageInBrowser(t *testing.T) {
-	check := func(t *testing.T, e *env, isolated bool) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "preview", hostilePackage(t, e.url, "pwned-preview"), "")
-		e.importOK("acme", "learner", hostilePackage(t, e.url, "pwned-learner"), "")
-		e.expect(e.do("POST", "/engine/api/v1/acme/registrations", root, map[string]any{"courseId": "learner", "registrationId": "r1",
+	check := func(t *testing.T, e *servertest.Env, isolated bool) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "preview", hostilePackage(t, e.URL, "pwned-preview"), "")
+		e.ImportOK("acme", "learner", hostilePackage(t, e.URL, "pwned-learner"), "")
+		e.Expect(e.Do("POST", "/engine/api/v1/acme/registrations", servertest.Root, map[string]any{"courseId": "learner", "registrationId": "r1",
 			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "registration")
-		creds := e.credentialCount("acme")
-		ctx := browser(t)
-		consoleSignIn(t, ctx, e, rootUser, rootPass)
-		waitJS(t, ctx, `document.querySelector("h1").textContent`, "Tenants", "root is signed in")
+		creds := credentialCount(e, "acme")
+		ctx := servertest.Browser(t)
+		servertest.ConsoleSignIn(t, ctx, e, servertest.RootUser, servertest.RootPass)
+		servertest.WaitJS(t, ctx, `document.querySelector("h1").textContent`, "Tenants", "root is signed in")
 		runs := map[string]map[string]string{
 			"preview": hostileRun(t, ctx, e, "/console/t/acme/courses/preview/preview"),
-			"learner": hostileRun(t, ctx, e, e.launchPath("/engine/api/v1/acme/registrations/r1/launchLink")),
+			"learner": hostileRun(t, ctx, e, e.LaunchPath("/engine/api/v1/acme/registrations/r1/launchLink")),
 		}
 		for who, out := range runs {
 			short := map[string]string{}
 			for k, v := range out {
-				short[k] = truncate([]byte(v), 60)
+				short[k] = servertest.Truncate([]byte(v), 60)
 			}
 			t.Logf("%s (isolated %v): %v", who, isolated, short)
-			created := e.tenantExists("pwned-"+who+"-fetch") || e.tenantExists("pwned-"+who+"-form")
+			created := tenantExists(e, "pwned-"+who+"-fetch") || tenantExists(e, "pwned-"+who+"-form")
 			if !isolated {
 				if !created || !strings.Contains(out["fetchCredential"], "issued-secret") || !strings.HasPrefix(out["readConsole"], "read:") {
 					t.Errorf("%s, player on the console's origin: the control attack did not work (%v), so the test cannot tell", who, short)
@@ -149,20 +150,20 @@ func TestHostilePackageInBrowser(t *testing.T) {
 				t.Errorf("%s: the content sees cookies %q (its page), %q (the player's)", who, out["cookie"], out["topCookie"])
 			}
 		}
-		if isolated && e.credentialCount("acme") != creds {
-			t.Errorf("the package issued a credential: %d, had %d", e.credentialCount("acme"), creds)
+		if isolated && credentialCount(e, "acme") != creds {
+			t.Errorf("the package issued a credential: %d, had %d", credentialCount(e, "acme"), creds)
 		}
 		if !isolated {
 			return
 		}
 		// The learner's run still counted: the SCO's completion reached the registration.
-		eventually(t, 20*time.Second, "the hostile SCO's completion on the registration", func() bool {
-			r := e.do("GET", "/engine/api/v1/acme/registrations/r1/progress", root, nil)
+		servertest.Eventually(t, 20*time.Second, "the hostile SCO's completion on the registration", func() bool {
+			r := e.Do("GET", "/engine/api/v1/acme/registrations/r1/progress", servertest.Root, nil)
 			return r.Status == 200 && strings.Contains(string(r.Body), `"registrationCompletion":"COMPLETED"`)
 		})
 	}
-	forEachMode(t, func(t *testing.T, e *env) { check(t, e, true) })
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) { check(t, e, true) })
 	t.Run("control: player on the console's origin", func(t *testing.T) {
-		check(t, startServer(t, modes(t)["embedded"](t), false), false)
+		check(t, servertest.StartServer(t, servertest.Modes(t)["embedded"](t), false), false)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server/console"
 )
 
@@ -31,21 +32,21 @@ type held struct {
 
 // hold dials the server (the origin that serves raw's path) and writes raw without sending
 // anything after it.
-func (e *env) hold(raw string) *held {
-	e.t.Helper()
-	target := e.url
+func hold(e *servertest.Env, raw string) *held {
+	e.T.Helper()
+	target := e.URL
 	if f := strings.Fields(firstLine(raw)); len(f) > 1 {
-		target = e.origin(f[1])
+		target = e.Origin(f[1])
 	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(target, "http://"))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	e.t.Cleanup(func() { conn.Close() })
+	e.T.Cleanup(func() { conn.Close() })
 	if _, err := io.WriteString(conn, raw); err != nil {
-		e.t.Fatalf("write %q: %v", firstLine(raw), err)
+		e.T.Fatalf("write %q: %v", firstLine(raw), err)
 	}
-	return &held{t: e.t, conn: conn, br: bufio.NewReader(conn)}
+	return &held{t: e.T, conn: conn, br: bufio.NewReader(conn)}
 }
 
 // answer reads the response, which must come within answerWithin; informational (1xx)
@@ -79,7 +80,7 @@ func (h *held) closed() bool {
 // only notices once more bytes arrive, and sends nothing more: each is answered at once
 // and the connection closed.
 func TestFramingRefusedAtOnce(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		post := withHost("POST /api/v1/app_management/tenants HTTP/1.1\r\nContent-Type: application/json\r\n")
 		cases := []struct {
 			name, raw string
@@ -104,7 +105,7 @@ func TestFramingRefusedAtOnce(t *testing.T) {
 				"Content-Length: 12\r\n\r\n[null, null]" + withHost("GET /healthz HTTP/1.1\r\n") + "\r\n", 400, "not supported"},
 		}
 		for _, c := range cases {
-			h := e.hold(c.raw)
+			h := hold(e, c.raw)
 			status, msg := h.answer()
 			if status != c.status || !strings.Contains(msg, c.want) {
 				t.Errorf("%s: %d %q, want %d naming %q", c.name, status, msg, c.status, c.want)
@@ -115,7 +116,7 @@ func TestFramingRefusedAtOnce(t *testing.T) {
 		}
 		// Within the limit, 100-continue still gets its 100 Continue and then the answer.
 		body := `{"tenant_id":"continued","enabled":true}`
-		h := e.hold(post + basicHeader() + fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body)))
+		h := hold(e, post+basicHeader()+fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body)))
 		if status, _ := h.answer(); status != 100 {
 			t.Fatalf("100-continue within the limit: %d, want 100 Continue first", status)
 		}
@@ -131,8 +132,8 @@ func TestFramingRefusedAtOnce(t *testing.T) {
 // checked (sign-in, the OAuth token, the record store's alternate syntax) and the player's
 // runtime routes have small limits of their own, refused with 413 naming the limit.
 func TestBoundedBeforeAuthenticated(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
 		lrs := withHost("POST /lrs/TCAPI/statements HTTP/1.1\r\nX-Experience-API-Version: 1.0.3\r\nContent-Type: application/json\r\n")
 		upload := withHost("POST /engine/api/v1/acme/courses/importJobs?course=c HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=b\r\n")
 		// Many connections declare a body as large as their route allows (the record store's
@@ -149,7 +150,7 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 				// The upload limit of the tests' configuration (8 MiB), not over it.
 				raw = upload + "Content-Length: 8388608\r\n\r\n"
 			}
-			hs = append(hs, e.hold(raw+strings.Repeat("x", 1000)))
+			hs = append(hs, hold(e, raw+strings.Repeat("x", 1000)))
 		}
 		for i, h := range hs {
 			if status, msg := h.answer(); status != 401 {
@@ -169,9 +170,9 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 		}
 
 		// A player session, for the runtime routes.
-		e.importOK("acme", "intro", scorm12Package(t), "")
-		e.register("acme", "r1", nil)
-		session := e.launch(e.launchPath("/engine/api/v1/acme/registrations/r1/launchLink"))
+		e.ImportOK("acme", "intro", servertest.Scorm12Package(t), "")
+		e.Register("acme", "r1", nil)
+		session := e.Launch(e.LaunchPath("/engine/api/v1/acme/registrations/r1/launchLink"))
 		form := "Content-Type: application/x-www-form-urlencoded\r\n"
 		// reads: the route reads a body (a chunked one is refused when its chunk size shows it
 		// is over the limit); a route that reads none answers first and closes the connection.
@@ -199,7 +200,7 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 					}
 					raw = withHost(c.head) + fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\nx", c.declared)
 				}
-				h := e.hold(raw)
+				h := hold(e, raw)
 				status, msg := h.answer()
 				if status != 413 || !strings.Contains(msg, c.limit) {
 					t.Errorf("%s, %s %d bytes: %d %q, want 413 naming %s", c.name, framing, c.declared, status, msg, c.limit)
@@ -212,27 +213,27 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 		// The console reads a form only once the session cookie is checked, and an import form
 		// only with a declared length (it is read to temporary files, not through the limit).
 		if console.Installed() {
-			cc := &consoleClient{t: t, e: e}
-			cc.signIn(rootUser, rootPass)
-			if cc.cookie == "" {
+			cc := &servertest.ConsoleClient{T: t, E: e}
+			cc.SignIn(servertest.RootUser, servertest.RootPass)
+			if cc.Cookie == "" {
 				t.Fatal("console sign-in gave no session")
 			}
 			form := "Content-Type: application/x-www-form-urlencoded\r\n"
-			h := e.hold(withHost("POST /console/tenants HTTP/1.1\r\n"+form) + "Content-Length: 500000\r\n\r\ntenant_id=x")
+			h := hold(e, withHost("POST /console/tenants HTTP/1.1\r\n"+form)+"Content-Length: 500000\r\n\r\ntenant_id=x")
 			if status, msg := h.answer(); status != 303 || !h.closed() {
 				t.Errorf("console form without a session: %d %q, want the sign-in redirect, its body unread", status, msg)
 			}
-			h = e.hold(withHost("POST /console/tenants HTTP/1.1\r\nCookie: "+cc.cookie+"\r\n"+form) + "Content-Length: 2000000\r\n\r\ntenant_id=x")
+			h = hold(e, withHost("POST /console/tenants HTTP/1.1\r\nCookie: "+cc.Cookie+"\r\n"+form)+"Content-Length: 2000000\r\n\r\ntenant_id=x")
 			if status, msg := h.answer(); status != 413 || !strings.Contains(msg, "1048576 bytes (1 MiB)") {
 				t.Errorf("console form of 2 MB: %d %q, want 413 naming 1 MiB", status, msg)
 			}
-			h = e.hold(withHost("POST /console/t/acme/courses/import HTTP/1.1\r\nCookie: "+cc.cookie+"\r\nContent-Type: multipart/form-data; boundary=b\r\n") + "Transfer-Encoding: chunked\r\n\r\n10\r\n--b")
+			h = hold(e, withHost("POST /console/t/acme/courses/import HTTP/1.1\r\nCookie: "+cc.Cookie+"\r\nContent-Type: multipart/form-data; boundary=b\r\n")+"Transfer-Encoding: chunked\r\n\r\n10\r\n--b")
 			if status, msg := h.answer(); status != 411 {
 				t.Errorf("chunked console import: %d %q, want 411", status, msg)
 			}
 		}
 		// A player post with a session this server did not sign is answered without its body.
-		h := e.hold(withHost("POST /player/hacp/forged HTTP/1.1\r\n"+form) + "Content-Length: 1000\r\n\r\ncommand=GetParam")
+		h := hold(e, withHost("POST /player/hacp/forged HTTP/1.1\r\n"+form)+"Content-Length: 1000\r\n\r\ncommand=GetParam")
 		if status, _ := h.answer(); status != 200 || !h.closed() {
 			t.Errorf("HACP with a forged session: %d, want the HACP error answer and the connection closed", status)
 		}
@@ -244,16 +245,16 @@ func TestBoundedBeforeAuthenticated(t *testing.T) {
 // that comes earlier) and closes the connection, so none reads or waits for a body it has
 // no limit for.
 func TestEveryRouteLimitsItsBody(t *testing.T) {
-	e := start(t, modes(t)["embedded"](t))
+	e := servertest.Start(t, servertest.Modes(t)["embedded"](t))
 	seen := map[string]bool{}
-	for _, r := range e.app.Server.App().GetRoutes(true) {
-		path := paramRE.ReplaceAllString(strings.ReplaceAll(r.Path, "*", "x"), "x")
+	for _, r := range e.App.Server.App().GetRoutes(true) {
+		path := servertest.ParamRE.ReplaceAllString(strings.ReplaceAll(r.Path, "*", "x"), "x")
 		key := r.Method + " " + path
 		if seen[key] || r.Method == "CONNECT" || r.Method == "TRACE" {
 			continue
 		}
 		seen[key] = true
-		h := e.hold(fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n--b",
+		h := hold(e, fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n--b",
 			r.Method, path, basicHeader(), 1<<30))
 		status, msg := h.answer()
 		if status == 413 && r.Method != "HEAD" && !strings.Contains(msg, "limit of") {

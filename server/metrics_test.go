@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/cmd/lectern/metrics"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/workers/contentjob"
@@ -36,16 +37,16 @@ func parseScrape(t *testing.T, body []byte) scrape {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mf, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
-		t.Fatalf("/metrics is not the text exposition format: %v\n%s", err, truncate(body, 2000))
+		t.Fatalf("/metrics is not the text exposition format: %v\n%s", err, servertest.Truncate(body, 2000))
 	}
 	return mf
 }
 
-func (e *env) scrape() scrape {
-	e.t.Helper()
-	r := e.do("GET", "/metrics", root, nil)
-	e.expect(r, 200, "scrape /metrics")
-	return parseScrape(e.t, r.Body)
+func scrapeMetrics(e *servertest.Env) scrape {
+	e.T.Helper()
+	r := e.Do("GET", "/metrics", servertest.Root, nil)
+	e.Expect(r, 200, "scrape /metrics")
+	return parseScrape(e.T, r.Body)
 }
 
 // value sums the series of name whose labels include want: a counter's or gauge's value, a
@@ -99,20 +100,20 @@ func (s scrape) labelValues(name, label string) []string {
 
 // moved polls /metrics until the series (name, labels) has grown by at least by since
 // before, and fails the test otherwise.
-func (e *env) moved(before scrape, name string, labels map[string]string, by float64, what string) scrape {
-	e.t.Helper()
+func moved(e *servertest.Env, before scrape, name string, labels map[string]string, by float64, what string) scrape {
+	e.T.Helper()
 	was, _ := before.value(name, labels)
 	var now scrape
 	var got float64
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		now = e.scrape()
+		now = scrapeMetrics(e)
 		got, _ = now.value(name, labels)
 		if got >= was+by {
 			return now
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %s%v is %v, want at least %v + %v", what, name, labels, got, was, by)
+			e.T.Fatalf("%s: %s%v is %v, want at least %v + %v", what, name, labels, got, was, by)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -122,24 +123,24 @@ func (e *env) moved(before scrape, name string, labels map[string]string, by flo
 // a content import, statement writes, a post-back and statement forwarding) and checks that
 // each named series moved.
 func TestMetrics(t *testing.T) {
-	modelDir, ok := testModelDir(t)
+	modelDir, ok := servertest.TestModelDir(t)
 	if !ok {
 		t.Fatal("the embedding metrics need the model: set LECTERN_TEST_MODEL_DIR (scripts/install-model.sh)")
 	}
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		// Who may scrape: root only.
-		e.expect(e.do("GET", "/metrics", noAuth, nil), 401, "anonymous scrape")
-		e.createTenant("metx9", true)
-		key, secret := e.credential("metx9")
-		e.expect(e.do("GET", "/metrics", bearer(key, secret), nil), 403, "tenant scrape")
+		e.Expect(e.Do("GET", "/metrics", servertest.NoAuth, nil), 401, "anonymous scrape")
+		e.CreateTenant("metx9", true)
+		key, secret := e.Credential("metx9")
+		e.Expect(e.Do("GET", "/metrics", servertest.Bearer(key, secret), nil), 403, "tenant scrape")
 
-		before := e.scrape()
+		before := scrapeMetrics(e)
 
 		// Requests: the route pattern, never the raw path.
-		e.expect(e.do("GET", "/engine/api/v1/metx9/configuration", root, nil), 200, "tenant configuration")
-		e.expect(e.do("GET", "/no/such/route-abc123", root, nil), 404, "unknown route")
-		s := e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "/engine/api/v1/:tenant/configuration", "status": "200"}, 1, "request latency")
-		e.moved(before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1, "unmatched request")
+		e.Expect(e.Do("GET", "/engine/api/v1/metx9/configuration", servertest.Root, nil), 200, "tenant configuration")
+		e.Expect(e.Do("GET", "/no/such/route-abc123", servertest.Root, nil), 404, "unknown route")
+		s := moved(e, before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "/engine/api/v1/:tenant/configuration", "status": "200"}, 1, "request latency")
+		moved(e, before, metrics.HTTPRequestDuration, map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1, "unmatched request")
 		for _, route := range s.labelValues(metrics.HTTPRequestDuration, "route") {
 			if strings.Contains(route, "metx9") || strings.Contains(route, "abc123") {
 				t.Errorf("route label %q holds a raw path", route)
@@ -147,12 +148,12 @@ func TestMetrics(t *testing.T) {
 		}
 
 		// A content import: both jobs, the embedding and the content index.
-		e.importContent("metx9", "content_id=volcanoes", []byte(volcanoVTT), "volcanoes.vtt")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeImport, "outcome": metrics.JobCompleted}, 1, "content import job")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": contentjob.TypeIndex, "outcome": metrics.JobCompleted}, 1, "content index job")
-		e.moved(before, metrics.EmbeddingChunks, nil, 1, "chunks embedded")
-		e.moved(before, metrics.EmbeddingDuration, nil, 1, "embedding calls timed")
-		s = e.moved(before, metrics.IndexDocuments, map[string]string{"index": "content"}, 1, "content index documents")
+		e.ImportContent("metx9", "content_id=volcanoes", []byte(servertest.VolcanoVTT), "volcanoes.vtt")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": contentjob.TypeImport, "outcome": metrics.JobCompleted}, 1, "content import job")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": contentjob.TypeIndex, "outcome": metrics.JobCompleted}, 1, "content index job")
+		moved(e, before, metrics.EmbeddingChunks, nil, 1, "chunks embedded")
+		moved(e, before, metrics.EmbeddingDuration, nil, 1, "embedding calls timed")
+		s = moved(e, before, metrics.IndexDocuments, map[string]string{"index": "content"}, 1, "content index documents")
 		if b, ok := s.value(metrics.IndexSizeBytes, map[string]string{"index": "content"}); !ok || b <= 0 {
 			t.Errorf("content index size %v (present %v)", b, ok)
 		}
@@ -163,34 +164,34 @@ func TestMetrics(t *testing.T) {
 		}
 
 		// Statements: the counter moves by the batch sizes.
-		e.postVerbStatements("metx9", "attempted", 2)
-		e.moved(before, metrics.StatementsStored, nil, 2, "statements stored")
-		if e.app.Elastic != nil {
-			e.moved(before, metrics.IndexDocuments, map[string]string{"index": "statements"}, 2, "statements index documents")
+		e.PostVerbStatements("metx9", "attempted", 2)
+		moved(e, before, metrics.StatementsStored, nil, 2, "statements stored")
+		if e.App.Elastic != nil {
+			moved(e, before, metrics.IndexDocuments, map[string]string{"index": "statements"}, 2, "statements index documents")
 		}
 
 		// Statement forwarding: one delivered POST at least.
-		rc := newXAPIReceiver(t, "dest-user", "dest-pass")
-		e.setTenant("metx9", "TinCanStatementForwardSleepTime", "50")
-		e.createPair("metx9", map[string]any{"destination_url": rc.endpoint(),
+		rc := servertest.NewXAPIReceiver(t, "dest-user", "dest-pass")
+		e.SetTenant("metx9", "TinCanStatementForwardSleepTime", "50")
+		e.CreatePair("metx9", map[string]any{"destination_url": rc.Endpoint(),
 			"destination_credentials": map[string]any{"username": "dest-user", "password": "dest-pass"}})
-		rc.waitFor(2)
-		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "forward", "outcome": metrics.OutboundDelivered}, 1, "forwarded")
+		rc.WaitFor(2)
+		moved(e, before, metrics.OutboundDeliveries, map[string]string{"kind": "forward", "outcome": metrics.OutboundDelivered}, 1, "forwarded")
 
 		// A post-back: delivered inline, then refused ones through the queue's handler.
-		pr := newPostReceiver(t)
-		e.importOK("metx9", "intro", scorm12Package(t), "")
-		e.register("metx9", "reg-metrics", map[string]any{"url": pr.url("/pb"), "authType": "FORM", "resultsFormat": "COURSE"})
-		e.takeCourse("metx9", "reg-metrics")
-		e.moved(before, metrics.OutboundDeliveries, map[string]string{"kind": "postback", "outcome": metrics.OutboundDelivered}, 1, "post-back delivered")
-		e.moved(before, metrics.JobDuration, map[string]string{"type": "course:import", "outcome": metrics.JobCompleted}, 1, "course import job")
+		pr := servertest.NewPostReceiver(t)
+		e.ImportOK("metx9", "intro", servertest.Scorm12Package(t), "")
+		e.Register("metx9", "reg-metrics", map[string]any{"url": pr.URL("/pb"), "authType": "FORM", "resultsFormat": "COURSE"})
+		e.TakeCourse("metx9", "reg-metrics")
+		moved(e, before, metrics.OutboundDeliveries, map[string]string{"kind": "postback", "outcome": metrics.OutboundDelivered}, 1, "post-back delivered")
+		moved(e, before, metrics.JobDuration, map[string]string{"type": "course:import", "outcome": metrics.JobCompleted}, 1, "course import job")
 	})
 }
 
 // TestMetricsQueueDepth enqueues a task on an app whose workers are not started, so it stays
 // pending, and reads the gauge of that queue through /metrics.
 func TestMetricsQueueDepth(t *testing.T) {
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			c := cfg(t)
 			ctx := context.Background()
@@ -209,7 +210,7 @@ func TestMetricsQueueDepth(t *testing.T) {
 			})
 			depth := func() float64 {
 				req := httptest.NewRequest("GET", "/metrics", nil)
-				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(rootUser+":"+rootPass)))
+				req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(servertest.RootUser+":"+servertest.RootPass)))
 				res, err := a.Server.App().Test(req, 10_000)
 				if err != nil {
 					t.Fatal(err)
@@ -221,7 +222,7 @@ func TestMetricsQueueDepth(t *testing.T) {
 				}
 				v, ok := parseScrape(t, body).value(metrics.QueueDepth, map[string]string{"queue": "default"})
 				if !ok {
-					t.Fatalf("no %s{queue=\"default\"} in\n%s", metrics.QueueDepth, truncate(body, 2000))
+					t.Fatalf("no %s{queue=\"default\"} in\n%s", metrics.QueueDepth, servertest.Truncate(body, 2000))
 				}
 				return v
 			}
@@ -243,48 +244,48 @@ func TestMetricsQueueDepth(t *testing.T) {
 // its API (the queues) for root, 401 without credentials and 403 for a tenant; the embedded
 // mode has no console.
 func TestQueueConsole(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		if e.app.Config.RedisURL == "" {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		if e.App.Config.RedisURL == "" {
 			// The web console's own page says there is none (the in-process queue has no console).
-			r := e.do("GET", server.QueueConsolePath, root, nil)
+			r := e.Do("GET", server.QueueConsolePath, servertest.Root, nil)
 			if r.Status != 404 || !bytes.Contains(r.Body, []byte("there is no console page at /console/queues")) {
-				t.Fatalf("queue console in the embedded mode: %d %s", r.Status, truncate(r.Body, 300))
+				t.Fatalf("queue console in the embedded mode: %d %s", r.Status, servertest.Truncate(r.Body, 300))
 			}
 			return
 		}
-		e.createTenant("con", true)
-		key, secret := e.credential("con")
-		e.expect(e.do("GET", server.QueueConsolePath, noAuth, nil), 401, "anonymous console")
-		e.expect(e.do("GET", server.QueueConsolePath+"/api/queues", bearer(key, secret), nil), 403, "tenant console")
-		r := e.do("GET", server.QueueConsolePath, root, nil)
+		e.CreateTenant("con", true)
+		key, secret := e.Credential("con")
+		e.Expect(e.Do("GET", server.QueueConsolePath, servertest.NoAuth, nil), 401, "anonymous console")
+		e.Expect(e.Do("GET", server.QueueConsolePath+"/api/queues", servertest.Bearer(key, secret), nil), 403, "tenant console")
+		r := e.Do("GET", server.QueueConsolePath, servertest.Root, nil)
 		if r.Status != 200 || !strings.Contains(r.Header.Get("Content-Type"), "text/html") || !bytes.Contains(r.Body, []byte("<html")) {
-			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), truncate(r.Body, 300))
+			t.Fatalf("console page: %d %s %s", r.Status, r.Header.Get("Content-Type"), servertest.Truncate(r.Body, 300))
 		}
 		// Its script loads from under the mount point.
 		src := regexp.MustCompile(`<script[^>]+src="([^"]+)"`).FindSubmatch(r.Body)
 		if src == nil || !strings.HasPrefix(string(src[1]), server.QueueConsolePath+"/") {
-			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, truncate(r.Body, 600))
+			t.Fatalf("console page without a script under %s: %s", server.QueueConsolePath, servertest.Truncate(r.Body, 600))
 		}
-		if js := e.do("GET", string(src[1]), root, nil); js.Status != 200 || len(js.Body) < 1000 {
+		if js := e.Do("GET", string(src[1]), servertest.Root, nil); js.Status != 200 || len(js.Body) < 1000 {
 			t.Fatalf("console script %s: %d, %d bytes", src[1], js.Status, len(js.Body))
 		}
 		// A task makes its queue exist on Redis; the console's API then lists it.
-		e.expect(e.do("DELETE", "/api/v1/app_management/tenants/con", root, nil), 202, "a job")
-		eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
-			r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil)
+		e.Expect(e.Do("DELETE", "/api/v1/app_management/tenants/con", servertest.Root, nil), 202, "a job")
+		servertest.Eventually(t, 10*time.Second, "the console to list the default queue", func() bool {
+			r := e.Do("GET", server.QueueConsolePath+"/api/queues", servertest.Root, nil)
 			if r.Status != 200 {
-				t.Fatalf("console API: %d %s", r.Status, truncate(r.Body, 300))
+				t.Fatalf("console API: %d %s", r.Status, servertest.Truncate(r.Body, 300))
 			}
-			return bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default"))
+			return bytes.Contains(r.Body, []byte(e.App.Config.Elastic.IndexPrefix+"default"))
 		})
 
 		// Another deployment on the same Redis (another queue prefix) is invisible and out of
 		// reach: not listed, not in the daily stats, its tasks answer 404.
-		opt, err := asynq.ParseRedisURI(e.app.Config.RedisURL)
+		opt, err := asynq.ParseRedisURI(e.App.Config.RedisURL)
 		if err != nil {
 			t.Fatal(err)
 		}
-		other := randomName("other") + "-default"
+		other := servertest.RandomName("other") + "-default"
 		client := asynq.NewClient(opt)
 		defer client.Close()
 		if _, err := client.Enqueue(asynq.NewTask("other:job", nil), asynq.Queue(other)); err != nil {
@@ -292,18 +293,18 @@ func TestQueueConsole(t *testing.T) {
 		}
 		defer asynq.NewInspector(opt).DeleteQueue(other, true)
 		for _, path := range []string{"/api/queues", "/api/queue_stats", "/api/servers"} {
-			r := e.do("GET", server.QueueConsolePath+path, root, nil)
+			r := e.Do("GET", server.QueueConsolePath+path, servertest.Root, nil)
 			if r.Status != 200 || bytes.Contains(r.Body, []byte(other)) {
-				t.Errorf("%s shows the other deployment's queue: %d %s", path, r.Status, truncate(r.Body, 300))
+				t.Errorf("%s shows the other deployment's queue: %d %s", path, r.Status, servertest.Truncate(r.Body, 300))
 			}
 		}
-		if r := e.do("GET", server.QueueConsolePath+"/api/queues", root, nil); !bytes.Contains(r.Body, []byte(e.app.Config.Elastic.IndexPrefix+"default")) {
-			t.Errorf("own queue missing: %s", truncate(r.Body, 300))
+		if r := e.Do("GET", server.QueueConsolePath+"/api/queues", servertest.Root, nil); !bytes.Contains(r.Body, []byte(e.App.Config.Elastic.IndexPrefix+"default")) {
+			t.Errorf("own queue missing: %s", servertest.Truncate(r.Body, 300))
 		}
 		for _, req := range [][2]string{{"GET", "/api/queues/" + other + "/pending_tasks"}, {"DELETE", "/api/queues/" + other + "/pending_tasks:delete_all"},
 			{"POST", "/api/queues/" + other + ":pause"}, {"GET", "/api/queues/" + other}} {
-			if r := e.do(req[0], server.QueueConsolePath+req[1], root, nil); r.Status != 404 {
-				t.Errorf("%s %s: %d %s", req[0], req[1], r.Status, truncate(r.Body, 200))
+			if r := e.Do(req[0], server.QueueConsolePath+req[1], servertest.Root, nil); r.Status != 404 {
+				t.Errorf("%s %s: %d %s", req[0], req[1], r.Status, servertest.Truncate(r.Body, 200))
 			}
 		}
 		if n, err := asynq.NewInspector(opt).GetQueueInfo(other); err != nil || n.Pending != 1 || n.Paused {
@@ -313,24 +314,24 @@ func TestQueueConsole(t *testing.T) {
 		// Root's console sign-in opens it (the console's own "Queues" link); a browser without
 		// one is sent to sign in; a write from another site is refused; a tenant's sign-in is not
 		// root.
-		anon := &consoleClient{t: t, e: e}
-		if p := anon.send("GET", server.QueueConsolePath, nil, "Accept", "text/html"); p.Status != 303 ||
+		anon := &servertest.ConsoleClient{T: t, E: e}
+		if p := anon.Send("GET", server.QueueConsolePath, nil, "Accept", "text/html"); p.Status != 303 ||
 			p.Header.Get("Location") != "/console/signin?next=%2Fconsole%2Fqueues" {
 			t.Errorf("browser without a session: %d %q", p.Status, p.Header.Get("Location"))
 		}
-		rc := &consoleClient{t: t, e: e}
-		wantPage(t, rc.signIn(rootUser, rootPass), 303)
-		wantPage(t, rc.send("GET", server.QueueConsolePath, nil, "Accept", "text/html"), 200, "<html")
-		wantPage(t, rc.send("GET", server.QueueConsolePath+"/api/queues", nil), 200, e.app.Config.Elastic.IndexPrefix+"default")
-		own := e.app.Config.Elastic.IndexPrefix + "default"
-		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-site"), 403, "another site")
-		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-origin"), 204)
-		wantPage(t, rc.send("POST", server.QueueConsolePath+"/api/queues/"+own+":resume", nil, "Sec-Fetch-Site", "same-origin"), 204)
-		tc := &consoleClient{t: t, e: e}
-		e.createTenant("con2", true)
-		k2, s2 := e.credential("con2")
-		wantPage(t, tc.signIn(k2, s2), 303)
-		if p := tc.send("GET", server.QueueConsolePath+"/api/queues", nil); p.Status != 401 {
+		rc := &servertest.ConsoleClient{T: t, E: e}
+		servertest.WantPage(t, rc.SignIn(servertest.RootUser, servertest.RootPass), 303)
+		servertest.WantPage(t, rc.Send("GET", server.QueueConsolePath, nil, "Accept", "text/html"), 200, "<html")
+		servertest.WantPage(t, rc.Send("GET", server.QueueConsolePath+"/api/queues", nil), 200, e.App.Config.Elastic.IndexPrefix+"default")
+		own := e.App.Config.Elastic.IndexPrefix + "default"
+		servertest.WantPage(t, rc.Send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-site"), 403, "another site")
+		servertest.WantPage(t, rc.Send("POST", server.QueueConsolePath+"/api/queues/"+own+":pause", nil, "Sec-Fetch-Site", "same-origin"), 204)
+		servertest.WantPage(t, rc.Send("POST", server.QueueConsolePath+"/api/queues/"+own+":resume", nil, "Sec-Fetch-Site", "same-origin"), 204)
+		tc := &servertest.ConsoleClient{T: t, E: e}
+		e.CreateTenant("con2", true)
+		k2, s2 := e.Credential("con2")
+		servertest.WantPage(t, tc.SignIn(k2, s2), 303)
+		if p := tc.Send("GET", server.QueueConsolePath+"/api/queues", nil); p.Status != 401 {
 			t.Errorf("a tenant's console session: %d", p.Status)
 		}
 	})
@@ -341,18 +342,18 @@ func TestQueueConsole(t *testing.T) {
 // vocabulary, a route pattern and a status. The method once pointed into Fiber's request
 // buffer, so later requests rewrote old series' labels ("GETT", "POS").
 func TestMetricsLabelsStayWhole(t *testing.T) {
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("labels", true)
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("labels", true)
 		cfg := "/engine/api/v1/labels/configuration"
 		for range 20 {
-			e.do("GET", cfg, root, nil)
-			e.do("POST", "/engine/api/v1/labels/courses/importJobs", root, map[string]any{})
-			e.do("DELETE", "/engine/api/v1/labels/registrations/nope", root, nil)
-			e.do("PUT", cfg+"/nope", root, map[string]any{"value": "x"})
-			e.do("OPTIONS", cfg, root, nil)
-			e.do("HEAD", cfg, root, nil)
-			e.do("PROPFIND", "/engine/api/v1/labels/x", root, nil)
-			e.do("PATCH", cfg, root, nil)
+			e.Do("GET", cfg, servertest.Root, nil)
+			e.Do("POST", "/engine/api/v1/labels/courses/importJobs", servertest.Root, map[string]any{})
+			e.Do("DELETE", "/engine/api/v1/labels/registrations/nope", servertest.Root, nil)
+			e.Do("PUT", cfg+"/nope", servertest.Root, map[string]any{"value": "x"})
+			e.Do("OPTIONS", cfg, servertest.Root, nil)
+			e.Do("HEAD", cfg, servertest.Root, nil)
+			e.Do("PROPFIND", "/engine/api/v1/labels/x", servertest.Root, nil)
+			e.Do("PATCH", cfg, servertest.Root, nil)
 		}
 		// Some at once, on their own connections.
 		var wg sync.WaitGroup
@@ -362,7 +363,7 @@ func TestMetricsLabelsStayWhole(t *testing.T) {
 				defer wg.Done()
 				for range 10 {
 					m := []string{"GET", "POST", "DELETE", "MKCOL"}[i%4]
-					req, err := http.NewRequest(m, e.origin(cfg)+cfg, nil)
+					req, err := http.NewRequest(m, e.Origin(cfg)+cfg, nil)
 					if err != nil {
 						return
 					}
@@ -378,7 +379,7 @@ func TestMetricsLabelsStayWhole(t *testing.T) {
 		status := regexp.MustCompile(`^[1-5][0-9][0-9]$`)
 		// Scrape twice: the first scrape's own request must not rewrite what the second reads.
 		for range 2 {
-			s := e.scrape()
+			s := scrapeMetrics(e)
 			f := s[metrics.HTTPRequestDuration]
 			if f == nil || len(f.Metric) == 0 {
 				t.Fatal("no request series")

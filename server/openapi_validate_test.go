@@ -2,111 +2,34 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
-// served holds, per running server (its base URL), the router over the OpenAPI document
-// that server serves at /openapi.json.
-var served sync.Map // url → routers.Router
-
-// openAPIRouter loads /openapi.json from the running server once, checks that it is a
-// valid OpenAPI 3 document, and returns a router over it.
-func (e *env) openAPIRouter() routers.Router {
-	if r, ok := served.Load(e.url); ok {
-		return r.(routers.Router)
-	}
-	res, err := http.Get(e.url + "/openapi.json")
-	if err != nil {
-		e.t.Fatalf("GET /openapi.json: %v", err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		e.t.Fatalf("GET /openapi.json: %d %s", res.StatusCode, raw)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
-	if err != nil {
-		e.t.Fatalf("/openapi.json does not load: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		e.t.Fatalf("/openapi.json is not a valid OpenAPI document: %v", err)
-	}
-	r, err := legacy.NewRouter(doc)
-	if err != nil {
-		e.t.Fatalf("/openapi.json: %v", err)
-	}
-	served.Store(e.url, r)
-	return r
-}
-
-// checkResponse fails the test when a response of a documented operation does not match
-// /openapi.json: an undocumented status, a content type the operation does not declare,
-// or a body its schema rejects. Requests to paths the document does not describe (a
-// deliberately unknown route, the player) have nothing to be checked against.
-func (e *env) checkResponse(req *http.Request, status int, header http.Header, body []byte) {
-	e.t.Helper()
-	if e.serverFault && status >= 500 {
-		return
-	}
-	route, params, err := e.openAPIRouter().FindRoute(req)
-	if err != nil {
-		return
-	}
-	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
-		Status:                 status,
-		Header:                 header,
-		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
-			// A HEAD response has the GET's headers and no body.
-			ExcludeResponseBody: req.Method == http.MethodHead},
-	}
-	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		msg := err.Error()
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "…"
-		}
-		e.t.Errorf("%s %s → %d does not match /openapi.json (operation %s): %s\nbody: %s", req.Method, req.URL.RequestURI(), status,
-			route.Operation.OperationID, msg, truncate(body, 600))
-	}
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
-}
+// url → routers.Router
 
 // TestOpenAPIDocument checks the served document itself: it is valid OpenAPI 3, every
 // operation documents the answers the server gives to any request (400 with a message for
 // non-public operations, 413 and 431 for everyone), and every schema that forbids
 // additional properties can be satisfied (an allOf of two closed objects cannot).
 func TestOpenAPIDocument(t *testing.T) {
-	e := start(t, modes(t)["embedded"](t))
-	e.openAPIRouter()
-	r := e.do("GET", "/openapi.json", noAuth, nil)
+	e := servertest.Start(t, servertest.Modes(t)["embedded"](t))
+	servertest.OpenAPIRouter(e)
+	r := e.Do("GET", "/openapi.json", servertest.NoAuth, nil)
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {
 			Schemas map[string]map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	r.json(t, &doc)
+	r.JSON(t, &doc)
 	for p, ops := range doc.Paths {
 		for m, raw := range ops {
 			var op struct {
@@ -142,14 +65,14 @@ func TestOpenAPIDocument(t *testing.T) {
 // TestOversizedHeadersAnswerMessage sends header fields larger than the server reads: the
 // answer is the documented 431 with a message, on public and authenticated routes alike.
 func TestOversizedHeadersAnswerMessage(t *testing.T) {
-	e := start(t, modes(t)["embedded"](t))
+	e := servertest.Start(t, servertest.Modes(t)["embedded"](t))
 	// The header fills the server's 4 KiB read buffer exactly and never ends. A longer one
 	// would leave bytes the server never reads, and closing a socket with unread bytes resets
 	// the connection (RFC 1122 4.2.2.13), which can destroy the 431 before the client reads it.
 	const readBuffer = 4096
-	for _, p := range []string{"/healthz", "/engine/api/v1/acme/configuration", lrs + "/about"} {
+	for _, p := range []string{"/healthz", "/engine/api/v1/acme/configuration", servertest.LRS + "/about"} {
 		head := "GET " + p + " HTTP/1.1\r\nHost: lectern\r\nX-Padding: "
-		conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+		conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
 		if err != nil {
 			t.Fatal(err)
 		}

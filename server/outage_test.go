@@ -7,19 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
 
 // outageEnv is a distributed Lectern whose four backends are reached through proxies the
 // test can cut, so an outage of a shared server can be staged without stopping it.
 type outageEnv struct {
-	*env
+	*servertest.Env
 	proxies map[string]*testenv.Proxy
 }
 
 func startBehindProxies(t *testing.T) outageEnv {
 	t.Helper()
-	cfg := modes(t)["distributed"](t)
+	cfg := servertest.Modes(t)["distributed"](t)
 	proxies := map[string]*testenv.Proxy{}
 	via := func(name, hostport string) string {
 		p := testenv.NewProxy(t, hostport)
@@ -35,51 +36,51 @@ func startBehindProxies(t *testing.T) outageEnv {
 		*u = parsed.String()
 	}
 	cfg.S3.Endpoint = via("minio", cfg.S3.Endpoint)
-	return outageEnv{env: start(t, cfg), proxies: proxies}
+	return outageEnv{Env: servertest.Start(t, cfg), proxies: proxies}
 }
 
 // expectOutage checks the answer to a request that needs a backend that is down: 503, a
 // Retry-After, and a message naming the backend.
-func (e outageEnv) expectOutage(r resp, backend, what string) {
-	e.t.Helper()
-	e.expect(r, 503, what)
+func (e outageEnv) expectOutage(r servertest.Resp, backend, what string) {
+	e.T.Helper()
+	e.Expect(r, 503, what)
 	if ra := r.Header.Get("Retry-After"); ra == "" {
-		e.t.Errorf("%s: 503 without Retry-After", what)
+		e.T.Errorf("%s: 503 without Retry-After", what)
 	}
-	if !strings.Contains(r.message(), backend) {
-		e.t.Errorf("%s: message %q does not name %s", what, r.message(), backend)
+	if !strings.Contains(r.Message(), backend) {
+		e.T.Errorf("%s: message %q does not name %s", what, r.Message(), backend)
 	}
 }
 
 // accept starts a content import and returns its job id.
 func (e outageEnv) accept(tenantID, word string) string {
-	e.t.Helper()
-	r := e.uploadContent(root, tenantID, "", []byte("# Notes\n\nThe word of this file is "+word+"."), word+".md")
-	e.expect(r, 202, "import "+word)
-	var j jobRead
-	r.json(e.t, &j)
+	e.T.Helper()
+	r := e.UploadContent(servertest.Root, tenantID, "", []byte("# Notes\n\nThe word of this file is "+word+"."), word+".md")
+	e.Expect(r, 202, "import "+word)
+	var j servertest.JobRead
+	r.JSON(e.T, &j)
 	return j.ID
 }
 
 // allFound waits until every accepted import has COMPLETED and its word is found.
 func (e outageEnv) allFound(tenantID string, words map[string]string) {
-	e.t.Helper()
+	e.T.Helper()
 	for word, jobID := range words {
-		var j jobRead
-		eventually(e.t, 150*time.Second, "import "+word+" after the outage", func() bool {
-			rr := e.do("GET", "/api/v1/jobs/"+jobID, root, nil, "tenant_id", tenantID)
+		var j servertest.JobRead
+		servertest.Eventually(e.T, 150*time.Second, "import "+word+" after the outage", func() bool {
+			rr := e.Do("GET", "/api/v1/jobs/"+jobID, servertest.Root, nil, "tenant_id", tenantID)
 			if rr.Status != 200 {
 				return false
 			}
-			j = jobRead{}
-			rr.json(e.t, &j)
+			j = servertest.JobRead{}
+			rr.JSON(e.T, &j)
 			return j.Status == "COMPLETED" || j.Status == "FAILED"
 		})
 		if j.Status != "COMPLETED" {
-			e.t.Fatalf("import %s accepted around the outage ended %s: %+v", word, j.Status, j.Error)
+			e.T.Fatalf("import %s accepted around the outage ended %s: %+v", word, j.Status, j.Error)
 		}
-		if hits := e.searchContent(tenantID, sq("search_type", "LEXICAL", "term", word)); len(hits) != 1 {
-			e.t.Fatalf("import %s is not found after the outage: %v", word, hits)
+		if hits := e.SearchContent(tenantID, servertest.SQ("search_type", "LEXICAL", "term", word)); len(hits) != 1 {
+			e.T.Fatalf("import %s is not found after the outage: %v", word, hits)
 		}
 	}
 }
@@ -97,22 +98,22 @@ func TestBackendOutage(t *testing.T) {
 		during func(e outageEnv) map[string]string
 	}{
 		{"redis", func(e outageEnv) map[string]string {
-			e.expectOutage(e.uploadContent(root, "acme", "", []byte("never queued"), "lost.md"), "redis", "upload while Redis is down")
+			e.expectOutage(e.UploadContent(servertest.Root, "acme", "", []byte("never queued"), "lost.md"), "redis", "upload while Redis is down")
 			// A deletion that cannot be queued is not half done: the tenant stays.
-			e.expectOutage(e.do("DELETE", "/api/v1/app_management/tenants/globex", root, nil), "redis", "tenant deletion")
-			e.expect(e.do("GET", "/api/v1/content", root, nil, "tenant_id", "globex"), 200, "tenant after the refused deletion")
+			e.expectOutage(e.Do("DELETE", "/api/v1/app_management/tenants/globex", servertest.Root, nil), "redis", "tenant deletion")
+			e.Expect(e.Do("GET", "/api/v1/content", servertest.Root, nil, "tenant_id", "globex"), 200, "tenant after the refused deletion")
 			return nil
 		}},
 		{"elasticsearch", func(e outageEnv) map[string]string {
-			e.expectOutage(e.do("GET", "/api/v1/content/search?search_type=LEXICAL&term=x", root, nil, "tenant_id", "acme"), "elasticsearch", "search")
-			e.expectOutage(e.do("POST", "/lrs/TCAPI/statements", root, statement, xapi...), "elasticsearch", "statement write")
+			e.expectOutage(e.Do("GET", "/api/v1/content/search?search_type=LEXICAL&term=x", servertest.Root, nil, "tenant_id", "acme"), "elasticsearch", "search")
+			e.expectOutage(e.Do("POST", "/lrs/TCAPI/statements", servertest.Root, statement, xapi...), "elasticsearch", "statement write")
 			// Uploads need no Elasticsearch: accepted now, indexed once it is back.
 			accepted := map[string]string{"bravo": e.accept("acme", "bravo")}
 			// The indexing attempts that fail meanwhile are logged with their cause, not only
 			// counted in the metrics.
-			eventually(e.t, 60*time.Second, "a logged index attempt failing on Elasticsearch", func() bool {
-				for _, r := range e.logs.find("job attempt failed", "outcome", "retried") {
-					if strings.Contains(r.attrs["err"], "elasticsearch") && r.attrs["task_type"] != "" {
+			servertest.Eventually(e.T, 60*time.Second, "a logged index attempt failing on Elasticsearch", func() bool {
+				for _, r := range e.Logs.Find("job attempt failed", "outcome", "retried") {
+					if strings.Contains(r.Attr("err"), "elasticsearch") && r.Attr("task_type") != "" {
 						return true
 					}
 				}
@@ -121,21 +122,21 @@ func TestBackendOutage(t *testing.T) {
 			return accepted
 		}},
 		{"postgresql", func(e outageEnv) map[string]string {
-			e.expectOutage(e.do("GET", "/api/v1/app_management/tenants", root, nil), "postgresql", "list tenants")
-			e.expectOutage(e.uploadContent(root, "acme", "", []byte("never stored"), "lost.md"), "postgresql", "upload")
+			e.expectOutage(e.Do("GET", "/api/v1/app_management/tenants", servertest.Root, nil), "postgresql", "list tenants")
+			e.expectOutage(e.UploadContent(servertest.Root, "acme", "", []byte("never stored"), "lost.md"), "postgresql", "upload")
 			return nil
 		}},
 		{"minio", func(e outageEnv) map[string]string {
-			e.expectOutage(e.uploadContent(root, "acme", "", []byte("never stored"), "lost.md"), "minio", "upload while MinIO is down")
+			e.expectOutage(e.UploadContent(servertest.Root, "acme", "", []byte("never stored"), "lost.md"), "minio", "upload while MinIO is down")
 			return nil
 		}},
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			e := startBehindProxies(t)
-			e.createTenant("acme", true)
-			e.createTenant("globex", true)
+			e.CreateTenant("acme", true)
+			e.CreateTenant("globex", true)
 			// Make sure the LRS default tenant exists, so the statement write needs only ES.
-			e.expect(e.do("GET", "/lrs/TCAPI/statements?limit=1", root, nil, xapi...), 200, "statements before the outage")
+			e.Expect(e.Do("GET", "/lrs/TCAPI/statements?limit=1", servertest.Root, nil, xapi...), 200, "statements before the outage")
 			accepted := map[string]string{"alpha": e.accept("acme", "alpha")}
 			e.proxies[tc.backend].Cut()
 			for w, id := range tc.during(e) {
@@ -153,9 +154,9 @@ func TestBackendOutage(t *testing.T) {
 // TestOpenAPIDocumentsOutage: every authenticated operation documents the 503 of an outage,
 // with its Retry-After header.
 func TestOpenAPIDocumentsOutage(t *testing.T) {
-	e := start(t, modes(t)["embedded"](t))
-	r := e.do("GET", "/openapi.json", noAuth, nil)
-	e.expect(r, 200, "openapi")
+	e := servertest.Start(t, servertest.Modes(t)["embedded"](t))
+	r := e.Do("GET", "/openapi.json", servertest.NoAuth, nil)
+	e.Expect(r, 200, "openapi")
 	var doc struct {
 		Paths      map[string]map[string]map[string]any `json:"paths"`
 		Components struct {
@@ -164,7 +165,7 @@ func TestOpenAPIDocumentsOutage(t *testing.T) {
 			} `json:"responses"`
 		} `json:"components"`
 	}
-	r.json(t, &doc)
+	r.JSON(t, &doc)
 	if _, ok := doc.Components.Responses["Unavailable"].Headers["Retry-After"]; !ok {
 		t.Fatal("components.responses.Unavailable lacks the Retry-After header")
 	}

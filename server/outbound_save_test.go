@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestOutboundDestinationsCheckedWhenSaved: every URL the server will later send to or
@@ -18,50 +20,50 @@ func TestOutboundDestinationsCheckedWhenSaved(t *testing.T) {
 		{"http://[::1]:8080/hook", "loopback address"},
 		{"http://10.20.30.40/hook", "private address"},
 	}
-	forEachMode(t, func(t *testing.T, e *env) {
-		e.createTenant("acme", true)
-		e.importOK("acme", "intro", scorm12Package(t), "")
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "intro", servertest.Scorm12Package(t), "")
 		const engine = "/engine/api/v1/acme"
 		for _, b := range blocked {
-			refused := func(r resp, what string) {
+			refused := func(r servertest.Resp, what string) {
 				t.Helper()
-				e.expect(r, 400, what)
-				if msg := r.message(); !strings.Contains(msg, b.rule) {
+				e.Expect(r, 400, what)
+				if msg := r.Message(); !strings.Contains(msg, b.rule) {
 					t.Fatalf("%s %s: message %q does not name the rule %q", what, b.url, msg, b.rule)
 				}
 			}
-			refused(e.do("POST", engine+"/registrations", root, map[string]any{"courseId": "intro", "registrationId": "r-" + url.PathEscape(b.rule),
+			refused(e.Do("POST", engine+"/registrations", servertest.Root, map[string]any{"courseId": "intro", "registrationId": "r-" + url.PathEscape(b.rule),
 				"learner": map[string]any{"id": "ann"}, "postBack": map[string]any{"url": b.url}}), "registration postBack.url")
-			e.expect(e.do("GET", engine+"/registrations/r-"+url.PathEscape(b.rule), root, nil), 404, "the refused registration was not created")
+			e.Expect(e.Do("GET", engine+"/registrations/r-"+url.PathEscape(b.rule), servertest.Root, nil), 404, "the refused registration was not created")
 
 			for _, path := range []string{engine + "/configuration/ApiRollupRegistrationPostBackUrl",
 				engine + "/courses/intro/configuration/ApiRollupRegistrationPostBackUrl"} {
-				refused(e.do("PUT", path, root, map[string]any{"value": b.url}), "PUT "+path)
+				refused(e.Do("PUT", path, servertest.Root, map[string]any{"value": b.url}), "PUT "+path)
 				var got struct{ Value string }
-				r := e.do("GET", path, root, nil)
-				e.expect(r, 200, "GET "+path)
-				r.json(t, &got)
+				r := e.Do("GET", path, servertest.Root, nil)
+				e.Expect(r, 200, "GET "+path)
+				r.JSON(t, &got)
 				if got.Value != "" {
 					t.Fatalf("%s: the refused value was saved: %q", path, got.Value)
 				}
 			}
 
-			refused(e.do("POST", pairsPath("acme"), root, map[string]any{"destination_url": b.url}), "forwarding destination_url")
-			refused(e.do("POST", "/api/v1/app_management/subscriptions", root, map[string]any{"topic": "JOB_PROCESSED", "url": b.url}, "tenant_id", "acme"), "webhook url")
-			refused(e.do("POST", engine+"/courses/importJobs?course=remote", root, map[string]any{"url": b.url, "courseName": "remote"}), "course import url")
-			refused(e.do("POST", "/api/v1/content", root, map[string]any{"url": b.url}, "tenant_id", "acme"), "content import url")
+			refused(e.Do("POST", servertest.PairsPath("acme"), servertest.Root, map[string]any{"destination_url": b.url}), "forwarding destination_url")
+			refused(e.Do("POST", "/api/v1/app_management/subscriptions", servertest.Root, map[string]any{"topic": "JOB_PROCESSED", "url": b.url}, "tenant_id", "acme"), "webhook url")
+			refused(e.Do("POST", engine+"/courses/importJobs?course=remote", servertest.Root, map[string]any{"url": b.url, "courseName": "remote"}), "course import url")
+			refused(e.Do("POST", "/api/v1/content", servertest.Root, map[string]any{"url": b.url}, "tenant_id", "acme"), "content import url")
 		}
 		var pairs struct {
 			Pairs []any `json:"forwarding_pairs"`
 		}
-		r := e.do("GET", pairsPath("acme"), root, nil)
-		e.expect(r, 200, "list forwarding pairs")
-		r.json(t, &pairs)
+		r := e.Do("GET", servertest.PairsPath("acme"), servertest.Root, nil)
+		e.Expect(r, 200, "list forwarding pairs")
+		r.JSON(t, &pairs)
 		if len(pairs.Pairs) != 0 {
 			t.Fatalf("refused forwarding pairs were saved: %s", r.Body)
 		}
 
 		// An allowed destination (the tests' loopback receivers) is still saved.
-		e.expect(e.do("PUT", engine+"/configuration/ApiRollupRegistrationPostBackUrl", root, map[string]any{"value": "http://127.0.0.1:9/postback"}), 204, "allowed post-back URL")
+		e.Expect(e.Do("PUT", engine+"/configuration/ApiRollupRegistrationPostBackUrl", servertest.Root, map[string]any{"value": "http://127.0.0.1:9/postback"}), 204, "allowed post-back URL")
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 	"github.com/lectern-lms/lectern/workers/queue"
 )
@@ -34,7 +35,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // startServeOnly runs the HTTP role of cfg without consuming any queue, as a `serve` process.
-func startServeOnly(t *testing.T, cfg app.Config) *env {
+func startServeOnly(t *testing.T, cfg app.Config) *servertest.Env {
 	t.Helper()
 	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
@@ -51,7 +52,7 @@ func startServeOnly(t *testing.T, cfg app.Config) *env {
 		_, _ = a.Blobs.DeletePrefix(context.Background(), "")
 		a.Close()
 	})
-	return &env{t: t, app: a, url: "http://" + ln.Addr().String()}
+	return &servertest.Env{T: t, App: a, URL: "http://" + ln.Addr().String()}
 }
 
 // TestQueueNamespaces: two deployments on one Redis database. With their own queue prefixes,
@@ -64,63 +65,63 @@ func TestQueueNamespaces(t *testing.T) {
 		prefixA, prefB string
 	}{{"separate", "deploya_", "deployb_"}, {"index prefixes", "", ""}, {"shared", "same_", "same_"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfgA := modes(t)["distributed"](t)
+			cfgA := servertest.Modes(t)["distributed"](t)
 			cfgA.QueuePrefix = tc.prefixA
-			cfgB := modes(t)["distributed"](t)
+			cfgB := servertest.Modes(t)["distributed"](t)
 			cfgB.RedisURL, cfgB.QueuePrefix = cfgA.RedisURL, tc.prefB
 			logB := &lockedBuffer{}
 			cfgB.Logger = slog.New(slog.NewJSONHandler(logB, nil))
 
 			a := startServeOnly(t, cfgA)
-			a.createTenant("acme", true)
-			r := a.uploadContent(root, "acme", "", []byte("# A\n\nDeployment alpha."), "a.md")
-			a.expect(r, 202, "import into A")
-			var jA jobRead
-			r.json(t, &jA)
+			a.CreateTenant("acme", true)
+			r := a.UploadContent(servertest.Root, "acme", "", []byte("# A\n\nDeployment alpha."), "a.md")
+			a.Expect(r, 202, "import into A")
+			var jA servertest.JobRead
+			r.JSON(t, &jA)
 
 			// B imports its own file after A's task was queued: asynq hands out a queue's tasks
 			// in order, so a B sharing A's queue takes A's task first.
-			b := start(t, cfgB)
-			b.createTenant("acme", true)
-			if j := b.waitContentJob("acme", b.uploadContent(root, "acme", "", []byte("# B\n\nDeployment bravo."), "b.md")); j.Status != "COMPLETED" {
+			b := servertest.Start(t, cfgB)
+			b.CreateTenant("acme", true)
+			if j := b.WaitContentJob("acme", b.UploadContent(servertest.Root, "acme", "", []byte("# B\n\nDeployment bravo."), "b.md")); j.Status != "COMPLETED" {
 				t.Fatalf("import into B: %+v", j)
 			}
-			info, err := a.app.Queue.Inspect(context.Background(), "content-import-"+jA.ID)
+			info, err := a.App.Queue.Inspect(context.Background(), "content-import-"+jA.ID)
 			// Without LECTERN_QUEUE_PREFIX the queues take the (different) index prefixes.
 			if tc.name != "shared" {
 				if err != nil || info.State != queue.StatePending {
 					t.Fatalf("A's task after B ran: %+v, %v; want it pending in A's own queue", info, err)
 				}
 				// A's worker starts and does its own work.
-				if err := a.app.Queue.Start(context.Background()); err != nil {
+				if err := a.App.Queue.Start(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				if err := a.app.IndexQueue.Start(context.Background()); err != nil {
+				if err := a.App.IndexQueue.Start(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
-					_ = a.app.Queue.Shutdown(ctx)
-					_ = a.app.IndexQueue.Shutdown(ctx)
+					_ = a.App.Queue.Shutdown(ctx)
+					_ = a.App.IndexQueue.Shutdown(ctx)
 				})
-				var j jobRead
-				eventually(t, 60*time.Second, "A's job", func() bool {
-					rr := a.do("GET", "/api/v1/jobs/"+jA.ID, root, nil, "tenant_id", "acme")
-					j = jobRead{}
-					rr.json(t, &j)
+				var j servertest.JobRead
+				servertest.Eventually(t, 60*time.Second, "A's job", func() bool {
+					rr := a.Do("GET", "/api/v1/jobs/"+jA.ID, servertest.Root, nil, "tenant_id", "acme")
+					j = servertest.JobRead{}
+					rr.JSON(t, &j)
 					return j.Status == "COMPLETED" || j.Status == "FAILED"
 				})
 				if j.Status != "COMPLETED" {
 					t.Fatalf("A's job: %+v", j)
 				}
-				if hits := a.searchContent("acme", sq("search_type", "LEXICAL", "term", "alpha")); len(hits) != 1 {
+				if hits := a.SearchContent("acme", servertest.SQ("search_type", "LEXICAL", "term", "alpha")); len(hits) != 1 {
 					t.Fatalf("A's content not found: %v", hits)
 				}
 				return
 			}
 			// One namespace: B took A's task, found no such job, and said so.
-			eventually(t, 30*time.Second, "B's log of A's task", func() bool {
+			servertest.Eventually(t, 30*time.Second, "B's log of A's task", func() bool {
 				return strings.Contains(logB.String(), jA.ID)
 			})
 			if !strings.Contains(logB.String(), "task without its job") {

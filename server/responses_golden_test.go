@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"os"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // responseGoldenDir holds one file per response type: its status line and the raw body as
@@ -21,70 +22,19 @@ import (
 // case-insensitively, so a body with "ID" where the spec says "id" decodes just fine.
 var responseGoldenDir = filepath.Join("testdata", "golden", "responses")
 
-// timestampRE matches an ISO 8601 date-time in a JSON string: with or without fraction and
-// zone (the content service writes UTC without a zone).
-var timestampRE = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"`)
-
-// goldenRecorder collects normalised responses of one mode.
-type goldenRecorder struct {
-	e        *env
-	volatile map[string]string // value → placeholder
-	got      map[string][]byte // response type → golden text
-}
-
-// vary declares value volatile: it appears in golden files as <name>.
-func (g *goldenRecorder) vary(value, name string) {
-	if value == "" {
-		g.e.t.Fatalf("volatile %s is empty", name)
-	}
-	g.volatile[value] = "<" + name + ">"
-}
-
-// record keeps r as the golden text of the response type name.
-func (g *goldenRecorder) record(name string, r resp) {
-	g.e.t.Helper()
-	if _, dup := g.got[name]; dup {
-		g.e.t.Fatalf("response type %s recorded twice", name)
-	}
-	body := r.Body
-	// Longest values first, so a value that contains another is replaced whole.
-	vals := make([]string, 0, len(g.volatile))
-	for v := range g.volatile {
-		vals = append(vals, v)
-	}
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-	for _, v := range vals {
-		body = bytes.ReplaceAll(body, []byte(v), []byte(g.volatile[v]))
-	}
-	body = timestampRE.ReplaceAll(body, []byte(`"<time>"`))
-	ct := r.Header.Get("Content-Type")
-	g.got[name] = fmt.Appendf(nil, "%d %s\n%s\n", r.Status, ct, body)
-}
-
-// rawID extracts the string member name of a raw JSON object body, without decoding it
-// into a struct (an exact, case-sensitive match).
-func rawID(t *testing.T, body []byte, name string) string {
-	t.Helper()
-	m := regexp.MustCompile(`"` + regexp.QuoteMeta(name) + `":"([^"]+)"`).FindSubmatch(body)
-	if m == nil {
-		t.Fatalf("no %q in %s", name, body)
-	}
-	return string(m[1])
-}
-
 // TestResponseGolden calls every operation of the three APIs once with a success answer (and
 // the shared error body once), in both modes, and compares each raw response with
 // testdata/golden/responses/<type>.txt. Both modes must give the same bytes, except
 // readiness, whose backends differ by mode. -update rewrites the files.
 func TestResponseGolden(t *testing.T) {
 	got := map[string]map[string][]byte{} // mode → type → text
-	modelDir, _ := testModelDir(t)
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	modelDir, _ := servertest.TestModelDir(t)
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		mode := path.Base(t.Name())
-		g := &goldenRecorder{e: e, volatile: map[string]string{}, got: map[string][]byte{}}
-		g.vary(e.url, "api-origin")
-		g.vary(e.content, "content-origin")
-		got[mode] = g.got
+		g := &servertest.GoldenRecorder{E: e, Volatile: map[string]string{}, Got: map[string][]byte{}}
+		g.Vary(e.URL, "api-origin")
+		g.Vary(e.Content, "content-origin")
+		got[mode] = g.Got
 		goldenScenario(t, e, g)
 	})
 	if t.Failed() {
@@ -95,7 +45,7 @@ func TestResponseGolden(t *testing.T) {
 		modes = append(modes, m)
 	}
 	sort.Strings(modes)
-	if *update && len(modes) != 2 {
+	if *servertest.Update && len(modes) != 2 {
 		t.Fatalf("ran in modes %v; -update needs both embedded and distributed", modes)
 	}
 	names := map[string]bool{}
@@ -107,7 +57,7 @@ func TestResponseGolden(t *testing.T) {
 			}
 			names[file] = true
 			p := filepath.Join(responseGoldenDir, file+".txt")
-			if *update {
+			if *servertest.Update {
 				if err := os.MkdirAll(responseGoldenDir, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -143,193 +93,197 @@ func TestResponseGolden(t *testing.T) {
 	}
 }
 
-func goldenScenario(t *testing.T, e *env, g *goldenRecorder) {
+func goldenScenario(t *testing.T, e *servertest.Env, g *servertest.GoldenRecorder) {
 	const ten = "golden-shapes"
 	const app = "/api/v1/app_management/tenants"
 	engine := "/engine/api/v1/" + ten
 	th := []string{"tenant_id", ten}
-	ok := func(r resp, status int, what string) resp { t.Helper(); e.expect(r, status, what); return r }
+	ok := func(r servertest.Resp, status int, what string) servertest.Resp {
+		t.Helper()
+		e.Expect(r, status, what)
+		return r
+	}
 
 	// Operations.
-	g.record("health", ok(e.do("GET", "/healthz", noAuth, nil), 200, "healthz"))
-	g.record("readiness", ok(e.do("GET", "/readyz", noAuth, nil), 200, "readyz"))
+	g.Record("health", ok(e.Do("GET", "/healthz", servertest.NoAuth, nil), 200, "healthz"))
+	g.Record("readiness", ok(e.Do("GET", "/readyz", servertest.NoAuth, nil), 200, "readyz"))
 
 	// Tenants and credentials.
-	r := ok(e.do("POST", app, root, map[string]any{"tenant_id": ten}), 201, "create tenant")
-	g.record("tenant", r)
-	g.record("tenant-list", ok(e.do("GET", app+"?limit=1", root, nil), 200, "list tenants"))
+	r := ok(e.Do("POST", app, servertest.Root, map[string]any{"tenant_id": ten}), 201, "create tenant")
+	g.Record("tenant", r)
+	g.Record("tenant-list", ok(e.Do("GET", app+"?limit=1", servertest.Root, nil), 200, "list tenants"))
 	// Empty lists are empty arrays, not null.
-	g.record("tenant-list-empty", ok(e.do("GET", app+"?skip=1000000", root, nil), 200, "list tenants past the end"))
-	g.record("credential-list-empty", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list no credentials"))
-	g.record("tenant-update", ok(e.do("PUT", app+"/"+ten, root, map[string]any{"enabled": true}), 200, "update tenant"))
-	r = ok(e.do("POST", app+"/"+ten+"/credentials", root, nil), 201, "create credential")
-	g.vary(rawID(t, r.Body, "key"), "key")
-	g.vary(rawID(t, r.Body, "secret"), "secret")
-	g.record("credential", r)
-	g.record("credential-list", ok(e.do("GET", app+"/"+ten+"/credentials", root, nil), 200, "list credentials"))
+	g.Record("tenant-list-empty", ok(e.Do("GET", app+"?skip=1000000", servertest.Root, nil), 200, "list tenants past the end"))
+	g.Record("credential-list-empty", ok(e.Do("GET", app+"/"+ten+"/credentials", servertest.Root, nil), 200, "list no credentials"))
+	g.Record("tenant-update", ok(e.Do("PUT", app+"/"+ten, servertest.Root, map[string]any{"enabled": true}), 200, "update tenant"))
+	r = ok(e.Do("POST", app+"/"+ten+"/credentials", servertest.Root, nil), 201, "create credential")
+	g.Vary(servertest.RawID(t, r.Body, "key"), "key")
+	g.Vary(servertest.RawID(t, r.Body, "secret"), "secret")
+	g.Record("credential", r)
+	g.Record("credential-list", ok(e.Do("GET", app+"/"+ten+"/credentials", servertest.Root, nil), 200, "list credentials"))
 
 	// Record-store OAuth clients and the token endpoint.
-	g.record("oauth-client-list-empty", ok(e.do("GET", app+"/"+ten+"/lrs_oauth_clients", root, nil), 200, "list no OAuth clients"))
-	r = ok(e.do("POST", app+"/"+ten+"/lrs_oauth_clients", root, map[string]any{"name": "Golden", "scopes": []string{"statements/write", "statements/read/mine"}}), 201, "register OAuth client")
-	clientID, clientSecret := rawID(t, r.Body, "client_id"), rawID(t, r.Body, "client_secret")
-	g.vary(clientID, "client-id")
-	g.vary(clientSecret, "client-secret")
-	g.record("oauth-client", r)
-	g.record("oauth-client-list", ok(e.do("GET", app+"/"+ten+"/lrs_oauth_clients", root, nil), 200, "list OAuth clients"))
-	r = ok(e.tokenRequest(basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}}), 200, "OAuth token")
-	g.vary(rawID(t, r.Body, "access_token"), "access-token")
-	g.record("oauth-token", r)
-	r = e.tokenRequest(basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}, "scope": {"all"}})
+	g.Record("oauth-client-list-empty", ok(e.Do("GET", app+"/"+ten+"/lrs_oauth_clients", servertest.Root, nil), 200, "list no OAuth clients"))
+	r = ok(e.Do("POST", app+"/"+ten+"/lrs_oauth_clients", servertest.Root, map[string]any{"name": "Golden", "scopes": []string{"statements/write", "statements/read/mine"}}), 201, "register OAuth client")
+	clientID, clientSecret := servertest.RawID(t, r.Body, "client_id"), servertest.RawID(t, r.Body, "client_secret")
+	g.Vary(clientID, "client-id")
+	g.Vary(clientSecret, "client-secret")
+	g.Record("oauth-client", r)
+	g.Record("oauth-client-list", ok(e.Do("GET", app+"/"+ten+"/lrs_oauth_clients", servertest.Root, nil), 200, "list OAuth clients"))
+	r = ok(e.TokenRequest(servertest.Basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}}), 200, "OAuth token")
+	g.Vary(servertest.RawID(t, r.Body, "access_token"), "access-token")
+	g.Record("oauth-token", r)
+	r = e.TokenRequest(servertest.Basic(clientID, clientSecret), url.Values{"grant_type": {"client_credentials"}, "scope": {"all"}})
 	if r.Status != 400 {
 		t.Fatalf("OAuth token beyond the client's scopes: %d %s", r.Status, r.Body)
 	}
-	g.record("oauth-error", r)
+	g.Record("oauth-error", r)
 
 	// Errors share one body.
-	g.record("message", ok(e.do("GET", engine+"/courses/nope/title", root, nil), 404, "missing course"))
+	g.Record("message", ok(e.Do("GET", engine+"/courses/nope/title", servertest.Root, nil), 404, "missing course"))
 
 	// Course engine: configuration.
-	g.record("configuration-list", ok(e.do("GET", engine+"/configuration", root, nil), 200, "tenant configuration"))
-	ok(e.do("PUT", engine+"/configuration/xAPIEnabled", root, map[string]any{"value": "true"}), 204, "enable xAPI")
-	g.record("setting", ok(e.do("GET", engine+"/configuration/xAPIEnabled", root, nil), 200, "tenant setting"))
+	g.Record("configuration-list", ok(e.Do("GET", engine+"/configuration", servertest.Root, nil), 200, "tenant configuration"))
+	ok(e.Do("PUT", engine+"/configuration/xAPIEnabled", servertest.Root, map[string]any{"value": "true"}), 204, "enable xAPI")
+	g.Record("setting", ok(e.Do("GET", engine+"/configuration/xAPIEnabled", servertest.Root, nil), 200, "tenant setting"))
 
 	// Course engine: import and courses.
-	r = e.upload(ten, "course=golden-course", scorm12Package(t), "course.zip")
+	r = e.Upload(ten, "course=golden-course", servertest.Scorm12Package(t), "course.zip")
 	ok(r, 200, "start import")
-	g.vary(rawID(t, r.Body, "result"), "import-job")
-	g.record("import-job-id", r)
-	if res := e.waitJob(ten, r); res.Status != "COMPLETE" {
+	g.Vary(servertest.RawID(t, r.Body, "result"), "import-job")
+	g.Record("import-job-id", r)
+	if res := e.WaitJob(ten, r); res.Status != "COMPLETE" {
 		t.Fatalf("import: %+v", res)
 	}
-	g.record("import-result", ok(e.do("GET", engine+"/courses/importJobs/"+rawID(t, r.Body, "result"), root, nil), 200, "import job"))
-	g.record("course-list", ok(e.do("GET", engine+"/courses", root, nil), 200, "courses"))
-	g.record("course-title", ok(e.do("GET", engine+"/courses/golden-course/title", root, nil), 200, "title"))
-	g.record("course-xapi-activity-id", ok(e.do("GET", engine+"/courses/golden-course/xapiActivityId", root, nil), 200, "activity id"))
-	r = ok(e.do("GET", engine+"/courses/golden-course/preview", root, nil), 200, "preview")
-	link := rawID(t, r.Body, "launchLink")
-	g.vary(link[strings.LastIndex(link, "/")+1:], "launch-token")
-	g.record("launch-link", r)
-	g.record("course-detail", ok(e.do("GET", engine+"/courses/golden-course/detail", root, nil), 200, "detail"))
-	g.record("course-configuration-list", ok(e.do("GET", engine+"/courses/golden-course/configuration", root, nil), 200, "course configuration"))
-	g.record("course-setting", ok(e.do("GET", engine+"/courses/golden-course/configuration/xAPIEnabled", root, nil), 200, "course setting"))
+	g.Record("import-result", ok(e.Do("GET", engine+"/courses/importJobs/"+servertest.RawID(t, r.Body, "result"), servertest.Root, nil), 200, "import job"))
+	g.Record("course-list", ok(e.Do("GET", engine+"/courses", servertest.Root, nil), 200, "courses"))
+	g.Record("course-title", ok(e.Do("GET", engine+"/courses/golden-course/title", servertest.Root, nil), 200, "title"))
+	g.Record("course-xapi-activity-id", ok(e.Do("GET", engine+"/courses/golden-course/xapiActivityId", servertest.Root, nil), 200, "activity id"))
+	r = ok(e.Do("GET", engine+"/courses/golden-course/preview", servertest.Root, nil), 200, "preview")
+	link := servertest.RawID(t, r.Body, "launchLink")
+	g.Vary(link[strings.LastIndex(link, "/")+1:], "launch-token")
+	g.Record("launch-link", r)
+	g.Record("course-detail", ok(e.Do("GET", engine+"/courses/golden-course/detail", servertest.Root, nil), 200, "detail"))
+	g.Record("course-configuration-list", ok(e.Do("GET", engine+"/courses/golden-course/configuration", servertest.Root, nil), 200, "course configuration"))
+	g.Record("course-setting", ok(e.Do("GET", engine+"/courses/golden-course/configuration/xAPIEnabled", servertest.Root, nil), 200, "course setting"))
 
 	// Registrations.
 	regs := engine + "/registrations"
-	ok(e.do("POST", regs, root, map[string]any{"courseId": "golden-course", "registrationId": "golden-reg",
+	ok(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "golden-course", "registrationId": "golden-reg",
 		"xapiRegistrationId": "6f1c6b0a-5f52-4c5b-9e0b-1b2c3d4e5f60", "learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
-	g.record("registration-list-empty", ok(e.do("GET", regs+"?learnerId=nobody", root, nil), 200, "no registrations"))
-	g.record("registration-list", ok(e.do("GET", regs, root, nil), 200, "registrations"))
-	g.record("registration-exists", ok(e.do("GET", regs+"/golden-reg", root, nil), 200, "registration exists"))
-	g.record("registration-last-instance", ok(e.do("GET", regs+"/golden-reg/lastInstance", root, nil), 200, "last instance"))
-	g.record("registration-xapi-registration-id", ok(e.do("GET", regs+"/golden-reg/xapiRegistrationId", root, nil), 200, "xAPI registration id"))
-	g.record("registration-progress", ok(e.do("GET", regs+"/golden-reg/progress", root, nil), 200, "progress"))
-	g.record("registration-progress-detail", ok(e.do("GET", regs+"/golden-reg/progress/detail", root, nil), 200, "progress detail"))
-	g.record("registration-configuration-list", ok(e.do("GET", regs+"/golden-reg/configuration", root, nil), 200, "registration configuration"))
-	g.record("registration-setting", ok(e.do("GET", regs+"/golden-reg/configuration/xAPIEnabled", root, nil), 200, "registration setting"))
+	g.Record("registration-list-empty", ok(e.Do("GET", regs+"?learnerId=nobody", servertest.Root, nil), 200, "no registrations"))
+	g.Record("registration-list", ok(e.Do("GET", regs, servertest.Root, nil), 200, "registrations"))
+	g.Record("registration-exists", ok(e.Do("GET", regs+"/golden-reg", servertest.Root, nil), 200, "registration exists"))
+	g.Record("registration-last-instance", ok(e.Do("GET", regs+"/golden-reg/lastInstance", servertest.Root, nil), 200, "last instance"))
+	g.Record("registration-xapi-registration-id", ok(e.Do("GET", regs+"/golden-reg/xapiRegistrationId", servertest.Root, nil), 200, "xAPI registration id"))
+	g.Record("registration-progress", ok(e.Do("GET", regs+"/golden-reg/progress", servertest.Root, nil), 200, "progress"))
+	g.Record("registration-progress-detail", ok(e.Do("GET", regs+"/golden-reg/progress/detail", servertest.Root, nil), 200, "progress detail"))
+	g.Record("registration-configuration-list", ok(e.Do("GET", regs+"/golden-reg/configuration", servertest.Root, nil), 200, "registration configuration"))
+	g.Record("registration-setting", ok(e.Do("GET", regs+"/golden-reg/configuration/xAPIEnabled", servertest.Root, nil), 200, "registration setting"))
 
 	// Content service.
-	g.record("content-list-empty", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "no content"))
-	g.record("course-list-empty", ok(e.do("GET", engine+"/courses?since=2999-01-01", root, nil), 200, "no courses since"))
-	g.record("search-empty", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "nothing").Encode(), root, nil, th...), 200, "search without hits"))
+	g.Record("content-list-empty", ok(e.Do("GET", "/api/v1/content", servertest.Root, nil, th...), 200, "no content"))
+	g.Record("course-list-empty", ok(e.Do("GET", engine+"/courses?since=2999-01-01", servertest.Root, nil), 200, "no courses since"))
+	g.Record("search-empty", ok(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "LEXICAL", "term", "nothing").Encode(), servertest.Root, nil, th...), 200, "search without hits"))
 	// Webhooks: a subscription whose receiver gets the import's JOB_PROCESSED message.
-	hooks := newHookReceiver(t, 0)
-	r = ok(e.do("POST", "/api/v1/app_management/subscription_auth", root, map[string]any{"type": "BASIC_AUTH", "key": "hook-user", "secret": "hook-pass"}, th...), 201, "auth configuration")
-	authID := rawID(t, r.Body, "auth_config_id")
-	g.vary(authID, "auth-config-id")
-	g.record("subscription-auth", r)
-	g.record("subscription-auth-list", ok(e.do("GET", "/api/v1/app_management/subscription_auth", root, nil, th...), 200, "auth configurations"))
-	r = ok(e.do("POST", "/api/v1/app_management/subscriptions", root, map[string]any{"topic": "JOB_PROCESSED", "url": hooks.srv.URL + "/hook", "auth_config_id": authID}, th...), 201, "subscribe")
-	subID := rawID(t, r.Body, "subscription_id")
-	g.vary(subID, "subscription-id")
-	g.vary(rawID(t, r.Body, "signing_secret"), "signing-secret")
-	g.vary(hooks.srv.URL, "receiver")
-	g.record("subscription", r)
-	g.record("subscription-list", ok(e.do("GET", "/api/v1/app_management/subscriptions", root, nil, th...), 200, "subscriptions"))
-	r = ok(e.uploadContent(root, ten, "content_id=garden&tag_id=garden", []byte(gardenMarkdown), "garden.md"), 202, "content import")
-	job := rawID(t, r.Body, "id")
-	g.vary(job, "content-job")
-	g.record("job-pending", r)
-	j := e.waitContentJob(ten, r)
+	hooks := servertest.NewHookReceiver(t, 0)
+	r = ok(e.Do("POST", "/api/v1/app_management/subscription_auth", servertest.Root, map[string]any{"type": "BASIC_AUTH", "key": "hook-user", "secret": "hook-pass"}, th...), 201, "auth configuration")
+	authID := servertest.RawID(t, r.Body, "auth_config_id")
+	g.Vary(authID, "auth-config-id")
+	g.Record("subscription-auth", r)
+	g.Record("subscription-auth-list", ok(e.Do("GET", "/api/v1/app_management/subscription_auth", servertest.Root, nil, th...), 200, "auth configurations"))
+	r = ok(e.Do("POST", "/api/v1/app_management/subscriptions", servertest.Root, map[string]any{"topic": "JOB_PROCESSED", "url": hooks.Srv.URL + "/hook", "auth_config_id": authID}, th...), 201, "subscribe")
+	subID := servertest.RawID(t, r.Body, "subscription_id")
+	g.Vary(subID, "subscription-id")
+	g.Vary(servertest.RawID(t, r.Body, "signing_secret"), "signing-secret")
+	g.Vary(hooks.Srv.URL, "receiver")
+	g.Record("subscription", r)
+	g.Record("subscription-list", ok(e.Do("GET", "/api/v1/app_management/subscriptions", servertest.Root, nil, th...), 200, "subscriptions"))
+	r = ok(e.UploadContent(servertest.Root, ten, "content_id=garden&tag_id=garden", []byte(servertest.GardenMarkdown), "garden.md"), 202, "content import")
+	job := servertest.RawID(t, r.Body, "id")
+	g.Vary(job, "content-job")
+	g.Record("job-pending", r)
+	j := e.WaitContentJob(ten, r)
 	if j.Status != "COMPLETED" {
 		t.Fatalf("content import: %+v", j)
 	}
-	g.record("job", ok(e.do("GET", "/api/v1/jobs/"+job, root, nil, th...), 200, "job"))
-	g.record("job-list", ok(e.do("GET", "/api/v1/jobs?status=COMPLETED&type=CONTENT_IMPORT", root, nil, th...), 200, "job list"))
-	eventually(t, 30*time.Second, "the JOB_PROCESSED delivery", func() bool { return len(hooks.delivered()) > 0 })
+	g.Record("job", ok(e.Do("GET", "/api/v1/jobs/"+job, servertest.Root, nil, th...), 200, "job"))
+	g.Record("job-list", ok(e.Do("GET", "/api/v1/jobs?status=COMPLETED&type=CONTENT_IMPORT", servertest.Root, nil, th...), 200, "job list"))
+	servertest.Eventually(t, 30*time.Second, "the JOB_PROCESSED delivery", func() bool { return len(hooks.Delivered()) > 0 })
 	var msg struct {
 		MessageID string `json:"message_id"`
 	}
-	_ = json.Unmarshal(hooks.delivered()[0].body, &msg)
-	g.vary(msg.MessageID, "message-id")
-	eventually(t, 30*time.Second, "the delivery log", func() bool {
-		return strings.Contains(string(e.do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", root, nil, th...).Body), msg.MessageID)
+	_ = json.Unmarshal(hooks.Delivered()[0].Body, &msg)
+	g.Vary(msg.MessageID, "message-id")
+	servertest.Eventually(t, 30*time.Second, "the delivery log", func() bool {
+		return strings.Contains(string(e.Do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", servertest.Root, nil, th...).Body), msg.MessageID)
 	})
-	g.record("subscription-deliveries", ok(e.do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", root, nil, th...), 200, "delivery log"))
+	g.Record("subscription-deliveries", ok(e.Do("GET", "/api/v1/app_management/subscriptions/"+subID+"/deliveries", servertest.Root, nil, th...), 200, "delivery log"))
 	// A version without tags has an empty tag list.
-	j = e.waitContentJob(ten, ok(e.uploadContent(root, ten, "content_id=untagged", []byte(gardenMarkdown), "garden.md"), 202, "untagged import"))
+	j = e.WaitContentJob(ten, ok(e.UploadContent(servertest.Root, ten, "content_id=untagged", []byte(servertest.GardenMarkdown), "garden.md"), 202, "untagged import"))
 	if j.Status != "COMPLETED" {
 		t.Fatalf("content import: %+v", j)
 	}
-	g.record("content-version-untagged", ok(e.do("GET", "/api/v1/content/untagged/versions/1", root, nil, th...), 200, "untagged version"))
-	g.record("content-list", ok(e.do("GET", "/api/v1/content", root, nil, th...), 200, "content list"))
+	g.Record("content-version-untagged", ok(e.Do("GET", "/api/v1/content/untagged/versions/1", servertest.Root, nil, th...), 200, "untagged version"))
+	g.Record("content-list", ok(e.Do("GET", "/api/v1/content", servertest.Root, nil, th...), 200, "content list"))
 	// Rebuilding the content index answers its job, which shows the progress.
-	r = ok(e.do("POST", "/api/v1/app_management/reindex", root, nil), 202, "reindex")
-	reindexJob := rawID(t, r.Body, "id")
-	g.vary(reindexJob, "reindex-job")
-	g.record("job-reindex-pending", r)
-	eventually(t, 90*time.Second, "reindex job", func() bool {
-		return strings.Contains(string(ok(e.do("GET", "/api/v1/jobs/"+reindexJob, root, nil), 200, "reindex job").Body), `"COMPLETED"`)
+	r = ok(e.Do("POST", "/api/v1/app_management/reindex", servertest.Root, nil), 202, "reindex")
+	reindexJob := servertest.RawID(t, r.Body, "id")
+	g.Vary(reindexJob, "reindex-job")
+	g.Record("job-reindex-pending", r)
+	servertest.Eventually(t, 90*time.Second, "reindex job", func() bool {
+		return strings.Contains(string(ok(e.Do("GET", "/api/v1/jobs/"+reindexJob, servertest.Root, nil), 200, "reindex job").Body), `"COMPLETED"`)
 	})
-	g.record("job-reindex", ok(e.do("GET", "/api/v1/jobs/"+reindexJob, root, nil), 200, "reindex job"))
-	g.record("content-version", ok(e.do("GET", "/api/v1/content/garden/versions/1", root, nil, th...), 200, "content version"))
-	g.record("content-version-update", ok(e.do("PATCH", "/api/v1/content/garden/versions/1", root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
-	g.record("search-lexical", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", "carrots", "content_id", "garden", "version", "1", "return_match", "true").Encode(), root, nil, th...), 200, "search"))
-	g.record("search-lexical-snippet", ok(e.do("GET", "/api/v1/content/search?"+sq("search_type", "LEXICAL", "term", `"harvest carrots"`, "return_snippet", "true").Encode(), root, nil, th...), 200, "search with snippets"))
-	goldenSkills(t, e, g, ten)
+	g.Record("job-reindex", ok(e.Do("GET", "/api/v1/jobs/"+reindexJob, servertest.Root, nil), 200, "reindex job"))
+	g.Record("content-version", ok(e.Do("GET", "/api/v1/content/garden/versions/1", servertest.Root, nil, th...), 200, "content version"))
+	g.Record("content-version-update", ok(e.Do("PATCH", "/api/v1/content/garden/versions/1", servertest.Root, map[string]any{"tags": []string{"garden", "soil"}}, th...), 200, "content update"))
+	g.Record("search-lexical", ok(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "LEXICAL", "term", "carrots", "content_id", "garden", "version", "1", "return_match", "true").Encode(), servertest.Root, nil, th...), 200, "search"))
+	g.Record("search-lexical-snippet", ok(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "LEXICAL", "term", `"harvest carrots"`, "return_snippet", "true").Encode(), servertest.Root, nil, th...), 200, "search with snippets"))
+	servertest.GoldenSkills(t, e, g, ten)
 
 	// Record store.
-	lrsBase := lrs + "/" + ten
-	st := statement("ann@example.com", "completed", "http://example.com/golden/a1")
+	lrsBase := servertest.LRS + "/" + ten
+	st := servertest.Statement("ann@example.com", "completed", "http://example.com/golden/a1")
 	st["result"] = map[string]any{"score": map[string]any{"raw": 7}, "success": true, "completion": true, "duration": "PT1M"}
-	r = ok(e.do("POST", lrsBase+"/statements", root, st, v200...), 200, "post statement")
+	r = ok(e.Do("POST", lrsBase+"/statements", servertest.Root, st, servertest.V200...), 200, "post statement")
 	id := strings.Trim(string(regexp.MustCompile(`"[0-9a-f-]{36}"`).Find(r.Body)), `"`)
-	g.vary(id, "statement-id")
-	g.record("xapi-statement-ids", r)
-	g.record("xapi-statement", ok(e.do("GET", lrsBase+"/statements?statementId="+id, root, nil, v200...), 200, "get statement"))
-	g.record("xapi-statement-result-empty", ok(e.do("GET", lrsBase+"/statements?verb="+url.QueryEscape("http://example.com/none"), root, nil, v200...), 200, "query no statements"))
-	g.record("xapi-statement-result", ok(e.do("GET", lrsBase+"/statements?limit=1", root, nil, v200...), 200, "query statements"))
+	g.Vary(id, "statement-id")
+	g.Record("xapi-statement-ids", r)
+	g.Record("xapi-statement", ok(e.Do("GET", lrsBase+"/statements?statementId="+id, servertest.Root, nil, servertest.V200...), 200, "get statement"))
+	g.Record("xapi-statement-result-empty", ok(e.Do("GET", lrsBase+"/statements?verb="+url.QueryEscape("http://example.com/none"), servertest.Root, nil, servertest.V200...), 200, "query no statements"))
+	g.Record("xapi-statement-result", ok(e.Do("GET", lrsBase+"/statements?limit=1", servertest.Root, nil, servertest.V200...), 200, "query statements"))
 	agent := url.QueryEscape(`{"mbox":"mailto:ann@example.com"}`)
 	act := url.QueryEscape("http://example.com/golden/a1")
 	state := lrsBase + "/activities/state?activityId=" + act + "&agent=" + agent
-	ok(e.do("PUT", state+"&stateId=bookmark", root, map[string]any{"page": 3}, v200...), 204, "put state")
-	g.record("xapi-document", ok(e.do("GET", state+"&stateId=bookmark", root, nil, v200...), 200, "get state"))
-	g.record("xapi-document-ids", ok(e.do("GET", state, root, nil, v200...), 200, "list state ids"))
-	g.record("xapi-document-ids-empty", ok(e.do("GET", lrsBase+"/activities/profile?activityId="+act, root, nil, v200...), 200, "list no profile ids"))
-	g.record("xapi-activity", ok(e.do("GET", lrsBase+"/activities?activityId="+act, root, nil, v200...), 200, "activity"))
-	g.record("xapi-person", ok(e.do("GET", lrsBase+"/agents?agent="+agent, root, nil, v200...), 200, "agents"))
-	g.record("xapi-about", ok(e.do("GET", lrs+"/about", noAuth, nil), 200, "about"))
-	g.record("xapi-report-results", ok(e.do("GET", lrsBase+"/Report/results?activity="+act, root, nil, v103...), 200, "report results"))
-	g.record("xapi-report-activities", ok(e.do("GET", lrsBase+"/Report/activities", root, nil, v103...), 200, "report activities"))
-	g.record("xapi-report-actors", ok(e.do("GET", lrsBase+"/Report/actors", root, nil, v103...), 200, "report actors"))
-	g.record("xapi-report-results-agent", ok(e.do("GET", lrsBase+"/Report/results?agent="+agent, root, nil, v103...), 200, "report results of an agent"))
-	g.record("xapi-report-activities-agent", ok(e.do("GET", lrsBase+"/Report/activities?agent="+agent, root, nil, v103...), 200, "report activities of an agent"))
-	g.record("xapi-report-actors-activity", ok(e.do("GET", lrsBase+"/Report/actors?activity="+act, root, nil, v103...), 200, "report actors of an activity"))
-	g.record("xapi-report-results-not-found", ok(e.do("GET", lrsBase+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), root, nil, v103...), 404, "report results: nothing matches"))
-	g.record("xapi-report-actors-not-found", ok(e.do("GET", lrsBase+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), root, nil, v103...), 404, "report actors: nothing matches"))
-	g.record("xapi-report-bad-more", ok(e.do("GET", lrsBase+"/Report/actors?more=garbage", root, nil, v103...), 400, "report actors: bad continuation"))
+	ok(e.Do("PUT", state+"&stateId=bookmark", servertest.Root, map[string]any{"page": 3}, servertest.V200...), 204, "put state")
+	g.Record("xapi-document", ok(e.Do("GET", state+"&stateId=bookmark", servertest.Root, nil, servertest.V200...), 200, "get state"))
+	g.Record("xapi-document-ids", ok(e.Do("GET", state, servertest.Root, nil, servertest.V200...), 200, "list state ids"))
+	g.Record("xapi-document-ids-empty", ok(e.Do("GET", lrsBase+"/activities/profile?activityId="+act, servertest.Root, nil, servertest.V200...), 200, "list no profile ids"))
+	g.Record("xapi-activity", ok(e.Do("GET", lrsBase+"/activities?activityId="+act, servertest.Root, nil, servertest.V200...), 200, "activity"))
+	g.Record("xapi-person", ok(e.Do("GET", lrsBase+"/agents?agent="+agent, servertest.Root, nil, servertest.V200...), 200, "agents"))
+	g.Record("xapi-about", ok(e.Do("GET", servertest.LRS+"/about", servertest.NoAuth, nil), 200, "about"))
+	g.Record("xapi-report-results", ok(e.Do("GET", lrsBase+"/Report/results?activity="+act, servertest.Root, nil, servertest.V103...), 200, "report results"))
+	g.Record("xapi-report-activities", ok(e.Do("GET", lrsBase+"/Report/activities", servertest.Root, nil, servertest.V103...), 200, "report activities"))
+	g.Record("xapi-report-actors", ok(e.Do("GET", lrsBase+"/Report/actors", servertest.Root, nil, servertest.V103...), 200, "report actors"))
+	g.Record("xapi-report-results-agent", ok(e.Do("GET", lrsBase+"/Report/results?agent="+agent, servertest.Root, nil, servertest.V103...), 200, "report results of an agent"))
+	g.Record("xapi-report-activities-agent", ok(e.Do("GET", lrsBase+"/Report/activities?agent="+agent, servertest.Root, nil, servertest.V103...), 200, "report activities of an agent"))
+	g.Record("xapi-report-actors-activity", ok(e.Do("GET", lrsBase+"/Report/actors?activity="+act, servertest.Root, nil, servertest.V103...), 200, "report actors of an activity"))
+	g.Record("xapi-report-results-not-found", ok(e.Do("GET", lrsBase+"/Report/results?activity="+url.QueryEscape("http://example.com/none"), servertest.Root, nil, servertest.V103...), 404, "report results: nothing matches"))
+	g.Record("xapi-report-actors-not-found", ok(e.Do("GET", lrsBase+"/Report/actors?activity="+url.QueryEscape("http://example.com/none"), servertest.Root, nil, servertest.V103...), 404, "report actors: nothing matches"))
+	g.Record("xapi-report-bad-more", ok(e.Do("GET", lrsBase+"/Report/actors?more=garbage", servertest.Root, nil, servertest.V103...), 400, "report actors: bad continuation"))
 
 	// Statement forwarding pairs (disabled, so the status stays empty).
 	fwd := app + "/" + ten + "/forwarding_pairs"
-	g.record("forward-pair-list-empty", ok(e.do("GET", fwd, root, nil), 200, "list no pairs"))
-	g.record("forward-pair", ok(e.do("POST", fwd, root, map[string]any{"id": "golden-pair", "enabled": false,
+	g.Record("forward-pair-list-empty", ok(e.Do("GET", fwd, servertest.Root, nil), 200, "list no pairs"))
+	g.Record("forward-pair", ok(e.Do("POST", fwd, servertest.Root, map[string]any{"id": "golden-pair", "enabled": false,
 		"source_query": "verb=http://adlnet.gov/expapi/verbs/completed", "destination_url": "https://lrs.example.com/xapi",
 		"destination_credentials": map[string]any{"username": "fwd", "password": "fwd-secret"}}), 201, "create pair"))
-	g.record("forward-pair-update", ok(e.do("PUT", fwd+"/golden-pair", root, map[string]any{"enabled": false,
+	g.Record("forward-pair-update", ok(e.Do("PUT", fwd+"/golden-pair", servertest.Root, map[string]any{"enabled": false,
 		"destination_url": "https://lrs.example.com/xapi2", "destination_credentials": map[string]any{"username": "fwd2"}}), 200, "update pair"))
-	g.record("forward-pair-list", ok(e.do("GET", fwd, root, nil), 200, "list pairs"))
+	g.Record("forward-pair-list", ok(e.Do("GET", fwd, servertest.Root, nil), 200, "list pairs"))
 
 	// Deleting the tenant answers its job.
-	r = ok(e.do("DELETE", app+"/"+ten, root, nil), 202, "delete tenant")
-	g.vary(rawID(t, r.Body, "id"), "deletion-job")
-	g.record("job-deletion", r)
+	r = ok(e.Do("DELETE", app+"/"+ten, servertest.Root, nil), 202, "delete tenant")
+	g.Vary(servertest.RawID(t, r.Body, "id"), "deletion-job")
+	g.Record("job-deletion", r)
 }

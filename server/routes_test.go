@@ -7,6 +7,7 @@ import (
 
 	"github.com/lectern-lms/lectern/internal/throttle"
 
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server"
 	"github.com/lectern-lms/lectern/server/httpx"
 )
@@ -15,39 +16,39 @@ import (
 // without credentials (401) and with another tenant's credential (403), refuses writes to a
 // disabled tenant (409), and never answers 5xx to a malformed body.
 func TestEveryRoute(t *testing.T) {
-	for name, cfg := range modes(t) {
+	for name, cfg := range servertest.Modes(t) {
 		t.Run(name, func(t *testing.T) {
 			// Every route is tried with wrong credentials from one address, far more often than
 			// the throttle allows (TestFailedSecretsThrottled tests that): a budget of a thousand.
 			c := cfg(t)
 			c.AuthThrottle = &throttle.Guard{Account: throttle.New(1000, time.Second, 100), Source: throttle.New(1000, time.Second, 100)}
-			everyRoute(t, start(t, c))
+			everyRoute(t, servertest.Start(t, c))
 		})
 	}
 }
 
-func everyRoute(t *testing.T, e *env) {
+func everyRoute(t *testing.T, e *servertest.Env) {
 	{
-		e.createTenant("alpha", true)
-		e.createTenant("beta", true)
-		e.createTenant("gamma", true)
-		betaKey, betaSecret := e.credential("beta")
-		gammaKey, _ := e.credential("gamma")
-		e.expect(e.do("PUT", "/api/v1/app_management/tenants/gamma", root, map[string]any{"enabled": false}), 200, "disable gamma")
+		e.CreateTenant("alpha", true)
+		e.CreateTenant("beta", true)
+		e.CreateTenant("gamma", true)
+		betaKey, betaSecret := e.Credential("beta")
+		gammaKey, _ := e.Credential("gamma")
+		e.Expect(e.Do("PUT", "/api/v1/app_management/tenants/gamma", servertest.Root, map[string]any{"enabled": false}), 200, "disable gamma")
 
 		var doc struct {
 			Paths map[string]map[string]any `json:"paths"`
 		}
-		r := e.do("GET", "/openapi.json", noAuth, nil)
-		e.expect(r, 200, "openapi")
-		r.json(t, &doc)
+		r := e.Do("GET", "/openapi.json", servertest.NoAuth, nil)
+		e.Expect(r, 200, "openapi")
+		r.JSON(t, &doc)
 
 		// Fiber's own table must hold nothing that the documented table lacks.
 		documented := map[string]bool{}
-		for _, rt := range e.app.Server.Routes() {
+		for _, rt := range e.App.Server.Routes() {
 			documented[rt.Method+" "+rt.Path] = true
 		}
-		for _, fr := range e.app.Server.App().GetRoutes(true) {
+		for _, fr := range e.App.Server.App().GetRoutes(true) {
 			// The player's browser routes (pages, course files, the content's runtime calls) are
 			// not API operations (server/player.go, Server.browser); nor are the web console's
 			// pages and the queue console under it.
@@ -60,7 +61,7 @@ func everyRoute(t *testing.T, e *env) {
 			}
 		}
 
-		routes := e.app.Server.Routes()
+		routes := e.App.Server.Routes()
 		if len(routes) < 10 {
 			t.Fatalf("only %d routes registered", len(routes))
 		}
@@ -73,39 +74,39 @@ func everyRoute(t *testing.T, e *env) {
 				continue
 			}
 			other := map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": betaKey, "job_id": "nope"}
-			path := fill(rt.Path, other)
+			path := servertest.Fill(rt.Path, other)
 			var body any
 			if rt.Body != "" {
 				body = "{}"
 			}
-			if r := e.do(rt.Method, path, noAuth, body, "tenant_id", "alpha"); r.Status != 401 || r.message() == "" {
+			if r := e.Do(rt.Method, path, servertest.NoAuth, body, "tenant_id", "alpha"); r.Status != 401 || r.Message() == "" {
 				t.Errorf("%s without credentials: %d %s, want 401", name, r.Status, r.Body)
 			}
-			if r := e.do(rt.Method, path, basic("nobody", "wrong"), body, "tenant_id", "alpha"); r.Status != 401 {
+			if r := e.Do(rt.Method, path, servertest.Basic("nobody", "wrong"), body, "tenant_id", "alpha"); r.Status != 401 {
 				t.Errorf("%s with wrong credentials: %d, want 401", name, r.Status)
 			}
 			// The LRS resources without a tenant segment take the tenant from the credential
 			// (xAPI clients only know one base IRI), so no credential addresses another tenant there.
 			credentialTenant := rt.Scope == httpx.ScopeLRS && !strings.Contains(rt.Path, ":tenant")
-			if r := e.do(rt.Method, path, bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); !credentialTenant && (r.Status != 403 || r.message() == "") {
+			if r := e.Do(rt.Method, path, servertest.Bearer(betaKey, betaSecret), body, "tenant_id", "alpha"); !credentialTenant && (r.Status != 403 || r.Message() == "") {
 				t.Errorf("%s with tenant beta's credential on alpha: %d %s, want 403", name, r.Status, r.Body)
 			}
 			isWrite := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "DELETE" || rt.Method == "PATCH"
 			if isWrite && !rt.AllowDisabled && rt.Scope != httpx.ScopeRoot && !credentialTenant {
-				g := fill(rt.Path, map[string]string{"tenant": "gamma", "tenant_id": "gamma", "settingId": "ApiResultLimit", "key": gammaKey, "job_id": "nope"})
+				g := servertest.Fill(rt.Path, map[string]string{"tenant": "gamma", "tenant_id": "gamma", "settingId": "ApiResultLimit", "key": gammaKey, "job_id": "nope"})
 				var gb any
 				if rt.Body == "SettingBody" {
 					gb = map[string]any{"value": "5"}
 				}
-				if r := e.do(rt.Method, g, root, gb, "tenant_id", "gamma"); r.Status != 409 || r.message() == "" {
+				if r := e.Do(rt.Method, g, servertest.Root, gb, "tenant_id", "gamma"); r.Status != 409 || r.Message() == "" {
 					t.Errorf("%s on disabled tenant: %d %s, want 409", name, r.Status, r.Body)
 				}
 			}
 			if rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "PATCH" {
-				own := fill(rt.Path, map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": "nope", "job_id": "nope"})
+				own := servertest.Fill(rt.Path, map[string]string{"tenant": "alpha", "tenant_id": "alpha", "settingId": "ApiResultLimit", "key": "nope", "job_id": "nope"})
 				for _, bad := range malformedBodies() {
-					r := e.do(rt.Method, own, root, bad, "tenant_id", "alpha")
-					if r.Status >= 500 || (r.Status >= 400 && r.message() == "") {
+					r := e.Do(rt.Method, own, servertest.Root, bad, "tenant_id", "alpha")
+					if r.Status >= 500 || (r.Status >= 400 && r.Message() == "") {
 						t.Errorf("%s with body %.40q: %d %s", name, bad, r.Status, r.Body)
 					}
 				}

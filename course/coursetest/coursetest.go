@@ -10,7 +10,7 @@
 //
 // This package is the only copy of them: the parsers' tests (course/scorm, course/aicc,
 // course/cmi5, course/tincan) load them with Lookup or FS for their golden files, and the
-// server's import golden test (server/testdata/golden) imports the same packages through the
+// server's import golden test (server/engineapi/testdata/golden) imports the same packages through the
 // HTTP API, so both sets of golden files describe the same packages.
 package coursetest
 

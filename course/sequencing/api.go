@@ -199,10 +199,23 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 			st.AttemptProgressStatus, st.Completed = true, *rt.ProgressMeasure >= ct.MinProgressMeasure
 		}
 	}
-	setObjective(s.objState(n, n.primary()), rt.SuccessStatus, rt.ScoreScaled)
+	success, scaled := rt.SuccessStatus, rt.ScoreScaled
+	if po, ok := rt.Objectives[n.primary().ID]; ok && n.primary().ID != "" {
+		// The primary objective's cmi.objectives entry only speaks where cmi.success_status
+		// and cmi.score.scaled do not: the LMS seeds that entry by id (RTE 4.2.17), and a
+		// runtime's full commit then carries its "unknown" next to the SCO's own passed
+		// (ADL OB-01a).
+		if (success == "" || success == "unknown") && po.SuccessStatus != "" {
+			success = po.SuccessStatus
+		}
+		if scaled == nil {
+			scaled = po.ScoreScaled
+		}
+	}
+	setObjective(s.objState(n, n.primary()), success, scaled)
 	for id, o := range rt.Objectives {
 		for _, def := range n.objs {
-			if def.ID == id && id != "" {
+			if def.ID == id && id != "" && id != n.primary().ID {
 				os := s.objState(n, def)
 				setObjective(os, o.SuccessStatus, o.ScoreScaled)
 				switch o.CompletionStatus {
@@ -262,4 +275,44 @@ func (s *State) singleLeaf() *node {
 		}
 	}
 	return leaf
+}
+
+// Objectives is what each objective of the activity (by objective id; an unnamed primary
+// objective is left out) holds now as sequencing reads it, through its objective maps: the
+// values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A status or
+// measure that is not known is left empty.
+func (s *State) Objectives(activityID string) map[string]ObjectiveOutcome {
+	n := s.node(activityID)
+	if n == nil {
+		return nil
+	}
+	out := map[string]ObjectiveOutcome{}
+	for _, o := range n.objs {
+		if o.ID == "" {
+			continue
+		}
+		var v ObjectiveOutcome
+		switch s.satisfied(n, o) {
+		case yes:
+			v.SuccessStatus = "passed"
+		case no:
+			v.SuccessStatus = "failed"
+		}
+		if m, ok := s.measure(n, o); ok {
+			v.ScoreScaled = &m
+		}
+		switch s.completedOf(n, o) {
+		case yes:
+			v.CompletionStatus = "completed"
+		case no:
+			v.CompletionStatus = "incomplete"
+		}
+		if o.Primary {
+			if a, ok := s.amount(n); ok {
+				v.ProgressMeasure = &a
+			}
+		}
+		out[o.ID] = v
+	}
+	return out
 }

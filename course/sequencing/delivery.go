@@ -70,9 +70,10 @@ func (s *State) beginAttempt(n *node, retry bool) {
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
 	}
-	if n.parent == nil && st.AttemptCount > 1 && s.Globals != nil {
-		// Global objectives the State keeps belong to the attempt on the course
-		// (objectivesGlobalToSystem false): a new attempt starts them afresh (ADL OB-03b).
+	if x := n.a.Extra; n.parent == nil && st.AttemptCount > 1 && s.Globals != nil && x != nil && x.ObjectivesGlobalToSystem != nil && !*x.ObjectivesGlobalToSystem {
+		// Global objectives the State keeps belong to the attempt on the course when
+		// objectivesGlobalToSystem is false: a new attempt starts them afresh (ADL OB-03b).
+		// By default (true) they are the learner's and outlive the attempt (ADL RU-13a).
 		clear(s.Globals)
 	}
 	if n.leaf() || !retry {

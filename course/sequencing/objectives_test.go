@@ -36,17 +36,25 @@ func TestSecondaryObjectives(t *testing.T) {
 	}
 }
 
+// TestStateGlobalsLastOneCourseAttempt: the global objectives a State keeps itself outlive a
+// new attempt on the course by default (objectivesGlobalToSystem true: they are the
+// learner's, ADL RU-13a) and start afresh with it when the organization says false (ADL
+// OB-03b).
 func TestStateGlobalsLastOneCourseAttempt(t *testing.T) {
-	write := &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true, Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", WriteSatisfiedStatus: true}}}}}
-	s := newState(t, cluster("org", flowSeq(), leaf("a", write), leaf("b", nil)))
-	step(t, s, start, "a", nil)
-	_ = s.Report("a", RuntimeOutcome{SuccessStatus: "passed"})
-	step(t, s, exitAll, "", nil)
-	if _, ok := s.Globals["g"]; !ok {
-		t.Fatal("the write did not reach the state's globals")
-	}
-	step(t, s, start, "a", nil)
-	if _, ok := s.Globals["g"]; ok {
-		t.Error("a new attempt on the course kept the previous attempt's global objectives")
+	for _, toSystem := range []*bool{nil, bp(false)} {
+		write := &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true, Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", WriteSatisfiedStatus: true}}}}}
+		root := cluster("org", flowSeq(), leaf("a", write), leaf("b", nil))
+		root.Extra = &course.ActivityExt{ObjectivesGlobalToSystem: toSystem}
+		s := newState(t, root)
+		step(t, s, start, "a", nil)
+		_ = s.Report("a", RuntimeOutcome{SuccessStatus: "passed"})
+		step(t, s, exitAll, "", nil)
+		if _, ok := s.Globals["g"]; !ok {
+			t.Fatal("the write did not reach the state's globals")
+		}
+		step(t, s, start, "a", nil)
+		if _, ok := s.Globals["g"]; ok != (toSystem == nil) {
+			t.Errorf("objectivesGlobalToSystem %v: after a new attempt on the course the global objective is there: %v", toSystem, ok)
+		}
 	}
 }

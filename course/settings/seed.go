@@ -26,7 +26,7 @@ func text(id, def string, levels Level, desc string) Setting {
 func secret(s Setting) Setting { s.Secret = true; return s }
 
 // builtin is the seed table: only the settings whose effect Lectern implements today, each
-// with an HTTP test of that effect (server/settings_test.go). Settings of the player,
+// with an HTTP test of that effect (server/engineapi/settings_test.go). Settings of the player,
 // registrations, postbacks, launch, statement forwarding and skills generation were taken
 // out until the feature they govern exists: docs/decisions.md ("Settings that do nothing")
 // lists them with their semantics, to restore with that feature. Defaults are Engine's

@@ -12,7 +12,7 @@ func packageBool(id, desc string) Setting {
 }
 
 // chromeSettings govern what the player page shows and how it and its activities open (the
-// player page reads them; server/settings_chrome_test.go shows each effect).
+// player page reads them; server/engineapi/settings_chrome_test.go shows each effect).
 func chromeSettings() []Setting {
 	return []Setting{
 		packageBool("PlayerShowFinishButton",

@@ -1,7 +1,7 @@
 package settings
 
 // convertSettings govern the conversion of SCORM run-time data into xAPI statements in the
-// tenant's record store (server/xapiconv.go; server/settings_convert_test.go shows each effect).
+// tenant's record store (server/xapiconv.go; server/engineapi/settings_convert_test.go shows each effect).
 func convertSettings() []Setting {
 	return []Setting{
 		{ID: "SystemHomepageUrl", Type: TypeURL, Levels: LevelTenant,

@@ -3,7 +3,7 @@ package settings
 // forwardSettings govern statement forwarding (lrs/forward; spec/002 Limits). They are tenant
 // level, not system level as in Engine: Lectern has no system configuration API, and a tenant
 // owns its forwarding pairs. The forwarder reads them per tenant on each pass; the tests
-// naming them are listed in server/settings_test.go's testedElsewhere.
+// naming them are listed in server/engineapi/settings_test.go's testedElsewhere.
 func forwardSettings() []Setting {
 	return []Setting{
 		integer("TinCanStatementForwardSleepTime", "10000", 10, 3600000, LevelTenant,

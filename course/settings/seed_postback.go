@@ -2,7 +2,7 @@ package settings
 
 // postbackSettings name where a registration's report is posted when its own postBack does
 // not, and how every post-back is delivered (workers/postbackjob and the server's commit path
-// read them; server/settings_postback_test.go shows each effect). Defaults are the spec's
+// read them; server/engineapi/settings_postback_test.go shows each effect). Defaults are the spec's
 // postBack defaults (FORM, COURSE, XML) and otherwise Engine's; docs/decisions.md, "Post-back
 // delivery", says where they differ and why.
 func postbackSettings() []Setting {

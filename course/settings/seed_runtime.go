@@ -2,7 +2,7 @@ package settings
 
 // runtimeSettings govern the player's run-time environment (what a SCO may store, when its
 // data starts afresh, credit on relaunch, the page's commits) and the four rollup tweaks
-// course/rollup implements. The player and course/rollup read them; server/settings_runtime_test.go
+// course/rollup implements. The player and course/rollup read them; server/engineapi/settings_runtime_test.go
 // shows each effect through HTTP. Defaults that Engine leaves to package properties are
 // explicit, chosen in docs/decisions.md ("Run-time and rollup settings").
 func runtimeSettings() []Setting {

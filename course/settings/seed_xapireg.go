@@ -2,7 +2,7 @@ package settings
 
 // xapiregSettings govern xAPI (TinCan) and cmi5 launches and what the record store's
 // statements do to registrations (server/player.go, server/rollup.go; effect rows in
-// server/settings_xapireg_test.go). Defaults and semantics: Engine's (reference §2.10).
+// server/engineapi/settings_xapireg_test.go). Defaults and semantics: Engine's (reference §2.10).
 func xapiregSettings() []Setting {
 	return []Setting{
 		boolean("TinCanInteractionsEnabled", "true", cascading,

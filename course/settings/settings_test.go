@@ -9,7 +9,7 @@ import (
 )
 
 // servedIDs lists every setting the catalogue serves: the ones whose effect Lectern
-// implements (server/settings_test.go shows each through HTTP). Adding a setting means
+// implements (server/engineapi/settings_test.go shows each through HTTP). Adding a setting means
 // implementing it and testing its effect first.
 var servedIDs = []string{
 	"ApiResultLimit", "ApiResultLimitSinceNotSpecified", // reference §2.2: course list page sizes
@@ -33,7 +33,7 @@ var servedIDs = []string{
 	"PlayerShowFinishButton", "PlayerShowCloseItem", "PlayerShowNavBar", "PlayerShowProgressBar",
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerLaunchType", "PlayerScoLaunchType",
 	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
-	// reference §2.10, server/settings_xapireg_test.go:
+	// reference §2.10, server/engineapi/settings_xapireg_test.go:
 	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
 	"UseStatementTimestampInRegistrationUpdates", "Cmi5EnforceStatementRules",
 	// SCORM to xAPI conversion (seed_convert.go).

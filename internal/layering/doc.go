@@ -14,7 +14,8 @@
 //	mappings/ internal/               index mappings, text analysis, shared helpers
 //
 // The rules, over non-test code only (tests may reach anywhere: server's tests start the
-// whole app):
+// whole app through cmd/lectern/app/servertest, which is on the commands floor for that
+// reason):
 //
 //  1. An import goes to its own floor or below, never up. A folder on no floor fails too,
 //     so that a new one is placed on purpose.

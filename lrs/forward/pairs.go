@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -123,7 +124,7 @@ func ParseSource(raw string) (statements.Query, error) {
 			}
 			q.Agent = ifi
 		case "verb", "activity":
-			if !xapi.ValidIRI(val) {
+			if !lexical.ValidIRI(val) {
 				return q, fmt.Errorf("%w: source_query: %s: %q is not an IRI", ErrInvalid, k, val)
 			}
 			if k == "verb" {
@@ -132,7 +133,7 @@ func ParseSource(raw string) (statements.Query, error) {
 				q.Activity = val
 			}
 		case "registration":
-			if !xapi.ValidUUID(val) {
+			if !lexical.ValidUUID(val) {
 				return q, fmt.Errorf("%w: source_query: registration: %q is not a UUID", ErrInvalid, val)
 			}
 			q.Registration = strings.ToLower(val)

@@ -23,6 +23,7 @@ import (
 type Store interface {
 	Get(ctx context.Context, tenant, id string) (*statements.Statement, error)
 	Put(ctx context.Context, tenant string, batch []*statements.Statement, attachments []*statements.Attachment) error
+	PutChunks(ctx context.Context, tenant string, chunks statements.Chunks, attachments []*statements.Attachment) error
 	statements.Activities
 }
 
@@ -69,13 +70,17 @@ type Request struct {
 	// Check, when set, sees the statements as sent (original) and as completed (batch)
 	// before they are stored; an error refuses the whole write and is returned as it is.
 	Check func(original []json.RawMessage, batch []*statements.Statement) error
+	// Keep, when set, chooses the statements Result.Batch holds (nil: all of them): a large
+	// batch is not kept whole otherwise (see Write).
+	Keep func(st *statements.Statement) bool
 }
 
 // Result is what a successful write stored.
 type Result struct {
 	// IDs are the statement ids in request order (POST answers them).
 	IDs []string
-	// Batch is what was stored, for the hooks that follow a write.
+	// Batch is what was stored, for the hooks that follow a write: the statements
+	// Request.Keep chose, in request order.
 	Batch []*statements.Statement
 }
 
@@ -100,15 +105,27 @@ func MediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
+// ChunkSize is the most statements a write hands the store at a time: a batch of more is
+// stored with Store.PutChunks, one chunk of completed statements in memory at a time.
+const ChunkSize = 500
+
+// activityChunk is the most activities whose definitions are merged in memory at a time
+// after a batch of more than ChunkSize statements.
+const activityChunk = 1000
+
 // Write validates the request body, completes the statements and stores them as one batch.
 // Bad input fails with an *xapi.Error; store failures come back wrapped as the store gave
 // them (statements.ErrConflict for a changed statement under a stored id).
 //
-// Statements are taken one at a time (xapi.EachStatement): each is validated, checked
-// against the multipart parts, completed and serialised for storage before the next is
-// parsed, and only what the batch needs of it is kept (its stored JSON, index fields and
-// activity definitions), so the peak of a write stays near a few times the body rather than
-// the generic trees of the whole batch (BenchmarkWritePeak).
+// Statements are taken one at a time (xapi.EachStatement): each is validated and checked
+// against the multipart parts before the next is parsed. A batch of at most ChunkSize
+// statements is kept completed and serialised for storage as it is validated and stored with
+// Store.Put. A larger one is not kept: once every statement is valid (pass 1, which keeps only
+// what the voiding rule and the attachments need), the store re-reads the body through
+// Store.PutChunks in chunks of ChunkSize (pass 2), and after it is stored the activity
+// definitions are merged from a third reading, activityChunk activities at a time. Its cost
+// is the body and one chunk, not every parsed statement (issue 22; BenchmarkWritePeak, the
+// server's BenchmarkRequestMemory).
 func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 	body := r.Body
 	var parts map[string]xapi.Part
@@ -127,11 +144,16 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 	}
 	now := w.now().UTC().Truncate(time.Millisecond)
 	var (
-		batch []*statements.Statement
-		ids   []string
-		voids = map[string]string{}
-		atts  = newAttachmentSet(parts)
-		acts  activityBatch
+		// batch is the completed batch while it fits in one chunk (always with r.Check).
+		batch     []*statements.Statement
+		streaming bool
+		n         int
+		// voiders holds the ids the batch's voiding statements were sent with, targets what
+		// they void (both lowercase): the voiding rule needs nothing else of the batch.
+		voiders = map[string]bool{}
+		targets = map[string]bool{}
+		atts    = newAttachmentSet(parts)
+		acts    activityBatch
 		// original keeps the statements as sent, for r.Check only.
 		original []json.RawMessage
 	)
@@ -153,24 +175,26 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		if err := atts.add(i, st); err != nil {
 			return err
 		}
+		if t := st.VoidTarget(); t != "" {
+			targets[strings.ToLower(t)] = true
+			if id := st.ID(); id != "" {
+				voiders[strings.ToLower(id)] = true
+			}
+		}
+		n++
+		if streaming {
+			return nil
+		}
 		if r.Define {
 			acts.add(st)
 		}
 		if r.Check != nil {
 			original = append(original, json.RawMessage(st.JSON()))
 		}
-		st.Complete(r.Authority, now, r.Version)
-		f := st.Fields() // serialises the completed statement once: f.Raw
-		f.Tenant, f.Stored = r.Tenant, now
-		if f.ID == "" {
-			f.ID = st.ID()
+		batch = append(batch, complete(st, &r, now))
+		if r.Check == nil && len(batch) > ChunkSize {
+			streaming, batch, acts = true, nil, activityBatch{}
 		}
-		if t := st.VoidTarget(); t != "" {
-			f.Voids = strings.ToLower(t)
-			voids[f.ID] = f.Voids
-		}
-		batch = append(batch, &f)
-		ids = append(ids, f.ID)
 		return nil
 	})
 	if err != nil {
@@ -179,7 +203,7 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 	if r.PutID != "" && isArray {
 		return nil, bad("statement: PUT takes exactly one statement object, not an array")
 	}
-	if len(batch) == 0 {
+	if n == 0 {
 		return nil, bad("statements: the array is empty")
 	}
 	stored, err := atts.done()
@@ -187,37 +211,131 @@ func (w *Writer) Write(ctx context.Context, r Request) (*Result, error) {
 		return nil, err
 	}
 	// A voiding statement that targets another voiding statement is stored but voids nothing.
-	for _, f := range batch {
-		if f.Voids == "" {
+	voidsNothing := map[string]bool{}
+	for t := range targets {
+		if voiders[t] {
+			voidsNothing[t] = true
 			continue
 		}
-		if _, inBatch := voids[f.Voids]; inBatch {
-			f.Voids = ""
-			continue
-		}
-		target, err := w.store.Get(ctx, r.Tenant, f.Voids)
+		target, err := w.store.Get(ctx, r.Tenant, t)
 		switch {
 		case err == nil && target.Voids != "":
-			f.Voids = ""
+			voidsNothing[t] = true
 		case err != nil && !errors.Is(err, statements.ErrNotFound):
-			return nil, fmt.Errorf("voiding target %s: %w", f.Voids, err)
+			return nil, fmt.Errorf("voiding target %s: %w", t, err)
 		}
 	}
-	if r.Check != nil {
-		if err := r.Check(original, batch); err != nil {
+	keep := func(st *statements.Statement) bool { return r.Keep == nil || r.Keep(st) }
+	res := &Result{}
+	if !streaming {
+		for _, f := range batch {
+			if voidsNothing[f.Voids] {
+				f.Voids = ""
+			}
+		}
+		if r.Check != nil {
+			if err := r.Check(original, batch); err != nil {
+				return nil, err
+			}
+		}
+		if err := w.store.Put(ctx, r.Tenant, batch, stored); err != nil {
+			return nil, err
+		}
+		for _, f := range batch {
+			res.IDs = append(res.IDs, f.ID)
+			if keep(f) {
+				res.Batch = append(res.Batch, f)
+			}
+		}
+	} else {
+		res.IDs = make([]string, 0, n)
+		chunks := func(put func([]*statements.Statement) error) error {
+			chunk := make([]*statements.Statement, 0, ChunkSize)
+			flush := func() error {
+				if err := put(chunk); err != nil {
+					return err
+				}
+				for _, f := range chunk {
+					if keep(f) {
+						res.Batch = append(res.Batch, f)
+					}
+				}
+				chunk = chunk[:0]
+				return nil
+			}
+			_, err := xapi.EachStatement(body, r.Version, func(st *xapi.Statement, _ int, _ bool) error {
+				f := complete(st, &r, now)
+				if voidsNothing[f.Voids] {
+					f.Voids = ""
+				}
+				res.IDs = append(res.IDs, f.ID)
+				if chunk = append(chunk, f); len(chunk) == ChunkSize {
+					return flush()
+				}
+				return nil
+			})
+			if err != nil {
+				// Pass 1 found the body valid: this is not the client's error.
+				var xe *xapi.Error
+				if errors.As(err, &xe) {
+					return fmt.Errorf("statements: second reading of a valid body: %v", xe)
+				}
+				return err
+			}
+			if len(chunk) > 0 {
+				return flush()
+			}
+			return nil
+		}
+		if err := w.store.PutChunks(ctx, r.Tenant, chunks, stored); err != nil {
 			return nil, err
 		}
 	}
-	if err := w.store.Put(ctx, r.Tenant, batch, stored); err != nil {
-		return nil, err
-	}
 	if w.stored != nil {
-		w.stored(len(batch))
+		w.stored(n)
 	}
 	if r.Define {
-		w.mergeActivities(ctx, r.Tenant, &acts)
+		if streaming {
+			w.mergeBodyActivities(ctx, r, body)
+		} else {
+			w.mergeActivities(ctx, r.Tenant, &acts)
+		}
 	}
-	return &Result{IDs: ids, Batch: batch}, nil
+	return res, nil
+}
+
+// complete completes st (Request.Authority, the stored instant) and returns it as the store
+// takes it: serialised once, with its index fields.
+func complete(st *xapi.Statement, r *Request, now time.Time) *statements.Statement {
+	st.Complete(r.Authority, now, r.Version)
+	f := st.Fields() // serialises the completed statement once: f.Raw
+	f.Tenant, f.Stored = r.Tenant, now
+	if f.ID == "" {
+		f.ID = st.ID()
+	}
+	if t := st.VoidTarget(); t != "" {
+		f.Voids = strings.ToLower(t)
+	}
+	return &f
+}
+
+// mergeBodyActivities merges the activity definitions of a stored batch too large to have
+// kept them, reading body once more, activityChunk activities at a time in statement order.
+func (w *Writer) mergeBodyActivities(ctx context.Context, r Request, body []byte) {
+	var acts activityBatch
+	_, err := xapi.EachStatement(body, r.Version, func(st *xapi.Statement, _ int, _ bool) error {
+		acts.add(st)
+		if len(acts.order) >= activityChunk {
+			w.mergeActivities(ctx, r.Tenant, &acts)
+			acts = activityBatch{}
+		}
+		return nil
+	})
+	if err != nil {
+		w.log.Warn("lrs: read activities of a stored batch", "tenant", r.Tenant, "error", err)
+		return
+	}
+	w.mergeActivities(ctx, r.Tenant, &acts)
 }
 
 // attachmentSet checks the multipart parts against the statements as they come: every

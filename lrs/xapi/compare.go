@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 )
 
 // ContentHash identifies a statement's content for the "same id, same statement" rule (a
@@ -136,7 +138,7 @@ func canonResult(x any) any {
 		return x
 	}
 	if d, ok := out["duration"].(string); ok {
-		out["duration"] = truncateDuration(d)
+		out["duration"] = lexical.TruncateDuration(d)
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 )
 
 // jwsHashes are the algorithms xAPI allows for signed statements.
@@ -114,8 +116,8 @@ func sameIfBoth(a, b map[string]any) bool {
 	at, aok := a["timestamp"].(string)
 	bt, bok := b["timestamp"].(string)
 	if aok && bok {
-		ta, err1 := ParseTimestamp(at)
-		tb, err2 := ParseTimestamp(bt)
+		ta, err1 := lexical.ParseTimestamp(at)
+		tb, err2 := lexical.ParseTimestamp(bt)
 		if err1 != nil || err2 != nil || !ta.Equal(tb) {
 			return false
 		}

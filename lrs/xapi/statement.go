@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
 
@@ -206,7 +207,7 @@ func (s *Statement) Complete(authority json.RawMessage, stored time.Time, v Vers
 	if s.ID() == "" {
 		s.m["id"] = NewUUID()
 	}
-	st := FormatTimestamp(stored)
+	st := lexical.FormatTimestamp(stored)
 	s.m["stored"] = st
 	if _, ok := s.m["timestamp"]; !ok {
 		s.m["timestamp"] = st
@@ -318,12 +319,12 @@ func (s *Statement) Fields() statements.Statement {
 		Target: s.RefTarget(),
 	}
 	if ts, ok := s.m["timestamp"].(string); ok {
-		if t, err := ParseTimestamp(ts); err == nil {
+		if t, err := lexical.ParseTimestamp(ts); err == nil {
 			f.Timestamp = t.UTC()
 		}
 	}
 	if st, ok := s.m["stored"].(string); ok {
-		if t, err := ParseTimestamp(st); err == nil {
+		if t, err := lexical.ParseTimestamp(st); err == nil {
 			f.Stored = t.UTC()
 		}
 	}

@@ -3,6 +3,8 @@ package xapi
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 )
 
 // VoidVerb is the verb of a voiding statement.
@@ -87,7 +89,7 @@ func iriProp(m map[string]any, key, path string, required bool) (string, error) 
 		}
 		return "", nil
 	}
-	if !ValidIRI(s) {
+	if !lexical.ValidIRI(s) {
 		return "", errf(path+"."+key, "must be an IRI")
 	}
 	return s, nil
@@ -104,7 +106,7 @@ func uuidProp(m map[string]any, key, path string, required bool) error {
 		}
 		return nil
 	}
-	if !ValidUUID(s) {
+	if !lexical.ValidUUID(s) {
 		return errf(path+"."+key, "must be a UUID")
 	}
 	return nil
@@ -142,7 +144,7 @@ func languageMap(x any, path string) error {
 		return err
 	}
 	for k, val := range m {
-		if !ValidLanguageTag(k) {
+		if !lexical.ValidLanguageTag(k) {
 			return errf(path+"."+k, "not an RFC 5646 language tag")
 		}
 		if _, ok := val.(string); !ok {
@@ -170,7 +172,7 @@ func extensions(m map[string]any, key, path string) error {
 		return err
 	}
 	for k := range e {
-		if !ValidIRI(k) {
+		if !lexical.ValidIRI(k) {
 			return errf(path+"."+key+"."+k, "extension key must be an IRI")
 		}
 	}
@@ -224,7 +226,7 @@ func (c *validator) statement(m map[string]any, path string, sub bool) error {
 		if s, ok, err := optString(m, k, path); err != nil {
 			return err
 		} else if ok {
-			if _, err := ParseTimestamp(s); err != nil {
+			if _, err := lexical.ParseTimestamp(s); err != nil {
 				return errf(path+"."+k, "%v", err)
 			}
 		}
@@ -292,7 +294,7 @@ func ifis(m map[string]any, path string) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			if !ValidIRI(s) {
+			if !lexical.ValidIRI(s) {
 				return 0, errf(p, "must be a URI")
 			}
 		case "account":
@@ -676,7 +678,7 @@ func (c *validator) result(x any, path string) error {
 	}
 	if s, ok, err := optString(m, "duration", path); err != nil {
 		return err
-	} else if ok && !validDuration(s) {
+	} else if ok && !lexical.ValidDuration(s) {
 		return errf(path+".duration", "must be an ISO 8601 duration")
 	}
 	return extensions(m, "extensions", path)
@@ -748,7 +750,7 @@ func (c *validator) context(x any, path, objType string) error {
 	}
 	if s, ok, err := optString(m, "language", path); err != nil {
 		return err
-	} else if ok && !ValidLanguageTag(s) {
+	} else if ok && !lexical.ValidLanguageTag(s) {
 		return errf(path+".language", "not an RFC 5646 language tag")
 	}
 	if x, ok := m["statement"]; ok {
@@ -806,7 +808,7 @@ func (c *validator) context(x any, path, objType string) error {
 					return errf(ep+".relevantTypes", "must be a non-empty array of IRIs")
 				}
 				for j, t := range ra {
-					if s, ok := t.(string); !ok || !ValidIRI(s) {
+					if s, ok := t.(string); !ok || !lexical.ValidIRI(s) {
 						return errf(indexPath(ep+".relevantTypes", j), "must be an IRI")
 					}
 				}
@@ -878,7 +880,12 @@ func (c *validator) attachments(x any, path string) error {
 }
 
 func isNonNegInt(s string) bool {
-	return isDigit(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // validSHA2 accepts hex digests of the SHA-2 sizes (224, 256, 384, 512 bits).

@@ -94,7 +94,9 @@ type Engine interface {
 	CheckCMI5Document(ctx context.Context, tenant string, p *access.Principal, method string, k statements.DocKey, contentType string, body []byte) error
 	// StatementsWritten runs after every statement write of the API, once the Stored hook has
 	// seen the batch (player sessions kept alive by their launch credential, xAPI and cmi5
-	// registrations rolled up); p is who wrote.
+	// registrations rolled up); p is who wrote. Unless a Stored hook other than the default
+	// asks for every statement, batch holds only those with a registration or a voided
+	// statement, so a large batch is not kept whole for it (lrs/ingest's Request.Keep).
 	StatementsWritten(ctx context.Context, tenant string, p *access.Principal, batch []*statements.Statement)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -56,7 +57,7 @@ func (d docResource) key(c *fiber.Ctx, q url.Values) (statements.DocKey, error) 
 		if a == "" {
 			return k, httpx.BadRequest("activityId: the parameter is required")
 		}
-		if !xapi.ValidIRI(a) {
+		if !lexical.ValidIRI(a) {
 			return k, httpx.BadRequest("activityId: %q is not an IRI", a)
 		}
 		k.ActivityID = a
@@ -72,7 +73,7 @@ func (d docResource) key(c *fiber.Ctx, q url.Values) (statements.DocKey, error) 
 		k.Agent = ifi
 	}
 	if r := q.Get("registration"); q.Has("registration") {
-		if !xapi.ValidUUID(r) {
+		if !lexical.ValidUUID(r) {
 			return k, httpx.BadRequest("registration: %q is not a UUID", r)
 		}
 		k.Registration = strings.ToLower(r)
@@ -99,7 +100,7 @@ func (a *API) getDocument(d docResource) fiber.Handler {
 		if k.ID == "" {
 			var since time.Time
 			if q.Has("since") {
-				if since, err = xapi.ParseTimestamp(q.Get("since")); err != nil {
+				if since, err = lexical.ParseTimestamp(q.Get("since")); err != nil {
 					return httpx.BadRequest("since: %q is not an ISO 8601 timestamp", q.Get("since"))
 				}
 			}
@@ -253,7 +254,7 @@ func (a *API) getActivity(c *fiber.Ctx) error {
 	if id == "" {
 		return httpx.BadRequest("activityId: the parameter is required")
 	}
-	if !xapi.ValidIRI(id) {
+	if !lexical.ValidIRI(id) {
 		return httpx.BadRequest("activityId: %q is not an IRI", id)
 	}
 	act, err := a.d.Statements.GetActivity(c.UserContext(), httpx.TenantOf(c), id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/report"
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
@@ -91,7 +92,7 @@ func reportAgent(c *fiber.Ctx, q url.Values) (string, error) {
 // reportActivity validates the optional activity parameter.
 func reportActivity(q url.Values) (string, error) {
 	a := q.Get("activity")
-	if q.Has("activity") && !xapi.ValidIRI(a) {
+	if q.Has("activity") && !lexical.ValidIRI(a) {
 		return "", httpx.BadRequest("activity: %q is not an IRI", a)
 	}
 	return a, nil

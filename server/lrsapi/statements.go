@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-lms/lectern/lrs/ingest"
 	"github.com/lectern-lms/lectern/lrs/xapi"
+	"github.com/lectern-lms/lectern/lrs/xapi/lexical"
 	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -60,7 +61,7 @@ func (a *API) putStatement(c *fiber.Ctx) error {
 	if id == "" {
 		return httpx.BadRequest("statementId: the parameter is required to PUT a statement")
 	}
-	if !xapi.ValidUUID(id) {
+	if !lexical.ValidUUID(id) {
 		return httpx.BadRequest("statementId: %q is not a UUID", id)
 	}
 	if _, err := a.storeStatements(c, strings.ToLower(id)); err != nil {
@@ -92,6 +93,12 @@ func (a *API) storeStatements(c *fiber.Ctx, putID string) ([]string, error) {
 		Tenant: tid, Version: xapiVersionOf(c), Authority: p.Authority,
 		ContentType: c.Get(fiber.HeaderContentType), Body: c.Body(), PutID: putID,
 		Define: lrsPermissionsOf(c).Define,
+	}
+	if _, none := a.hooks.Stored.(NoStoredHook); none {
+		// The course engine reads only these (Engine.StatementsWritten).
+		req.Keep = func(st *statements.Statement) bool {
+			return a.d.Engine != nil && (st.Registration != "" || st.Voids != "")
+		}
 	}
 	if p != nil && p.CMI5 != nil && a.d.Engine != nil {
 		req.Check = func(original []json.RawMessage, batch []*statements.Statement) error {
@@ -284,19 +291,19 @@ func (a *API) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, erro
 		out.Agent = ifi
 	}
 	if vb := q.Get("verb"); q.Has("verb") {
-		if !xapi.ValidIRI(vb) {
+		if !lexical.ValidIRI(vb) {
 			return out, httpx.BadRequest("verb: %q is not an IRI", vb)
 		}
 		out.Verb = vb
 	}
 	if act := q.Get("activity"); q.Has("activity") {
-		if !xapi.ValidIRI(act) {
+		if !lexical.ValidIRI(act) {
 			return out, httpx.BadRequest("activity: %q is not an IRI", act)
 		}
 		out.Activity = act
 	}
 	if r := q.Get("registration"); q.Has("registration") {
-		if !xapi.ValidUUID(r) {
+		if !lexical.ValidUUID(r) {
 			return out, httpx.BadRequest("registration: %q is not a UUID", r)
 		}
 		out.Registration = strings.ToLower(r)
@@ -315,7 +322,7 @@ func (a *API) statementQuery(c *fiber.Ctx, q url.Values) (statements.Query, erro
 		if !q.Has(name) {
 			continue
 		}
-		t, err := xapi.ParseTimestamp(q.Get(name))
+		t, err := lexical.ParseTimestamp(q.Get(name))
 		if err != nil {
 			return out, httpx.BadRequest("%s: %q is not an ISO 8601 timestamp", name, q.Get(name))
 		}
@@ -345,7 +352,7 @@ func (a *API) getOneStatement(c *fiber.Ctx, q url.Values, format string, withAtt
 	if q.Has("voidedStatementId") {
 		id, voided, name = q.Get("voidedStatementId"), true, "voidedStatementId"
 	}
-	if !xapi.ValidUUID(id) {
+	if !lexical.ValidUUID(id) {
 		return httpx.BadRequest("%s: %q is not a UUID", name, id)
 	}
 	st, err := a.d.Statements.Get(c.UserContext(), httpx.TenantOf(c), strings.ToLower(id))

@@ -602,7 +602,7 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 	}
 	st := ActivityState{Attempt: s.deps.Learner.NewAttempt(), CMI: values}
 	if learner.Sequenced(v) {
-		if st.Nav, err = s.deps.Learner.SequencingState(ctx, sess, c.Params("session"), v); err != nil {
+		if st.Nav, err = s.deps.Learner.SequencingActivity(ctx, sess, c.Params("session"), v, act.ID, values); err != nil {
 			return err
 		}
 	}

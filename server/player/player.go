@@ -133,7 +133,7 @@ body{display:flex;flex-direction:column}
 #toc button{display:block;width:100%;text-align:left;border:0;background:none;padding:.25em;cursor:pointer}
 #toc button.current{background:#dde6f5;font-weight:bold}
 #toc button:disabled{color:#888;cursor:not-allowed}
-#toc div.container{padding:.25em;color:#555}
+#toc div.container,#toc button.container{padding:.25em;color:#555}
 #frame{flex:1;border:0;height:100%}
 #done,#launch-panel{flex:1;padding:2em}
 #help{width:18em;padding:.5em 1em;border-left:1px solid #ccc;overflow:auto}
@@ -177,8 +177,11 @@ body{display:flex;flex-direction:column}
   cfg.activities.forEach(function (a) {
     if (!toc) return;
     var el;
-    if (a.url) {
+    if (a.url || seq) {
+      // SCORM 2004: a cluster may be chosen too (the sequencer flows into it, ADL CM-17b);
+      // the sequencer's table of contents says when.
       el = document.createElement("button"); el.type = "button";
+      if (!a.url) el.className = "container";
       el.onclick = function () { if (seq) navigate("choice", a.id); else go(scos.indexOf(a)); };
       buttons[a.id] = el;
     } else {
@@ -205,7 +208,7 @@ body{display:flex;flex-direction:column}
     if (current >= 0) heartbeat(); // the time so far belongs to the activity being left
     var a = scos[i];
     current = i;
-    Object.keys(buttons).forEach(function (id) { buttons[id].className = id === a.id ? "current" : ""; });
+    Object.keys(buttons).forEach(function (id) { buttons[id].classList.toggle("current", id === a.id); });
     applyLocks();
     unload();
     // AICC AUs talk HACP to the server themselves (aicc_sid and aicc_url are in their URL).
@@ -314,10 +317,20 @@ body{display:flex;flex-direction:column}
   }
   // The terminating commit carries the SCO's pending adl.nav.request (scorm-again does not
   // send it), unless the learner's own request is what ends the SCO.
+  // A status the SCO never set is not reported: scorm-again's full commit carries every
+  // default, and an "unknown" completion or success status the content did not set would
+  // stop the sequencer from applying its own (completionSetByContent false: the LMS
+  // completes the attempt; ADL SX-02).
+  var defaulted = /^cmi\.(objectives\.\d+\.)?(completion_status|success_status)$/;
   function pendingRequest(params, meta) {
     if (meta && meta.isTerminateCommit && !navBusy && api && api.adl && api.adl.nav) {
       var r = api.adl.nav.request;
       if (r && r !== "_none_") params["adl.nav.request"] = r;
+    }
+    if (api && api.lecternSet) {
+      Object.keys(params).forEach(function (k) {
+        if (defaulted.test(k) && params[k] === "unknown" && !api.lecternSet[k]) delete params[k];
+      });
     }
     return params;
   }
@@ -349,6 +362,12 @@ body{display:flex;flex-direction:column}
         return phr.apply(hs, args);
       };
     }
+    var setter = a.SetValue;
+    a.lecternSet = {}; // the elements the SCO set in this session
+    a.SetValue = function (el) {
+      if (typeof el === "string") a.lecternSet[el] = true;
+      return setter.apply(a, arguments);
+    };
     var get = a.GetValue;
     a.GetValue = function (el) {
       if (seq && typeof el === "string" && el.indexOf("adl.nav.request_valid.") === 0 && a.isInitialized()) {

@@ -129,6 +129,10 @@ type Attachment struct {
 	Data        []byte
 }
 
+// Chunks is a batch handed to Store.PutChunks in chunks: it calls put with each chunk in
+// order and returns put's first error, or its own (a chunk it could not make), as it is.
+type Chunks func(put func(chunk []*Statement) error) error
+
 // Store is the statement half of the port.
 type Store interface {
 	// Put stores a batch atomically: all or nothing. Ids already stored with the same Hash
@@ -142,6 +146,14 @@ type Store interface {
 	// stored, so stored order is total. When that changes the value, Raw's top-level "stored"
 	// is rewritten to match. Stored, Raw and Voided of the written statements are written back.
 	Put(ctx context.Context, tenant string, batch []*Statement, attachments []*Attachment) error
+	// PutChunks stores the statements chunks hands it as one batch, with Put's rules: all or
+	// nothing (a conflict in any chunk, or an error from chunks, stores none of them), an id
+	// repeated in a later chunk is the same as within one Put's batch. The store calls chunks
+	// once, during its write, and keeps no reference to a chunk once put returns, so a large
+	// batch costs the caller one chunk at a time rather than every statement at once (issue 22).
+	// Stored, Raw and Voided are written back into the chunks' statements (a backend may do
+	// so before put returns); they only hold once PutChunks has returned nil.
+	PutChunks(ctx context.Context, tenant string, chunks Chunks, attachments []*Attachment) error
 	// Get returns one statement by id, voided or not (the caller applies the xAPI rule).
 	Get(ctx context.Context, tenant, id string) (*Statement, error)
 	// Query returns a page of statements matching q (non-voided ones unless IncludeVoided),

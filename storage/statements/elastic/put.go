@@ -21,6 +21,20 @@ type written struct {
 	voided bool
 }
 
+// PutChunks implements statements.Store with one Put of every chunk gathered: Put's checks
+// and its rollback need the whole batch, so this backend holds it (the memory bound of
+// PutChunks is the embedded store's; docs/benchmarks.md).
+func (s *Store) PutChunks(ctx context.Context, tenant string, chunks statements.Chunks, attachments []*statements.Attachment) error {
+	var batch []*statements.Statement
+	if err := chunks(func(chunk []*statements.Statement) error {
+		batch = append(batch, chunk...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return s.Put(ctx, tenant, batch, attachments)
+}
+
 // Put stores batch and its attachments, all or nothing as far as Elasticsearch allows, and
 // writes the assigned Stored (also into Raw's "stored"), Tenant and Voided back into the
 // statements it created.

@@ -18,9 +18,11 @@ type putReq struct {
 	tenant      string
 	batch       []*statements.Statement
 	attachments []*statements.Attachment
-	written     []written
-	err         error
-	done        chan struct{}
+	// chunks, when set, is a PutChunks batch, written in a transaction of its own.
+	chunks  statements.Chunks
+	written []written
+	err     error
+	done    chan struct{}
 }
 
 // ConsistentThrough implements statements.Store. SQLite reads what is committed, so with no
@@ -97,6 +99,25 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 		}
 	}
 	req := &putReq{ctx: ctx, tenant: tenant, batch: batch, attachments: attachments, done: make(chan struct{})}
+	if err := s.queue(ctx, req); err != nil {
+		return err
+	}
+	// Written back only after commit, so a failed batch leaves the caller's values untouched.
+	for _, w := range req.written {
+		w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = tenant, w.stored, w.raw, w.voided
+	}
+	return nil
+}
+
+// PutChunks implements statements.Store. The batch is written in a transaction of its own
+// (not grouped with other Puts), chunk by chunk as chunks hands them over: a failure anywhere
+// rolls the whole batch back, and only one chunk of it is in memory at a time.
+func (s *Store) PutChunks(ctx context.Context, tenant string, chunks statements.Chunks, attachments []*statements.Attachment) error {
+	return s.queue(ctx, &putReq{ctx: ctx, tenant: tenant, chunks: chunks, attachments: attachments, done: make(chan struct{})})
+}
+
+// queue hands req to the group commit and waits for its outcome.
+func (s *Store) queue(ctx context.Context, req *putReq) error {
 	s.mu.Lock()
 	s.pending = append(s.pending, req)
 	lead := !s.leading
@@ -106,14 +127,7 @@ func (s *Store) Put(ctx context.Context, tenant string, batch []*statements.Stat
 		s.lead(ctx)
 	}
 	<-req.done
-	if req.err != nil {
-		return req.err
-	}
-	// Written back only after commit, so a failed batch leaves the caller's values untouched.
-	for _, w := range req.written {
-		w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = tenant, w.stored, w.raw, w.voided
-	}
-	return nil
+	return req.err
 }
 
 // lead commits queued groups until the queue is empty, then gives up the lead.
@@ -128,8 +142,68 @@ func (s *Store) lead(ctx context.Context) {
 			return
 		}
 		s.mu.Unlock()
-		s.commitGroup(context.WithoutCancel(ctx), group)
+		var plain []*putReq
+		for _, r := range group {
+			if r.chunks == nil {
+				plain = append(plain, r)
+			}
+		}
+		if len(plain) > 0 {
+			s.commitGroup(context.WithoutCancel(ctx), plain)
+		}
+		for _, r := range group {
+			if r.chunks != nil {
+				r.err = s.commitChunks(context.WithoutCancel(ctx), r)
+				close(r.done)
+			}
+		}
 	}
+}
+
+// commitChunks writes a PutChunks batch in one transaction: each chunk is checked and written
+// (putTx) as it comes, its values written back at once, and any error rolls everything back.
+// A later chunk sees the earlier ones in the transaction, so an id repeated across chunks and
+// a voider before its target in the batch behave as within one putTx.
+func (s *Store) commitChunks(ctx context.Context, r *putReq) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("put statements: %w", err)
+	}
+	defer tx.Rollback()
+	if len(r.attachments) > 0 {
+		if _, _, err := s.putTx(ctx, tx, r.tenant, nil, r.attachments); err != nil {
+			return err
+		}
+	}
+	err = r.chunks(func(chunk []*statements.Statement) error {
+		for _, st := range chunk {
+			if err := validStatement(r.tenant, st); err != nil {
+				return err
+			}
+		}
+		out, _, err := s.putTx(ctx, tx, r.tenant, chunk, nil)
+		if err != nil {
+			return err
+		}
+		for _, w := range out {
+			w.st.Tenant, w.st.Stored, w.st.Raw, w.st.Voided = r.tenant, w.stored, w.raw, w.voided
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("put statements: commit: %w", err)
+	}
+	select {
+	case s.committed <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // commitGroup writes the group's batches in one transaction and reports to each. Each batch

@@ -7,6 +7,7 @@ package statementstest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -63,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) statements.Backend, opts ...Optio
 	}{
 		{"PutGetRoundTrip", testRoundTrip},
 		{"BatchAtomic", testBatchAtomic},
+		{"PutChunks", testPutChunks},
 		{"IdempotentRePut", testIdempotent},
 		{"ConflictSameIDOtherHash", testConflict},
 		{"StoredOrderAndCursors", testOrder},
@@ -277,6 +279,83 @@ func testBatchAtomic(t *testing.T, b statements.Backend) {
 	mustMissing(t, b, "t1", "d")
 	if n := len(queryAll(t, b, statements.Query{Tenant: "t1"})); n != 2 {
 		t.Fatalf("query after failed batches: %d statements, want 2", n)
+	}
+}
+
+// chunked hands the chunks to put in order, keeping no chunk after put returns (a fresh
+// slice each, so a store holding one would see it change).
+func chunked(chunks ...[]*statements.Statement) statements.Chunks {
+	return func(put func([]*statements.Statement) error) error {
+		for _, c := range chunks {
+			if err := put(slices.Clone(c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// testPutChunks: a batch handed over in chunks is one batch (Put's rules across chunks), and
+// all or nothing: a conflict in the last chunk, or an error of the caller's, stores no chunk.
+func testPutChunks(t *testing.T, b statements.Backend) {
+	put(t, b, "t1", st("a", "ha"), st("tgt", "ht"))
+	voider := st("v", "hv")
+	voider.Voids = "tgt"
+	err := b.PutChunks(ctx, "t1", chunked(
+		[]*statements.Statement{st("b", "hb"), voider},
+		[]*statements.Statement{st("c", "hc"), st("a", "OTHER")}),
+		[]*statements.Attachment{{SHA2: "att1", ContentType: "text/plain", Data: []byte("x")}})
+	if !errors.Is(err, statements.ErrConflict) {
+		t.Fatalf("conflict in the last chunk: want ErrConflict, got %v", err)
+	}
+	mine := errors.New("the caller's chunk failed")
+	failing := func(put func([]*statements.Statement) error) error {
+		if err := put([]*statements.Statement{st("b", "hb"), voider}); err != nil {
+			return err
+		}
+		return mine
+	}
+	if err := b.PutChunks(ctx, "t1", failing, nil); !errors.Is(err, mine) {
+		t.Fatalf("chunks failing after a chunk: want its error as it is, got %v", err)
+	}
+	// An id repeated in a later chunk with another hash conflicts, as within one batch.
+	if err := b.PutChunks(ctx, "t1", chunked([]*statements.Statement{st("d", "hd")}, []*statements.Statement{st("d", "hd2")}), nil); !errors.Is(err, statements.ErrConflict) {
+		t.Fatalf("same id in two chunks: want ErrConflict, got %v", err)
+	}
+	for _, id := range []string{"b", "v", "c", "d"} {
+		mustMissing(t, b, "t1", id)
+	}
+	if get(t, b, "t1", "tgt").Voided {
+		t.Fatal("failed chunked batch voided its target")
+	}
+	if got, _ := b.Attachments(ctx, "t1", []string{"att1"}); len(got) != 0 {
+		t.Fatal("failed chunked batch stored its attachment")
+	}
+
+	// A stored batch: the voider in the first chunk voids a target in the second, a repeat
+	// with the same hash is one statement, stored order follows the chunks, and the stored
+	// values are written back into the chunks' statements.
+	v2 := st("v2", "hv2")
+	v2.Voids = "late"
+	first := []*statements.Statement{st("e", "he"), v2}
+	second := []*statements.Statement{st("late", "hl"), st("e", "he"), st("f", "hf")}
+	if err := b.PutChunks(ctx, "t1", chunked(first, second), []*statements.Attachment{{SHA2: "att2", ContentType: "text/plain", Data: []byte("y")}}); err != nil {
+		t.Fatalf("chunked batch: %v", err)
+	}
+	if !get(t, b, "t1", "late").Voided {
+		t.Fatal("a voider in an earlier chunk did not void its target in a later one")
+	}
+	if got := ids(queryAll(t, b, statements.Query{Tenant: "t1", Ascending: true, IncludeVoided: true})); got != "a,tgt,e,v2,late,f" {
+		t.Fatalf("stored order after a chunked batch: %s", got)
+	}
+	for _, s := range []*statements.Statement{first[0], v2, second[0], second[2]} {
+		g := get(t, b, "t1", s.ID)
+		if s.Stored.IsZero() || !s.Stored.Equal(g.Stored) || !bytes.Equal(s.Raw, g.Raw) {
+			t.Fatalf("%s: written back stored %s, raw %s; stored %s, raw %s", s.ID, s.Stored, s.Raw, g.Stored, g.Raw)
+		}
+	}
+	if got, _ := b.Attachments(ctx, "t1", []string{"att2"}); len(got) != 1 {
+		t.Fatal("chunked batch did not store its attachment")
 	}
 }
 
