@@ -1,8 +1,10 @@
-package server_test
+package contentapi_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // TestHybridSearch: search_type=HYBRID (a Lectern extension, issue 26) fuses an any-term
@@ -11,23 +13,23 @@ import (
 // item, location, on both backends alike; return_match is refused, return_snippet marks the
 // matched words.
 func TestHybridSearch(t *testing.T) {
-	modelDir, haveModel := testModelDir(t)
-	forEachModeWithModel(t, modelDir, func(t *testing.T, e *env) {
+	modelDir, haveModel := servertest.TestModelDir(t)
+	servertest.ForEachModeWithModel(t, modelDir, func(t *testing.T, e *servertest.Env) {
 		const ten = "hybrid"
-		e.createTenant(ten, true)
+		e.CreateTenant(ten, true)
 		if !haveModel {
-			e.expect(e.do("GET", "/api/v1/content/search?"+sq("search_type", "HYBRID", "term", "cake").Encode(), root, nil, "tenant_id", ten),
+			e.Expect(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "HYBRID", "term", "cake").Encode(), servertest.Root, nil, "tenant_id", ten),
 				503, "hybrid search without a model")
 			return
 		}
-		e.importContent(ten, "content_id=kitchen", []byte(kitchenHTML), "kitchen.html")
-		e.importContent(ten, "content_id=garden", []byte(gardenMarkdown), "garden.md")
+		e.ImportContent(ten, "content_id=kitchen", []byte(servertest.KitchenHTML), "kitchen.html")
+		e.ImportContent(ten, "content_id=garden", []byte(servertest.GardenMarkdown), "garden.md")
 
 		const question = "at what temperature should I bake a carrot cake in the oven"
-		if hits := e.searchContent(ten, sq("search_type", "LEXICAL", "term", question)); len(hits) != 0 {
+		if hits := e.SearchContent(ten, servertest.SQ("search_type", "LEXICAL", "term", question)); len(hits) != 0 {
 			t.Fatalf("LEXICAL needs every lexeme, found %v", hits)
 		}
-		hits := e.searchContent(ten, sq("search_type", "hybrid", "term", question))
+		hits := e.SearchContent(ten, servertest.SQ("search_type", "hybrid", "term", question))
 		if len(hits) != 2 || hits[0]["content_id"] != "kitchen" || hits[1]["content_id"] != "garden" {
 			t.Fatalf("hybrid tenant-wide: %v", hits)
 		}
@@ -44,7 +46,7 @@ func TestHybridSearch(t *testing.T) {
 			t.Errorf("kitchen's match strength %v, want 1 (first lexically and semantically)", s)
 		}
 
-		hits = e.searchContent(ten, sq("search_type", "HYBRID", "term", question, "content_id", "kitchen", "version", "1", "return_snippet", "true"))
+		hits = e.SearchContent(ten, servertest.SQ("search_type", "HYBRID", "term", question, "content_id", "kitchen", "version", "1", "return_snippet", "true"))
 		if len(hits) < 2 || hits[0]["location"] != "Kitchen Safety > Baking" {
 			t.Fatalf("hybrid within one item: %v", hits)
 		}
@@ -56,13 +58,13 @@ func TestHybridSearch(t *testing.T) {
 		if got := snippetText(t, hits[0]); !strings.Contains(got, "[Bake] the [carrot] [cake] at 180 degrees") {
 			t.Errorf("hybrid snippet %s: want the matched words marked", got)
 		}
-		hits = e.searchContent(ten, sq("search_type", "HYBRID", "term", question, "skip", "1", "limit", "1"))
+		hits = e.SearchContent(ten, servertest.SQ("search_type", "HYBRID", "term", question, "skip", "1", "limit", "1"))
 		if len(hits) != 1 || hits[0]["content_id"] != "garden" {
 			t.Fatalf("hybrid page 2 of 1: %v", hits)
 		}
-		e.expect(e.do("GET", "/api/v1/content/search?"+sq("search_type", "HYBRID", "term", "cake", "return_match", "true").Encode(), root, nil, "tenant_id", ten),
+		e.Expect(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "HYBRID", "term", "cake", "return_match", "true").Encode(), servertest.Root, nil, "tenant_id", ten),
 			400, "return_match on a hybrid search")
-		e.expect(e.do("GET", "/api/v1/content/search?"+sq("search_type", "HYBRID", "term", "cake", "field", "TITLE").Encode(), root, nil, "tenant_id", ten),
+		e.Expect(e.Do("GET", "/api/v1/content/search?"+servertest.SQ("search_type", "HYBRID", "term", "cake", "field", "TITLE").Encode(), servertest.Root, nil, "tenant_id", ten),
 			400, "field on a hybrid search")
 	})
 }
