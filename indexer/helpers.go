@@ -83,7 +83,7 @@ func NormalizeTags(tags []string) []string {
 // CheckQueryModel returns ErrModelMismatch when a semantic query's vector does not fit
 // model.
 func CheckQueryModel(q Query, model Model) error {
-	if q.Type != Semantic {
+	if q.Type != Semantic && q.Type != Hybrid {
 		return nil
 	}
 	if model.Dims == 0 {

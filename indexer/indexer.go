@@ -18,8 +18,10 @@
 //     stemming, no stop words.
 //   - Semantic: cosine similarity of the query vector and chunk vectors; MatchStrength is the
 //     cosine clamped to [0, 1].
+//   - Hybrid (a Lectern extension): the reciprocal-rank fusion of an any-term keyword search
+//     (Query.AnyTerm) and a semantic search of the same scope (hybrid.go, SearchHybrid).
 //
-// Lexical and semantic searches within one content item (Query.ContentID) return one Hit
+// Lexical, semantic and hybrid searches within one content item (Query.ContentID) return one Hit
 // per matching chunk, with its Location; tenant-wide they return one Hit per content
 // version, ranked by its best chunk, without Location. Field searches return one Hit per
 // matching field. Every backend orders hits by Score (descending), then ContentID, Version,
@@ -127,6 +129,10 @@ const (
 	Semantic
 	// FieldSearch matches Term exactly (ignoring case) against metadata field values.
 	FieldSearch
+	// Hybrid (a Lectern extension of the spec) fuses ranked lexical evidence (an AnyTerm
+	// keyword search of Term, or its phrase search when Term is in double quotes) with
+	// semantic evidence (Vector) by reciprocal-rank fusion; see SearchHybrid and Fuse.
+	Hybrid
 )
 
 // String returns the spec's name of the search type.
@@ -138,6 +144,8 @@ func (t SearchType) String() string {
 		return "SEMANTIC"
 	case FieldSearch:
 		return "FIELD"
+	case Hybrid:
+		return "HYBRID"
 	}
 	return fmt.Sprintf("SearchType(%d)", int(t))
 }
@@ -176,6 +184,12 @@ type Query struct {
 	Limit int
 	// ReturnMatch asks lexical searches for Hit.Match.
 	ReturnMatch bool
+	// AnyTerm makes a lexical keyword search rank every content version holding any of the
+	// term's lexemes, instead of only those holding all of them (the spec's rule, kept when
+	// false). The scores are the same (KeywordScores), so versions holding more of the rarer
+	// lexemes rank higher. Hybrid searches use it for their lexical evidence; it does not
+	// apply to phrase, semantic or field searches.
+	AnyTerm bool
 	// ReturnText asks lexical and semantic searches for Hit.Text (a Lectern extension of
 	// the spec's search: the text an API client highlights the match in).
 	ReturnText bool
@@ -198,15 +212,22 @@ func (q Query) Validate() error {
 		return bad("limit must be between 0 and %d", MaxLimit)
 	case q.ReturnText && q.Type == FieldSearch:
 		return bad("return text applies to lexical and semantic searches; a field hit carries its value")
+	case q.AnyTerm && q.Type != Lexical:
+		return bad("any-term applies to lexical searches only")
+	case q.ReturnMatch && q.Type == Hybrid:
+		return bad("return match applies to lexical searches only")
 	}
 	switch q.Type {
 	case Lexical, FieldSearch:
 		if strings.TrimSpace(q.Term) == "" {
 			return bad("term is required for %s search", q.Type)
 		}
-	case Semantic:
+	case Semantic, Hybrid:
+		if q.Type == Hybrid && strings.TrimSpace(q.Term) == "" {
+			return bad("term is required for %s search", q.Type)
+		}
 		if len(q.Vector) == 0 {
-			return bad("a query vector is required for SEMANTIC search")
+			return bad("a query vector is required for %s search", q.Type)
 		}
 		zero := true
 		for _, x := range q.Vector {
@@ -250,11 +271,11 @@ type Hit struct {
 	ContentID string
 	// Version is the matching content version.
 	Version int
-	// Location is the matching chunk's location; set only for lexical and semantic searches
-	// within one content item.
+	// Location is the matching chunk's location; set only for lexical, semantic and hybrid
+	// searches within one content item.
 	Location string
 	// MatchStrength is the cosine similarity clamped to [0, 1]; set only for semantic
-	// searches.
+	// searches (and hybrid ones: the fused score relative to the best possible, see Fuse).
 	MatchStrength *float64
 	// Match is set for lexical searches with ReturnMatch: a []string of the matched words
 	// as they appear in the text (mappings/analysis.MatchedTerms) for a keyword search, or

@@ -28,7 +28,7 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 		counts[k] = c.tf
 	}
 	scores := indexer.KeywordScores(counts)
-	// Every lexeme must occur in the version, in any of its chunks.
+	// Every lexeme must occur in the version, in any of its chunks (unless q.AnyTerm).
 	found := map[*version][]bool{}
 	for _, c := range cands {
 		f := found[c.v]
@@ -42,7 +42,7 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 			}
 		}
 	}
-	complete := func(v *version) bool { return !slices.Contains(found[v], false) }
+	complete := func(v *version) bool { return q.AnyTerm || !slices.Contains(found[v], false) }
 	matched := map[*version][]int{} // chunk indexes with a lexeme, per matching version
 	best := map[*version]int{}      // tenant-wide: index in hits of the version's best chunk
 	var hits []indexer.Hit

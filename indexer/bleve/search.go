@@ -19,6 +19,9 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	if err := indexer.CheckQueryModel(q, ix.model); err != nil {
 		return nil, err
 	}
+	if q.Type == indexer.Hybrid {
+		return indexer.SearchHybrid(ctx, ix, q) // two searches of this index, each locking
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var (

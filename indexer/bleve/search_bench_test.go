@@ -171,6 +171,12 @@ func BenchmarkContentSearch(b *testing.B) {
 	b.Run("bleve/knn/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "knn"))
 	})
+	b.Run("bleve/anyterm/api", func(b *testing.B) {
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "anyterm"))
+	})
+	b.Run("bleve/hybrid/api", func(b *testing.B) {
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "hybrid"))
+	})
 	b.Run("bleve/knn/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			flatTop(benchIndex.matrix, qvecs[i%len(qvecs)], indexer.DefaultLimit)

@@ -33,13 +33,13 @@ func (ix *Index) keyword(ctx context.Context, q indexer.Query) ([]indexer.Hit, e
 		if err != nil {
 			return nil, err
 		}
-		if slices.Contains(df, 0) {
+		if slices.Contains(df, 0) && !q.AnyTerm {
 			return nil, nil // no version in scope holds every lexeme
 		}
 		weights = indexer.KeywordIDF(n, df)
 	}
 	f := slices.Clone(scope)
-	if len(lexemes) > 1 {
+	if len(lexemes) > 1 && !q.AnyTerm {
 		for _, l := range lexemes {
 			f = append(f, termQuery("vlex", l))
 		}
@@ -124,7 +124,7 @@ func (ix *Index) keywordAll(ctx context.Context, q indexer.Query, lexemes []stri
 	counts := make([][]int, len(raw))
 	parallel(len(raw), func(i int) { counts[i] = indexer.TermCounts(raw[i].Source.Text, lexemes) })
 	scores := indexer.KeywordScores(counts)
-	// Every lexeme must occur in the version, in any of its chunks.
+	// Every lexeme must occur in the version, in any of its chunks (unless q.AnyTerm).
 	type vk struct {
 		id string
 		v  int
@@ -143,7 +143,7 @@ func (ix *Index) keywordAll(ctx context.Context, q indexer.Query, lexemes []stri
 	texts := map[vk][]hit{}
 	for i, h := range raw {
 		k := vk{h.Source.ContentID, h.Source.Version}
-		if slices.Contains(held[k], false) {
+		if slices.Contains(held[k], false) && !q.AnyTerm {
 			continue
 		}
 		texts[k] = append(texts[k], h)

@@ -153,6 +153,9 @@ func (ix *Index) Search(ctx context.Context, q indexer.Query) ([]indexer.Hit, er
 	if err := indexer.CheckQueryModel(q, ix.model); err != nil {
 		return nil, err
 	}
+	if q.Type == indexer.Hybrid {
+		return indexer.SearchHybrid(ctx, ix, q)
+	}
 	var (
 		hits []indexer.Hit
 		err  error

@@ -282,6 +282,12 @@ func BenchmarkContentSearch(b *testing.B) {
 	b.Run("elastic/knn/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "knn"))
 	})
+	b.Run("elastic/anyterm/api", func(b *testing.B) {
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "anyterm"))
+	})
+	b.Run("elastic/hybrid/api", func(b *testing.B) {
+		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "hybrid"))
+	})
 	rawKnn := func(b *testing.B) {
 		eval.Latency(b, func(i int) error { return knn(qvecs[i%len(qvecs)]) })
 	}

@@ -147,8 +147,9 @@ func SynthQueries(versions int) Queries {
 
 // APISearch returns the operation a "<backend>/<kind>/api" latency case times: the port's
 // Search with the i-th query of kind (keyword, phrase, field, semantic — the query embedded
-// inside the call — or knn, with precomputed vectors), tenant-wide, so every backend runs
-// exactly the same API calls.
+// inside the call — or knn, with precomputed vectors; anyterm, the semantic queries' texts as
+// an any-term keyword search, and hybrid, text and precomputed vector, the parts of which are
+// anyterm and knn), tenant-wide, so every backend runs exactly the same API calls.
 func APISearch(ctx context.Context, ix indexer.Index, e embed.Embedder, qs Queries, qvecs [][]float32, kind string) func(i int) error {
 	return func(i int) error {
 		q := indexer.Query{Tenant: SynthTenant}
@@ -167,6 +168,10 @@ func APISearch(ctx context.Context, ix indexer.Index, e embed.Embedder, qs Queri
 			q.Type, q.Vector = indexer.Semantic, v[0]
 		case "knn":
 			q.Type, q.Vector = indexer.Semantic, qvecs[i%len(qvecs)]
+		case "anyterm":
+			q.Type, q.Term, q.AnyTerm = indexer.Lexical, qs.Semantic[i%len(qs.Semantic)], true
+		case "hybrid":
+			q.Type, q.Term, q.Vector = indexer.Hybrid, qs.Semantic[i%len(qs.Semantic)], qvecs[i%len(qvecs)]
 		default:
 			return fmt.Errorf("unknown search kind %q", kind)
 		}

@@ -52,6 +52,9 @@ func Run(t *testing.T, open func(t *testing.T) indexer.Index) {
 		{"KeywordRanking", s.keywordRanking},
 		{"PhraseRanking", s.phraseRanking},
 		{"FieldRanking", s.fieldRanking},
+		{"KeywordAnyTerm", s.keywordAnyTerm},
+		{"Hybrid", s.hybrid},
+		{"HybridInvalid", s.hybridInvalid},
 		{"TenantIsolation", s.tenantIsolation},
 		{"ReindexReplaces", s.reindexReplaces},
 		{"Delete", s.delete},
@@ -1063,5 +1066,107 @@ func ConcurrentWrites(t *testing.T, ix indexer.Index) {
 	}
 	if h := search(t, ix, indexer.Query{Tenant: "grp", Type: indexer.Lexical, Term: "turnips", ContentID: "doc00", Version: &v}); len(h) != 1 {
 		t.Errorf("doc00 lacks its new chunk after the rewrite: %+v", h)
+	}
+}
+
+func (s *suite) keywordAnyTerm(t *testing.T) {
+	ix := s.index(t)
+	put(t, ix, rankingCorpus...)
+	anyTerm := func(q indexer.Query) indexer.Query { q.AnyTerm = true; return q }
+	for _, tc := range []struct {
+		name string
+		q    indexer.Query
+		want []string
+	}{
+		{
+			// Only juice holds both lexemes; AnyTerm ranks every version holding either,
+			// by the same scores (juice, the rare lexeme, weighs most).
+			"carrot juice", anyTerm(lexical("carrot juice")),
+			[]string{"juice/1", "recipe/1", "soup/1", "long/1", "zest/1", "bakery/1", "recipe/2", "tiny/1"},
+		},
+		{
+			"sponge carrot, page 2", anyTerm(indexer.Query{Type: indexer.Lexical, Term: "sponge carrot", Skip: 1, Limit: 3}),
+			[]string{"recipe/1", "soup/1", "long/1"},
+		},
+		{
+			"juice cake in bakery", anyTerm(indexer.Query{Type: indexer.Lexical, Term: "juice cake", ContentID: "bakery"}),
+			[]string{"bakery/1@loc1"},
+		},
+	} {
+		wantRanked(t, tc.name, search(t, ix, tc.q), keywordScores(rankingCorpus, tc.q), tc.want...)
+	}
+	// Without AnyTerm the spec's rule stands: only juice holds both.
+	wantRanked(t, "carrot juice, all lexemes", search(t, ix, lexical("carrot juice")), nil, "juice/1")
+}
+
+// hybridCorpus: "a" holds both query lexemes but an orthogonal vector, "b" one lexeme and the
+// query's direction, "c" no lexeme and a vector at 45°; "m" has three chunks.
+var hybridCorpus = []doc{
+	{id: "a", chunks: withVectors(texts("reset the router"), vec(0, 1, 0, 0))},
+	{id: "b", chunks: withVectors(texts("router cables"), vec(1, 0, 0, 0))},
+	{id: "c", chunks: withVectors(texts("power supply"), vec(1, 1, 0, 0))},
+	{id: "m", tenant: "t2", chunks: withVectors(texts("router reset guide", "wireless access", "kitchen"),
+		vec(0, 0, 1, 0), vec(1, 0, 0, 0), vec(0, 0, 0, 1))},
+}
+
+func (s *suite) hybrid(t *testing.T) {
+	ix := s.index(t)
+	put(t, ix, hybridCorpus...)
+	q := indexer.Query{Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0)}
+	// Lexical ranks a, b; semantic b, c, a. Fused: b 1/61+1/62 > a 1/61+1/63 > c 1/62.
+	hits := search(t, ix, q)
+	wantRanked(t, "tenant-wide", hits, nil, "b/1", "a/1", "c/1")
+	want := map[string]float64{"b": 1.0/61 + 1.0/62, "a": 1.0/61 + 1.0/63, "c": 1.0 / 62}
+	for _, h := range hits {
+		if math.Abs(h.Score-want[h.ContentID]) > 1e-12 {
+			t.Errorf("hit %s scores %v, want %v", h.ContentID, h.Score, want[h.ContentID])
+		}
+		if h.MatchStrength == nil || math.Abs(*h.MatchStrength-want[h.ContentID]*61/2) > 1e-9 {
+			t.Errorf("hit %s: match strength %v, want %v", h.ContentID, h.MatchStrength, want[h.ContentID]*61/2)
+		}
+		if h.Match != nil || h.Field != nil || h.Text != nil {
+			t.Errorf("hybrid hit %+v carries match, field or text", h)
+		}
+	}
+	// The hybrid ranking is the fusion of its parts, on every backend.
+	lq, sq := indexer.HybridParts(indexer.Query{Tenant: "t1", Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0)})
+	fused := indexer.Fuse(search(t, ix, lq), search(t, ix, sq), indexer.RRFK)
+	if !slices.Equal(full(fused), full(hits)) {
+		t.Errorf("hybrid %q, fusion of its parts %q", full(hits), full(fused))
+	}
+	page := q
+	page.Skip, page.Limit = 1, 1
+	wantRanked(t, "page 2 of 1", search(t, ix, page), nil, "a/1")
+
+	// Within one item: one hit per chunk, with its location. Lexical finds loc1; semantic
+	// ranks loc2 (cosine 1), then loc1 and loc3 (0, tie broken by location).
+	in := indexer.Query{Tenant: "t2", Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0), ContentID: "m", ReturnText: true}
+	hits = search(t, ix, in)
+	wantRanked(t, "within item", hits, nil, "m/1@loc1", "m/1@loc2", "m/1@loc3")
+	for i, text := range []string{"router reset guide", "wireless access", "kitchen"} {
+		if i < len(hits) && (hits[i].Text == nil || hits[i].Text.Text != text || hits[i].Text.Location != hits[i].Location) {
+			t.Errorf("hit %d text %+v, want %q at its location", i, hits[i].Text, text)
+		}
+	}
+	// A phrase's lexical part is the phrase search.
+	ph := indexer.Query{Type: indexer.Hybrid, Term: `"reset the router"`, Vector: vec(0, 0, 0, 1)}
+	wantRanked(t, "phrase", search(t, ix, ph), nil, "a/1", "b/1", "c/1")
+}
+
+func (s *suite) hybridInvalid(t *testing.T) {
+	ix := s.index(t)
+	for _, q := range []indexer.Query{
+		{Tenant: "t1", Type: indexer.Hybrid, Term: "x"},                                    // no vector
+		{Tenant: "t1", Type: indexer.Hybrid, Term: " ", Vector: vec(1)},                    // no term
+		{Tenant: "t1", Type: indexer.Hybrid, Term: "x", Vector: vec(1), ReturnMatch: true}, // no match
+		{Tenant: "t1", Type: indexer.Semantic, Vector: vec(1), AnyTerm: true},              // any-term is lexical
+	} {
+		if _, err := ix.Search(ctx(t), q); !errors.Is(err, indexer.ErrInvalidQuery) {
+			t.Errorf("Search %+v: %v, want ErrInvalidQuery", q, err)
+		}
+	}
+	q := indexer.Query{Tenant: "t1", Type: indexer.Hybrid, Term: "x", Vector: []float32{1, 0}}
+	if _, err := ix.Search(ctx(t), q); !errors.Is(err, indexer.ErrModelMismatch) {
+		t.Errorf("hybrid with a 2-dimensional vector: %v, want ErrModelMismatch", err)
 	}
 }

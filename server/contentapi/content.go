@@ -139,9 +139,9 @@ func (a *API) registerContent(r httpx.Registrar) {
 			{Name: "limit", Type: "integer", Description: "page size, default 100, at most 1000"},
 			{Name: "since", Type: "string", Description: "only versions updated at or after this UTC ISO 8601 time (an update_dt works)"},
 			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries limit and since"}}}, a.listContent)
-	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic or field search", Tag: "content",
+	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic, field or hybrid search", Tag: "content",
 		Scope: httpx.ScopeHeader, Success: 200, Response: "SearchResults",
-		Query: []httpx.Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD"},
+		Query: []httpx.Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD; HYBRID is a Lectern extension: one ranking fusing an any-term keyword search (ranked, the rarer terms weighing more) with a semantic search by reciprocal-rank fusion; results carry match_strength (1 = first in both, 0.5 = first in one) and, with content_id, location (docs/search.md, Hybrid search)"},
 			{Name: "term", Type: "string", Required: true, Description: "search term; in double quotes a phrase (lexical)"},
 			{Name: "content_id", Type: "string", Description: "limit to one content item; results then carry location"},
 			{Name: "version", Type: "integer", Description: "version of content_id; both or neither"},
@@ -150,7 +150,7 @@ func (a *API) registerContent(r httpx.Registrar) {
 			{Name: "limit", Type: "integer", Description: "results to return, default 10, at most 100"},
 			{Name: "include_inactive", Type: "boolean"},
 			{Name: "return_match", Type: "boolean", Description: "lexical searches only: return the matched terms"},
-			{Name: "return_snippet", Type: "boolean", Description: "Lectern extension, lexical and semantic searches: each result carries snippet, an excerpt of its chunk (tenant-wide, of the best one) in fragments, the words the search matched marked match (semantic results mark none)"},
+			{Name: "return_snippet", Type: "boolean", Description: "Lectern extension, lexical, semantic and hybrid searches: each result carries snippet, an excerpt of its chunk (tenant-wide, of the best one) in fragments, the words the search matched marked match (semantic results mark none)"},
 			{Name: "field", Type: "string", Description: "field searches only: field types searched (TITLE, SUMMARY, ...); repeatable or comma-separated"}}}, a.searchContent)
 	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/:content_id/versions/:version", Summary: "A content version with its content_details", Tag: "content",
 		Scope: httpx.ScopeHeader, Success: 200, Response: "ContentVersion"}, a.getContentVersion)
@@ -173,8 +173,8 @@ func contentSchemas() map[string]any {
 			"more": map[string]any{"type": "string", "description": "token of the next page (query parameter more); absent on the last page"}}, "content"),
 		"SearchResults": map[string]any{"type": "array", "items": httpx.Obj(map[string]any{
 			"tenant_id": httpx.Str(), "content_id": httpx.Str(), "version": intT,
-			"location":       map[string]any{"type": "string", "description": "lexical or semantic search within one content item only"},
-			"match_strength": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "semantic search only"},
+			"location":       map[string]any{"type": "string", "description": "lexical, semantic or hybrid search within one content item only"},
+			"match_strength": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "semantic (and hybrid, a Lectern extension) searches only"},
 			"match":          map[string]any{"description": "return_match on a lexical search: the matched terms (keyword) or a match regex (phrase)"},
 			"field":          httpx.Obj(map[string]any{"create_dt": httpx.Str(), "update_dt": httpx.Str(), "field_type": httpx.Str(), "value": httpx.Str()}),
 			"snippet": httpx.Obj(map[string]any{
@@ -423,10 +423,12 @@ func (a *API) searchContent(c *fiber.Ctx) error {
 		q.Type = indexer.Semantic
 	case "FIELD":
 		q.Type = indexer.FieldSearch
+	case "HYBRID":
+		q.Type = indexer.Hybrid
 	case "":
-		return httpx.BadRequest("query parameter search_type is required (LEXICAL, SEMANTIC or FIELD)")
+		return httpx.BadRequest("query parameter search_type is required (LEXICAL, SEMANTIC, FIELD or HYBRID)")
 	default:
-		return httpx.BadRequest("query parameter search_type must be LEXICAL, SEMANTIC or FIELD, not %q", st)
+		return httpx.BadRequest("query parameter search_type must be LEXICAL, SEMANTIC, FIELD or HYBRID, not %q", st)
 	}
 	if strings.TrimSpace(q.Term) == "" {
 		return httpx.BadRequest("query parameter term is required")
@@ -470,7 +472,7 @@ func (a *API) searchContent(c *fiber.Ctx) error {
 		return err
 	}
 	if q.ReturnText && q.Type == indexer.FieldSearch {
-		return httpx.BadRequest("return_snippet applies to LEXICAL and SEMANTIC searches only (a FIELD result carries its whole value)")
+		return httpx.BadRequest("return_snippet applies to LEXICAL, SEMANTIC and HYBRID searches only (a FIELD result carries its whole value)")
 	}
 	for _, f := range queryMulti(c, "field") {
 		for _, part := range strings.Split(f, ",") {
@@ -482,7 +484,7 @@ func (a *API) searchContent(c *fiber.Ctx) error {
 	if len(q.FieldTypes) > 0 && q.Type != indexer.FieldSearch {
 		return httpx.BadRequest("field applies to FIELD searches only")
 	}
-	if q.Type == indexer.Semantic {
+	if q.Type == indexer.Semantic || q.Type == indexer.Hybrid {
 		if a.d.Search.Embedder == nil {
 			msg := a.d.Search.Unavailable
 			if msg == "" {
@@ -515,7 +517,7 @@ func (a *API) searchContent(c *fiber.Ctx) error {
 				r.Field = &SearchField{Created: localTime(h.Field.Created), Updated: localTime(h.Field.Updated),
 					FieldType: h.Field.FieldType, Value: h.Field.Value}
 			}
-		case indexer.Semantic:
+		case indexer.Semantic, indexer.Hybrid:
 			r.MatchStrength = h.MatchStrength
 			if r.MatchStrength == nil {
 				r.MatchStrength = indexer.Strength(h.Score)
@@ -534,7 +536,7 @@ func (a *API) searchContent(c *fiber.Ctx) error {
 		}
 		if h.Text != nil {
 			var spans []indexer.Span
-			if q.Type == indexer.Lexical {
+			if q.Type == indexer.Lexical || q.Type == indexer.Hybrid {
 				spans = indexer.MatchSpans(h.Text.Text, q.Term)
 			}
 			r.Snippet = &Snippet{Location: h.Text.Location, Fragments: []SnippetFragment{}}

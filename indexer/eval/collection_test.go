@@ -1,0 +1,318 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v8/esapi"
+
+	"github.com/lectern-lms/lectern/indexer"
+	"github.com/lectern-lms/lectern/indexer/bleve"
+	"github.com/lectern-lms/lectern/indexer/elastic"
+	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
+)
+
+// TestCollections measures nDCG@10, recall@100 and MRR@10 of lexical, semantic and hybrid
+// search, beside a plain BM25 baseline, on the public test collections in the
+// subdirectories of $LECTERN_EVAL_COLLECTIONS (LoadCollection; docs/search.md, "Hybrid
+// search", says how to get them). Without it the test is skipped: the collections are not
+// part of the repository, and CI does not have them. It asserts nothing about the figures
+// (they are the docs' measurement), only that every search runs.
+func TestCollections(t *testing.T) {
+	root := os.Getenv("LECTERN_EVAL_COLLECTIONS")
+	if root == "" {
+		t.Skip("LECTERN_EVAL_COLLECTIONS is not set (docs/search.md, Hybrid search)")
+	}
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Embedder(t)
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		c, err := LoadCollection(filepath.Join(root, d.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+			defer cancel()
+			ix, err := bleve.Open(t.TempDir(), bleve.Options{Model: Model(e)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			texts := make([]string, len(c.Docs))
+			for i, d := range c.Docs {
+				texts[i] = d.Text
+			}
+			start := time.Now()
+			vecs, err := e.Embed(ctx, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range c.Docs {
+				ch := []indexer.Chunk{{Active: true, Location: Location, Text: d.Text, Vector: vecs[i]}}
+				if err := ix.IndexContent(ctx, Tenant, d.ID, 1, ch, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			qtexts := make([]string, len(c.Queries))
+			for i, q := range c.Queries {
+				qtexts[i] = q.Text
+			}
+			qvecs, err := e.Embed(ctx, qtexts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d documents, %d judged queries, indexed in %v", c.Name, len(c.Docs), len(c.Queries), time.Since(start).Round(time.Second))
+			bm := NewBM25(c.Docs)
+			type run struct {
+				name string
+				rank func(i int) ([]string, error)
+			}
+			search := func(q indexer.Query) ([]string, error) {
+				q.Tenant, q.Limit = Tenant, Depth
+				hits, err := ix.Search(ctx, q)
+				var ids []string
+				for _, h := range hits {
+					ids = append(ids, h.ContentID)
+				}
+				return ids, err
+			}
+			parts := func(i int) ([]indexer.Hit, []indexer.Hit, error) {
+				lq, sq := indexer.HybridParts(indexer.Query{Tenant: Tenant, Type: indexer.Hybrid, Term: c.Queries[i].Text, Vector: qvecs[i], Limit: Depth})
+				lex, err := ix.Search(ctx, lq)
+				if err != nil {
+					return nil, nil, err
+				}
+				sem, err := ix.Search(ctx, sq)
+				return lex, sem, err
+			}
+			fused := func(fuse func(lex, sem []indexer.Hit) []indexer.Hit) func(i int) ([]string, error) {
+				return func(i int) ([]string, error) {
+					lex, sem, err := parts(i)
+					var ids []string
+					for _, h := range fuse(lex, sem) {
+						ids = append(ids, h.ContentID)
+					}
+					return ids, err
+				}
+			}
+			runs := []run{
+				{"BM25 (baseline)", func(i int) ([]string, error) { return bm.Rank(c.Queries[i].Text, Depth), nil }},
+				{"LEXICAL (spec: all lexemes)", func(i int) ([]string, error) {
+					return search(indexer.Query{Type: indexer.Lexical, Term: c.Queries[i].Text})
+				}},
+				{"lexical any-term (hybrid's part)", func(i int) ([]string, error) {
+					return search(indexer.Query{Type: indexer.Lexical, Term: c.Queries[i].Text, AnyTerm: true})
+				}},
+				{"SEMANTIC", func(i int) ([]string, error) {
+					return search(indexer.Query{Type: indexer.Semantic, Vector: qvecs[i]})
+				}},
+				{"HYBRID (RRF k=60)", func(i int) ([]string, error) {
+					return search(indexer.Query{Type: indexer.Hybrid, Term: c.Queries[i].Text, Vector: qvecs[i]})
+				}},
+			}
+			if os.Getenv("LECTERN_EVAL_VARIANTS") != "" {
+				for _, k := range []int{5, 20, 100} {
+					runs = append(runs, run{fmt.Sprintf("variant: RRF k=%d", k), fused(func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, k) })})
+				}
+				for _, w := range []float64{0.3, 0.5, 0.7} {
+					runs = append(runs, run{fmt.Sprintf("variant: weighted RRF k=60, lexical weight %.1f", w), fused(func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, w) })})
+				}
+				for _, a := range []float64{0.2, 0.3, 0.5, 0.7} {
+					runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
+				}
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "\n| %s | nDCG@10 | recall@100 | MRR@10 |\n|---|---:|---:|---:|\n", c.Name)
+			for _, r := range runs {
+				var ndcg, recall, rr float64
+				for i, q := range c.Queries {
+					ids, err := r.rank(i)
+					if err != nil {
+						t.Fatalf("%s %q: %v", r.name, q.Text, err)
+					}
+					ndcg += NDCG(ids, q.Rel, 10)
+					recall += RecallAt(ids, q.Rel, 100)
+					rr += ReciprocalRank(ids, q.Rel, 10)
+				}
+				n := float64(len(c.Queries))
+				fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f |\n", r.name, ndcg/n, recall/n, rr/n)
+			}
+			t.Log(b.String())
+			if os.Getenv("LECTERN_EVAL_LATENCY") != "" {
+				latency(t, ctx, ix, c, qvecs)
+			}
+			if os.Getenv("LECTERN_EVAL_ELASTIC") != "" {
+				compareElastic(t, ctx, ix, Model(e), c, vecs, qvecs)
+			}
+		})
+	}
+}
+
+// convex is a convex combination of min-max normalised part scores (a fusion variant
+// measured against RRF): α × lexical + (1 − α) × semantic, a hit missing from a part
+// scoring 0 there.
+func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
+	norm := func(hs []indexer.Hit) map[string]float64 {
+		out := map[string]float64{}
+		if len(hs) == 0 {
+			return out
+		}
+		hi, lo := hs[0].Score, hs[len(hs)-1].Score
+		for _, h := range hs {
+			s := 1.0
+			if hi > lo {
+				s = (h.Score - lo) / (hi - lo)
+			}
+			out[h.ContentID] = s
+		}
+		return out
+	}
+	ln, sn := norm(lex), norm(sem)
+	seen := map[string]bool{}
+	var out []indexer.Hit
+	for _, h := range slices.Concat(lex, sem) {
+		if seen[h.ContentID] {
+			continue
+		}
+		seen[h.ContentID] = true
+		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: alpha*ln[h.ContentID] + (1-alpha)*sn[h.ContentID]})
+	}
+	indexer.Sort(out)
+	return out
+}
+
+// compareElastic indexes the collection into Elasticsearch too (LECTERN_EVAL_ELASTIC and
+// LECTERN_TEST_ELASTICSEARCH_URL set) and logs, per search type, how many queries rank their
+// first 10 and first 100 hits differently from Bleve (ix), and Elasticsearch's hybrid figures.
+func compareElastic(t *testing.T, ctx context.Context, ix indexer.Index, model indexer.Model, c *Collection, vecs, qvecs [][]float32) {
+	cl := elastictest.NewClient(t, "lectern_evalc")
+	es, err := elastic.New(ctx, cl, elastic.Options{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	err = cl.Do(ctx, "put settings", esapi.IndicesPutSettingsRequest{
+		Index: []string{cl.Alias(mappings.Content)},
+		Body:  strings.NewReader(`{"index":{"refresh_interval":"20ms"}}`),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i, d := range c.Docs {
+		ch := []indexer.Chunk{{Active: true, Location: Location, Text: d.Text, Vector: vecs[i]}}
+		if err := es.IndexContent(ctx, Tenant, d.ID, 1, ch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("elasticsearch: indexed in %v", time.Since(start).Round(time.Second))
+	ids := func(ix indexer.Index, q indexer.Query) []string {
+		hits, err := ix.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.ContentID)
+		}
+		return out
+	}
+	for _, typ := range []indexer.SearchType{indexer.Lexical, indexer.Semantic, indexer.Hybrid} {
+		var diff10, diff100 int
+		var ndcg float64
+		for i, q := range c.Queries {
+			iq := indexer.Query{Tenant: Tenant, Type: typ, Limit: Depth}
+			switch typ {
+			case indexer.Lexical:
+				iq.Term, iq.AnyTerm = q.Text, true
+			case indexer.Semantic:
+				iq.Vector = qvecs[i]
+			default:
+				iq.Term, iq.Vector = q.Text, qvecs[i]
+			}
+			b, e := ids(ix, iq), ids(es, iq)
+			if !slices.Equal(b[:min(10, len(b))], e[:min(10, len(e))]) {
+				diff10++
+			}
+			if !slices.Equal(b, e) {
+				diff100++
+			}
+			ndcg += NDCG(e, q.Rel, 10)
+		}
+		t.Logf("%s on Elasticsearch: nDCG@10 %.3f; rankings unlike Bleve's: %d of %d queries in the first 10, %d in the first 100",
+			typ, ndcg/float64(len(c.Queries)), diff10, len(c.Queries), diff100)
+	}
+}
+
+// weightedRRF is reciprocal-rank fusion with the lexical list weighing w and the semantic
+// one 1 (a fusion variant measured against plain RRF).
+func weightedRRF(lex, sem []indexer.Hit, k int, w float64) []indexer.Hit {
+	score := map[string]float64{}
+	var out []indexer.Hit
+	for j, hs := range [][]indexer.Hit{lex, sem} {
+		weight := 1.0
+		if j == 0 {
+			weight = w
+		}
+		for i, h := range hs {
+			if _, ok := score[h.ContentID]; !ok {
+				out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version})
+			}
+			score[h.ContentID] += weight / float64(k+i+1)
+		}
+	}
+	for i := range out {
+		out[i].Score = score[out[i].ContentID]
+	}
+	indexer.Sort(out)
+	return out
+}
+
+// latency logs p50 and p99 of each search type over the collection's queries, five rounds,
+// the three types interleaved query by query so that the machine's load weighs on each alike
+// (the query vectors precomputed: embedding costs semantic and hybrid searches the same).
+func latency(t *testing.T, ctx context.Context, ix indexer.Index, c *Collection, qvecs [][]float32) {
+	types := []indexer.SearchType{indexer.Lexical, indexer.Semantic, indexer.Hybrid}
+	ds := make([][]time.Duration, len(types))
+	for range 5 {
+		for i, q := range c.Queries {
+			for k, typ := range types {
+				iq := indexer.Query{Tenant: Tenant, Type: typ, Limit: 10}
+				switch typ {
+				case indexer.Lexical:
+					iq.Term, iq.AnyTerm = q.Text, true
+				case indexer.Semantic:
+					iq.Vector = qvecs[i]
+				default:
+					iq.Term, iq.Vector = q.Text, qvecs[i]
+				}
+				start := time.Now()
+				if _, err := ix.Search(ctx, iq); err != nil {
+					t.Fatal(err)
+				}
+				ds[k] = append(ds[k], time.Since(start))
+			}
+		}
+	}
+	for k, typ := range types {
+		p50, p99 := Percentiles(ds[k])
+		name := typ.String()
+		if typ == indexer.Lexical {
+			name = "lexical any-term"
+		}
+		t.Logf("%s latency (%d searches, limit 10): p50 %v, p99 %v", name, len(ds[k]), p50, p99)
+	}
+}
