@@ -106,7 +106,7 @@ func dirSize(ctx context.Context, dir string) (int64, error) {
 	return n, err
 }
 
-// queueConsole is asynqmon over the Redis queues in the distributed mode (nil in the embedded
+// queueConsole is asynqmon over this deployment's Redis queues in the distributed mode (nil in the embedded
 // mode, whose queue lives in the record store), served to root at server.QueueConsolePath.
 func (a *App) queueConsole() http.Handler {
 	if a.Config.RedisURL == "" {
@@ -118,5 +118,6 @@ func (a *App) queueConsole() http.Handler {
 	}
 	h := asynqmon.New(asynqmon.Options{RootPath: server.QueueConsolePath, RedisConnOpt: opt})
 	a.closers = append(a.closers, h.Close)
-	return h
+	p := a.Config.queuePrefix()
+	return scopeQueues(h, server.QueueConsolePath, p+"default", p+IndexQueueName)
 }
