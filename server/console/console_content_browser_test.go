@@ -90,5 +90,11 @@ func TestConsoleContentInBrowser(t *testing.T) {
 		} else {
 			servertest.WaitJS(t, ctx, `document.querySelector("#search-error").textContent.indexOf("503: semantic search is unavailable") === 0`, "true", "503 shown")
 		}
+		if haveModel {
+			// The fused search: a keyword of the page and a paraphrase in one query.
+			search("HYBRID", "cake baking in the oven")
+			servertest.WaitJS(t, ctx, `document.querySelector("#search-hits .hit a").textContent`, "kitchen", "hybrid hit")
+			servertest.WaitJS(t, ctx, `/match_strength [01]\.\d{3}/.test(document.querySelector("#search-hits .hit").textContent)`, "true", "hybrid match strength shown")
+		}
 	})
 }
