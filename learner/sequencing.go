@@ -231,11 +231,7 @@ func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClai
 				return nil
 			}
 		}
-		kind := sequencing.Start
-		if st.Suspended != "" {
-			kind = sequencing.ResumeAll
-		}
-		res, nerr = st.Navigate(sequencing.Request{Kind: kind})
+		res, nerr = resumeOrStart(st)
 		if res.Deliver == "" && !res.SessionEnded && st.Current == "" {
 			// Lectern's policy: a course whose start delivers nothing (its root does not
 			// allow flow, as SCORM's defaults have it) starts with the first SCO the learner
@@ -255,6 +251,16 @@ func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClai
 		return nil, err
 	}
 	return navState(st, res, nerr), nil
+}
+
+// resumeOrStart begins a sequencing session as a launch does: resumeAll when an activity is
+// suspended, else start.
+func resumeOrStart(st *sequencing.State) (sequencing.Result, error) {
+	kind := sequencing.Start
+	if st.Suspended != "" {
+		kind = sequencing.ResumeAll
+	}
+	return st.Navigate(sequencing.Request{Kind: kind})
 }
 
 // launchableID reports whether id is a launchable activity of pkg.
@@ -291,11 +297,7 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 			if r, err := st.Navigate(sequencing.Request{Kind: sequencing.Choice, Target: actID}); err == nil && r.Deliver != "" {
 				return nil
 			}
-			kind := sequencing.Start
-			if st.Suspended != "" {
-				kind = sequencing.ResumeAll
-			}
-			_, _ = st.Navigate(sequencing.Request{Kind: kind})
+			_, _ = resumeOrStart(st)
 		}
 		return nil
 	})

@@ -280,37 +280,30 @@ func (s *State) singleLeaf() *node {
 // Objectives is what each objective of the activity (by objective id; an unnamed primary
 // objective is left out) holds now as sequencing reads it, through its objective maps: the
 // values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A status or
-// measure that is not known is left empty.
+// measure that is not known is left empty. It is Tracking's view in the run-time's words.
 func (s *State) Objectives(activityID string) map[string]ObjectiveOutcome {
-	n := s.node(activityID)
-	if n == nil {
+	r, ok := s.Tracking(activityID)
+	if !ok {
 		return nil
 	}
+	word := func(b *bool, yes, no string) string {
+		switch {
+		case b == nil:
+			return ""
+		case *b:
+			return yes
+		}
+		return no
+	}
 	out := map[string]ObjectiveOutcome{}
-	for _, o := range n.objs {
+	for _, o := range r.Objectives {
 		if o.ID == "" {
 			continue
 		}
-		var v ObjectiveOutcome
-		switch s.satisfied(n, o) {
-		case yes:
-			v.SuccessStatus = "passed"
-		case no:
-			v.SuccessStatus = "failed"
-		}
-		if m, ok := s.measure(n, o); ok {
-			v.ScoreScaled = &m
-		}
-		switch s.completedOf(n, o) {
-		case yes:
-			v.CompletionStatus = "completed"
-		case no:
-			v.CompletionStatus = "incomplete"
-		}
+		v := ObjectiveOutcome{SuccessStatus: word(o.Satisfied, "passed", "failed"),
+			CompletionStatus: word(o.Completed, "completed", "incomplete"), ScoreScaled: o.Measure}
 		if o.Primary {
-			if a, ok := s.amount(n); ok {
-				v.ProgressMeasure = &a
-			}
+			v.ProgressMeasure = r.Amount
 		}
 		out[o.ID] = v
 	}

@@ -480,8 +480,8 @@ func (s *State) st(n *node) *ActivityState {
 
 func (s *State) cur() *node { return s.node(s.Current) }
 
-// Activity returns the tracking data of an activity (nil for an unknown id), for progress
-// reports; the caller must not modify it.
+// Activity returns the stored tracking data of an activity (nil for an unknown id); the
+// caller must not modify it. Reports read Tracking, which applies objective map reads.
 func (s *State) Activity(id string) *ActivityState {
 	if n := s.node(id); n != nil {
 		return s.st(n)
