@@ -563,3 +563,23 @@ func TestCaseMismatchHint(t *testing.T) {
 		t.Errorf("warnings %q", pkg.Warnings)
 	}
 }
+
+// TestObjectiveIDsCompareNormalised: the same objective written with escapes in one place and
+// spaces in another names one objective (ADL OB-02a/b, OB-12a), so a rule's
+// referencedObjective and a map's targetObjectiveID find it.
+func TestObjectiveIDsCompareNormalised(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"obj1", "obj1"},
+		{"  %20obj%20%201%20  ", "obj 1"},
+		{"obj%201", "obj 1"},
+		{" ob%20j%201     ", "ob j 1"},
+		{"  gObj%20-%20OB%2002%20b ", "gObj - OB 02 b"},
+		{"       gObj%20%20-%20%20OB%2002%20b", "gObj - OB 02 b"},
+		{"urn:x:100%", "urn:x:100%"}, // not an escape: kept as written
+		{"a\tb\nc", "a b c"},
+	} {
+		if got := objectiveID(c.in); got != c.want {
+			t.Errorf("objectiveID(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -260,7 +260,7 @@ func (n *node) readsGlobals() bool {
 func (s *State) refreshReaders() {
 	for _, n := range s.t.nodes {
 		if n.readsGlobals() {
-			s.overallRollup(n)
+			s.rollupFrom(n, false)
 		}
 	}
 }

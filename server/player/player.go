@@ -170,7 +170,7 @@ body{display:flex;flex-direction:column}
   // SCORM 2004: the sequencer on the server decides (docs/sequencing.md). seq is its latest
   // view (table of contents, request_valid answers); navBusy while the page's own request
   // runs; pageGoing once the page unloads (commits then go by beacon).
-  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null;
+  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null, sentRequest = "";
   // The page's state across a reload of the same tab: exited, so a reload goes where
   // RedirectOnRefreshUrl says.
   var exitKey = "lectern-exited:" + cfg.runtimeUrl;
@@ -325,7 +325,7 @@ body{display:flex;flex-direction:column}
   function pendingRequest(params, meta) {
     if (meta && meta.isTerminateCommit && !navBusy && api && api.adl && api.adl.nav) {
       var r = api.adl.nav.request;
-      if (r && r !== "_none_") params["adl.nav.request"] = r;
+      if (r && r !== "_none_") params["adl.nav.request"] = sentRequest = r;
     }
     if (api && api.lecternSet) {
       Object.keys(params).forEach(function (k) {
@@ -344,9 +344,13 @@ body{display:flex;flex-direction:column}
   // single-SCO course exits, as before).
   function seqTerminated() {
     if (navBusy) return;
-    var nav = lastCommitNav;
+    var nav = lastCommitNav, request = sentRequest;
     lastCommitNav = null;
+    sentRequest = "";
     if (nav && (nav.deliver || nav.sessionEnded || nav.exception)) { setTimeout(function () { act(nav); }, 0); return; }
+    // The SCO asked to leave (exit) and nothing follows on its own: the LMS takes it away and
+    // the learner picks what comes next (ADL SX-09).
+    if (seq && request && scos.length > 1) { unload(); showMessage("This activity has ended. Choose what comes next from the contents or the controls."); return; }
     finished();
   }
   // sequenced prepares a SCORM 2004 API: its terminating commit goes synchronously while the
@@ -505,7 +509,7 @@ body{display:flex;flex-direction:column}
     scoWin = null;
   }
   function show(url) {
-    if (!windowed()) { $("launch-panel").hidden = true; frame.hidden = false; frame.src = url; return; }
+    if (!windowed()) { $("launch-panel").hidden = true; $("done").hidden = true; frame.hidden = false; frame.src = url; return; }
     frame.hidden = true;
     if (/AFTER_CLICK/.test(chrome.scoLaunch)) { panel(url, "Click Launch to open the activity in a new window."); return; }
     openWindow(url);
