@@ -413,7 +413,7 @@ var adlPassing = []string{
 	"OB-09a", "OB-09b", "OB-10a", "OB-10b", "OB-10c", "OB-10d", "OB-11a", "OB-11b", "OB-12a",
 	"OB-12b", "OB-12c", "OB-13a", "OB-13b", "OB-13c", "OB-14a", "OB-14b", "OB-15", "OB-16a", "OB-16b",
 	"OB-16c", "OB-16d", "OB-17a", "OB-17b", "RU-01aa", "RU-01ab", "RU-01ba", "RU-01bb", "RU-02a",
-	"RU-02b", "RU-03a", "RU-03b", "RU-04aa", "RU-04ab", "RU-04ba", "RU-04bb", "RU-04bd", "RU-05a",
+	"RU-02b", "RU-03a", "RU-03b", "RU-04aa", "RU-04ab", "RU-04ba", "RU-04bb", "RU-04bc", "RU-04bd", "RU-05a",
 	"RU-05b", "RU-06a", "RU-06b", "RU-07a", "RU-07b", "RU-07c", "RU-08a", "RU-08b", "RU-09", "RU-10",
 	"RU-11", "RU-12a", "RU-12b", "RU-13a", "RU-13b", "RU-13c", "RU-13e", "RU-14a", "RU-14b", "RU-14c",
 	"RU-14d", "RU-15a", "RU-15b", "RU-15c", "RU-15d", "RU-16", "RU-17a", "RU-17b", "RU-18a", "RU-18b", "RU-19a",

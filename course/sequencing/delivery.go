@@ -48,6 +48,9 @@ func (s *State) contentDelivery(n *node, retry bool) (resumed bool, err error) {
 				if st.AttemptCount == 1 {
 					st.ProgressStatus = true
 				}
+				if a.parent != nil {
+					st.ParentAttempt = s.st(a.parent).AttemptCount
+				}
 				s.beginAttempt(a, retry)
 			}
 		}

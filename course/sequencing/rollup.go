@@ -66,7 +66,7 @@ func (s *State) measureRollup(n *node) {
 		}
 		w := c.measureWeight()
 		counted += w
-		if m, ok := s.measure(c, c.primary()); ok {
+		if m, ok := s.measure(c, c.primary()); ok && !s.earlier(c, true) {
 			total += m * w
 			valid = true
 		}
@@ -92,7 +92,7 @@ func (s *State) completionMeasureRollup(n *node) {
 			w = ct.ProgressWeight
 		}
 		counted += w
-		if a, ok := s.amount(c); ok {
+		if a, ok := s.amount(c); ok && !s.earlier(c, false) {
 			total += a * w
 			valid = true
 		}
@@ -250,6 +250,14 @@ func (s *State) rollupConditions(c *node, r course.RollupRule) tri {
 	sawUnknown := false
 	for _, rc := range r.Conditions {
 		v := s.condition(c, rc)
+		if known, ok := earlierCondition[rc.Condition]; ok && s.earlier(c, known == "objective") {
+			// The child's information belongs to an earlier attempt of its parent, which
+			// judges this attempt by its children's current ones: not known yet.
+			v = unknown
+			if rc.Condition == "objectiveStatusKnown" || rc.Condition == "objectiveMeasureKnown" || rc.Condition == "activityProgressKnown" {
+				v = no
+			}
+		}
 		if rc.Operator == "not" {
 			v = v.not()
 		}
@@ -269,6 +277,35 @@ func (s *State) rollupConditions(c *node, r course.RollupRule) tri {
 		return yes
 	}
 	return no
+}
+
+// earlierCondition are the rollup conditions that read a child's objective or progress
+// information, by kind.
+var earlierCondition = map[string]string{
+	"satisfied": "objective", "objectiveStatusKnown": "objective", "objectiveMeasureKnown": "objective",
+	"objectiveMeasureGreaterThan": "objective", "objectiveMeasureLessThan": "objective",
+	"completed": "progress", "activityProgressKnown": "progress",
+}
+
+// earlier reports whether child c's objective (or progress) information belongs to an
+// earlier attempt of its parent than the current one, which its parent's
+// useCurrentAttemptObjectiveInfo (useCurrentAttemptProgressInfo), true by default, leaves out
+// of the parent's rollup (SN book, RB.1.4.2 and the control's definition). The child keeps
+// it for its own rules: a skip precondition still reads it (ADL SX-07d), a parent entered
+// again by a choice rolls up only what its new attempt did (ADL OB-03b, RU-04bc).
+func (s *State) earlier(c *node, objective bool) bool {
+	p := c.parent
+	if p == nil {
+		return false
+	}
+	st := s.st(c)
+	if st.AttemptCount == 0 || st.ParentAttempt == 0 || st.ParentAttempt == s.st(p).AttemptCount {
+		return false
+	}
+	if objective {
+		return boolOr(p.cm().UseCurrentAttemptObjectiveInfo, true)
+	}
+	return boolOr(p.cm().UseCurrentAttemptProgressInfo, true)
 }
 
 // checkChildForRollup is the Check Child for Rollup Subprocess (RB.1.4.2): rollupObjective

@@ -41,6 +41,10 @@ type ActivityState struct {
 	ProgressStatus bool `json:"progressStatus,omitempty"`
 	// AttemptCount is Activity Attempt Count.
 	AttemptCount int `json:"attemptCount,omitempty"`
+	// ParentAttempt is the parent's Attempt Count when this activity's attempt began: the
+	// attempt of the parent its tracking information belongs to (0: not known, a state saved
+	// before it was kept, taken as the parent's current attempt).
+	ParentAttempt int `json:"parentAttempt,omitempty"`
 	// AttemptProgressStatus is Attempt Progress Status: whether Completed is known.
 	AttemptProgressStatus bool `json:"attemptProgressStatus,omitempty"`
 	// Completed is Attempt Completion Status.

@@ -34,7 +34,7 @@ type Activity struct {
 	// page instead of running in its frame, and comes back through its returnURL.
 	OwnWindow bool `json:"ownWindow,omitempty"`
 	// Hide are the SCORM 2004 SCO's adlnav:hideLMSUI values: while it runs the page hides
-	// Previous (previous), Next (continue), Close (exit) and Exit (exitAll).
+	// Previous (previous), Next (continue), Close (exit), Suspend (suspendAll) and Exit (exitAll).
 	Hide []string `json:"hide,omitempty"`
 }
 
@@ -146,6 +146,7 @@ body{display:flex;flex-direction:column}
 {{- if .Chrome.Nav}}<button id="prev" type="button">Previous</button><button id="next" type="button">Next</button>{{end}}
 {{- if .Chrome.Close}}<button id="close" type="button">Close</button>{{end}}
 {{- if .Chrome.Help}}<button id="help-button" type="button" aria-controls="help" aria-expanded="false">Help</button>{{end}}
+{{- if and .Chrome.Finish .Nav}}<button id="suspend" type="button" title="Leave now and resume here next time">Suspend</button>{{end}}
 {{- if .Chrome.Finish}}<button id="exit" type="button">Exit</button>{{end}}</div>{{end}}
 <div id="warning" role="alert" hidden></div>
 <div id="main">{{if .Chrome.Structure}}<nav id="toc" aria-label="Contents"></nav>{{end}}<iframe id="frame" title="Course content"></iframe>
@@ -170,7 +171,7 @@ body{display:flex;flex-direction:column}
   // SCORM 2004: the sequencer on the server decides (docs/sequencing.md). seq is its latest
   // view (table of contents, request_valid answers); navBusy while the page's own request
   // runs; pageGoing once the page unloads (commits then go by beacon).
-  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null, sentRequest = "";
+  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null, sentRequest = "", suspending = false;
   // The page's state across a reload of the same tab: exited, so a reload goes where
   // RedirectOnRefreshUrl says.
   var exitKey = "lectern-exited:" + cfg.runtimeUrl;
@@ -268,7 +269,7 @@ body{display:flex;flex-direction:column}
     if ($("next")) $("next").disabled = !v.continue;
     // The running SCO's adlnav:hideLMSUI: it offers these itself (adl.nav.request).
     var hide = (scos[current] && scos[current].hide) || [];
-    [["prev", "previous"], ["next", "continue"], ["close", "exit"], ["exit", "exitAll"]].forEach(function (c) {
+    [["prev", "previous"], ["next", "continue"], ["close", "exit"], ["suspend", "suspendAll"], ["exit", "exitAll"]].forEach(function (c) {
       if ($(c[0])) $(c[0]).hidden = hide.indexOf(c[1]) >= 0;
     });
   }
@@ -323,7 +324,10 @@ body{display:flex;flex-direction:column}
   // completes the attempt; ADL SX-02).
   var defaulted = /^cmi\.(objectives\.\d+\.)?(completion_status|success_status)$/;
   function pendingRequest(params, meta) {
-    if (meta && meta.isTerminateCommit && !navBusy && api && api.adl && api.adl.nav) {
+    // The learner's Suspend suspends the SCO whatever its cmi.exit says, so its next session
+    // resumes (entry resume) where this one was left.
+    if (meta && meta.isTerminateCommit && suspending) params["cmi.exit"] = "suspend";
+    if (meta && meta.isTerminateCommit && !navBusy && !exiting && api && api.adl && api.adl.nav) {
       var r = api.adl.nav.request;
       if (r && r !== "_none_") params["adl.nav.request"] = sentRequest = r;
     }
@@ -368,9 +372,13 @@ body{display:flex;flex-direction:column}
     }
     var setter = a.SetValue;
     a.lecternSet = {}; // the elements the SCO set in this session
-    a.SetValue = function (el) {
+    a.SetValue = function (el, v) {
+      var ok = setter.apply(a, arguments);
       if (typeof el === "string") a.lecternSet[el] = true;
-      return setter.apply(a, arguments);
+      // cmi.exit is write-only to the SCO (scorm-again's getter throws): the player keeps
+      // what the SCO left there for its Exit button.
+      if (el === "cmi.exit" && ok === "true") a.lecternExitValue = String(v);
+      return ok;
     };
     var get = a.GetValue;
     a.GetValue = function (el) {
@@ -462,11 +470,14 @@ body{display:flex;flex-direction:column}
       return set.apply(api, arguments);
     };
   }
+  // finishedText is the page's closing message; showMessage() without a text shows it, not
+  // whatever message the page showed last.
+  var finishedText = $("done").textContent;
   function showMessage(text) {
     frame.hidden = true;
     $("launch-panel").hidden = true;
     var d = $("done"); d.hidden = false;
-    if (text) d.textContent = text;
+    d.textContent = text || finishedText;
   }
   // follow goes where a redirect setting says: closer, blank, message or a URL.
   function follow(r) {
@@ -562,7 +573,28 @@ body{display:flex;flex-direction:column}
     var h = $("help"); h.hidden = !h.hidden;
     this.setAttribute("aria-expanded", String(!h.hidden));
   };
+  // leave ends a sequenced course's session as the learner asks (SN book: exitAll ends the
+  // attempt on the course, suspendAll keeps the place): the running SCO terminates first, its
+  // own pending request giving way to the learner's. Exit of a SCO that set cmi.exit to
+  // "suspend" suspends: the content asked to come back where the learner left it, and ending
+  // the attempt would lose that place (RTE 4.2.8).
+  function leave(request) {
+    if (navBusy) return;
+    navBusy = true;
+    exiting = true;
+    var a = api;
+    suspending = request === "suspendAll";
+    endSco(function () {
+      var r = request || (a && a.lecternExitValue === "suspend" ? "suspendAll" : "exitAll");
+      var req = new XMLHttpRequest();
+      req.open("POST", cfg.runtimeUrl + "/navigate?request=" + r);
+      req.onloadend = function () { navBusy = false; exit(); };
+      req.send();
+    });
+  }
+  if ($("suspend")) $("suspend").onclick = function () { leave("suspendAll"); };
   if ($("exit")) $("exit").onclick = function () {
+    if (seq) { leave(""); return; }
     exiting = true;
     // Unloading the content makes it finish its session (LMSFinish / Terminate), which
     // commits through sendBeacon; content that never finishes still exits.

@@ -132,3 +132,60 @@ func TestHideLMSUIInBrowser(t *testing.T) {
 		servertest.WaitJS(t, ctx, shown, "false,false,false", "the controls back for the second SCO")
 	})
 }
+
+// scoEntry reports its cmi.entry, and suspends when asked (window.suspendMe).
+const scoEntry = `<!DOCTYPE html><html><body><p id="status">loading</p><script>
+function find(w){while(!w.API_1484_11&&w.parent&&w.parent!==w){w=w.parent}return w.API_1484_11}
+var api=find(window),n=location.search.slice(1);
+api.Initialize("");
+document.getElementById("status").textContent="ready|"+n+"|"+api.GetValue("cmi.entry");
+window.suspendMe=function(){return api.SetValue("cmi.exit","suspend")+api.Commit("")};
+</script></body></html>`
+
+// TestExitAndSuspendInBrowser (issue 24): in a sequenced course the player's Suspend is the
+// learner's suspendAll (the next launch resumes the activity, entry resume), its Exit is
+// exitAll (the next launch starts the course again), except that Exit of a SCO that set
+// cmi.exit to suspend suspends, so content that asked to come back where the learner left
+// it does.
+func TestExitAndSuspendInBrowser(t *testing.T) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		ctx := servertest.Browser(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "two", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": servertest.Manifest2004, "sco.html": scoEntry}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "two", "registrationId": "r1",
+			"learner": map[string]any{"id": "ann"}}), 204, "create r1")
+		launch := func() {
+			t.Helper()
+			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r1/launchLink"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ended := func(what string) {
+			t.Helper()
+			servertest.WaitJS(t, ctx, `document.getElementById("done").hidden+"|"+document.getElementById("done").textContent`,
+				"false|You have finished this course. You can close this window.", what)
+		}
+		launch()
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|one|ab-initio", "first SCO")
+		servertest.Click(t, ctx, `document.getElementById("next")`)
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|two|ab-initio", "second SCO")
+		servertest.Click(t, ctx, `document.getElementById("suspend")`)
+		ended("the session ends on Suspend")
+		launch()
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|two|resume", "the relaunch after Suspend resumes the second SCO")
+
+		// The SCO asks to be suspended; the learner presses Exit.
+		servertest.WaitJS(t, ctx, `document.getElementById("frame").contentWindow.suspendMe()`, "truetrue", "the SCO sets cmi.exit suspend")
+		servertest.Click(t, ctx, `document.getElementById("exit")`)
+		ended("the session ends on Exit")
+		launch()
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|two|resume", "the relaunch after Exit of a suspending SCO resumes it")
+
+		// Exit of a SCO that did not ask to be suspended ends the attempt on the course.
+		servertest.Click(t, ctx, `document.getElementById("exit")`)
+		ended("the session ends on Exit")
+		launch()
+		servertest.WaitJS(t, ctx, servertest.InFramePage, "ready|one|ab-initio", "the relaunch after Exit starts the course again")
+	})
+}
