@@ -417,28 +417,35 @@ func (b *activityBatch) add(st *xapi.Statement) {
 
 // mergeActivities keeps the canonical definition of every activity the statements define
 // (the batch's definitions merged by activityBatch), not writing one the merge leaves as it
-// was. Failures are logged: the statements are stored already.
+// was: the stored ones are read in one request and the changed ones written in one, so a
+// batch of 1,000 new activities costs two round trips, not 2,000. Failures are logged: the
+// statements are stored already.
 func (w *Writer) mergeActivities(ctx context.Context, tid string, acts *activityBatch) {
 	batch, order := acts.defs, acts.order
+	if len(order) == 0 {
+		return
+	}
+	stored, err := w.store.GetActivities(ctx, tid, order)
+	if err != nil {
+		w.log.Warn("lrs: read activities", "tenant", tid, "activities", len(order), "error", err)
+		return
+	}
+	changed := make(map[string]json.RawMessage)
 	for _, id := range order {
-		act := batch[id]
-		old, err := w.store.GetActivity(ctx, tid, id)
-		if err != nil && !errors.Is(err, statements.ErrNotFound) {
-			w.log.Warn("lrs: read activity", "tenant", tid, "activity", id, "error", err)
-			continue
-		}
-		merged := act
+		act, old := batch[id], stored[id]
 		if bytes.Equal(old, act) {
 			continue
 		}
+		merged := act
 		if old != nil {
 			merged = xapi.MergeActivity(old, act)
 			if bytes.Equal(merged, old) {
 				continue
 			}
 		}
-		if err := w.store.PutActivity(ctx, tid, id, merged); err != nil {
-			w.log.Warn("lrs: store activity", "tenant", tid, "activity", id, "error", err)
-		}
+		changed[id] = merged
+	}
+	if err := w.store.PutActivities(ctx, tid, changed); err != nil {
+		w.log.Warn("lrs: store activities", "tenant", tid, "activities", len(changed), "error", err)
 	}
 }

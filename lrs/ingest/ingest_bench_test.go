@@ -34,6 +34,10 @@ func (nullStore) PutActivity(context.Context, string, string, json.RawMessage) e
 func (nullStore) GetActivity(context.Context, string, string) (json.RawMessage, error) {
 	return nil, statements.ErrNotFound
 }
+func (nullStore) GetActivities(context.Context, string, []string) (map[string]json.RawMessage, error) {
+	return map[string]json.RawMessage{}, nil
+}
+func (nullStore) PutActivities(context.Context, string, map[string]json.RawMessage) error { return nil }
 
 // batchBody is a POST body of n statements of the kind a course sends (about 900 bytes
 // each): an actor, a verb with a display, an activity with a definition, a result and a

@@ -24,6 +24,8 @@ type recordingStore struct {
 	ids          []string
 	voids        map[string]string
 	activities   int
+	// activityReads and activityWrites count the store calls the activity merge made.
+	activityReads, activityWrites int
 }
 
 func (s *recordingStore) Put(_ context.Context, _ string, batch []*statements.Statement, _ []*statements.Attachment) error {
@@ -52,6 +54,23 @@ func (s *recordingStore) record(batch []*statements.Statement) {
 
 func (s *recordingStore) PutActivity(context.Context, string, string, json.RawMessage) error {
 	s.activities++
+	s.activityWrites++
+	return nil
+}
+
+func (s *recordingStore) GetActivity(context.Context, string, string) (json.RawMessage, error) {
+	s.activityReads++
+	return nil, statements.ErrNotFound
+}
+
+func (s *recordingStore) GetActivities(context.Context, string, []string) (map[string]json.RawMessage, error) {
+	s.activityReads++
+	return map[string]json.RawMessage{}, nil
+}
+
+func (s *recordingStore) PutActivities(_ context.Context, _ string, acts map[string]json.RawMessage) error {
+	s.activities += len(acts)
+	s.activityWrites++
 	return nil
 }
 
@@ -102,6 +121,10 @@ func TestLargeBatchInChunks(t *testing.T) {
 	}
 	if s.activities != n {
 		t.Fatalf("%d activity definitions merged, want %d", s.activities, n)
+	}
+	// The merge reads and writes a thousand activities at a time, not one by one.
+	if want := (n + 999) / 1000; s.activityReads != want || s.activityWrites != want {
+		t.Fatalf("the activity merge made %d reads and %d writes for %d activities, want %d of each", s.activityReads, s.activityWrites, n, want)
 	}
 
 	small := &recordingStore{}

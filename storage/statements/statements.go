@@ -235,6 +235,11 @@ type Activities interface {
 	PutActivity(ctx context.Context, tenant, id string, activity json.RawMessage) error
 	// GetActivity returns the stored activity object or ErrNotFound.
 	GetActivity(ctx context.Context, tenant, id string) (json.RawMessage, error)
+	// GetActivities returns the stored activity objects of ids, by id; an id with none is
+	// left out. A statement batch's activities are read in one request, not one each.
+	GetActivities(ctx context.Context, tenant string, ids []string) (map[string]json.RawMessage, error)
+	// PutActivities stores (replaces) the activity objects, by id, in one write.
+	PutActivities(ctx context.Context, tenant string, acts map[string]json.RawMessage) error
 }
 
 // Backend is everything the LRS needs from one backend.

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
@@ -70,4 +72,75 @@ func (s *Store) GetActivity(ctx context.Context, tenant, id string) (json.RawMes
 		return nil, fmt.Errorf("statements/elastic: activity %s: %w", id, statements.ErrNotFound)
 	}
 	return json.RawMessage(res.Source.Activity), nil
+}
+
+// GetActivities returns the stored activity objects of ids in one multi-get (realtime, like
+// GetActivity); ids with none are left out.
+func (s *Store) GetActivities(ctx context.Context, tenant string, ids []string) (map[string]json.RawMessage, error) {
+	if err := validTenant(tenant); err != nil {
+		return nil, err
+	}
+	byDoc := make(map[string]string, len(ids))
+	docIDs := make([]string, 0, len(ids))
+	for _, id := range ids {
+		d := activityID(tenant, id)
+		if _, dup := byDoc[d]; !dup {
+			byDoc[d] = id
+			docIDs = append(docIDs, d)
+		}
+	}
+	out := make(map[string]json.RawMessage, len(ids))
+	for len(docIDs) > 0 {
+		part := docIDs[:min(len(docIDs), activitiesPerRequest)]
+		docIDs = docIDs[len(part):]
+		found, err := s.mget(ctx, "get activities", s.acts, part, nil)
+		if err != nil {
+			return nil, err
+		}
+		for d, h := range found {
+			var doc actDoc
+			if err := json.Unmarshal(h.Source, &doc); err != nil {
+				return nil, fmt.Errorf("statements/elastic: activity document %s: %w", d, err)
+			}
+			if id := byDoc[d]; doc.Tenant == tenant && doc.ActivityID == id {
+				out[id] = json.RawMessage(doc.Activity)
+			}
+		}
+	}
+	return out, nil
+}
+
+// activitiesPerRequest bounds one multi-get or bulk request of activities (a batch merges at
+// most 1,000 at a time; this keeps one request's body small).
+const activitiesPerRequest = 500
+
+// PutActivities stores (replaces) the activity objects in bulk requests; an item the cluster
+// refuses fails the call.
+func (s *Store) PutActivities(ctx context.Context, tenant string, acts map[string]json.RawMessage) error {
+	if err := validTenant(tenant); err != nil {
+		return err
+	}
+	ops := make([]bulkOp, 0, len(acts))
+	for _, id := range slices.Sorted(maps.Keys(acts)) {
+		a := acts[id]
+		if id == "" || !json.Valid(a) {
+			return fmt.Errorf("statements/elastic: activity %q: %w", id, statements.ErrInvalid)
+		}
+		ops = append(ops, bulkOp{action: "index", index: s.acts, id: activityID(tenant, id),
+			doc: actDoc{Tenant: tenant, ActivityID: id, Activity: string(a)}})
+	}
+	for len(ops) > 0 {
+		part := ops[:min(len(ops), activitiesPerRequest)]
+		ops = ops[len(part):]
+		items, err := s.bulk(ctx, "put activities", part)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := it.err("put activities"); err != nil {
+				return fmt.Errorf("statements/elastic: %w", err)
+			}
+		}
+	}
+	return nil
 }

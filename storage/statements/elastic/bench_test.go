@@ -69,3 +69,7 @@ func benchStore(b *testing.B) *Store {
 func BenchmarkQuery(b *testing.B) {
 	statementstest.BenchQuery(b, benchStore(b), time.Now())
 }
+
+// BenchmarkActivityMerge compares a batch's activity merge one activity at a time with the
+// batched reads and writes the LRS makes (statementstest.BenchActivityMerge).
+func BenchmarkActivityMerge(b *testing.B) { statementstest.BenchActivityMerge(b, newStore(b)) }

@@ -167,3 +167,14 @@ func TestGroupCommit(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkActivityMerge compares a batch's activity merge one activity at a time with the
+// batched reads and writes the LRS makes (statementstest.BenchActivityMerge).
+func BenchmarkActivityMerge(b *testing.B) {
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "statements.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	statementstest.BenchActivityMerge(b, s)
+}

@@ -3,10 +3,13 @@ package statementstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -167,4 +170,48 @@ func BenchQuery(b *testing.B, s statements.Store, mid time.Time) {
 			ReportPercentiles(b, lat)
 		})
 	}
+}
+
+// BenchActivityMerge measures the activity merge of one statement batch of 1,000 new
+// activities side by side: "one-by-one" reads and writes each activity alone (as the merge
+// did before 2026-12-07), "batched" reads them in one GetActivities and writes them in one
+// PutActivities. Each run uses new activity ids, so every write is an insert.
+func BenchActivityMerge(b *testing.B, s statements.Activities) {
+	ctx := context.Background()
+	run := 0
+	batch := func() map[string]json.RawMessage {
+		run++
+		acts := make(map[string]json.RawMessage, 1000)
+		for i := range 1000 {
+			id := fmt.Sprintf("http://example.com/bench/%d/%d", run, i)
+			acts[id] = json.RawMessage(`{"id":"` + id + `","definition":{"name":{"en":"Question ` + strconv.Itoa(i) + `"}}}`)
+		}
+		return acts
+	}
+	b.Run("one-by-one", func(b *testing.B) {
+		for b.Loop() {
+			for id, a := range batch() {
+				if _, err := s.GetActivity(ctx, BenchTenant, id); err != nil && !errors.Is(err, statements.ErrNotFound) {
+					b.Fatal(err)
+				}
+				if err := s.PutActivity(ctx, BenchTenant, id, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "activities/s")
+	})
+	b.Run("batched", func(b *testing.B) {
+		for b.Loop() {
+			acts := batch()
+			ids := slices.Collect(maps.Keys(acts))
+			if _, err := s.GetActivities(ctx, BenchTenant, ids); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.PutActivities(ctx, BenchTenant, acts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "activities/s")
+	})
 }

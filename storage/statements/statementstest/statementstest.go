@@ -14,13 +14,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lectern-lms/lectern/internal/testenv"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lectern-lms/lectern/internal/testenv"
 
 	"github.com/lectern-lms/lectern/storage/statements"
 )
@@ -992,6 +994,44 @@ func testActivities(t *testing.T, b statements.Backend) {
 	}
 	if got, err := b.GetActivity(ctx, "t1", act1); err != nil || !jsonEqual(got, v2) {
 		t.Fatalf("activity after replace: %s %v", got, err)
+	}
+
+	// Many at once: a statement batch's activities are read and written in one call each,
+	// beyond one request's or statement's bound, and per tenant.
+	many := map[string]json.RawMessage{}
+	var ids []string
+	for i := range 1203 {
+		id := fmt.Sprintf("http://example.com/batch/%d", i)
+		many[id] = json.RawMessage(`{"id":"` + id + `","definition":{"name":{"en":"A ` + strconv.Itoa(i) + `"}}}`)
+		ids = append(ids, id)
+	}
+	many[act1] = v1 // replaces v2
+	if err := b.PutActivities(ctx, "t1", many); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.GetActivities(ctx, "t1", append(ids, act1, "http://example.com/none", ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(many) {
+		t.Fatalf("GetActivities found %d, want %d (an absent id left out, a repeated one once)", len(got), len(many))
+	}
+	for id, want := range many {
+		if !jsonEqual(got[id], want) {
+			t.Fatalf("GetActivities %s: %s, want %s", id, got[id], want)
+		}
+	}
+	if one, err := b.GetActivity(ctx, "t1", ids[1202]); err != nil || !jsonEqual(one, many[ids[1202]]) {
+		t.Fatalf("an activity PutActivities stored, read alone: %s %v", one, err)
+	}
+	if other, err := b.GetActivities(ctx, "t2", ids[:10]); err != nil || len(other) != 0 {
+		t.Fatalf("another tenant reads %d of t1's activities (%v)", len(other), err)
+	}
+	if err := b.PutActivities(ctx, "t1", map[string]json.RawMessage{"": json.RawMessage(`{}`)}); !errors.Is(err, statements.ErrInvalid) {
+		t.Fatalf("an activity without id: want ErrInvalid, got %v", err)
+	}
+	if err := b.PutActivities(ctx, "t1", nil); err != nil {
+		t.Fatalf("no activities: %v", err)
 	}
 }
 
