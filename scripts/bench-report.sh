@@ -593,3 +593,20 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkView/' | awk '
     printf "|%s|%s:|%s:|\n", "--------------------------", "------------", "------------"
     for (i = 1; i <= n; i++) print rows[i]
   }'
+
+# ---------------------------------------------------------------------------------------------
+# A statement batch's activity merge (issue 22): 1,000 new activities read and stored one by
+# one (as before 2026-12-07) and batched (GetActivities, PutActivities), on both backends.
+cmd=(go test -run='^$' -bench='^BenchmarkActivityMerge$' -benchtime=3x ./storage/statements/sqlite/ ./storage/statements/elastic/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | awk '
+  $1 == "pkg:" { be = ($2 ~ /\/elastic$/) ? "Elasticsearch" : "SQLite" }
+  $1 ~ /^BenchmarkActivityMerge\// { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkActivityMerge\//, "", name)
+    ms[be "|" name] = $3 / 1e6 }
+  END {
+    printf "| %-14s | %12s | %12s | %8s |\n", "Activity merge", "one by one ms", "batched ms", "ratio"
+    printf "|%s|%s:|%s:|%s:|\n", "----------------", "--------------", "--------------", "----------"
+    split("SQLite Elasticsearch", bes, " ")
+    for (i = 1; i <= 2; i++) { b = bes[i]; o = ms[b "|one-by-one"]; t = ms[b "|batched"]
+      printf "| %-14s | %12.1f | %12.1f | %8s |\n", b, o, t, (t > 0) ? sprintf("%.0f×", o / t) : "-" }
+  }'
