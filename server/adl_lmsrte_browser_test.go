@@ -472,7 +472,15 @@ func (r *lmsRunner) control(js string) string {
 	return s
 }
 
+// lmsRootOf is how the scripts name the root activity: "the activity that corresponds to the
+// root of "<the organization's title>""; the tester finds it by that title.
+var lmsRootOf = regexp.MustCompile(`^the activity that corresponds to the root of "(.*)"$`)
+
+// tocEntry finds the table of contents' entry of the activity the script names by its title.
 func tocEntry(title string) string {
+	if m := lmsRootOf.FindStringSubmatch(title); m != nil {
+		title = strings.TrimSpace(m[1])
+	}
 	q, _ := json.Marshal(title)
 	return `Array.from(document.querySelectorAll("#toc button, #toc div")).filter(function(b){return b.textContent.trim()===` + string(q) + `})[0]`
 }
@@ -732,10 +740,8 @@ func lmsReason(p string) string {
 // TestADLLMSConformanceDoc keeps docs/conformance.md's table generated from it.
 var lmsFailing = map[string]string{
 	"API":     "Act2V1: activity 1 delivered, want activity 2",
-	"CM-04b":  "Act14V1: the tester cannot press Choice~the activity that corresponds to the root of \"LMS Test Content Package CM-04b\" is missing",
 	"CM-07c":  "Act13V1: toc.visible@Activity 6 is true, want N",
-	"CM-07d":  "Act3V1: toc.enabled.selectable@the activity that corresponds to the root of \"LMS Test Content Package CM-07d\" is false, want Y",
-	"CM-07e":  "Act6V1: toc.enabled.selectable@the activity that corresponds to the root of \"LMS Test Content Package CM-07e\" is false, want Y",
+	"CM-07d":  "Act3V1: continue.enabled is false, want Y",
 	"CM-09ba": "Act1V2: activity 3 delivered, want activity 1",
 	"CM-10":   "Act4V1: activity 1 delivered, want activity 4",
 	"CO-07b":  "Act3V1: activity 1 delivered, want activity 3",
