@@ -747,7 +747,7 @@ var lmsFailing = map[string]string{
 	"CO-07b":  "Act3V1: activity 1 delivered, want activity 3",
 	"CO-10":   "Act2V1: GET(cmi.objectives.0.completion_status) returned \"completed\", want \"incomplete\"",
 	"DMB":     "Act1V6: GET(cmi.entry) returned \"resume\", want \"ab-initio\"",
-	"DMI":     "Act1V1: running the SCO: scorm-again throws TypeError: n.getExitValueInternal is not a function",
+	"DMI":     "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",
 	"OB-02a":  "Act3V1: activity 2 delivered, want activity 3",
 	"OB-02b":  "Act3V1: activity 2 delivered, want activity 3",
 	"OB-03b":  "Act4V2: activity 9 delivered, want activity 4",
