@@ -173,9 +173,9 @@ func (p *parser) sequencing(n *node, where string) *course.Sequencing {
 
 // adlObjective reads an adlseq:objective and its adlseq:mapInfo elements.
 func (p *parser) adlObjective(n *node, where string) course.ADLObjective {
-	o := course.ADLObjective{ObjectiveID: n.attrS("objectiveID"), Maps: []course.ADLObjectiveMap{}}
+	o := course.ADLObjective{ObjectiveID: n.attrID("objectiveID"), Maps: []course.ADLObjectiveMap{}}
 	for _, mi := range n.all("mapInfo") {
-		target := mi.attrS("targetObjectiveID")
+		target := mi.attrID("targetObjectiveID")
 		if target == "" {
 			p.warnf("%s: adlseq:mapInfo of objective %q has no targetObjectiveID; ignored", where, o.ObjectiveID)
 			continue
@@ -206,7 +206,7 @@ func (p *parser) seqRule(r *node, where string) course.SequencingRule {
 			rule.Conditions = append(rule.Conditions, course.RuleCondition{
 				Condition:           c.attrS("condition"),
 				Operator:            c.attrS("operator"),
-				ReferencedObjective: c.attrS("referencedObjective"),
+				ReferencedObjective: c.attrID("referencedObjective"),
 				MeasureThreshold:    p.floatAttr(c, "measureThreshold", where),
 			})
 		}
@@ -221,7 +221,7 @@ func (p *parser) seqRule(r *node, where string) course.SequencingRule {
 // with their IMS SS defaults applied (read* true, write* false) because ObjectiveMap has no
 // pointers to express "absent".
 func (p *parser) objective(n *node, where string) course.Objective {
-	o := course.Objective{ID: n.attrS("objectiveID")}
+	o := course.Objective{ID: n.attrID("objectiveID")}
 	if b := p.boolAttr(n, "satisfiedByMeasure", where); b != nil {
 		o.SatisfiedByMeasure = *b
 	}
@@ -238,7 +238,7 @@ func (p *parser) objective(n *node, where string) course.Objective {
 			continue
 		}
 		m := course.ObjectiveMap{
-			TargetObjectiveID:     mi.attrS("targetObjectiveID"),
+			TargetObjectiveID:     mi.attrID("targetObjectiveID"),
 			ReadSatisfiedStatus:   true,
 			ReadNormalizedMeasure: true,
 		}
