@@ -745,7 +745,6 @@ var lmsFailing = map[string]string{
 	"CM-10":   "Act4V1: activity 1 delivered, want activity 4",
 	"CO-07b":  "Act3V1: activity 1 delivered, want activity 3",
 	"CO-10":   "Act2V1: GET(cmi.objectives.0.completion_status) returned \"completed\", want \"incomplete\"",
-	"DMB":     "Act1V6: GET(cmi.entry) returned \"resume\", want \"ab-initio\"",
 	"DMI":     "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",
 	"OB-03b":  "Act4V2: activity 9 delivered, want activity 4",
 	"OB-03c":  "Act9V1: activity 4 delivered, want activity 9",
