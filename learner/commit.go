@@ -90,6 +90,9 @@ func (s *Service) commit(ctx context.Context, c *Commit) error {
 	// SCORM 1.2 RTE (cmi.core.lesson_status): a SCO that finishes without having set a status
 	// is completed. Only a credit launch changes the status (a no-credit session keeps it).
 	c.Data.Finish12 = c.Exit && c.Dialect == scormrt.SCORM12 && c.Version.Standard != course.AICC && !sess.NoCredit
+	if c.Exit && c.Dialect == scormrt.SCORM2004 {
+		c.Data.Values = suspendedByRequest(c.Data.Values, c.Data.NavRequest)
+	}
 	rec, err := s.d.Runtime.Commit(ctx, sess.Tenant, reg.ID, in.Key, act.ID, c.Dialect, c.Attempt, c.Data)
 	if err != nil {
 		return err
@@ -100,6 +103,24 @@ func (s *Service) commit(ctx context.Context, c *Commit) error {
 		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)
 	}
 	return nil
+}
+
+// suspendedByRequest is the terminating commit's data of a SCORM 2004 SCO that left the
+// navigation request navRequest: a suspendAll suspends the SCO's attempt as cmi.exit
+// "suspend" does (SN book, Suspend All; RTE 4.2.7: the next launch's cmi.entry is "resume"
+// and the data is the suspended attempt's, ADL DMB), so the data says cmi.exit "suspend"
+// and the next load resumes it. Any other request leaves v as it is; v is not changed in
+// place (a commit's Values may be replaced, never changed).
+func suspendedByRequest(v scormrt.Values, navRequest string) scormrt.Values {
+	if navRequest != "suspendAll" || v["cmi.exit"] == "suspend" {
+		return v
+	}
+	out := make(scormrt.Values, len(v)+1)
+	for k, x := range v {
+		out[k] = x
+	}
+	out["cmi.exit"] = "suspend"
+	return out
 }
 
 // HACPPut stores an AICC PutParam: HACP has no commit counter, so requests are ordered by

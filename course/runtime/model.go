@@ -380,7 +380,7 @@ var model12 = []element{
 var model2004 = []element{
 	vocab("cmi.completion_status", "completed", "incomplete", "not attempted", "unknown"),
 	vocab("cmi.success_status", "passed", "failed", "unknown"),
-	vocab("cmi.exit", "timeout", "suspend", "logout", "normal", ""),
+	vocab("cmi.exit", "time-out", "suspend", "logout", "normal", ""),
 	str("cmi.location", 1000),
 	num("cmi.progress_measure", kReal, 0, 1),
 	num("cmi.score.scaled", kReal, -1, 1),

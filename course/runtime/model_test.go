@@ -37,6 +37,9 @@ func TestValidate(t *testing.T) {
 		{SCORM2004, "cmi.score.scaled", "1.5", false, CodeRange2004},
 		{SCORM2004, "cmi.score.scaled", "high", false, CodeType2004},
 		{SCORM2004, "cmi.progress_measure", "-0.1", false, CodeRange2004},
+		{SCORM2004, "cmi.exit", "time-out", true, 0}, // RTE 4.2.8's spelling (ADL DMB)
+		{SCORM2004, "cmi.exit", "timeout", false, CodeType2004},
+		{SCORM2004, "cmi.exit", "normal", true, 0},
 		{SCORM2004, "cmi.session_time", "PT1H2M3.5S", true, 0},
 		{SCORM2004, "cmi.session_time", "01:00:00", false, CodeType2004},
 		{SCORM2004, "cmi.session_time", "PT", false, CodeType2004},

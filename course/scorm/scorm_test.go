@@ -564,22 +564,43 @@ func TestCaseMismatchHint(t *testing.T) {
 	}
 }
 
-// TestObjectiveIDsCompareNormalised: the same objective written with escapes in one place and
-// spaces in another names one objective (ADL OB-02a/b, OB-12a), so a rule's
-// referencedObjective and a map's targetObjectiveID find it.
-func TestObjectiveIDsCompareNormalised(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+// TestObjectiveIDWhitespace checks that objective identifiers (anyURI) are compared as ADL's
+// LMS compares them: %20 decoded, trimmed, inner whitespace collapsed (ADL OB-02a, OB-12a).
+func TestObjectiveIDWhitespace(t *testing.T) {
+	tests := []struct{ in, want string }{
 		{"obj1", "obj1"},
-		{"  %20obj%20%201%20  ", "obj 1"},
-		{"obj%201", "obj 1"},
 		{" ob%20j%201     ", "ob j 1"},
-		{"  gObj%20-%20OB%2002%20b ", "gObj - OB 02 b"},
-		{"       gObj%20%20-%20%20OB%2002%20b", "gObj - OB 02 b"},
-		{"urn:x:100%", "urn:x:100%"}, // not an escape: kept as written
-		{"a\tb\nc", "a b c"},
-	} {
-		if got := objectiveID(c.in); got != c.want {
-			t.Errorf("objectiveID(%q) = %q, want %q", c.in, got, c.want)
+		{"    ob%20%20%20j%20%201  ", "ob j 1"},
+		{"  %20obj%20%201%20  ", "obj 1"},
+		{"gObj\t-\n OB02b", "gObj - OB02b"},
+		{"urn:x%2Fy", "urn:x%2Fy"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := collapseID(tt.in); got != tt.want {
+			t.Errorf("collapseID(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+	m := `<manifest identifier="m" ` + coursetest.NS2004 + `><metadata><schema>ADL SCORM</schema><schemaversion>2004 4th Edition</schemaversion></metadata>
+	<organizations default="o"><organization identifier="o"><title>T</title>
+	<item identifier="i" identifierref="r"><title>I</title><imsss:sequencing>
+	<imsss:sequencingRules><imsss:preConditionRule><imsss:ruleConditions><imsss:ruleCondition condition="satisfied" referencedObjective="  ob%20%20j " /></imsss:ruleConditions><imsss:ruleAction action="skip"/></imsss:preConditionRule></imsss:sequencingRules>
+	<imsss:objectives><imsss:primaryObjective/><imsss:objective objectiveID=" ob%20j  "><imsss:mapInfo targetObjectiveID=" g%20%20one "/></imsss:objective></imsss:objectives>
+	</imsss:sequencing></item></organization></organizations>
+	<resources><resource identifier="r" type="webcontent" adlcp:scormType="sco" href="a.html"><file href="a.html"/></resource></resources></manifest>`
+	seq := find(t, mustParse(t, coursetest.SCORMFS(m, "a.html")), "i").Sequencing
+	if seq == nil || len(seq.Objectives) == 0 {
+		t.Fatalf("sequencing %+v", seq)
+	}
+	var ids []string
+	for _, o := range seq.Objectives {
+		ids = append(ids, o.ID)
+		for _, mi := range o.Maps {
+			ids = append(ids, mi.TargetObjectiveID)
+		}
+	}
+	ids = append(ids, seq.PreConditionRules[0].Conditions[0].ReferencedObjective)
+	if got := strings.Join(ids, "|"); !strings.Contains(got, "ob j|g one|ob j") {
+		t.Errorf("objective ids %q, want ob j, g one, ob j", got)
 	}
 }

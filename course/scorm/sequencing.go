@@ -1,7 +1,6 @@
 package scorm
 
 import (
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,18 +56,6 @@ func (p *parser) parseFloat(v, name, where string) *float64 {
 }
 
 // parseBool accepts the xs:boolean lexical forms, tolerating case and spaces.
-// objectiveID is an objective identifier (objectiveID, targetObjectiveID, referencedObjective:
-// xs:anyURI) in the one form every reference compares: percent-encoding decoded and runs of
-// white space made one space, trimmed. Authoring tools write the same id as "obj%201" in one
-// place and " obj  1 " in another, and ADL's suite expects them to name one objective
-// (OB-02a/b, OB-12a); an id whose escapes do not decode is kept as written.
-func objectiveID(v string) string {
-	if d, err := url.PathUnescape(v); err == nil {
-		v = d
-	}
-	return strings.Join(strings.Fields(v), " ")
-}
-
 func parseBool(v string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "1":
@@ -186,9 +173,9 @@ func (p *parser) sequencing(n *node, where string) *course.Sequencing {
 
 // adlObjective reads an adlseq:objective and its adlseq:mapInfo elements.
 func (p *parser) adlObjective(n *node, where string) course.ADLObjective {
-	o := course.ADLObjective{ObjectiveID: objectiveID(n.attrS("objectiveID")), Maps: []course.ADLObjectiveMap{}}
+	o := course.ADLObjective{ObjectiveID: n.attrID("objectiveID"), Maps: []course.ADLObjectiveMap{}}
 	for _, mi := range n.all("mapInfo") {
-		target := objectiveID(mi.attrS("targetObjectiveID"))
+		target := mi.attrID("targetObjectiveID")
 		if target == "" {
 			p.warnf("%s: adlseq:mapInfo of objective %q has no targetObjectiveID; ignored", where, o.ObjectiveID)
 			continue
@@ -219,7 +206,7 @@ func (p *parser) seqRule(r *node, where string) course.SequencingRule {
 			rule.Conditions = append(rule.Conditions, course.RuleCondition{
 				Condition:           c.attrS("condition"),
 				Operator:            c.attrS("operator"),
-				ReferencedObjective: objectiveID(c.attrS("referencedObjective")),
+				ReferencedObjective: c.attrID("referencedObjective"),
 				MeasureThreshold:    p.floatAttr(c, "measureThreshold", where),
 			})
 		}
@@ -234,7 +221,7 @@ func (p *parser) seqRule(r *node, where string) course.SequencingRule {
 // with their IMS SS defaults applied (read* true, write* false) because ObjectiveMap has no
 // pointers to express "absent".
 func (p *parser) objective(n *node, where string) course.Objective {
-	o := course.Objective{ID: objectiveID(n.attrS("objectiveID"))}
+	o := course.Objective{ID: n.attrID("objectiveID")}
 	if b := p.boolAttr(n, "satisfiedByMeasure", where); b != nil {
 		o.SatisfiedByMeasure = *b
 	}
@@ -251,7 +238,7 @@ func (p *parser) objective(n *node, where string) course.Objective {
 			continue
 		}
 		m := course.ObjectiveMap{
-			TargetObjectiveID:     objectiveID(mi.attrS("targetObjectiveID")),
+			TargetObjectiveID:     mi.attrID("targetObjectiveID"),
 			ReadSatisfiedStatus:   true,
 			ReadNormalizedMeasure: true,
 		}

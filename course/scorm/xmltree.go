@@ -219,6 +219,22 @@ func (n *node) attrS(local string) string {
 	return strings.TrimSpace(v)
 }
 
+// attrID returns an identifier attribute of type anyURI (objectiveID, targetObjectiveID,
+// referencedObjective) as SCORM 2004 compares it: encoded spaces (%20) decoded, leading and
+// trailing whitespace removed and inner runs of whitespace collapsed to one space. ADL's
+// reference LMS does the same (its decodeHandler.processWhitespace), and its test packages
+// rely on it (OB-02a's referencedObjective "  %20obj%20%201%20  " names objective
+// "obj%201"; a SCO sees OB-12a's " ob%20j%201     " as "ob j 1").
+func (n *node) attrID(local string) string {
+	v, _ := n.attr(local)
+	return collapseID(v)
+}
+
+// collapseID is attrID's normalization of a value.
+func collapseID(v string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(v, "%20", " ")), " ")
+}
+
 // xmlBase returns the element's xml:base attribute.
 func (n *node) xmlBase() string {
 	for _, a := range n.attrs {

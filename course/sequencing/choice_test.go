@@ -169,10 +169,12 @@ func TestParseRequest(t *testing.T) {
 func TestTOC(t *testing.T) {
 	hidden := leaf("c", &course.Sequencing{PreConditionRules: []course.SequencingRule{rule("hiddenFromChoice", "always")}})
 	invisible := leaf("d", nil)
+	hiddenCluster := cluster("h", &course.Sequencing{ControlMode: &course.ControlMode{Flow: bp(true)},
+		PreConditionRules: []course.SequencingRule{rule("hiddenFromChoice", "always")}}, leaf("e", nil))
 	root := cluster("org", &course.Sequencing{ControlMode: &course.ControlMode{Flow: bp(true)}},
 		cluster("m", &course.Sequencing{ControlMode: &course.ControlMode{Flow: bp(true), Choice: bp(false)}}, leaf("a", nil), leaf("b", nil)),
-		hidden, invisible)
-	for _, a := range []*course.Activity{root, root.Children[0], root.Children[0].Children[0], root.Children[0].Children[1], hidden} {
+		hidden, invisible, hiddenCluster)
+	for _, a := range []*course.Activity{root, root.Children[0], root.Children[0].Children[0], root.Children[0].Children[1], hidden, hiddenCluster, hiddenCluster.Children[0]} {
 		a.Visible = true
 	}
 	s := newState(t, root)
@@ -183,15 +185,18 @@ func TestTOC(t *testing.T) {
 		got[e.ID] = e
 		order = append(order, e.ID)
 	}
-	if want := []string{"org", "m", "a", "b", "c", "d"}; !slices.Equal(order, want) {
+	if want := []string{"org", "m", "a", "b", "c", "d", "h", "e"}; !slices.Equal(order, want) {
 		t.Fatalf("TOC order %v, want %v", order, want)
 	}
 	for id, want := range map[string][2]bool{ // visible, enabled
-		"m": {true, true},  // choosing the cluster flows to a
-		"a": {true, false}, // m forbids choice among its children
-		"b": {true, false},
-		"c": {false, false}, // hiddenFromChoice
-		"d": {false, false}, // isvisible=false
+		"m":   {true, true},  // choosing the cluster flows to a
+		"a":   {true, false}, // m forbids choice among its children
+		"b":   {true, false},
+		"c":   {false, false}, // hiddenFromChoice
+		"d":   {false, false}, // isvisible=false
+		"h":   {false, false}, // hiddenFromChoice cluster
+		"e":   {false, false}, // in a cluster hidden from choice (SB.2.9 checks the whole path)
+		"org": {true, true},   // the root: a choice of it starts its flow over
 	} {
 		if e := got[id]; e.Visible != want[0] || e.Enabled != want[1] {
 			t.Errorf("%s: visible %v enabled %v, want %v %v", id, e.Visible, e.Enabled, want[0], want[1])

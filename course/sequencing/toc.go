@@ -7,7 +7,10 @@ type TOCEntry struct {
 	// Depth is 0 for the root.
 	Depth int `json:"depth"`
 	// Visible is false for items the manifest hides (isvisible=false) and for activities a
-	// hiddenFromChoice pre-condition hides now.
+	// hiddenFromChoice pre-condition hides now, theirs or an ancestor's (the choice
+	// sequencing request process, SB.2.9, refuses an activity whose path from the root holds
+	// one hidden from choice, so a hidden cluster's whole subtree is out of the learner's
+	// reach; ADL CM-07c).
 	Visible bool `json:"visible"`
 	// Enabled says a choice request for the activity would be honoured now (look-ahead).
 	Enabled bool `json:"enabled"`
@@ -21,21 +24,21 @@ type TOCEntry struct {
 // left out.
 func (s *State) TOC() []TOCEntry {
 	var out []TOCEntry
-	var walk func(n *node, depth int)
-	walk = func(n *node, depth int) {
-		visible := n.a.Visible || n.parent == nil
-		if visible && s.preCondition(n, actHiddenFromChoice) != "" {
-			visible = false
+	var walk func(n *node, depth int, hidden bool)
+	walk = func(n *node, depth int, hidden bool) {
+		if !hidden && s.preCondition(n, actHiddenFromChoice) != "" {
+			hidden = true
 		}
+		visible := (n.a.Visible || n.parent == nil) && !hidden
 		out = append(out, TOCEntry{
 			ID: n.a.ID, Title: n.a.Title, Depth: depth, Visible: visible,
 			Enabled: visible && s.NavigationRequestValid(Request{Kind: Choice, Target: n.a.ID}),
 			Current: n.a.ID == s.Current,
 		})
 		for _, c := range s.avail(n) {
-			walk(c, depth+1)
+			walk(c, depth+1, hidden)
 		}
 	}
-	walk(s.t.root, 0)
+	walk(s.t.root, 0, false)
 	return out
 }

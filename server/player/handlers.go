@@ -285,9 +285,12 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	}
 	var walk func(a *course.Activity, depth int)
 	walk = func(a *course.Activity, depth int) {
-		// The root (organization, course) is listed only when it is itself launchable (an
-		// xAPI course with one activity).
-		if (a != v.Package.Root && a.Visible) || learner.Launchable(a) {
+		// The root (organization, course) is listed when it is itself launchable (an xAPI
+		// course with one activity) and in a sequenced SCORM 2004 course, where it is an
+		// activity a choice may target (it starts the course's flow over, as Rustici's table
+		// of contents offers it; ADL CM-04b, CM-07d): the sequencer's table of contents says
+		// when it is enabled.
+		if (a != v.Package.Root && a.Visible) || learner.Launchable(a) || (a == v.Package.Root && nav != nil) {
 			e := Activity{ID: a.ID, Title: a.Title, Depth: depth}
 			if learner.Launchable(a) && cmi5 {
 				if a.CMI5 != nil && !a.CMI5.Block {

@@ -236,6 +236,7 @@ body{display:flex;flex-direction:column}
       flushFinish();
       if (cfg.dialect === "2004") {
         api = window.API_1484_11 = new window.Scorm2004API(settings);
+        leavesOnly(api);
         api.on("Terminate", seq ? seqTerminated : finished);
         if (seq) sequenced(api);
         api.on("SetValue.cmi.completion_status", function (el, v) { if (v === "completed") progressed(a.id); });
@@ -387,6 +388,28 @@ body{display:flex;flex-direction:column}
         if (v !== null) { a.lastErrorCode = "0"; return v; }
       }
       return get.apply(a, arguments);
+    };
+  }
+  // leavesOnly: GetValue and SetValue of a name that is not a data model element but one
+  // of its containers ("cmi", "adl", "cmi.score", "adl.nav") answer 401 (undefined data model
+  // element). scorm-again 3.4.3 returns the container's object and, on SetValue, replaces it
+  // with the string, so the API breaks (its Terminate throws; ADL DMI, docs/scorm-again.md).
+  function leavesOnly(a) {
+    function container(el) {
+      if (typeof el !== "string" || !a.isInitialized() || typeof a.getCMIValue !== "function") return false;
+      var code = a.lastErrorCode, v;
+      try { v = a.getCMIValue(el); } catch (e) { v = null; }
+      a.lastErrorCode = code;
+      return v !== null && typeof v === "object";
+    }
+    var get = a.GetValue, set = a.SetValue;
+    a.GetValue = function (el) {
+      if (container(el)) { a.lastErrorCode = "401"; return ""; }
+      return get.apply(a, arguments);
+    };
+    a.SetValue = function (el) {
+      if (container(el)) { a.lastErrorCode = "401"; return "false"; }
+      return set.apply(a, arguments);
     };
   }
   function navValid(name) {

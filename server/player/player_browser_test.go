@@ -109,12 +109,13 @@ func TestPlayerInBrowser(t *testing.T) {
 		}
 		servertest.WaitJS(t, ctx, inFrame, "ready|true|Lee, Ann|resume|chapter=3|true", "SCO 1.2 resumed")
 
-		// SCORM 2004, two SCOs: a table of contents in manifest order, Next goes to the second;
+		// SCORM 2004, two SCOs: a table of contents in manifest order under the root (the
+		// organization, which a choice may target), Next goes to the second;
 		// a bad value is refused by the API with 407.
 		if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r2004/launchLink"))); err != nil {
 			t.Fatal(err)
 		}
-		servertest.WaitJS(t, ctx, `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent}).join(",")`, "First,Second", "table of contents")
+		servertest.WaitJS(t, ctx, `Array.from(document.querySelectorAll("#toc button")).map(function(b){return b.textContent}).join(",")`, "Browser 2004,First,Second", "table of contents")
 		servertest.WaitJS(t, ctx, inFrame, "ready|one|true|false|407", "first SCO")
 		servertest.Click(t, ctx, `document.getElementById("next")`)
 		servertest.WaitJS(t, ctx, inFrame, "ready|two|true|false|407", "second SCO after Next")
