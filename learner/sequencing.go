@@ -45,6 +45,15 @@ type NavState struct {
 	TOC []sequencing.TOCEntry `json:"toc"`
 	// Valid answers adl.nav.request_valid.
 	Valid NavValid `json:"valid"`
+	// Controls are the player's Previous and Next: enabled when the navigation request is
+	// allowed (sequencing.State.NavigationAllowed).
+	Controls NavControls `json:"controls"`
+}
+
+// NavControls says which of the player's flow controls are enabled.
+type NavControls struct {
+	Continue bool `json:"continue"`
+	Previous bool `json:"previous"`
 }
 
 // NavValid answers adl.nav.request_valid.continue, previous, choice.{target=ID} and
@@ -204,6 +213,7 @@ func navState(st *sequencing.State, res sequencing.Result, err error) *NavState 
 	n.Valid = NavValid{Choice: map[string]bool{}, Jump: map[string]bool{},
 		Continue: st.NavigationRequestValid(sequencing.Request{Kind: sequencing.Continue}),
 		Previous: st.NavigationRequestValid(sequencing.Request{Kind: sequencing.Previous})}
+	n.Controls = NavControls{Continue: st.NavigationAllowed(sequencing.Request{Kind: sequencing.Continue}), Previous: n.Valid.Previous}
 	for _, e := range n.TOC {
 		n.Valid.Choice[e.ID] = e.Enabled
 		n.Valid.Jump[e.ID] = st.NavigationRequestValid(sequencing.Request{Kind: sequencing.Jump, Target: e.ID})

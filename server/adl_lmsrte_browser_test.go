@@ -798,7 +798,7 @@ func lmsReason(p string) string {
 // (a listed case that passes fails it as much as an unlisted one that fails), and
 // TestADLLMSConformanceDoc keeps docs/conformance.md's table generated from it.
 var lmsFailing = map[string]string{
-	"CM-07d": "Act3V1: continue.enabled is false, want Y",
+	"CM-07d": "Act13V1: the tester cannot press Choice~Activity 15 is disabled",
 	"CO-07b": "Act3V1: activity 1 delivered, want activity 3",
 	"CO-10":  "Act2V1: GET(cmi.objectives.0.completion_status) returned \"completed\", want \"incomplete\"",
 	"DMI":    "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",

@@ -100,6 +100,16 @@ func (s *State) NavigationRequestValid(r Request) bool {
 	return true
 }
 
+// NavigationAllowed reports whether the Navigation Request Process (NB.2.1) accepts r now,
+// without running the sequencing request it leads to: what the player's Previous and Next
+// controls show, as the LMS's user interface the SN book describes (ADL CM-07d: Next stays
+// enabled on the last activity of a cluster whose parent allows flow, though the flow out
+// of the cluster then finds nothing; the learner is told why).
+func (s *State) NavigationAllowed(r Request) bool {
+	_, err := s.clone().navigationRequest(r)
+	return err == nil
+}
+
 // ParseRequest reads an adl.nav.request value: continue, previous, choice or jump with
 // {target=ID}, exit, exitAll, abandon, abandonAll, suspendAll, or _none_ (ok false).
 func ParseRequest(v string) (r Request, ok bool, err error) {

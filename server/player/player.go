@@ -265,9 +265,9 @@ body{display:flex;flex-direction:column}
         if (!e.enabled) buttons[e.id].title = "Not available now"; else buttons[e.id].removeAttribute("title");
       }
     });
-    var v = seq.valid || {};
-    if ($("prev")) $("prev").disabled = !v.previous;
-    if ($("next")) $("next").disabled = !v.continue;
+    var ctl = seq.controls || {};
+    if ($("prev")) $("prev").disabled = !ctl.previous;
+    if ($("next")) $("next").disabled = !ctl.continue;
     // The running SCO's adlnav:hideLMSUI: it offers these itself (adl.nav.request).
     var hide = (scos[current] && scos[current].hide) || [];
     [["prev", "previous"], ["next", "continue"], ["close", "exit"], ["suspend", "suspendAll"], ["exit", "exitAll"]].forEach(function (c) {
@@ -286,8 +286,8 @@ body{display:flex;flex-direction:column}
   // sequencer with its terminating commit), then the server decides.
   function navigate(request, target) {
     if (navBusy || !seq) return;
-    var v = seq.valid || {};
-    if ((request === "continue" && !v.continue) || (request === "previous" && !v.previous) ||
+    var v = seq.valid || {}, ctl = seq.controls || {};
+    if ((request === "continue" && !ctl.continue) || (request === "previous" && !ctl.previous) ||
         (request === "choice" && !(v.choice || {})[target])) { drawNav(); return; }
     navBusy = true;
     endSco(function () {
