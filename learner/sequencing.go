@@ -282,8 +282,8 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 
 // SequencingActivity is SequencingState for the load of activity actID, whose initial data
 // model is values: each objective the SCO's cmi.objectives names by id starts with what the
-// sequencer holds for it (success and completion status, scaled score, progress measure, read
-// through the activity's objective maps, so a global objective another SCO or course wrote
+// sequencer holds for it (success and completion status, scaled, raw, min and max score,
+// progress measure, read through the activity's objective maps and adlseq maps, so a global objective another SCO or course wrote
 // arrives: RTE 4.2.17, ADL OB and RU cases). What the sequencer knows wins over the SCO's
 // stored data (a global objective may have changed since, ADL OB-14a); what it does not know
 // leaves the stored value.
@@ -327,14 +327,18 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 				values[p+field] = val
 			}
 		}
+		setNum := func(field string, val *float64) {
+			if val != nil {
+				set(field, strconv.FormatFloat(*val, 'f', -1, 64))
+			}
+		}
 		set("success_status", o.SuccessStatus)
 		set("completion_status", o.CompletionStatus)
-		if o.ScoreScaled != nil {
-			set("score.scaled", strconv.FormatFloat(*o.ScoreScaled, 'f', -1, 64))
-		}
-		if o.ProgressMeasure != nil {
-			set("progress_measure", strconv.FormatFloat(*o.ProgressMeasure, 'f', -1, 64))
-		}
+		setNum("score.scaled", o.ScoreScaled)
+		setNum("score.raw", o.ScoreRaw)
+		setNum("score.min", o.ScoreMin)
+		setNum("score.max", o.ScoreMax)
+		setNum("progress_measure", o.ProgressMeasure)
 	}
 	return navState(st, sequencing.Result{}, nil), nil
 }
@@ -404,7 +408,8 @@ func Outcome(v scormrt.Values) sequencing.RuntimeOutcome {
 		return nil
 	}
 	out := sequencing.RuntimeOutcome{CompletionStatus: v["cmi.completion_status"], SuccessStatus: v["cmi.success_status"],
-		ScoreScaled: num("cmi.score.scaled"), ProgressMeasure: num("cmi.progress_measure"), Exit: v["cmi.exit"]}
+		ScoreScaled: num("cmi.score.scaled"), ScoreRaw: num("cmi.score.raw"), ScoreMin: num("cmi.score.min"), ScoreMax: num("cmi.score.max"),
+		ProgressMeasure: num("cmi.progress_measure"), Exit: v["cmi.exit"]}
 	if t := v["cmi.session_time"]; t != "" {
 		sec := scormrt.DurationSeconds(t)
 		out.SessionSeconds = &sec
@@ -419,6 +424,7 @@ func Outcome(v scormrt.Values) sequencing.RuntimeOutcome {
 			out.Objectives = map[string]sequencing.ObjectiveOutcome{}
 		}
 		out.Objectives[id] = sequencing.ObjectiveOutcome{SuccessStatus: v[p+"success_status"], ScoreScaled: num(p + "score.scaled"),
+			ScoreRaw: num(p + "score.raw"), ScoreMin: num(p + "score.min"), ScoreMax: num(p + "score.max"),
 			CompletionStatus: v[p+"completion_status"], ProgressMeasure: num(p + "progress_measure")}
 	}
 	return out
