@@ -281,8 +281,13 @@ func (s *State) score(n *node, o course.Objective, k scoreKind) *float64 {
 // and raw/min/max score through adlseq maps (the primary objective's completion and progress
 // are the activity's attempt's). Called whenever sequencing has set them (rollup, end of
 // attempt, report). Unknown values write nothing here: an objective the content made unknown
-// is cleared by Report (clearGlobals).
+// is cleared by Report (clearGlobals). An activity that is not tracked writes nothing: it
+// records no tracking data (ADL CO-10: its by-measure judgement of a read progress measure
+// under its own threshold must not reach the global).
 func (s *State) writeObjectives(n *node) {
+	if !n.tracked() {
+		return
+	}
 	for _, o := range n.objs {
 		os := s.objState(n, o)
 		for _, m := range o.Maps {
@@ -378,11 +383,22 @@ func (n *node) readsGlobals() bool {
 
 // refreshReaders rolls up again every activity that reads global objectives, so what one
 // activity wrote reaches the clusters of activities that were never attempted (their
-// rollup would otherwise only run when something under them reports).
+// rollup would otherwise only run when something under them reports). A leaf that reads is
+// not rolled up itself, only from its parent: what it reads is seen when read (completed,
+// satisfied), and rolling it up would write its own judgement of what another activity
+// just wrote back over it (ADL CO-10: a by-measure completion under another threshold).
+// A leaf rolls up when it reports or its attempt ends, as the book's Overall Rollup does.
 func (s *State) refreshReaders() {
 	for _, n := range s.t.nodes {
-		if n.readsGlobals() {
-			s.overallRollup(n)
+		if !n.readsGlobals() {
+			continue
 		}
+		if n.leaf() {
+			if n.parent != nil {
+				s.overallRollup(n.parent)
+			}
+			continue
+		}
+		s.overallRollup(n)
 	}
 }
