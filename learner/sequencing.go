@@ -140,10 +140,15 @@ func seed(parts ...string) int64 {
 // run again when another request changed the State meanwhile), in memory for a preview. key
 // is the player session token, which names a preview's State. It returns the State as stored
 // and whether fn changed it (an unchanged State is not written again: equal States marshal to
-// equal bytes).
+// equal bytes). A tracked session's State reads the learner's global objectives shared
+// across courses, and what it changed of them is stored back (systemGlobals).
 func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, fn func(st *sequencing.State) error) (*sequencing.State, bool, error) {
 	if !Sequenced(v) {
 		return nil, false, ErrNotSequenced
+	}
+	sys, err := s.loadSystemGlobals(ctx, sess, v)
+	if err != nil {
+		return nil, false, err
 	}
 	build := func(old []byte) (*sequencing.State, []byte, error) {
 		var st *sequencing.State
@@ -159,6 +164,9 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if sys != nil {
+			st.ShareGlobals(sys.held, sys.ids)
 		}
 		if err := fn(st); err != nil {
 			return nil, nil, err
@@ -180,7 +188,7 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 	}
 	var out *sequencing.State
 	changed := false
-	err := s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
+	err = s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
 		st, data, err := build(old)
 		out, changed = st, err == nil && !bytes.Equal(old, data)
 		if !changed {
@@ -188,6 +196,9 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 		}
 		return data, err
 	})
+	if err == nil && sys != nil && out != nil {
+		err = sys.store(ctx, s, out)
+	}
 	return out, changed, err
 }
 

@@ -751,7 +751,6 @@ var lmsFailing = map[string]string{
 	"RU-13d":  "Act6V1: activity 2 delivered, want activity 6",
 	"RU-15a":  "Act1V2: activity 2 delivered, want activity 1",
 	"SX-09":   "Act2V1: activity 1 delivered, want activity 2",
-	"SX-11c":  "Act1V1: GET(cmi.objectives.0.score.raw) returned \"\", want \"7\", error 403, want 0",
 }
 
 // lmsFailsOnlyIn names the mode (embedded, distributed) in which a case of lmsFailing fails;
