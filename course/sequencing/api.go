@@ -333,9 +333,11 @@ func (s *State) singleLeaf() *node {
 }
 
 // Objectives is what each objective of the activity (by objective id; an unnamed primary
-// objective is left out) holds now as sequencing reads it, through its objective maps: the
-// values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A status or
-// measure that is not known is left empty. It is Tracking's view in the run-time's words.
+// objective is left out) holds now as sequencing reads it, through its imsss and adlseq
+// objective maps (success, completion, scaled, raw, min and max score, progress measure):
+// the values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A
+// status or number that is not known is left empty. It is Tracking's view in the run-time's
+// words.
 func (s *State) Objectives(activityID string) map[string]ObjectiveOutcome {
 	r, ok := s.Tracking(activityID)
 	if !ok {
