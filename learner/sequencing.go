@@ -149,10 +149,15 @@ func seed(parts ...string) int64 {
 // run again when another request changed the State meanwhile), in memory for a preview. key
 // is the player session token, which names a preview's State. It returns the State as stored
 // and whether fn changed it (an unchanged State is not written again: equal States marshal to
-// equal bytes).
+// equal bytes). A tracked session's State reads the learner's global objectives shared
+// across courses, and what it changed of them is stored back (systemGlobals).
 func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, fn func(st *sequencing.State) error) (*sequencing.State, bool, error) {
 	if !Sequenced(v) {
 		return nil, false, ErrNotSequenced
+	}
+	sys, err := s.loadSystemGlobals(ctx, sess, v)
+	if err != nil {
+		return nil, false, err
 	}
 	build := func(old []byte) (*sequencing.State, []byte, error) {
 		var st *sequencing.State
@@ -168,6 +173,9 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if sys != nil {
+			st.ShareGlobals(sys.held, sys.ids)
 		}
 		if err := fn(st); err != nil {
 			return nil, nil, err
@@ -189,7 +197,7 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 	}
 	var out *sequencing.State
 	changed := false
-	err := s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
+	err = s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
 		st, data, err := build(old)
 		out, changed = st, err == nil && !bytes.Equal(old, data)
 		if !changed {
@@ -197,6 +205,9 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 		}
 		return data, err
 	})
+	if err == nil && sys != nil && out != nil {
+		err = sys.store(ctx, s, out)
+	}
 	return out, changed, err
 }
 
@@ -292,8 +303,8 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 
 // SequencingActivity is SequencingState for the load of activity actID, whose initial data
 // model is values: each objective the SCO's cmi.objectives names by id starts with what the
-// sequencer holds for it (success and completion status, scaled score, progress measure, read
-// through the activity's objective maps, so a global objective another SCO or course wrote
+// sequencer holds for it (success and completion status, scaled, raw, min and max score,
+// progress measure, read through the activity's objective maps and adlseq maps, so a global objective another SCO or course wrote
 // arrives: RTE 4.2.17, ADL OB and RU cases). What the sequencer knows wins over the SCO's
 // stored data (a global objective may have changed since, ADL OB-14a); what it does not know
 // leaves the stored value.
@@ -337,14 +348,18 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 				values[p+field] = val
 			}
 		}
+		setNum := func(field string, val *float64) {
+			if val != nil {
+				set(field, strconv.FormatFloat(*val, 'f', -1, 64))
+			}
+		}
 		set("success_status", o.SuccessStatus)
 		set("completion_status", o.CompletionStatus)
-		if o.ScoreScaled != nil {
-			set("score.scaled", strconv.FormatFloat(*o.ScoreScaled, 'f', -1, 64))
-		}
-		if o.ProgressMeasure != nil {
-			set("progress_measure", strconv.FormatFloat(*o.ProgressMeasure, 'f', -1, 64))
-		}
+		setNum("score.scaled", o.ScoreScaled)
+		setNum("score.raw", o.ScoreRaw)
+		setNum("score.min", o.ScoreMin)
+		setNum("score.max", o.ScoreMax)
+		setNum("progress_measure", o.ProgressMeasure)
 	}
 	return navState(st, sequencing.Result{}, nil), nil
 }
@@ -414,7 +429,8 @@ func Outcome(v scormrt.Values) sequencing.RuntimeOutcome {
 		return nil
 	}
 	out := sequencing.RuntimeOutcome{CompletionStatus: v["cmi.completion_status"], SuccessStatus: v["cmi.success_status"],
-		ScoreScaled: num("cmi.score.scaled"), ProgressMeasure: num("cmi.progress_measure"), Exit: v["cmi.exit"]}
+		ScoreScaled: num("cmi.score.scaled"), ScoreRaw: num("cmi.score.raw"), ScoreMin: num("cmi.score.min"), ScoreMax: num("cmi.score.max"),
+		ProgressMeasure: num("cmi.progress_measure"), Exit: v["cmi.exit"]}
 	if t := v["cmi.session_time"]; t != "" {
 		sec := scormrt.DurationSeconds(t)
 		out.SessionSeconds = &sec
@@ -429,6 +445,7 @@ func Outcome(v scormrt.Values) sequencing.RuntimeOutcome {
 			out.Objectives = map[string]sequencing.ObjectiveOutcome{}
 		}
 		out.Objectives[id] = sequencing.ObjectiveOutcome{SuccessStatus: v[p+"success_status"], ScoreScaled: num(p + "score.scaled"),
+			ScoreRaw: num(p + "score.raw"), ScoreMin: num(p + "score.min"), ScoreMax: num(p + "score.max"),
 			CompletionStatus: v[p+"completion_status"], ProgressMeasure: num(p + "progress_measure")}
 	}
 	return out

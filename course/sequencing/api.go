@@ -146,6 +146,11 @@ type RuntimeOutcome struct {
 	SuccessStatus string `json:"successStatus,omitempty"`
 	// ScoreScaled is cmi.score.scaled, the primary objective's measure.
 	ScoreScaled *float64 `json:"scoreScaled,omitempty"`
+	// ScoreRaw, ScoreMin and ScoreMax are cmi.score.raw, .min and .max: the primary
+	// objective's scores, which adlseq maps share.
+	ScoreRaw *float64 `json:"scoreRaw,omitempty"`
+	ScoreMin *float64 `json:"scoreMin,omitempty"`
+	ScoreMax *float64 `json:"scoreMax,omitempty"`
 	// ProgressMeasure is cmi.progress_measure, the attempt completion amount.
 	ProgressMeasure *float64 `json:"progressMeasure,omitempty"`
 	// SessionSeconds is cmi.session_time of the SCO's current session, in seconds.
@@ -158,10 +163,14 @@ type RuntimeOutcome struct {
 
 // ObjectiveOutcome is one cmi.objectives.n entry. For the primary objective, completion
 // status and progress measure are the activity's own; a secondary objective keeps its
-// completion status for rules and adlseq maps (progress measure only counts for the primary).
+// completion status (for rules and adlseq maps) and progress measure (for adlseq maps). The
+// raw, min and max scores are only shared through adlseq maps.
 type ObjectiveOutcome struct {
 	SuccessStatus    string   `json:"successStatus,omitempty"`
 	ScoreScaled      *float64 `json:"scoreScaled,omitempty"`
+	ScoreRaw         *float64 `json:"scoreRaw,omitempty"`
+	ScoreMin         *float64 `json:"scoreMin,omitempty"`
+	ScoreMax         *float64 `json:"scoreMax,omitempty"`
 	CompletionStatus string   `json:"completionStatus,omitempty"`
 	ProgressMeasure  *float64 `json:"progressMeasure,omitempty"`
 }
@@ -179,12 +188,22 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 	if !n.tracked() {
 		return nil
 	}
+	// What sequencing knew of each objective before this report: the content's data model
+	// started with it (Objectives), so an "unknown" now where a status was known is the
+	// content's own SetValue, which clears the global objectives it writes.
+	knewSat, knewDone := map[string]bool{}, map[string]bool{}
+	for _, def := range n.objs {
+		knewSat[def.ID], knewDone[def.ID] = s.satisfied(n, def) != unknown, s.objectiveCompleted(n, def) != unknown
+	}
 	if po, ok := rt.Objectives[n.primary().ID]; ok && n.primary().ID != "" {
 		if rt.CompletionStatus == "" {
 			rt.CompletionStatus = po.CompletionStatus
 		}
 		if rt.ProgressMeasure == nil {
 			rt.ProgressMeasure = po.ProgressMeasure
+		}
+		if rt.ScoreRaw == nil && rt.ScoreMin == nil && rt.ScoreMax == nil {
+			rt.ScoreRaw, rt.ScoreMin, rt.ScoreMax = po.ScoreRaw, po.ScoreMin, po.ScoreMax
 		}
 	}
 	if rt.CompletionStatus != "" {
@@ -222,12 +241,27 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 			scaled = po.ScoreScaled
 		}
 	}
-	setObjective(s.objState(n, n.primary()), success, scaled)
+	pos := s.objState(n, n.primary())
+	setObjective(pos, success, scaled)
+	setScores(pos, rt.ScoreRaw, rt.ScoreMin, rt.ScoreMax)
+	if p := n.primary(); success == "unknown" && knewSat[p.ID] && !p.SatisfiedByMeasure {
+		// The content made a known status unknown: that is its say on success, which
+		// End Attempt leaves alone (ADL OB-17b).
+		st.ContentSetSuccess = true
+		s.clearGlobals(n, p, true)
+	}
+	if rt.CompletionStatus == "unknown" && knewDone[n.primary().ID] {
+		s.clearGlobals(n, n.primary(), false)
+	}
 	for id, o := range rt.Objectives {
 		for _, def := range n.objs {
 			if def.ID == id && id != "" && id != n.primary().ID {
 				os := s.objState(n, def)
 				setObjective(os, o.SuccessStatus, o.ScoreScaled)
+				setScores(os, o.ScoreRaw, o.ScoreMin, o.ScoreMax)
+				if o.ProgressMeasure != nil {
+					os.AmountStatus, os.Amount = true, *o.ProgressMeasure
+				}
 				switch o.CompletionStatus {
 				case "completed":
 					os.CompletionStatus, os.Completed = true, true
@@ -248,6 +282,18 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 				min = *def.MinNormalizedMeasure
 			}
 			os.ProgressStatus, os.Satisfied = true, os.Measure >= min
+		}
+	}
+	for _, def := range n.objs[1:] {
+		o, ok := rt.Objectives[def.ID]
+		if !ok || def.ID == "" {
+			continue
+		}
+		if o.SuccessStatus == "unknown" && knewSat[def.ID] && !s.objState(n, def).ProgressStatus {
+			s.clearGlobals(n, def, true)
+		}
+		if o.CompletionStatus == "unknown" && knewDone[def.ID] {
+			s.clearGlobals(n, def, false)
 		}
 	}
 	if rt.SessionSeconds != nil && *rt.SessionSeconds >= 0 {
@@ -273,6 +319,15 @@ func setObjective(os *ObjectiveState, success string, scaled *float64) {
 	}
 }
 
+// setScores records the raw, min and max scores the content reported (nil: not reported).
+func setScores(os *ObjectiveState, raw, min, max *float64) {
+	for k, v := range [...]*float64{raw, min, max} {
+		if v != nil {
+			*scoreKind(k).local(os) = v
+		}
+	}
+}
+
 // singleLeaf returns the only leaf of the tree, or nil when there are several.
 func (s *State) singleLeaf() *node {
 	var leaf *node
@@ -288,9 +343,11 @@ func (s *State) singleLeaf() *node {
 }
 
 // Objectives is what each objective of the activity (by objective id; an unnamed primary
-// objective is left out) holds now as sequencing reads it, through its objective maps: the
-// values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A status or
-// measure that is not known is left empty. It is Tracking's view in the run-time's words.
+// objective is left out) holds now as sequencing reads it, through its imsss and adlseq
+// objective maps (success, completion, scaled, raw, min and max score, progress measure):
+// the values a SCO's cmi.objectives.n starts a session with (SCORM 2004 RTE 4.2.17). A
+// status or number that is not known is left empty. It is Tracking's view in the run-time's
+// words.
 func (s *State) Objectives(activityID string) map[string]ObjectiveOutcome {
 	r, ok := s.Tracking(activityID)
 	if !ok {
@@ -310,12 +367,9 @@ func (s *State) Objectives(activityID string) map[string]ObjectiveOutcome {
 		if o.ID == "" {
 			continue
 		}
-		v := ObjectiveOutcome{SuccessStatus: word(o.Satisfied, "passed", "failed"),
-			CompletionStatus: word(o.Completed, "completed", "incomplete"), ScoreScaled: o.Measure}
-		if o.Primary {
-			v.ProgressMeasure = r.Amount
-		}
-		out[o.ID] = v
+		out[o.ID] = ObjectiveOutcome{SuccessStatus: word(o.Satisfied, "passed", "failed"),
+			CompletionStatus: word(o.Completed, "completed", "incomplete"), ScoreScaled: o.Measure,
+			ScoreRaw: o.Raw, ScoreMin: o.Min, ScoreMax: o.Max, ProgressMeasure: o.Amount}
 	}
 	return out
 }

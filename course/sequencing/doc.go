@@ -6,7 +6,8 @@
 // standard library, and keeps its state in a State value the caller persists as JSON with the
 // registration between requests. Global objectives are read and written through the Globals
 // interface so the caller decides their scope (the course attempt, or the learner across
-// courses when objectivesGlobalToSystem says so).
+// courses when objectivesGlobalToSystem says so: SystemObjectives names them, ShareGlobals
+// and SharedChanges carry them between the State and the learner's store).
 //
 // Function doc comments name the book's process ids (NB.2.1, TB.2.3, SB.2.9, DB.2, RB.1.5,
 // UP.4, …) so a reader can hold the code against the pseudo-code.

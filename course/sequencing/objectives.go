@@ -131,18 +131,39 @@ func (s *State) completedOf(n *node, o course.Objective) tri {
 	if o.Primary {
 		return s.completed(n)
 	}
-	for _, m := range n.adlMapsOf(o.ID) {
-		if !boolOr(m.ReadCompletionStatus, true) {
-			continue
-		}
-		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.CompletionStatus {
-			return triOf(g.Completed)
-		}
+	if c, ok := s.readCompletion(n, o); ok {
+		return c
 	}
 	if os := s.objState(n, o); os.CompletionStatus {
 		return triOf(os.Completed)
 	}
 	return unknown
+}
+
+// objectiveCompleted is an objective's completion as the run-time's
+// cmi.objectives.n.completion_status starts with it: what its adlseq readCompletionStatus
+// maps read first, even for a primary objective completed by measure, whose attempt
+// completion rules judge by the measure (ADL CO-02a) while its objective entry shows the
+// global's status (ADL CO-10).
+func (s *State) objectiveCompleted(n *node, o course.Objective) tri {
+	if c, ok := s.readCompletion(n, o); ok {
+		return c
+	}
+	return s.completedOf(n, o)
+}
+
+// readCompletion is the completion an objective's adlseq readCompletionStatus maps (true by
+// default) read from a global objective; false when none holds one.
+func (s *State) readCompletion(n *node, o course.Objective) (tri, bool) {
+	for _, m := range n.adlMapsOf(o.ID) {
+		if !boolOr(m.ReadCompletionStatus, true) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.CompletionStatus {
+			return triOf(g.Completed), true
+		}
+	}
+	return unknown, false
 }
 
 // completed is the activity's attempt completion as sequencing sees it, read through
@@ -185,9 +206,88 @@ func (s *State) amount(n *node) (float64, bool) {
 	return st.Amount, st.AmountStatus
 }
 
+// amountOf is an objective's progress measure (cmi.objectives.n.progress_measure): the
+// activity's attempt completion amount for the primary objective, else what the objective's
+// adlseq readProgressMeasure maps read, else its local value.
+func (s *State) amountOf(n *node, o course.Objective) (float64, bool) {
+	if o.Primary {
+		return s.amount(n)
+	}
+	for _, m := range n.adlMapsOf(o.ID) {
+		if !boolOr(m.ReadProgressMeasure, true) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.ProgressMeasureKnown {
+			return g.ProgressMeasure, true
+		}
+	}
+	os := s.objState(n, o)
+	return os.Amount, os.AmountStatus
+}
+
+// scoreKind names one of the three scores (raw, min, max) the 4th edition's adlseq maps
+// share, so reading and writing them is one piece of code with the map flag and the fields
+// that belong to each.
+type scoreKind int8
+
+const (
+	scoreRaw scoreKind = iota
+	scoreMin
+	scoreMax
+)
+
+// scoreKinds are the scores adlseq maps share, in the order cmi.objectives.n.score names them.
+var scoreKinds = [...]scoreKind{scoreRaw, scoreMin, scoreMax}
+
+// reads reports whether an adlseq map reads the score (readRawScore, readMinScore,
+// readMaxScore: true by default).
+func (k scoreKind) reads(m course.ADLObjectiveMap) bool {
+	return boolOr([...]*bool{m.ReadRawScore, m.ReadMinScore, m.ReadMaxScore}[k], true)
+}
+
+// writes reports whether an adlseq map writes the score (writeRawScore, writeMinScore,
+// writeMaxScore: false by default).
+func (k scoreKind) writes(m course.ADLObjectiveMap) bool {
+	return boolOr([...]*bool{m.WriteRawScore, m.WriteMinScore, m.WriteMaxScore}[k], false)
+}
+
+// global is the score's field of a global objective.
+func (k scoreKind) global(g *GlobalObjective) **float64 {
+	return [...]**float64{&g.Raw, &g.Min, &g.Max}[k]
+}
+
+// local is the score's field of an objective's tracking data.
+func (k scoreKind) local(os *ObjectiveState) **float64 {
+	return [...]**float64{&os.Raw, &os.Min, &os.Max}[k]
+}
+
+// score is an objective's raw, min or max score as the run-time's cmi.objectives.n.score
+// starts with it: what its adlseq maps that read the score find in a global objective, else
+// the objective's local value; nil when neither knows it.
+func (s *State) score(n *node, o course.Objective, k scoreKind) *float64 {
+	for _, m := range n.adlMapsOf(o.ID) {
+		if !k.reads(m) {
+			continue
+		}
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && *k.global(&g) != nil {
+			return *k.global(&g)
+		}
+	}
+	return *k.local(s.objState(n, o))
+}
+
 // writeObjectives copies an activity's known local values to the global objectives its
-// write maps name. Called whenever sequencing has set them (rollup, end of attempt, report).
+// write maps name: satisfaction and measure through imsss maps, completion, progress measure
+// and raw/min/max score through adlseq maps (the primary objective's completion and progress
+// are the activity's attempt's). Called whenever sequencing has set them (rollup, end of
+// attempt, report). Unknown values write nothing here: an objective the content made unknown
+// is cleared by Report (clearGlobals). An activity that is not tracked writes nothing: it
+// records no tracking data (ADL CO-10: its by-measure judgement of a read progress measure
+// under its own threshold must not reach the global).
 func (s *State) writeObjectives(n *node) {
+	if !n.tracked() {
+		return
+	}
 	for _, o := range n.objs {
 		os := s.objState(n, o)
 		for _, m := range o.Maps {
@@ -207,31 +307,58 @@ func (s *State) writeObjectives(n *node) {
 			}
 		}
 	}
-	for _, o := range n.objs[1:] {
+	st := s.st(n)
+	for _, o := range n.objs {
 		os := s.objState(n, o)
+		completionKnown, completed := os.CompletionStatus, os.Completed
+		amountKnown, amount := os.AmountStatus, os.Amount
+		if o.Primary {
+			completionKnown, completed = st.AttemptProgressStatus, st.Completed
+			amountKnown, amount = st.AmountStatus, st.Amount
+		}
 		for _, m := range n.adlMapsOf(o.ID) {
-			if boolOr(m.WriteCompletionStatus, false) && os.CompletionStatus {
-				g, _ := s.g.Objective(m.TargetObjectiveID)
-				g.CompletionStatus, g.Completed = true, os.Completed
+			g, _ := s.g.Objective(m.TargetObjectiveID)
+			changed := false
+			if boolOr(m.WriteCompletionStatus, false) && completionKnown {
+				g.CompletionStatus, g.Completed, changed = true, completed, true
+			}
+			if boolOr(m.WriteProgressMeasure, false) && amountKnown {
+				g.ProgressMeasureKnown, g.ProgressMeasure, changed = true, amount, true
+			}
+			for _, k := range scoreKinds {
+				if v := *k.local(os); v != nil && k.writes(m) {
+					*k.global(&g), changed = v, true
+				}
+			}
+			if changed {
 				s.g.SetObjective(m.TargetObjectiveID, g)
 			}
 		}
 	}
-	st := s.st(n)
-	for _, m := range n.adlMaps() {
-		wc, wp := boolOr(m.WriteCompletionStatus, false), boolOr(m.WriteProgressMeasure, false)
-		if !wc && !wp {
+}
+
+// clearGlobals makes an objective's satisfaction (satisfied) or completion (!satisfied)
+// unknown in the global objectives its write maps name: the content set the status to
+// unknown, and the global objective the activity shares says so too (ADL OB-17a, SX-11b).
+func (s *State) clearGlobals(n *node, o course.Objective, satisfied bool) {
+	if satisfied {
+		for _, m := range o.Maps {
+			if m.TargetObjectiveID == "" || !m.WriteSatisfiedStatus {
+				continue
+			}
+			if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.SatisfiedStatus {
+				g.SatisfiedStatus, g.Satisfied = false, false
+				s.g.SetObjective(m.TargetObjectiveID, g)
+			}
+		}
+		return
+	}
+	for _, m := range n.adlMapsOf(o.ID) {
+		if !boolOr(m.WriteCompletionStatus, false) {
 			continue
 		}
-		g, _ := s.g.Objective(m.TargetObjectiveID)
-		changed := false
-		if wc && st.AttemptProgressStatus {
-			g.CompletionStatus, g.Completed, changed = true, st.Completed, true
-		}
-		if wp && st.AmountStatus {
-			g.ProgressMeasureKnown, g.ProgressMeasure, changed = true, st.Amount, true
-		}
-		if changed {
+		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.CompletionStatus {
+			g.CompletionStatus, g.Completed = false, false
 			s.g.SetObjective(m.TargetObjectiveID, g)
 		}
 	}
@@ -256,11 +383,22 @@ func (n *node) readsGlobals() bool {
 
 // refreshReaders rolls up again every activity that reads global objectives, so what one
 // activity wrote reaches the clusters of activities that were never attempted (their
-// rollup would otherwise only run when something under them reports).
+// rollup would otherwise only run when something under them reports). A leaf that reads is
+// not rolled up itself, only from its parent: what it reads is seen when read (completed,
+// satisfied), and rolling it up would write its own judgement of what another activity
+// just wrote back over it (ADL CO-10: a by-measure completion under another threshold).
+// A leaf rolls up when it reports or its attempt ends, as the book's Overall Rollup does.
 func (s *State) refreshReaders() {
 	for _, n := range s.t.nodes {
-		if n.readsGlobals() {
-			s.rollupFrom(n, false)
+		if !n.readsGlobals() {
+			continue
 		}
+		if n.leaf() {
+			if n.parent != nil {
+				s.overallRollup(n.parent)
+			}
+			continue
+		}
+		s.overallRollup(n)
 	}
 }

@@ -1,6 +1,8 @@
 package sequencing
 
 import (
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/lectern-lms/lectern/course"
@@ -57,4 +59,175 @@ func TestStateGlobalsLastOneCourseAttempt(t *testing.T) {
 			t.Errorf("objectivesGlobalToSystem %v: after a new attempt on the course the global objective is there: %v", toSystem, ok)
 		}
 	}
+}
+
+// TestADLSeqMaps: the 4th edition adlseq:mapInfo carry raw/min/max score, completion status
+// and progress measure from the activity that writes them (a) to the one that reads them
+// (b), each only where its map's read*/write* flag says so (reads true, writes false by
+// default), and what b's cmi.objectives starts with is what it reads.
+func TestADLSeqMaps(t *testing.T) {
+	writeAll := course.ADLObjectiveMap{TargetObjectiveID: "g", WriteRawScore: bp(true), WriteMinScore: bp(true), WriteMaxScore: bp(true),
+		WriteCompletionStatus: bp(true), WriteProgressMeasure: bp(true)}
+	reported := ObjectiveOutcome{ScoreRaw: fp(75.5), ScoreMin: fp(-4), ScoreMax: fp(800), CompletionStatus: "incomplete", ProgressMeasure: fp(0.66)}
+	for _, tc := range []struct {
+		name        string
+		write, read course.ADLObjectiveMap
+		aTracked    *bool
+		want        ObjectiveOutcome
+	}{
+		{name: "every value through default reads", write: writeAll, read: course.ADLObjectiveMap{TargetObjectiveID: "g"},
+			want: ObjectiveOutcome{ScoreRaw: fp(75.5), ScoreMin: fp(-4), ScoreMax: fp(800), CompletionStatus: "incomplete", ProgressMeasure: fp(0.66)}},
+		{name: "reads switched off (ADL SX-11a)", write: writeAll,
+			read: course.ADLObjectiveMap{TargetObjectiveID: "g", ReadMaxScore: bp(false), ReadCompletionStatus: bp(false), ReadProgressMeasure: bp(false)},
+			want: ObjectiveOutcome{ScoreRaw: fp(75.5), ScoreMin: fp(-4)}},
+		{name: "only the writes the map names (ADL SX-11b)",
+			write: course.ADLObjectiveMap{TargetObjectiveID: "g", WriteMaxScore: bp(true), WriteProgressMeasure: bp(true)},
+			read:  course.ADLObjectiveMap{TargetObjectiveID: "g"},
+			want:  ObjectiveOutcome{ScoreMax: fp(800), ProgressMeasure: fp(0.66)}},
+		{name: "writes are off by default", write: course.ADLObjectiveMap{TargetObjectiveID: "g"}, read: course.ADLObjectiveMap{TargetObjectiveID: "g"}},
+		{name: "an activity not tracked writes nothing (ADL OB-10a)", write: writeAll, read: course.ADLObjectiveMap{TargetObjectiveID: "g"}, aTracked: bp(false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seq := func(m course.ADLObjectiveMap) *course.Sequencing {
+				return &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true}, {ID: "o"}},
+					ADLObjectives: []course.ADLObjective{{ObjectiveID: "o", Maps: []course.ADLObjectiveMap{m}}}}
+			}
+			a := seq(tc.write)
+			if tc.aTracked != nil {
+				a.DeliveryControls = &course.DeliveryControls{Tracked: tc.aTracked}
+			}
+			s := newState(t, cluster("org", flowSeq(), leaf("a", a), leaf("b", seq(tc.read))))
+			step(t, s, start, "a", nil)
+			if err := s.Report("a", RuntimeOutcome{Objectives: map[string]ObjectiveOutcome{"o": reported}}); err != nil {
+				t.Fatal(err)
+			}
+			step(t, s, cont, "b", nil)
+			if got := s.Objectives("b")["o"]; !sameOutcome(got, tc.want) {
+				t.Errorf("b's objective o starts with %s, want %s", outcomeString(got), outcomeString(tc.want))
+			}
+		})
+	}
+}
+
+// TestADLSeqPrimaryScores: the primary objective's scores are cmi.score.* or, where the
+// content set none, its cmi.objectives entry's (ADL OB-06); its completion and progress
+// measure are the activity's attempt's.
+func TestADLSeqPrimaryScores(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rt      RuntimeOutcome
+		wantRaw *float64
+	}{
+		{name: "cmi.score.raw", rt: RuntimeOutcome{ScoreRaw: fp(28), Objectives: map[string]ObjectiveOutcome{"p": {ScoreRaw: fp(7)}}}, wantRaw: fp(28)},
+		{name: "the primary objective's entry", rt: RuntimeOutcome{Objectives: map[string]ObjectiveOutcome{"p": {ScoreRaw: fp(7)}}}, wantRaw: fp(7)},
+		{name: "none", rt: RuntimeOutcome{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true}},
+				ADLObjectives: []course.ADLObjective{{ObjectiveID: "p", Maps: []course.ADLObjectiveMap{{TargetObjectiveID: "g", WriteRawScore: bp(true)}}}}}
+			s := newState(t, cluster("org", flowSeq(), leaf("a", a), leaf("b", nil)))
+			step(t, s, start, "a", nil)
+			_ = s.Report("a", tc.rt)
+			if got := s.Globals["g"].Raw; !sameFloat(got, tc.wantRaw) {
+				t.Errorf("global raw score %v, want %v", fstr(got), fstr(tc.wantRaw))
+			}
+		})
+	}
+}
+
+// TestUnknownClearsGlobals: a status the content sets to unknown where the activity's
+// objective knew one (read or its own) clears the global objectives its maps write (ADL
+// OB-17a/b, SX-11b); an unknown that only repeats what was not known writes nothing, so an
+// objective the content never touched does not wipe another activity's global.
+func TestUnknownClearsGlobals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// global is the global objective before the report; reported the content's entry.
+		global     GlobalObjective
+		readStatus bool
+		reported   ObjectiveOutcome
+		want       GlobalObjective
+	}{
+		{name: "a read success made unknown", global: GlobalObjective{SatisfiedStatus: true, Satisfied: true}, readStatus: true,
+			reported: ObjectiveOutcome{SuccessStatus: "unknown"}, want: GlobalObjective{}},
+		{name: "a read completion made unknown", global: GlobalObjective{CompletionStatus: true, Completed: true}, readStatus: true,
+			reported: ObjectiveOutcome{CompletionStatus: "unknown"}, want: GlobalObjective{}},
+		{name: "an unread success stays", global: GlobalObjective{SatisfiedStatus: true, Satisfied: true},
+			reported: ObjectiveOutcome{SuccessStatus: "unknown"}, want: GlobalObjective{SatisfiedStatus: true, Satisfied: true}},
+		{name: "a known success is written", global: GlobalObjective{SatisfiedStatus: true, Satisfied: true}, readStatus: true,
+			reported: ObjectiveOutcome{SuccessStatus: "failed"}, want: GlobalObjective{SatisfiedStatus: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true},
+				{ID: "o", Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", ReadSatisfiedStatus: tc.readStatus, WriteSatisfiedStatus: true}}}},
+				ADLObjectives: []course.ADLObjective{{ObjectiveID: "o", Maps: []course.ADLObjectiveMap{{TargetObjectiveID: "g",
+					ReadCompletionStatus: bp(tc.readStatus), WriteCompletionStatus: bp(true)}}}}}
+			g := MapGlobals{"g": tc.global}
+			s, err := New(pkg(cluster("org", flowSeq(), leaf("a", a))), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step(t, s, start, "a", nil)
+			_ = s.Report("a", RuntimeOutcome{Objectives: map[string]ObjectiveOutcome{"o": tc.reported}})
+			if got := g["g"]; got != tc.want {
+				t.Errorf("global %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPrimaryCompletionReadVsMeasure: an activity completed by measure judges its attempt
+// (and the rules that ask "completed") by the progress measure it reads (ADL CO-02a), while
+// its primary objective's cmi.objectives entry starts with the completion status the global
+// holds (ADL CO-10); and another activity's judgement under its own threshold does not
+// overwrite what the reporting activity wrote, nor does an activity that is not tracked.
+func TestPrimaryCompletionReadVsMeasure(t *testing.T) {
+	byMeasure := func(min float64) *course.Activity {
+		a := leaf("x", &course.Sequencing{Objectives: []course.Objective{{ID: "p", Primary: true}},
+			ADLObjectives: []course.ADLObjective{{ObjectiveID: "p", Maps: []course.ADLObjectiveMap{{TargetObjectiveID: "g",
+				WriteCompletionStatus: bp(true), WriteProgressMeasure: bp(true)}}}}})
+		a.CompletionThreshold = &course.CompletionThreshold{CompletedByMeasure: true, MinProgressMeasure: min, ProgressWeight: 1}
+		return a
+	}
+	a, b, c := byMeasure(0.4), byMeasure(0.15), byMeasure(0.6)
+	a.ID, b.ID, c.ID = "a", "b", "c"
+	c.Sequencing.DeliveryControls = &course.DeliveryControls{Tracked: bp(false)}
+	s := newState(t, cluster("org", flowSeq(), a, b, c))
+	step(t, s, start, "a", nil)
+	_ = s.Report("a", RuntimeOutcome{ProgressMeasure: fp(0.2), Exit: "suspend"})
+	step(t, s, cont, "b", nil)
+	if got := s.Objectives("b")["p"]; got.CompletionStatus != "incomplete" || !sameFloat(got.ProgressMeasure, fp(0.2)) {
+		t.Errorf("b's primary objective starts with %s, want a's incomplete and 0.2", outcomeString(got))
+	}
+	if got := s.completed(s.node("b")); got != yes {
+		t.Errorf("b's attempt by its measure 0.2 ≥ 0.15: %v, want completed", got)
+	}
+	_ = s.Report("b", RuntimeOutcome{ProgressMeasure: fp(0.3)})
+	if got := s.Globals["g"]; !got.CompletionStatus || !got.Completed || got.ProgressMeasure != 0.3 {
+		t.Errorf("b wrote completed and 0.3, a (0.3 < 0.4) must not write over it: %+v", got)
+	}
+	step(t, s, cont, "c", nil)
+	step(t, s, cont, "", nil)
+	if got := s.Globals["g"]; !got.CompletionStatus || !got.Completed {
+		t.Errorf("c is not tracked: its judgement (0.3 < 0.6) must not reach the global: %+v", got)
+	}
+}
+
+func sameFloat(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func sameOutcome(a, b ObjectiveOutcome) bool {
+	return a.SuccessStatus == b.SuccessStatus && a.CompletionStatus == b.CompletionStatus && sameFloat(a.ScoreScaled, b.ScoreScaled) &&
+		sameFloat(a.ScoreRaw, b.ScoreRaw) && sameFloat(a.ScoreMin, b.ScoreMin) && sameFloat(a.ScoreMax, b.ScoreMax) && sameFloat(a.ProgressMeasure, b.ProgressMeasure)
+}
+
+func fstr(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
+}
+
+func outcomeString(o ObjectiveOutcome) string {
+	return fmt.Sprintf("{success %q completion %q scaled %s raw %s min %s max %s progress %s}", o.SuccessStatus, o.CompletionStatus,
+		fstr(o.ScoreScaled), fstr(o.ScoreRaw), fstr(o.ScoreMin), fstr(o.ScoreMax), fstr(o.ProgressMeasure))
 }

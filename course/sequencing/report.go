@@ -27,6 +27,12 @@ type ObjectiveReport struct {
 	// unknown.
 	Satisfied, Completed *bool
 	Measure              *float64
+	// Amount is the objective's progress measure (the activity's completion amount for the
+	// primary objective); nil when unknown.
+	Amount *float64
+	// Raw, Min and Max are the objective's scores as its adlseq maps read them; nil when
+	// unknown.
+	Raw, Min, Max *float64
 }
 
 // Tracking reports the sequencer's view of activity id; false when the course has no such
@@ -43,10 +49,14 @@ func (s *State) Tracking(id string) (ActivityReport, bool) {
 		r.Amount = &a
 	}
 	for _, o := range n.objs {
-		or := ObjectiveReport{ID: o.ID, Primary: o.Primary, Satisfied: s.satisfied(n, o).ptr(), Completed: s.completedOf(n, o).ptr()}
+		or := ObjectiveReport{ID: o.ID, Primary: o.Primary, Satisfied: s.satisfied(n, o).ptr(), Completed: s.objectiveCompleted(n, o).ptr()}
 		if m, ok := s.measure(n, o); ok {
 			or.Measure = &m
 		}
+		if a, ok := s.amountOf(n, o); ok {
+			or.Amount = &a
+		}
+		or.Raw, or.Min, or.Max = s.score(n, o, scoreRaw), s.score(n, o, scoreMin), s.score(n, o, scoreMax)
 		r.Objectives = append(r.Objectives, or)
 	}
 	return r, true

@@ -1,10 +1,6 @@
 package sequencing
 
-import (
-	"fmt"
-
-	"github.com/lectern-lms/lectern/course"
-)
+import "github.com/lectern-lms/lectern/course"
 
 // Rollup actions.
 const (
@@ -17,42 +13,16 @@ const (
 // overallRollup is the Overall Rollup Process (RB.1.5): from the activity up to the root,
 // clusters roll up their children's measure and completion amount, then every activity its
 // objective and progress, and the results are written to global objectives.
-func (s *State) overallRollup(n *node) { s.rollupFrom(n, true) }
-
-// rollupFrom is the Overall Rollup Process from n. set says n's values were just set (by a
-// report or the end of its attempt), so they are written to the global objectives even when
-// the rollup leaves them as they were; otherwise a leaf writes only what its rollup changed.
-// A leaf's rollup sets nothing the content did not (SN book: writes happen when a value is
-// set): a leaf rolled up again only because it reads a global must not write its old status
-// over what another activity wrote since (ADL RU-15a). A cluster's rollup sets its status
-// each time, so a cluster always writes.
-func (s *State) rollupFrom(n *node, set bool) {
+func (s *State) overallRollup(n *node) {
 	for a := n; a != nil; a = a.parent {
-		var before string
-		if a.leaf() && !(set && a == n) {
-			before = s.localValues(a)
-		}
 		if !a.leaf() {
 			s.measureRollup(a)
 			s.completionMeasureRollup(a)
 		}
 		s.objectiveRollup(a)
 		s.progressRollup(a)
-		if !a.leaf() || (set && a == n) || s.localValues(a) != before {
-			s.writeObjectives(a)
-		}
+		s.writeObjectives(a)
 	}
-}
-
-// localValues is what an activity could write to global objectives: its objectives' states
-// and its attempt's completion, as one comparable string.
-func (s *State) localValues(n *node) string {
-	st := s.st(n)
-	v := fmt.Sprint(st.AttemptProgressStatus, st.Completed, st.AmountStatus, st.Amount)
-	for _, o := range n.objs {
-		v += fmt.Sprint(*s.objState(n, o))
-	}
-	return v
 }
 
 // measureRollup is the Measure Rollup Process (RB.1.1): the weighted average of the tracked

@@ -88,11 +88,22 @@ type ObjectiveState struct {
 	// objective's completion is the activity's attempt completion.
 	CompletionStatus bool `json:"completionStatus,omitempty"`
 	Completed        bool `json:"completed,omitempty"`
+	// AmountStatus and Amount are a secondary objective's progress measure
+	// (cmi.objectives.n.progress_measure), shared through adlseq maps; the primary
+	// objective's is the activity's attempt completion amount.
+	AmountStatus bool    `json:"amountStatus,omitempty"`
+	Amount       float64 `json:"amount,omitempty"`
+	// Raw, Min and Max are the objective's cmi.objectives.n.score.raw, .min and .max (for the
+	// primary objective also cmi.score.*): sequencing never decides by them, but the 4th
+	// edition's adlseq maps share them through global objectives. Nil when unknown.
+	Raw *float64 `json:"raw,omitempty"`
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }
 
 // GlobalObjective is a shared (global) objective: what objective maps read and write. The
-// completion fields carry the 4th edition adlseq:mapInfo completion status and progress
-// measure.
+// completion, progress and score fields carry what the 4th edition adlseq:mapInfo reads and
+// writes (completion status, progress measure, raw/min/max score).
 type GlobalObjective struct {
 	SatisfiedStatus      bool    `json:"satisfiedStatus,omitempty"`
 	Satisfied            bool    `json:"satisfied,omitempty"`
@@ -102,6 +113,11 @@ type GlobalObjective struct {
 	Completed            bool    `json:"completed,omitempty"`
 	ProgressMeasureKnown bool    `json:"progressMeasureKnown,omitempty"`
 	ProgressMeasure      float64 `json:"progressMeasure,omitempty"`
+	// Raw, Min and Max are the score.raw, .min and .max adlseq maps share; nil when no map
+	// has written them.
+	Raw *float64 `json:"raw,omitempty"`
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }
 
 // Globals stores global objectives. The caller chooses its scope: a MapGlobals kept in the
