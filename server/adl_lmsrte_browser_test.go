@@ -428,6 +428,22 @@ var (
 	lmsChooseTitle = regexp.MustCompile(`choose <b>([^<]+)</b>`)
 )
 
+// afterRequest is the control the tester presses once the SCO's own request took it away
+// and delivered nothing: the visit's Continue, Previous or choice, or the activity its
+// instruction says to choose while the session stays ("choose <b>the activity that
+// corresponds to the root of …</b>", ADL SX-04b); "" when the instruction asks for neither.
+func (r *lmsRunner) afterRequest(v lmsVisit) string {
+	if v.cui == "Continue" || v.cui == "Previous" || strings.HasPrefix(v.cui, "Choice~") {
+		return v.cui
+	}
+	if text := r.instructions[v.cui]; !strings.Contains(text, "relaunch") {
+		if m := lmsChooseTitle.FindStringSubmatch(text); m != nil {
+			return "Choice~" + m[1]
+		}
+	}
+	return ""
+}
+
 // afterRelaunch is the title the tester chooses once the course is launched again, as the
 // visit's instruction says ("" when it says nothing more than relaunch).
 func (r *lmsRunner) afterRelaunch(v lmsVisit) string {
@@ -678,12 +694,11 @@ func (r *lmsRunner) run(name, tenant, learnerID string) (problems []string, deli
 		if p, err = r.next(seen); err != nil {
 			return append(problems, err.Error()), delivered
 		}
-		if requested && len(p.Loads) == seen && p.Done != "" && !strings.HasPrefix(p.Done, "You have finished") &&
-			(v.cui == "Continue" || v.cui == "Previous" || strings.HasPrefix(v.cui, "Choice~")) {
-			// The SCO's request took it away and delivered nothing (exit): the tester goes on
-			// as the instruction says.
+		if press := r.afterRequest(v); requested && len(p.Loads) == seen && p.Done != "" && !strings.HasPrefix(p.Done, "You have finished") && press != "" {
+			// The SCO's request took it away and delivered nothing (exit, abandon): the tester
+			// goes on as the instruction says.
 			_ = r.clearMessage()
-			if why := r.press(v.cui); why != "" {
+			if why := r.press(press); why != "" {
 				return append(problems, v.key+": after the SCO's request, the tester cannot press "+why), delivered
 			}
 			if p, err = r.next(seen); err != nil {
