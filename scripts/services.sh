@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # services.sh up|down|env — provisions the real backends the test suite runs against:
 # PostgreSQL and Redis (Debian packages), MinIO (go install) and Elasticsearch 8
-# (integ-test-zip fetched with Maven, run with the machine's JDK, no plugins: Lectern analyses
+# (integ-test-zip fetched with Maven, run with the machine's Java, no plugins: Lectern analyses
 # text in Go and needs only what every Elasticsearch ships), each on a loopback port of
 # its own. Downloads and builds are cached under $LECTERN_CACHE (default $HOME/.cache/lectern) so
 # a fresh clone starts them in seconds; run-time data lives in $LECTERN_CACHE/run and is thrown
@@ -58,7 +58,7 @@ install_all() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
   command -v redis-server >/dev/null || apt_install redis-server
   command -v unzip >/dev/null || apt_install unzip
-  command -v java >/dev/null || apt_install openjdk-17-jdk-headless
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
   command -v mvn >/dev/null || apt_install maven
   if [ ! -x "$BIN/minio-$MINIO_VERSION" ]; then
     log "building MinIO $MINIO_VERSION (about 3 minutes, once)"
