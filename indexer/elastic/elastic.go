@@ -80,10 +80,10 @@
 //     stale). Queries of more than maxRankedLexemes lexemes would break the engine's clause
 //     limit: their candidates are fetched and scored in Go (keywordAll).
 //   - Phrase: at index time the field phrase holds the chunk's analysis.PhraseTerms (a
-//     placeholder for every stop word, so positions are the words'), joined by spaces and
-//     left out of _source; a query is a match_phrase of the query's PhraseTerms on it. Its
-//     similarity is BM25 with b = 0: the
-//     score is then a function of the phrase frequency alone, strictly increasing, the same
+//     placeholder for every stop word, so positions are the words'), joined by spaces (it
+//     stays in _source: SetStatus's partial updates rebuild a document from _source); a
+//     query is a match_phrase of the query's PhraseTerms on it. Its similarity is BM25 with
+//     b = 0: the score is then a function of the phrase frequency alone, strictly increasing, the same
 //     for every chunk (on an index of several shards, dfs_query_then_fetch keeps the
 //     statistics the same everywhere).
 //     Lucene's phrase frequency counts overlapping occurrences as PhraseOccurrences does, so
