@@ -2,17 +2,18 @@
 // embedded JSON files and renders them into the bodies of create-index requests.
 //
 // Each definition is a template: string values that start with "$" are placeholders that
-// Render replaces with a typed value — the English stop list (EnglishStopWords, shared by Go
-// and Elasticsearch so both drop the same words), the embedding dimension count, the shard and
-// replica counts, and the definition's name and version (stored in the mapping's _meta).
+// Render replaces with a typed value — the embedding dimension count, the shard and replica
+// counts, and the definition's name and version (stored in the mapping's _meta).
 //
 // Indices are versioned: a definition named "content" at version 1 is created as "content_v1"
 // (Versioned), and an alias "content" points at the live version, so a changed definition
 // gets a new version and a new index that can be filled before the alias moves over.
 //
-// The analyzers use token filters from Lectern's own Elasticsearch plugin
-// (mappings/esplugin: lectern_apostrophe_split, lectern_porter2 and lectern_stop_placeholder),
-// which must be installed in the cluster.
+// The definitions use only what every Elasticsearch 8 node ships, with no plugin and not even
+// the analysis-common module (absent from some distributions, and an operator of a managed
+// cluster cannot add one): Lectern analyses text in Go (mappings/analysis), and the content
+// index receives the resulting terms whitespace-separated, so the built-in "whitespace"
+// analyzer only splits them apart again.
 package mappings
 
 import (
@@ -29,10 +30,12 @@ var files embed.FS
 
 // Names of the index definitions.
 const (
-	// Content is the index of content search (indexer/elastic): chunks (text for full-text
-	// search and an embedding for kNN search, with the tenant, content id and version, tags,
-	// an active flag and a location), metadata field values (field type and value, for field
-	// search) and one status document per content version, told apart by the keyword "kind".
+	// Content is the index of content search (indexer/elastic): chunks (the text, stored but
+	// not indexed; its terms as Go analysed them — lexemes for keyword search, the phrase
+	// terms for phrase search; an embedding for kNN search; the tenant, content id and
+	// version, tags, an active flag and a location), metadata field values (field type and
+	// value, for field search) and one status document per content version, told apart by
+	// the keyword "kind". Version 4 stopped analysing text in Elasticsearch (its plugin).
 	Content = "content"
 	// Statements is the index of xAPI statements: the fields the xAPI statement queries filter
 	// on and the report extension aggregates on, plus the raw statement (stored, not indexed).
@@ -50,20 +53,13 @@ const (
 	XAPIAttachments = "xapi_attachments"
 )
 
-// Analyzer names defined by the content index.
+// Analysis components the content index uses.
 const (
-	// AnalyzerEnglish is the analyzer of content text: standard tokenizer (Unicode word
-	// boundaries), lectern_apostrophe_split, lowercase, stop (EnglishStopWords), lectern_porter2.
-	AnalyzerEnglish = "lectern_english"
-	// AnalyzerPhrase is every word, lowercased: standard tokenizer, lectern_apostrophe_split and
-	// lowercase, with no stop words or stemming. No field uses it; it is the reference for the
-	// chain's word splitting (positions and offsets of every word, stop words included).
-	AnalyzerPhrase = "lectern_phrase"
-	// AnalyzerPhraseTerms is the analyzer of the text.phrase subfield, for phrase search:
-	// standard tokenizer, lectern_apostrophe_split, lowercase, lectern_stop_placeholder (every
-	// stop word of EnglishStopWords becomes the token "_STOP_", marked as a keyword so that it
-	// is not stemmed) and lectern_porter2 — the terms of Go's mappings/analysis.PhraseTerms.
-	AnalyzerPhraseTerms = "lectern_phrase_terms"
+	// AnalyzerTerms is the analyzer of the content index's "phrase" field: Elasticsearch's
+	// built-in "whitespace" analyzer (no custom analysis component), which splits the terms
+	// that Go's mappings/analysis.PhraseTerms made (joined by spaces) back apart, each at its
+	// word's position.
+	AnalyzerTerms = "whitespace"
 	// NormalizerLowercase is the normalizer of the keyword field "value" (metadata field
 	// values, for field search): the whole value, lowercased.
 	NormalizerLowercase = "lectern_lowercase"
@@ -79,7 +75,7 @@ type Index struct {
 
 // indexes lists every definition; each has a file <Name>.json (checked by the tests).
 var indexes = []Index{
-	{Name: Content, Version: 3},
+	{Name: Content, Version: 4},
 	{Name: Statements, Version: 2},
 	{Name: XAPIDocuments, Version: 1},
 	{Name: XAPIActivities, Version: 1},
@@ -153,11 +149,10 @@ func Render(name string, opts Options) ([]byte, error) {
 		shards = 1
 	}
 	values := map[string]func() (any, error){
-		"$name":               func() (any, error) { return ix.Name, nil },
-		"$version":            func() (any, error) { return ix.Version, nil },
-		"$shards":             func() (any, error) { return shards, nil },
-		"$replicas":           func() (any, error) { return opts.Replicas, nil },
-		"$english_stop_words": func() (any, error) { return slices.Clone(EnglishStopWords), nil },
+		"$name":     func() (any, error) { return ix.Name, nil },
+		"$version":  func() (any, error) { return ix.Version, nil },
+		"$shards":   func() (any, error) { return shards, nil },
+		"$replicas": func() (any, error) { return opts.Replicas, nil },
 		"$embedding_dims": func() (any, error) {
 			if opts.EmbeddingDims < 1 || opts.EmbeddingDims > MaxEmbeddingDims {
 				return nil, fmt.Errorf("Options.EmbeddingDims must be between 1 and %d, got %d",

@@ -96,15 +96,6 @@ func TestRenderFillsPlaceholders(t *testing.T) {
 		Settings struct {
 			Shards   int `json:"number_of_shards"`
 			Replicas int `json:"number_of_replicas"`
-			Analysis struct {
-				Filter map[string]struct {
-					Stopwords []string `json:"stopwords"`
-				} `json:"filter"`
-				Analyzer map[string]struct {
-					Tokenizer string   `json:"tokenizer"`
-					Filter    []string `json:"filter"`
-				} `json:"analyzer"`
-			} `json:"analysis"`
 		} `json:"settings"`
 		Mappings struct {
 			Meta       map[string]any `json:"_meta"`
@@ -122,23 +113,6 @@ func TestRenderFillsPlaceholders(t *testing.T) {
 	}
 	if got := doc.Mappings.Properties["embedding"]; got.Type != "dense_vector" || got.Dims != 768 {
 		t.Errorf("embedding = %+v", got)
-	}
-	if !slices.Equal(doc.Settings.Analysis.Filter["lectern_english_stop"].Stopwords, EnglishStopWords) {
-		t.Error("stop filter does not carry EnglishStopWords")
-	}
-	wantChain := []string{"lectern_apostrophe_split", "lowercase", "lectern_english_stop", "lectern_porter2"}
-	if a := doc.Settings.Analysis.Analyzer[AnalyzerEnglish]; a.Tokenizer != "standard" || !slices.Equal(a.Filter, wantChain) {
-		t.Errorf("%s = %+v, want standard + %v", AnalyzerEnglish, a, wantChain)
-	}
-	if _, ok := doc.Settings.Analysis.Analyzer[AnalyzerPhrase]; !ok {
-		t.Errorf("no analyzer %s", AnalyzerPhrase)
-	}
-	if !slices.Equal(doc.Settings.Analysis.Filter["lectern_english_stop_placeholder"].Stopwords, EnglishStopWords) {
-		t.Error("stop placeholder filter does not carry EnglishStopWords")
-	}
-	phraseChain := []string{"lectern_apostrophe_split", "lowercase", "lectern_english_stop_placeholder", "lectern_porter2"}
-	if a := doc.Settings.Analysis.Analyzer[AnalyzerPhraseTerms]; a.Tokenizer != "standard" || !slices.Equal(a.Filter, phraseChain) {
-		t.Errorf("%s = %+v, want standard + %v", AnalyzerPhraseTerms, a, phraseChain)
 	}
 	if doc.Mappings.Meta["lectern_mapping"] != Content || doc.Mappings.Meta["lectern_version"] != float64(contentVersion(t)) {
 		t.Errorf("_meta = %v", doc.Mappings.Meta)
@@ -188,4 +162,56 @@ func TestVersioned(t *testing.T) {
 		}
 	}()
 	Versioned("nope")
+}
+
+// TestStockComponentsOnly checks that every definition names only analysis components that
+// every Elasticsearch 8 node has, with no plugin and without the analysis-common module: the
+// built-in analyzers below, and custom normalizers made of the server's own lowercase filter.
+func TestStockComponentsOnly(t *testing.T) {
+	builtin := map[string]bool{AnalyzerTerms: true, "standard": true, "keyword": true, "simple": true, "stop": true}
+	for _, ix := range Indexes() {
+		out, err := Render(ix.Name, goldenOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Settings struct {
+				Analysis map[string]map[string]struct {
+					Type   string   `json:"type"`
+					Filter []string `json:"filter"`
+				} `json:"analysis"`
+			} `json:"settings"`
+			Mappings map[string]any `json:"mappings"`
+		}
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for kind, defs := range doc.Settings.Analysis {
+			if kind != "normalizer" {
+				t.Errorf("%s defines %s %v: only normalizers are allowed", ix.Name, kind, defs)
+			}
+			for name, d := range defs {
+				if d.Type != "custom" || !slices.Equal(d.Filter, []string{"lowercase"}) {
+					t.Errorf("%s: normalizer %s = %+v, want custom with the lowercase filter", ix.Name, name, d)
+				}
+			}
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, e := range v {
+					if s, ok := e.(string); ok && (k == "analyzer" || k == "search_analyzer") && !builtin[s] {
+						t.Errorf("%s: %s.%s = %q, not a built-in analyzer", ix.Name, path, k, s)
+					}
+					walk(path+"."+k, e)
+				}
+			case []any:
+				for _, e := range v {
+					walk(path, e)
+				}
+			}
+		}
+		walk("mappings", doc.Mappings)
+	}
 }

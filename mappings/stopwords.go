@@ -1,10 +1,10 @@
 package mappings
 
 // EnglishStopWords is the English stop list: the 127 words of PostgreSQL's
-// tsearch_data/english.stop (derived from the Snowball English list), in its order. Render
-// puts it into the lectern_english analyzer's stop filter, so Elasticsearch and Go code that
-// tokenizes text itself drop the same words. The words are lower case; contractions appear
-// split at the apostrophe ("don", "t", "s"), which matches text after lectern_apostrophe_split.
+// tsearch_data/english.stop (derived from the Snowball English list), in its order: the
+// words mappings/analysis drops from keyword search and puts a placeholder for in phrase
+// search, for both search backends. The words are lower case; contractions appear split at
+// the apostrophe ("don", "t", "s"), as the analysis splits words there.
 // Treat it as read-only.
 var EnglishStopWords = []string{
 	"i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours",

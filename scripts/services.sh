@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # services.sh up|down|env — provisions the real backends the test suite runs against:
 # PostgreSQL and Redis (Debian packages), MinIO (go install) and Elasticsearch 8
-# (integ-test-zip fetched with Maven, run with the machine's JDK), each on a loopback port of
+# (integ-test-zip fetched with Maven, run with the machine's Java, no plugins: Lectern analyses
+# text in Go and needs only what every Elasticsearch ships), each on a loopback port of
 # its own. Downloads and builds are cached under $LECTERN_CACHE (default $HOME/.cache/lectern) so
 # a fresh clone starts them in seconds; run-time data lives in $LECTERN_CACHE/run and is thrown
 # away by `down`. `up` reuses a service that already answers on its port.
@@ -57,7 +58,7 @@ install_all() {
   [ -n "$(pg_bin)" ] || apt_install postgresql
   command -v redis-server >/dev/null || apt_install redis-server
   command -v unzip >/dev/null || apt_install unzip
-  command -v java >/dev/null || apt_install openjdk-17-jdk-headless
+  command -v java >/dev/null || apt_install openjdk-17-jre-headless
   command -v mvn >/dev/null || apt_install maven
   if [ ! -x "$BIN/minio-$MINIO_VERSION" ]; then
     log "building MinIO $MINIO_VERSION (about 3 minutes, once)"
@@ -70,7 +71,12 @@ install_all() {
     [ -s "$zip" ] || fetch_es "$zip"
     mkdir -p "$CACHE/es" && unzip -q -o "$zip" -d "$CACHE/es"
   fi
-  install_es_plugin "$esdir"
+  # A cache from before Lectern dropped its Elasticsearch analysis plugin still has it
+  # installed; take it out so the node runs as shipped (it goes at the node's next start).
+  if [ -d "$esdir/plugins/lectern-analysis" ]; then
+    log "removing the old lectern-analysis Elasticsearch plugin"
+    rm -rf "$esdir/plugins/lectern-analysis" "$esdir/.lectern-analysis.sum"
+  fi
 }
 
 # fetch_es ZIP: the Elasticsearch integ-test-zip through Maven, so the machine's configured
@@ -86,20 +92,6 @@ fetch_es() {
   mv "$out/elasticsearch-$ES_VERSION.zip" "$zip"
   # The zip now lives in dl; Maven's own copy would only double the cache by 100 MB.
   rm -rf "$out" "$m2/org/elasticsearch/distribution/integ-test-zip"
-}
-
-# The integ-test-zip has no analysis-common module, so the Porter2 stemmer and the apostrophe
-# split come from Lectern's own analysis plugin (mappings/esplugin), rebuilt when its source changes.
-install_es_plugin() {
-  local esdir=$1 src=$REPO/mappings/esplugin
-  [ -f "$src/build.sh" ] || return 0
-  local sum; sum=$(cat "$src"/build.sh $(find "$src/src" -type f | sort) | sha256sum | cut -c1-16)
-  [ "$(cat "$esdir/.lectern-analysis.sum" 2>/dev/null)" = "$sum" ] && return 0
-  log "building and installing the lectern-analysis Elasticsearch plugin"
-  local zip; zip=$("$src/build.sh" "$esdir" "$CACHE/esplugin-build")
-  rm -rf "$esdir/plugins/lectern-analysis"
-  ES_JAVA_HOME=$(java_home) "$esdir/bin/elasticsearch-plugin" install --batch "file://$zip" >&2
-  echo "$sum" > "$esdir/.lectern-analysis.sum"
 }
 
 java_home() { dirname "$(dirname "$(readlink -f "$(command -v java)")")"; }

@@ -75,7 +75,7 @@ func versionDocs(tenant, contentID string, v int, cs []indexer.Chunk, fs []index
 	for i, c := range cs {
 		d := map[string]any{
 			"kind": kindChunk, "tenant_id": tenant, "content_id": contentID, "version": v, "version_key": vkey,
-			"tags": tags, "active": st.Active, "location": c.Location, "text": c.Text, "lex": lex[i], "vlex": vlex,
+			"tags": tags, "active": st.Active, "location": c.Location, "text": c.Text, "phrase": phraseField(c.Text), "lex": lex[i], "vlex": vlex,
 		}
 		if c.Vector != nil && !zero(c.Vector) {
 			// Cosine similarity is undefined for a zero vector, and Elasticsearch refuses one.
@@ -118,6 +118,14 @@ func lexTerms(text string) (terms, lexemes []string) {
 	}
 	return terms, lexemes
 }
+
+// phraseField returns the value of a chunk's phrase field for text: its phrase terms
+// (analysis.PhraseTerms, a placeholder for every stop word so that positions are the words'),
+// joined by spaces for the field's built-in whitespace analyzer (mappings.AnalyzerTerms) to
+// split apart again. Text is analysed here, not by Elasticsearch, so the index needs no
+// analysis plugin and both backends index the same terms. Terms hold no whitespace: the
+// word splitting breaks words there.
+func phraseField(text string) string { return strings.Join(analysis.PhraseTerms(text), " ") }
 
 // lexBit is the lex term of bit b of a lexeme's KeywordTF: lexemes hold no spaces (the
 // tokenizer splits words there), so it cannot be another lexeme.

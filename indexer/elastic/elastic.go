@@ -9,7 +9,7 @@
 // documents, told apart by the keyword "kind":
 //
 //   - "chunk": one per chunk (tenant_id, content_id, version, version_key, tags, active,
-//     location, text with its phrase subfield text.phrase, lex, vlex, embedding);
+//     location, text — stored, not indexed —, phrase, lex, vlex, embedding);
 //   - "field": one per metadata field (field_type, value as a keyword with a lowercase
 //     normalizer and its exact subfield value.exact, created and updated as the
 //     RFC 3339 strings Go writes — keywords with doc values only, so that a search reads
@@ -42,8 +42,10 @@
 //
 // # Queries
 //
-// Query terms are computed in Go by mappings/analysis (Lexemes, PhraseTerms), never by
-// Elasticsearch, so both backends look for the same terms. Elasticsearch ranks, collapses
+// Document and query terms are computed in Go by mappings/analysis (Tokens, Lexemes,
+// PhraseTerms), never by Elasticsearch, so both backends index and look for the same terms
+// and the cluster needs no analysis plugin: the index uses only Elasticsearch's built-in
+// whitespace analyzer (mappings.AnalyzerTerms), on terms Go joined with spaces. Elasticsearch ranks, collapses
 // (tenant-wide: one hit per version_key, the best chunk) and pages every search itself, with
 // the sort [_score desc, content_id, version, location] — keyword sort order is Go's byte
 // order, so this is indexer.Compare — and returns exactly the page; only pages beyond
@@ -77,8 +79,11 @@
 //     of ~1.7 ms at 100k chunks; a refresh empties the cache, so the counts are never
 //     stale). Queries of more than maxRankedLexemes lexemes would break the engine's clause
 //     limit: their candidates are fetched and scored in Go (keywordAll).
-//   - Phrase: a match_phrase query on text.phrase, whose similarity is BM25 with b = 0: the
-//     score is then a function of the phrase frequency alone, strictly increasing, the same
+//   - Phrase: at index time the field phrase holds the chunk's analysis.PhraseTerms (a
+//     placeholder for every stop word, so positions are the words'), joined by spaces (it
+//     stays in _source: SetStatus's partial updates rebuild a document from _source); a
+//     query is a match_phrase of the query's PhraseTerms on it. Its similarity is BM25 with
+//     b = 0: the score is then a function of the phrase frequency alone, strictly increasing, the same
 //     for every chunk (on an index of several shards, dfs_query_then_fetch keeps the
 //     statistics the same everywhere).
 //     Lucene's phrase frequency counts overlapping occurrences as PhraseOccurrences does, so

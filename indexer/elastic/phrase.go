@@ -14,10 +14,9 @@ func (ix *Index) phrase(ctx context.Context, q indexer.Query, phrase string) ([]
 	if !slices.ContainsFunc(terms, func(s string) bool { return s != analysis.StopPlaceholder }) {
 		return nil, nil
 	}
-	// The terms are Go's; the whitespace analyzer only splits them apart again.
-	mp := map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
-		"query": strings.Join(terms, " "), "analyzer": "whitespace",
-	}}}
+	// The terms are Go's, as in the documents (phraseField); the field's whitespace analyzer
+	// only splits them apart again.
+	mp := map[string]any{"match_phrase": map[string]any{"phrase": strings.Join(terms, " ")}}
 	query := map[string]any{"bool": map[string]any{"filter": scopeFilter(q, kindChunk), "must": mp}}
 	page, ok, err := ix.phraseRanked(ctx, q, query, terms)
 	if err == nil && !ok {

@@ -230,7 +230,7 @@ func BenchmarkContentSearch(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			var should []any
 			for j, l := range analysis.Lexemes(qs.Keyword[i%len(qs.Keyword)]) {
-				should = append(should, map[string]any{"term": map[string]any{"text": map[string]any{"value": l, "_name": fmt.Sprint(j)}}})
+				should = append(should, map[string]any{"term": map[string]any{"lex": map[string]any{"value": l, "_name": fmt.Sprint(j)}}})
 			}
 			q := base
 			q.Type = indexer.Lexical
@@ -247,8 +247,7 @@ func BenchmarkContentSearch(b *testing.B) {
 			q := base
 			q.Type = indexer.Lexical
 			terms := analysis.PhraseTerms(strings.Trim(qs.Phrase[i%len(qs.Phrase)], `"`))
-			return raw(q, kindChunk, map[string]any{"match_phrase": map[string]any{"text.phrase": map[string]any{
-				"query": strings.Join(terms, " "), "analyzer": "whitespace"}}})
+			return raw(q, kindChunk, map[string]any{"match_phrase": map[string]any{"phrase": strings.Join(terms, " ")}})
 		})
 	}
 	b.Run("elastic/phrase/raw", func(b *testing.B) { lean = false; rawPhrase(b) })

@@ -562,6 +562,9 @@ func (s *suite) inactive(t *testing.T) {
 	}
 	wantIDs(t, "field after activation", ids(search(t, ix, fq)), "off")
 	wantIDs(t, "lexical after activation", sortedIDs(search(t, ix, lexical("apple"))), "off", "on")
+	// A status change rewrites only tags and the active flag: every search still finds the
+	// chunk (a backend that rebuilds documents from a stored copy must keep all it indexes).
+	wantIDs(t, "phrase after activation", sortedIDs(search(t, ix, lexical(`"apple pie"`))), "off", "on")
 	if err := ix.SetStatus(ctx(t), "t1", "on", 1, nil, false); err != nil {
 		t.Fatal(err)
 	}

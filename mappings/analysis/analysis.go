@@ -5,15 +5,15 @@
 //  1. split into words on Unicode word boundaries (UAX #29, as Lucene's standard tokenizer
 //     does) and then on apostrophes (' ’ ‘ ＇), so "don't" gives "don" + "t";
 //  2. lowercase;
-//  3. mark stop words (mappings.EnglishStopWords, the one stop list shared with
-//     Elasticsearch);
+//  3. mark stop words (mappings.EnglishStopWords);
 //  4. stem every other word with the Snowball English (Porter2) stemmer.
 //
-// The Elasticsearch analyzer mappings.AnalyzerEnglish mirrors it token for token; a test
-// compares the two on a real node, so the embedded (Bleve) and distributed (Elasticsearch)
-// search backends find the same content. Every search backend and every piece of code that
-// needs lexemes (queries, matched terms, match regexes) goes through this package, never
-// through a backend's own analyzer.
+// It is the only analysis chain: the embedded (Bleve) backend indexes its terms through a
+// Bleve analyzer that wraps it, and the distributed (Elasticsearch) backend sends its terms
+// to Elasticsearch already made (whitespace-separated, for the built-in whitespace analyzer),
+// so both backends find the same content and Elasticsearch needs no analysis plugin. Every
+// search backend and every piece of code that needs lexemes (queries, matched terms, match
+// regexes) goes through this package, never through a backend's own analyzer.
 package analysis
 
 import (
@@ -64,8 +64,7 @@ var stopWords = func() map[string]bool {
 func IsStopWord(w string) bool { return stopWords[w] }
 
 // isApostrophe reports whether r is one of the apostrophes the chain splits words at: the
-// ones UAX #29 lets join two letters into one word (the same set as the Elasticsearch
-// plugin's lectern_apostrophe_split).
+// ones UAX #29 lets join two letters into one word.
 func isApostrophe(r rune) bool {
 	return r == '\'' || r == '\u2018' || r == '\u2019' || r == '\uFF07'
 }
@@ -105,7 +104,7 @@ func newToken(word string, start, end, pos int) Token {
 }
 
 // Stem returns the Snowball English (Porter2) stem of a lowercased word, as Lucene's
-// EnglishStemmer (the Elasticsearch plugin's lectern_porter2) computes it.
+// EnglishStemmer computes it.
 func Stem(word string) string {
 	// kljensen/snowball returns words of up to two bytes unchanged, as Snowball does for
 	// words of up to two characters; it counts bytes, which only matters for non-ASCII

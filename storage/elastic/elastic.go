@@ -346,7 +346,7 @@ type Token struct {
 }
 
 // Analyze runs text through an analyzer of the named definition's index (through its alias),
-// such as mappings.AnalyzerEnglish on mappings.Content, and returns the tokens.
+// such as mappings.AnalyzerTerms on mappings.Content, and returns the tokens.
 func (c *Client) Analyze(ctx context.Context, name, analyzer, text string) ([]Token, error) {
 	b, err := json.Marshal(map[string]string{"analyzer": analyzer, "text": text})
 	if err != nil {

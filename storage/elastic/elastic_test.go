@@ -91,57 +91,34 @@ func TestContract(t *testing.T) {
 	}
 
 	t.Run("analyzer", func(t *testing.T) {
-		for _, tc := range []struct {
-			analyzer, text string
-			want           []string
-		}{
-			{mappings.AnalyzerEnglish, "The Running dogs don't", []string{"run", "dog"}},
-			{mappings.AnalyzerEnglish, "She's baking cakes", []string{"bake", "cake"}},
-			{mappings.AnalyzerEnglish, "I can't believe they're running!", []string{"believ", "re", "run"}},
-			{mappings.AnalyzerEnglish, "Don’t stop the generously flowing rivers", []string{"stop", "generous", "flow", "river"}},
-			{mappings.AnalyzerEnglish, "Rock'n'roll isn't dead", []string{"rock", "n", "roll", "isn", "dead"}},
-			{mappings.AnalyzerEnglish, "Running ran runs easily; the cakes were baked.", []string{"run", "ran", "run", "easili", "cake", "bake"}},
-			{mappings.AnalyzerPhrase, "The Running dogs don't", []string{"the", "running", "dogs", "don", "t"}},
-		} {
-			toks, err := c.Analyze(ctx, mappings.Content, tc.analyzer, tc.text)
-			if err != nil {
-				t.Fatalf("Analyze(%q): %v", tc.text, err)
-			}
-			var got []string
-			for _, tok := range toks {
-				got = append(got, tok.Token)
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("%s(%q) = %q, want %q", tc.analyzer, tc.text, got, tc.want)
-			}
-		}
-		// Every shared stop word is dropped.
-		toks, err := c.Analyze(ctx, mappings.Content, mappings.AnalyzerEnglish, strings.Join(mappings.EnglishStopWords, " "))
+		// The phrase field's analyzer is Elasticsearch's built-in whitespace analyzer: it
+		// splits the terms Go made apart again, each at its position, and changes nothing
+		// (no lower-casing, no stop words, no stemming).
+		text := "_STOP_ Run dogs don t _STOP_ the"
+		toks, err := c.Analyze(ctx, mappings.Content, mappings.AnalyzerTerms, text)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("Analyze(%q): %v", text, err)
 		}
-		if len(toks) != 0 {
-			t.Errorf("stop words left tokens %v", toks)
+		var got []string
+		for i, tok := range toks {
+			got = append(got, tok.Token)
+			if tok.Position != i {
+				t.Errorf("token %q at position %d, want %d", tok.Token, tok.Position, i)
+			}
 		}
-		// Offsets of split parts point into the original text.
-		toks, err = c.Analyze(ctx, mappings.Content, mappings.AnalyzerPhrase, "we don't")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(toks) != 3 || toks[1].StartOffset != 3 || toks[1].EndOffset != 6 ||
-			toks[2].StartOffset != 7 || toks[2].EndOffset != 8 || toks[2].Position != 2 {
-			t.Errorf("tokens of %q = %+v", "we don't", toks)
+		if want := strings.Fields(text); !slices.Equal(got, want) {
+			t.Errorf("%s(%q) = %q, want %q", mappings.AnalyzerTerms, text, got, want)
 		}
 	})
 
 	t.Run("search", func(t *testing.T) {
 		docs := map[string]map[string]any{
 			"a": {"tenant_id": "t1", "content_id": "c1", "version": 1, "tags": []string{"x"}, "active": true,
-				"location": "c1/1", "text": "The running dogs ate the cakes", "embedding": []float32{1, 0, 0}},
+				"location": "c1/1", "text": "The running dogs ate the cakes", "phrase": "_STOP_ run dog ate _STOP_ cake", "embedding": []float32{1, 0, 0}},
 			"b": {"tenant_id": "t1", "content_id": "c2", "version": 1, "active": true,
-				"location": "c2/1", "text": "Stars shine at night", "embedding": []float32{0, 1, 0}},
+				"location": "c2/1", "text": "Stars shine at night", "phrase": "star shine _STOP_ night", "embedding": []float32{0, 1, 0}},
 			"c": {"tenant_id": "t2", "content_id": "c3", "version": 1, "active": true,
-				"location": "c3/1", "text": "A cake for the other tenant", "embedding": []float32{1, 0.1, 0}},
+				"location": "c3/1", "text": "A cake for the other tenant", "phrase": "_STOP_ cake _STOP_ _STOP_ _STOP_ tenant", "embedding": []float32{1, 0.1, 0}},
 		}
 		for id, d := range docs {
 			b, _ := json.Marshal(d)
@@ -182,17 +159,29 @@ func TestContract(t *testing.T) {
 			t.Errorf("kNN hits %v, want [a]", knn)
 		}
 		match := search(map[string]any{"query": map[string]any{"bool": map[string]any{
-			"must":   map[string]any{"match": map[string]any{"text": "cake runs"}},
+			"must":   map[string]any{"match": map[string]any{"phrase": "cake"}},
 			"filter": map[string]any{"term": map[string]any{"tenant_id": "t1"}},
 		}}})
 		if !slices.Equal(match, []string{"a"}) {
 			t.Errorf("match hits %v, want [a]", match)
 		}
 		phrase := search(map[string]any{"query": map[string]any{
-			"match_phrase": map[string]any{"text.phrase": "running dogs"},
+			"match_phrase": map[string]any{"phrase": "run dog"},
 		}})
 		if !slices.Equal(phrase, []string{"a"}) {
 			t.Errorf("phrase hits %v, want [a]", phrase)
+		}
+		// A stop word's placeholder holds its position: "ate the cake" is a phrase of a,
+		// "ate cake" is not.
+		if got := search(map[string]any{"query": map[string]any{
+			"match_phrase": map[string]any{"phrase": "ate _STOP_ cake"},
+		}}); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("phrase with a stop word: hits %v, want [a]", got)
+		}
+		if got := search(map[string]any{"query": map[string]any{
+			"match_phrase": map[string]any{"phrase": "ate cake"},
+		}}); len(got) != 0 {
+			t.Errorf("phrase across a stop word: hits %v, want none", got)
 		}
 	})
 

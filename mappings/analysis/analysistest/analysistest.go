@@ -1,5 +1,6 @@
-// Package analysistest holds the text corpus that checks the Go analysis chain
-// (mappings/analysis) against the Elasticsearch analyzers, for the tests of both sides.
+// Package analysistest holds a text corpus for the tests of the Go analysis chain
+// (mappings/analysis) and of how the search backends index its terms (indexer/elastic checks
+// that Elasticsearch gets back exactly the chain's terms, at the same positions).
 package analysistest
 
 import (
