@@ -391,7 +391,9 @@ func startSoakDeployment(t *testing.T, bin, mode string) *soakDeployment {
 	d := &soakDeployment{t: t, bin: bin}
 	addr := freeAddr(t)
 	d.base = "http://" + addr
-	common := []string{"LECTERN_ADDR=" + addr, "LECTERN_LOG_LEVEL=info", "LECTERN_OUTBOUND_ALLOW=127.0.0.1/32",
+	// A content origin on a port of its own that a restarted serve binds again: the launched
+	// sessions' commits go there (TestMain's ephemeral default would move it at each restart).
+	common := []string{"LECTERN_ADDR=" + addr, "LECTERN_CONTENT_ADDR=" + freeAddr(t), "LECTERN_LOG_LEVEL=info", "LECTERN_OUTBOUND_ALLOW=127.0.0.1/32",
 		"LECTERN_MODEL_DIR=" + t.TempDir(), "LECTERN_EMBEDDINGS_URL="}
 	creds := []string{"LECTERN_ROOT_USER=root", "LECTERN_ROOT_PASSWORD=soak-password", "LECTERN_SECRET_KEY=soak-secret"}
 	role := func(name, role string, env []string) {
