@@ -83,7 +83,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 // turn: distributed (one serve, two workers and three indexers as separate processes on
 // PostgreSQL, a Redis of the test's own, MinIO and Elasticsearch) and embedded (`lectern all`).
 //
-// Load: learners (register, launch the SCORM 1.2 course, commit at a pace, terminate; every
+// Load: a readiness probe (/readyz every second), learners (register, launch the SCORM 1.2 course, commit at a pace, terminate; every
 // second one with a post-back to a receiver on loopback), xAPI clients (PUT with their own
 // statement ids, GET some back), content imports and lexical searches, course imports.
 // Faults: kill -9 of a random role (restarted two seconds later); in the distributed mode
@@ -579,6 +579,7 @@ func runSoak(t *testing.T, bin, mode string, cfg soakConfig) {
 	spawn(func(r *mrand.Rand) { soakContentLoop(ctx, c, acks, r, cfg.pace*3) })
 	spawn(func(r *mrand.Rand) { soakSearchLoop(ctx, c, acks, r, cfg.pace) })
 	spawn(func(r *mrand.Rand) { soakCourseLoop(ctx, c, acks, r, pkg, cfg.pace*10) })
+	spawn(func(*mrand.Rand) { soakProbeLoop(ctx, c) })
 	var faults []soakFault
 	faultsDone := make(chan struct{})
 	go func() {
@@ -797,6 +798,14 @@ func soakSearchLoop(ctx context.Context, c *soakClient, acks *soakAcks, r *mrand
 		}
 		acks.mu.Unlock()
 		_, _ = c.retry(true, "search", "GET", "/api/v1/content/search?search_type=LEXICAL&term="+word, "", nil, true)
+	}
+}
+
+// soakProbeLoop asks /readyz every second, as an orchestrator's readiness probe does: what it
+// answers during each fault is in the answers the soak logs.
+func soakProbeLoop(ctx context.Context, c *soakClient) {
+	for soakSleep(ctx, time.Second) {
+		_, _ = c.do("readyz", "GET", "/readyz", "", nil, false)
 	}
 }
 
