@@ -266,7 +266,15 @@ func (d *soakDeployment) logs() string {
 	var sb strings.Builder
 	for _, r := range d.roles {
 		p, _ := r.current()
-		fmt.Fprintf(&sb, "--- %s (pid %d)\n%s", r.name, p.cmd.Process.Pid, tail(p.output(), 3000))
+		var errs []string
+		for _, line := range strings.Split(p.output(), "\n") {
+			if strings.Contains(line, `"level":"ERROR"`) {
+				errs = append(errs, tail(line, 1000))
+			}
+		}
+		errs = errs[max(0, len(errs)-20):]
+		fmt.Fprintf(&sb, "--- %s (pid %d): its last errors\n%s\n--- %s: its log's end\n%s", r.name, p.cmd.Process.Pid,
+			strings.Join(errs, "\n"), r.name, tail(p.output(), 3000))
 	}
 	return sb.String()
 }
