@@ -87,8 +87,9 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 // second one with a post-back to a receiver on loopback), xAPI clients (PUT with their own
 // statement ids, GET some back), content imports and lexical searches, course imports.
 // Faults: kill -9 of a random role (restarted two seconds later); in the distributed mode
-// Redis and MinIO (the test's own) killed and restarted five seconds later; the post-back
-// receiver hanging for a while.
+// Redis and MinIO (the test's own) killed and restarted five seconds later, PostgreSQL and
+// Elasticsearch cut for five seconds at a proxy in front of them; the post-back receiver
+// hanging for a while.
 // Invariants: every acknowledged commit, statement, content and course import present exactly
 // once; every job ended; no 5xx but 503 with Retry-After; each role's goroutines, RSS and open
 // files flat over the last two thirds (soakFlat); p50/p99 per operation and phase logged.
@@ -238,7 +239,8 @@ type soakDeployment struct {
 	bin   string
 	base  string
 	roles []*soakRole
-	// backends of the soak's own, restarted as faults (distributed): Redis, MinIO
+	// backends stopped as faults (distributed): Redis and MinIO of the soak's own, PostgreSQL
+	// and Elasticsearch behind proxies
 	backends []*soakBackend
 }
 
@@ -282,6 +284,10 @@ func (d *soakDeployment) logs() string {
 // soakBackend is a backend server of the soak's own (redis-server, MinIO), so that killing
 // and restarting it is a fault only this test sees: the suite's shared backends serve other
 // tests at the same time.
+//
+// A shared backend the soak cannot restart (PostgreSQL, Elasticsearch) is reached through a
+// proxy of its own instead (testenv.Proxy, as TestBackendOutage does): proxy set, "down" cuts it
+// (open connections reset, new ones refused) and "up" restores it.
 type soakBackend struct {
 	name  string
 	dir   string // its data, kept across restarts
@@ -289,10 +295,31 @@ type soakBackend struct {
 	env   []string
 	ready func() bool
 	cmd   *exec.Cmd
+	proxy *testenv.Proxy
+}
+
+// soakProxied puts a proxy in front of the shared backend at hostport; the deployment uses
+// the returned address instead.
+func soakProxied(t *testing.T, name, hostport string) (*soakBackend, string) {
+	t.Helper()
+	p := testenv.NewProxy(t, hostport)
+	return &soakBackend{name: name, proxy: p}, p.Addr()
+}
+
+// what says how the fault is made, for the log.
+func (b *soakBackend) what() string {
+	if b.proxy != nil {
+		return b.name + " cut at a proxy in front of it (connections reset, new ones refused), restored after 5 s"
+	}
+	return b.name + " killed (SIGKILL), restarted after 5 s"
 }
 
 // up starts the backend and waits until it answers.
 func (b *soakBackend) up() error {
+	if b.proxy != nil {
+		b.proxy.Restore()
+		return nil
+	}
 	b.cmd = exec.Command(b.args[0], b.args[1:]...)
 	b.cmd.Env = append(os.Environ(), b.env...)
 	logf, err := os.OpenFile(b.dir+".log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -317,6 +344,10 @@ func (b *soakBackend) up() error {
 
 // down kills the backend (SIGKILL: nothing flushed that was not already).
 func (b *soakBackend) down() {
+	if b.proxy != nil {
+		b.proxy.Cut()
+		return
+	}
 	if b.cmd != nil && b.cmd.Process != nil {
 		_ = b.cmd.Process.Signal(syscall.SIGKILL)
 		_ = b.cmd.Wait()
@@ -423,6 +454,20 @@ func startSoakDeployment(t *testing.T, bin, mode string) *soakDeployment {
 			d.backends = append(d.backends, minio)
 			env = append(env, "LECTERN_S3_ENDPOINT="+addr, "LECTERN_S3_ACCESS_KEY=soak", "LECTERN_S3_SECRET_KEY=soak-secret")
 		}
+		pg, err := url.Parse(envValue(env, "LECTERN_POSTGRES_URL"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pgProxy, addr := soakProxied(t, "PostgreSQL", pg.Host)
+		pg.Host = addr
+		es, err := url.Parse(envValue(env, "LECTERN_ELASTICSEARCH_URL"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		esProxy, addr := soakProxied(t, "Elasticsearch", es.Host)
+		es.Host = addr
+		d.backends = append(d.backends, pgProxy, esProxy)
+		env = append(env, "LECTERN_POSTGRES_URL="+pg.String(), "LECTERN_ELASTICSEARCH_URL="+es.String())
 		role("serve", "serve", env)
 		role("worker-1", "worker", env)
 		role("worker-2", "worker", env)
@@ -866,14 +911,15 @@ func soakCourseLoop(ctx context.Context, c *soakClient, acks *soakAcks, r *mrand
 
 // soakFaults injects faults on a schedule, evenly between a sixth and five sixths of the
 // run, one at a time, each kind in turn: kill -9 of a random role, Redis killed and
-// restarted (distributed), MinIO likewise, the post-back receiver hanging.
+// restarted (distributed), MinIO likewise, PostgreSQL and Elasticsearch cut at their proxies,
+// the post-back receiver hanging.
 func soakFaults(ctx context.Context, d *soakDeployment, rc *soakReceiver, r *mrand.Rand, length time.Duration) []soakFault {
 	kinds := []string{"kill"}
 	for _, b := range d.backends {
 		kinds = append(kinds, b.name)
 	}
 	kinds = append(kinds, "hang")
-	n := max(len(kinds), int(length/(3*time.Minute)))
+	n := max(len(kinds), int(length/(2*time.Minute)))
 	gap := length * 2 / 3 / time.Duration(n)
 	hang := min(max(length/10, 10*time.Second), time.Minute)
 	var out []soakFault
@@ -895,7 +941,7 @@ func soakFaults(ctx context.Context, d *soakDeployment, rc *soakReceiver, r *mra
 		default:
 			for _, b := range d.backends {
 				if b.name == f.kind {
-					f.what = b.name + " killed, restarted after 5 s"
+					f.what = b.what()
 					b.down()
 					time.Sleep(5 * time.Second)
 					if err := b.up(); err != nil {
