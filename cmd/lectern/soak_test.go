@@ -1033,15 +1033,24 @@ func soakCheckJobs(t *testing.T, c *soakClient, acks *soakAcks, d *soakDeploymen
 			t.Errorf("course import %s (job %s) ended %q", course, job, s)
 		}
 	}
-	res, err := c.retry(true, "check courses", "GET", "/engine/api/v1/soak/courses", "", nil, true)
-	var list struct{ Courses []struct{ ID string } }
-	if err != nil || res.status != 200 || json.Unmarshal(res.body, &list) != nil {
-		t.Errorf("list courses: %v %d %s", err, res.status, res.body)
-		return
-	}
 	seen := map[string]int{}
-	for _, c := range list.Courses {
-		seen[c.ID]++
+	for page := "/engine/api/v1/soak/courses"; page != ""; {
+		res, err := c.retry(true, "check courses", "GET", page, "", nil, true)
+		var list struct {
+			Courses []struct{ ID string }
+			More    string
+		}
+		if err != nil || res.status != 200 || json.Unmarshal(res.body, &list) != nil {
+			t.Errorf("list courses: %v %d %s", err, res.status, res.body)
+			return
+		}
+		for _, c := range list.Courses {
+			seen[c.ID]++
+		}
+		page = ""
+		if list.More != "" {
+			page = "/engine/api/v1/soak/courses?more=" + url.QueryEscape(list.More)
+		}
 	}
 	for course := range courses {
 		if seen[course] != 1 {
@@ -1258,7 +1267,7 @@ func (s *soakSampler) check(from, to time.Time) (string, []string) {
 				in = append(in, x)
 			}
 		}
-		if len(in) < 6 {
+		if len(in) < 6 || in[len(in)-1].at.Before(to.Add(-3*s.every)) {
 			fmt.Fprintf(&b, "| %s (pid %d, died in the window) | %d | | | |\n", s.role[pid], pid, len(in))
 			continue
 		}
