@@ -1241,8 +1241,8 @@ func median(v []int) int {
 	return v[len(v)/2]
 }
 
-// check compares, for every process alive over the whole window, the first and last thirds
-// of its samples in it; it returns a table and the processes that were not flat.
+// check compares, for every process alive at the window's end, the first and last thirds of
+// its samples in it; it returns a table and the processes that were not flat.
 func (s *soakSampler) check(from, to time.Time) (string, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1257,13 +1257,19 @@ func (s *soakSampler) check(from, to time.Time) (string, []string) {
 		return s.role[pids[i]] < s.role[pids[j]] || s.role[pids[i]] == s.role[pids[j]] && pids[i] < pids[j]
 	})
 	for _, pid := range pids {
+		// A process restarted inside the window (the embedded mode's only one, after a kill) is
+		// judged from 30 s after its start, if that leaves at least half the window.
+		lo := from
 		if s.since[pid].After(from) {
-			fmt.Fprintf(&b, "| %s (pid %d, started in the window) | | | | |\n", s.role[pid], pid)
-			continue
+			lo = s.since[pid].Add(30 * time.Second)
+			if to.Sub(lo) < to.Sub(from)/2 {
+				fmt.Fprintf(&b, "| %s (pid %d, started late in the window) | | | | |\n", s.role[pid], pid)
+				continue
+			}
 		}
 		var in []soakSample
 		for _, x := range s.by[pid] {
-			if !x.at.Before(from) && !x.at.After(to) {
+			if !x.at.Before(lo) && !x.at.After(to) {
 				in = append(in, x)
 			}
 		}
