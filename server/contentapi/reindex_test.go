@@ -83,6 +83,10 @@ func TestReindex(t *testing.T) {
 				!strings.Contains(string(r.Body), es.Alias(mappings.Statements)) {
 				t.Fatalf("readyz after the loss: %d %s; want 503 naming both aliases", r.Status, r.Body)
 			}
+			// As every 503 of an outage: when to ask again (the soak's invariant, TestSoak).
+			if r.Header.Get("Retry-After") == "" {
+				t.Errorf("readyz's 503 has no Retry-After")
+			}
 			for _, q := range reindexSearches {
 				if got := searchRaw(e, ten, q); got != "[]" {
 					t.Errorf("search %s of the lost index = %s, want []", q, got)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -349,7 +350,7 @@ func (q *Queue) outage(ctx context.Context, err error) error {
 		return storage.IsConnectionError(err) || errors.Is(err, redis.ErrPoolTimeout) ||
 			redis.HasErrorPrefix(err, "LOADING") || redis.HasErrorPrefix(err, "MASTERDOWN") || redis.HasErrorPrefix(err, "TRYAGAIN")
 	}
-	if down(err) {
+	if down(err) || flattenedOutage(err) {
 		return storage.Unavailable("redis", err)
 	}
 	if ctx.Err() == nil {
@@ -360,6 +361,21 @@ func (q *Queue) outage(ctx context.Context, err error) error {
 		}
 	}
 	return err
+}
+
+// flattenedOutage reads the text of an error asynq flattened ("redis eval error: LOADING
+// ..."): a Redis that is loading its data after a restart, lost its master, or a connection that
+// broke. The ping alone cannot tell, since Redis may be back by the time it runs (the soak saw a
+// 500 for an enqueue during a Redis restart).
+func flattenedOutage(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"LOADING ", "MASTERDOWN ", "TRYAGAIN ", "connection refused", "connection reset",
+		"broken pipe", "i/o timeout", "use of closed network connection", "pool timeout", ": EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ceilSecond rounds t up to a whole second. asynq keeps due times as Unix seconds and
