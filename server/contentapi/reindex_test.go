@@ -135,3 +135,53 @@ func TestReindex(t *testing.T) {
 		}
 	})
 }
+
+// TestReindexUpgradesContentIndex (distributed): a cluster upgraded from a release whose
+// content mapping was older keeps its alias on the older index, which this version's writes
+// do not fit; /readyz names it and the remedy, and a reindex moves the alias to this
+// version's index and rebuilds it there, leaving the old index for the operator to delete.
+func TestReindexUpgradesContentIndex(t *testing.T) {
+	// The distributed mode only: the embedded mode's Bleve index has no versions to move
+	// between.
+	func(t *testing.T, e *servertest.Env) {
+		es := e.App.Elastic
+		e.ServerFault = true // /readyz answers 503 on purpose
+		ten := servertest.RandomName("upgrade-")
+		e.CreateTenant(ten, true)
+		e.ImportContent(ten, "content_id=fire", firePackage(t), "fire.zip")
+		before := searchRaw(e, ten, reindexSearches[0])
+
+		// What an older release left: its index under the alias, this version's index absent.
+		ctx := t.Context()
+		older := es.Alias(mappings.Content) + "_v1"
+		if err := es.Do(ctx, "create "+older, esapi.IndicesCreateRequest{Index: older}, nil); err != nil {
+			t.Fatal(err)
+		}
+		moves := `{"actions":[{"remove":{"index":"` + es.Index(mappings.Content) + `","alias":"` + es.Alias(mappings.Content) + `"}},` +
+			`{"add":{"index":"` + older + `","alias":"` + es.Alias(mappings.Content) + `"}}]}`
+		if err := es.Do(ctx, "alias the older index", esapi.IndicesUpdateAliasesRequest{Body: strings.NewReader(moves)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := es.Do(ctx, "delete the current index", esapi.IndicesDeleteRequest{Index: []string{es.Index(mappings.Content)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Do("GET", "/readyz", servertest.NoAuth, nil)
+		if r.Status != 503 || !strings.Contains(string(r.Body), older) || !strings.Contains(string(r.Body), "lectern reindex") {
+			t.Fatalf("readyz with the alias on %s: %d %s; want 503 naming it and the remedy", older, r.Status, r.Body)
+		}
+
+		reindexAll(e, ten, 1)
+		if target, err := es.AliasTarget(ctx, mappings.Content); err != nil || target != es.Index(mappings.Content) {
+			t.Fatalf("after the reindex the alias names %q (%v), want %q", target, err, es.Index(mappings.Content))
+		}
+		if r := e.Do("GET", "/readyz", servertest.NoAuth, nil); r.Status != 200 {
+			t.Errorf("readyz after the reindex: %d %s", r.Status, r.Body)
+		}
+		if got := searchRaw(e, ten, reindexSearches[0]); got != before {
+			t.Errorf("search after the upgrade's reindex:\n%s\nwant\n%s", got, before)
+		}
+		if err := es.Do(ctx, "older index kept", esapi.IndicesExistsRequest{Index: []string{older}}, nil); err != nil {
+			t.Errorf("the older index was deleted: %v", err)
+		}
+	}(t, servertest.Start(t, servertest.Modes(t)["distributed"](t)))
+}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,6 +287,75 @@ func (c *Client) EnsureIndex(ctx context.Context, name string, opts mappings.Opt
 		return "", created, err
 	}
 	return index, created, nil
+}
+
+// AliasTarget returns the concrete index the named definition's alias points at; ErrNotFound
+// when the alias does not exist.
+func (c *Client) AliasTarget(ctx context.Context, name string) (string, error) {
+	alias := c.Alias(name)
+	var res map[string]json.RawMessage
+	if err := c.Do(ctx, "get alias "+alias, esapi.IndicesGetAliasRequest{Name: []string{alias}}, &res); err != nil {
+		return "", err
+	}
+	if len(res) != 1 {
+		return "", fmt.Errorf("elastic: alias %s points at %d indices, want 1", alias, len(res))
+	}
+	for index := range res {
+		return index, nil
+	}
+	return "", nil
+}
+
+// OlderAlias reports the index the named definition's alias points at when it is of an
+// older version than this build writes (a cluster upgraded from a release with another
+// mapping), "" when the alias names the current index, a newer one or none.
+func (c *Client) OlderAlias(ctx context.Context, name string) (string, error) {
+	target, err := c.AliasTarget(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	current := c.Index(name)
+	def, _ := mappings.Lookup(name)
+	if v, ok := indexVersion(target, c.Alias(name)); ok && v < def.Version && target != current {
+		return target, nil
+	}
+	return "", nil
+}
+
+// indexVersion reads the version of a versioned index named alias + "_v" + N.
+func indexVersion(index, alias string) (int, bool) {
+	n, ok := strings.CutPrefix(index, alias+"_v")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n)
+	return v, err == nil
+}
+
+// MoveAliasForward points the named definition's alias at this build's index (creating it)
+// when it names an index of an older version, in one atomic alias update; the older index is
+// left for the operator to delete. It returns the index the alias left ("" when it did not
+// move). A rebuild from the record store fills the new index (lectern reindex).
+func (c *Client) MoveAliasForward(ctx context.Context, name string, opts mappings.Options) (string, error) {
+	old, err := c.OlderAlias(ctx, name)
+	if err != nil || old == "" {
+		return "", err
+	}
+	index, _, err := c.EnsureIndex(ctx, name, opts)
+	if err != nil {
+		return "", err
+	}
+	b, _ := json.Marshal(map[string]any{"actions": []any{
+		map[string]any{"remove": map[string]any{"index": old, "alias": c.Alias(name)}},
+		map[string]any{"add": map[string]any{"index": index, "alias": c.Alias(name)}},
+	}})
+	if err := c.Do(ctx, "move alias "+c.Alias(name), esapi.IndicesUpdateAliasesRequest{Body: bytes.NewReader(b)}, nil); err != nil {
+		return "", err
+	}
+	return old, nil
 }
 
 // DeleteIndices deletes every index whose name starts with prefix, and with them their

@@ -356,3 +356,57 @@ func TestErrorTranslation(t *testing.T) {
 		}
 	}
 }
+
+// TestMoveAliasForward: a cluster upgraded from a release whose content mapping was older has
+// its alias on the older index; OlderAlias reports it (readiness says so), MoveAliasForward
+// points the alias at this version's index in one update and leaves the old index; an alias
+// already on this version, or on a newer one (a newer release ran first), never moves.
+func TestMoveAliasForward(t *testing.T) {
+	c := newTestClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	alias := c.Alias(mappings.Content)
+	addAlias := func(index string) {
+		t.Helper()
+		if err := c.Do(ctx, "create "+index, esapi.IndicesCreateRequest{Index: index}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]any{"actions": []any{map[string]any{"add": map[string]any{"index": index, "alias": alias}}}})
+		if err := c.Do(ctx, "alias "+index, esapi.IndicesUpdateAliasesRequest{Body: bytes.NewReader(b)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old, err := c.OlderAlias(ctx, mappings.Content); err != nil || old != "" {
+		t.Fatalf("no alias: OlderAlias = %q, %v", old, err)
+	}
+	older := alias + "_v1"
+	addAlias(older)
+	if old, err := c.OlderAlias(ctx, mappings.Content); err != nil || old != older {
+		t.Fatalf("alias on %s: OlderAlias = %q, %v", older, old, err)
+	}
+	old, err := c.MoveAliasForward(ctx, mappings.Content, mappings.Options{EmbeddingDims: 8})
+	if err != nil || old != older {
+		t.Fatalf("MoveAliasForward = %q, %v; want %q", old, err, older)
+	}
+	if target, err := c.AliasTarget(ctx, mappings.Content); err != nil || target != c.Index(mappings.Content) {
+		t.Fatalf("after the move the alias names %q (%v), want %q", target, err, c.Index(mappings.Content))
+	}
+	if err := c.Do(ctx, "old index kept", esapi.IndicesExistsRequest{Index: []string{older}}, nil); err != nil {
+		t.Fatalf("the older index is gone: %v", err)
+	}
+	if old, err := c.MoveAliasForward(ctx, mappings.Content, mappings.Options{EmbeddingDims: 8}); err != nil || old != "" {
+		t.Fatalf("second MoveAliasForward = %q, %v; want no move", old, err)
+	}
+
+	// A newer release's index: never moved back.
+	newer := newTestClient(t)
+	c = newer
+	alias = c.Alias(mappings.Content)
+	addAlias(alias + "_v99")
+	if old, err := c.MoveAliasForward(ctx, mappings.Content, mappings.Options{EmbeddingDims: 8}); err != nil || old != "" {
+		t.Fatalf("alias on a newer index: MoveAliasForward = %q, %v; want no move", old, err)
+	}
+	if target, _ := c.AliasTarget(ctx, mappings.Content); target != alias+"_v99" {
+		t.Fatalf("the alias left the newer index for %q", target)
+	}
+}

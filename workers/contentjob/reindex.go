@@ -54,11 +54,20 @@ type Reindexer struct {
 	Indexer *Indexer
 	Tenants *tenant.Registry
 	Jobs    *jobs.Store
+	// Prepare, when set, runs before the rebuild: the distributed mode points the content
+	// alias at this version's index when an upgrade left it on an older one, so the rebuild
+	// writes where this version searches.
+	Prepare func(ctx context.Context) error
 }
 
 // Run rebuilds the index, calling progress (when not nil) after each version.
 func (r *Reindexer) Run(ctx context.Context, progress func(Progress)) (Progress, error) {
 	var p Progress
+	if r.Prepare != nil {
+		if err := r.Prepare(ctx); err != nil {
+			return p, err
+		}
+	}
 	tenants, err := r.Tenants.List(ctx, 0, 1<<30)
 	if err != nil {
 		return p, err

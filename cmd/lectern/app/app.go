@@ -708,7 +708,14 @@ func (a *App) handleContentJobs(context.Context) error {
 	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: embed.Observe(a.chunkEmbedder, a.Metrics.Embedded), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
 	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
-	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs}
+	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs,
+		Prepare: func(ctx context.Context) error {
+			old, err := a.UpgradeContentIndex(ctx)
+			if old != "" {
+				a.Config.Logger.Info("content index alias moved to this version's index; delete the old one once the rebuild is done", "old", old)
+			}
+			return err
+		}}
 	a.handle(a.Queue, contentjob.TypeReindex, a.Reindexer)
 	return nil
 }
@@ -862,6 +869,21 @@ func (a *App) forwardConfig(ctx context.Context, tenant string) (forward.Config,
 	return c, errors.Join(errs...)
 }
 
+// UpgradeContentIndex points the content alias at this version's index when it still names
+// an older one (a cluster upgraded from a release with another content mapping), so a rebuild
+// (Reindexer) fills the new index; it returns the index left behind for the operator to
+// delete ("" when the alias did not move, and always in the embedded mode).
+func (a *App) UpgradeContentIndex(ctx context.Context) (string, error) {
+	if a.Elastic == nil {
+		return "", nil
+	}
+	dims := defaultEmbeddingDims
+	if m, ok := a.Index.(interface{ Model() indexer.Model }); ok && m.Model().Dims > 0 {
+		dims = m.Model().Dims
+	}
+	return a.Elastic.MoveAliasForward(ctx, mappings.Content, mappings.Options{EmbeddingDims: dims})
+}
+
 // defaultEmbeddingDims is the dimension of the default model (all-MiniLM-L6-v2).
 const defaultEmbeddingDims = 384
 
@@ -881,7 +903,14 @@ func elasticReady(c *elastic.Client) func(ctx context.Context) error {
 			return err
 		}
 		if len(missing) == 0 {
-			return nil
+			// A cluster upgraded from a release with an older content mapping: this
+			// version's writes do not fit the index the alias still names.
+			old, err := c.OlderAlias(ctx, mappings.Content)
+			if err != nil || old == "" {
+				return err
+			}
+			return fmt.Errorf("content index %s is of an older version than this Lectern writes (%s): run lectern reindex, which moves the alias and rebuilds it",
+				old, c.Index(mappings.Content))
 		}
 		var what []string
 		for _, m := range missing {
