@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -33,37 +32,6 @@ import (
 // sequencer alone; this test runs them through the whole product: import, launch, the
 // player page, scorm-again, the runtime endpoints and the learner's path.
 
-func adlSuite(t testing.TB) string {
-	return testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development")
-}
-
-func adlCoursesDir(t testing.TB) string {
-	return filepath.Join(adlSuite(t), "TestSuite", "LMSRTE", "Courses")
-}
-
-// adlProperties reads a Java .properties file of the suite as key/value pairs in file order.
-func adlProperties(t testing.TB, file string) [][2]string {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatalf("ADL test suite: %v", err)
-	}
-	defer f.Close()
-	var out [][2]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			out = append(out, [2]string{strings.TrimSpace(k), v})
-		}
-	}
-	return out
-}
-
 // lmsVisit is one block of a script: one delivery of an activity.
 type lmsVisit struct {
 	act      string // N of the launch parameter act=N
@@ -83,7 +51,7 @@ var lmsBlockKey = regexp.MustCompile(`^Act(\d+)V(\d+)\.(commands\.\d+|CUI|UIQ|UI
 func readLMSScript(t testing.TB, name string) lmsScript {
 	var s lmsScript
 	last := ""
-	for _, kv := range adlProperties(t, filepath.Join(adlCoursesDir(t), "TestCases", name+".properties")) {
+	for _, kv := range testenv.ADLProperties(t, filepath.Join(testenv.ADLCourses(t), "TestCases", name+".properties")) {
 		if kv[0] == "start" {
 			s.start = strings.TrimSpace(kv[1])
 		}
@@ -323,7 +291,7 @@ type lmsManifest struct {
 // test SCO does not need.
 func lmsPackage(t *testing.T, name string, sco []byte) []byte {
 	t.Helper()
-	manifest, err := os.ReadFile(filepath.Join(adlCoursesDir(t), "LMSTestPackage_"+name, "imsmanifest.xml"))
+	manifest, err := os.ReadFile(filepath.Join(testenv.ADLCourses(t), "LMSTestPackage_"+name, "imsmanifest.xml"))
 	if err != nil {
 		t.Fatalf("ADL test package: %v", err)
 	}
@@ -358,7 +326,7 @@ func lmsPackage(t *testing.T, name string, sco []byte) []byte {
 // lmsCases are the suite's LMS run-time cases: every script with a test package of the same
 // name (DDM's script is shared by packages DDMa and DDMb, which this harness does not split).
 func lmsCases(t testing.TB) []string {
-	entries, err := os.ReadDir(filepath.Join(adlCoursesDir(t), "TestCases"))
+	entries, err := os.ReadDir(filepath.Join(testenv.ADLCourses(t), "TestCases"))
 	if err != nil {
 		t.Fatalf("ADL test suite: %v", err)
 	}
@@ -368,7 +336,7 @@ func lmsCases(t testing.TB) []string {
 		if !ok {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(adlCoursesDir(t), "LMSTestPackage_"+name, "imsmanifest.xml")); err == nil {
+		if _, err := os.Stat(filepath.Join(testenv.ADLCourses(t), "LMSTestPackage_"+name, "imsmanifest.xml")); err == nil {
 			out = append(out, name)
 		}
 	}
@@ -751,11 +719,11 @@ func TestADLLMSInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	words := lmsWords{}
-	for _, kv := range adlProperties(t, filepath.Join(adlSuite(t), "resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties")) {
+	for _, kv := range testenv.ADLProperties(t, testenv.ADLResource(t, "Commands.properties")) {
 		words[kv[0]] = kv[1]
 	}
 	instructions := map[string]string{}
-	for _, kv := range adlProperties(t, filepath.Join(adlSuite(t), "resources/org/adl/testsuite/rte/lms/util/resources/Instructions.properties")) {
+	for _, kv := range testenv.ADLProperties(t, testenv.ADLResource(t, "Instructions.properties")) {
 		instructions[kv[0]] = kv[1]
 	}
 	cases := lmsCases(t)

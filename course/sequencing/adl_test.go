@@ -1,7 +1,6 @@
 package sequencing
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,17 +24,6 @@ import (
 // value, answers each request_valid question, issues the navigation request and checks that
 // the next block's activity is what gets delivered.
 
-// adlCourses is the suite's LMS test packages with their scripts (TestCases); adlCommands the
-// file that names the scripts' command words. Both come from ../shared/conformance (or
-// LECTERN_TEST_CONFORMANCE_DIR): a run without them fails rather than skips.
-func adlCourses(t testing.TB) string {
-	return testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development/TestSuite/LMSRTE/Courses")
-}
-
-func adlCommands(t testing.TB) string {
-	return testenv.SharedConformance(t, "scorm2004-4ed-test-suite/software_development/resources/org/adl/testsuite/rte/lms/util/resources/Commands.properties")
-}
-
 type adlBlock struct {
 	act      string // the item whose launch parameters say act=N (activity_N in most packages)
 	commands []string
@@ -52,33 +40,10 @@ type adlScript struct {
 
 var blockKey = regexp.MustCompile(`^Act(\d+)V(\d+)\.(commands\.(\d+)|CUI|UIQ|UIA)$`)
 
-func readProperties(t testing.TB, path string) [][2]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("ADL test suite: %v", err)
-	}
-	defer f.Close()
-	var out [][2]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if ok {
-			out = append(out, [2]string{strings.TrimSpace(k), v})
-		}
-	}
-	return out
-}
-
 func readScript(t testing.TB, name string) adlScript {
 	var s adlScript
 	last := ""
-	for _, kv := range readProperties(t, filepath.Join(adlCourses(t), "TestCases", name+".properties")) {
+	for _, kv := range testenv.ADLProperties(t, filepath.Join(testenv.ADLCourses(t), "TestCases", name+".properties")) {
 		if kv[0] == "start" {
 			s.start = strings.TrimSpace(kv[1])
 		}
@@ -114,7 +79,7 @@ func readScript(t testing.TB, name string) adlScript {
 
 func parseADLPackage(t testing.TB, name string) *course.Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(adlCourses(t), "LMSTestPackage_"+name, "imsmanifest.xml"))
+	data, err := os.ReadFile(filepath.Join(testenv.ADLCourses(t), "LMSTestPackage_"+name, "imsmanifest.xml"))
 	if err != nil {
 		t.Fatalf("ADL test package: %v", err)
 	}
@@ -356,7 +321,7 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 
 func commandWords(t testing.TB) map[string]string {
 	words := map[string]string{}
-	for _, kv := range readProperties(t, adlCommands(t)) {
+	for _, kv := range testenv.ADLProperties(t, testenv.ADLResource(t, "Commands.properties")) {
 		words[kv[0]] = kv[1]
 	}
 	return words
@@ -367,7 +332,7 @@ func commandWords(t testing.TB) map[string]string {
 // passing), so the survey shows progress without failing on work not done yet.
 func TestADLSurvey(t *testing.T) {
 	words := commandWords(t)
-	entries, err := os.ReadDir(adlCourses(t))
+	entries, err := os.ReadDir(testenv.ADLCourses(t))
 	if err != nil {
 		t.Fatalf("ADL test suite: %v", err)
 	}
@@ -379,7 +344,7 @@ func TestADLSurvey(t *testing.T) {
 		if !ok || !strings.ContainsAny(name[:1], "CORSMNT") || strings.HasPrefix(name, "DM") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(adlCourses(t), "TestCases", name+".properties")); err != nil {
+		if _, err := os.Stat(filepath.Join(testenv.ADLCourses(t), "TestCases", name+".properties")); err != nil {
 			continue
 		}
 		total++

@@ -30,34 +30,9 @@ func CommitBenchServer(b *testing.B, mode string) string {
 			Bucket: RandomName("benchplayer-")}
 		cfg.Elastic = app.ElasticConfig{URL: testenv.External(b, "LECTERN_TEST_ELASTICSEARCH_URL"), IndexPrefix: RandomName("benchplayer_") + "_"}
 	}
-	ctx := context.Background()
-	a, err := app.Open(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.Queue.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = a.Server.Serve(ln) }()
-	b.Cleanup(func() {
-		// Bounded: a client connection left open must not hang the benchmark (it did, once).
-		_ = a.Server.App().ShutdownWithTimeout(10 * time.Second)
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = a.Queue.Shutdown(sctx)
-		if a.Elastic != nil {
-			_ = a.Elastic.DeleteIndices(ctx, cfg.Elastic.IndexPrefix)
-		}
-		if cfg.S3.Bucket != "" {
-			_, _ = a.Blobs.DeletePrefix(ctx, "")
-		}
-		a.Close()
-	})
-	return "http://" + ln.Addr().String()
+	base, stop := BenchServer(b, cfg)
+	b.Cleanup(stop)
+	return base
 }
 
 // CommitBenchCall sends one request as root (without following redirects) and fails the benchmark
@@ -130,8 +105,9 @@ func BenchConfig(b *testing.B) app.Config {
 		SecretKey: "bench-secret", Version: "bench", BodyLimit: 8 << 20}
 }
 
-// BenchServer starts Lectern on a loopback port and returns the engine base URL of the
-// bench tenant.
+// BenchServer starts Lectern on a loopback port and returns its base URL and the function
+// that stops it and removes what it made in the shared backends (its index prefix, its
+// bucket's objects).
 func BenchServer(b *testing.B, cfg app.Config) (string, func()) {
 	ctx := context.Background()
 	a, err := app.Open(ctx, cfg)
@@ -146,12 +122,18 @@ func BenchServer(b *testing.B, cfg app.Config) (string, func()) {
 		b.Fatal(err)
 	}
 	go func() { _ = a.Server.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
-	return base, func() {
-		_ = a.Server.App().Shutdown()
+	return "http://" + ln.Addr().String(), func() {
+		// Bounded: a client connection left open must not hang the benchmark (it did, once).
+		_ = a.Server.App().ShutdownWithTimeout(10 * time.Second)
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_ = a.Queue.Shutdown(sctx)
+		if a.Elastic != nil {
+			_ = a.Elastic.DeleteIndices(ctx, cfg.Elastic.IndexPrefix)
+		}
+		if cfg.S3.Bucket != "" {
+			_, _ = a.Blobs.DeletePrefix(ctx, "")
+		}
 		a.Close()
 	}
 }
