@@ -373,7 +373,7 @@ var adlPassing = []string{
 	"CO-02a", "CO-02b", "CO-03", "CO-04a", "CO-04b", "CO-04c", "CO-05a", "CO-05b", "CO-06", "CO-07a",
 	"CO-07b", "CO-08a", "CO-08b", "CO-09", "CO-10", "CO-11", "CO-12a", "CO-12b", "CO-12c", "CO-12d",
 	"CO-13a", "CO-13b", "CT-01", "CT-02", "CT-03", "CT-04", "CT-05", "CT-06", "CT-07", "MS-01",
-	"MS-02", "MS-03", "MS-04", "MS-05a", "MS-05b", "MS-06", "OB-01a", "OB-01b", "OB-01c", "OB-02a", "OB-02b", "OB-03a",
+	"MS-02", "MS-03", "MS-04", "MS-05a", "MS-05b", "MS-06", "OB-01a", "OB-01b", "OB-01c", "OB-02a", "OB-02b", "OB-03a", "OB-03b",
 	"OB-03c", "OB-04", "OB-05a", "OB-05b", "OB-05c", "OB-06", "OB-07a", "OB-07b", "OB-08a", "OB-08b",
 	"OB-09a", "OB-09b", "OB-10a", "OB-10b", "OB-10c", "OB-10d", "OB-11a", "OB-11b", "OB-12a",
 	"OB-12b", "OB-12c", "OB-13a", "OB-13b", "OB-13c", "OB-14a", "OB-14b", "OB-15", "OB-16a", "OB-16b",
