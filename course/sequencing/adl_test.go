@@ -380,7 +380,7 @@ var adlPassing = []string{
 	"OB-16c", "OB-16d", "OB-17a", "OB-17b", "RU-01aa", "RU-01ab", "RU-01ba", "RU-01bb", "RU-02a",
 	"RU-02b", "RU-03a", "RU-03b", "RU-04aa", "RU-04ab", "RU-04ba", "RU-04bb", "RU-04bc", "RU-04bd", "RU-05a",
 	"RU-05b", "RU-06a", "RU-06b", "RU-07a", "RU-07b", "RU-07c", "RU-08a", "RU-08b", "RU-09", "RU-10",
-	"RU-11", "RU-12a", "RU-12b", "RU-13a", "RU-13b", "RU-13c", "RU-13e", "RU-14a", "RU-14b", "RU-14c",
+	"RU-11", "RU-12a", "RU-12b", "RU-13a", "RU-13b", "RU-13c", "RU-13d", "RU-13e", "RU-14a", "RU-14b", "RU-14c",
 	"RU-14d", "RU-15a", "RU-15b", "RU-15c", "RU-15d", "RU-16", "RU-17a", "RU-17b", "RU-18a", "RU-18b", "RU-19a",
 	"RU-19b", "SX-02", "SX-03", "SX-04a", "SX-05", "SX-06", "SX-07a", "SX-07b", "SX-07c", "SX-07d",
 	"SX-07e", "SX-08a", "SX-08b", "SX-09", "SX-10a", "SX-10b", "SX-10c", "SX-10d", "SX-11a", "SX-11b",
