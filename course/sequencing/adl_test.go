@@ -368,7 +368,7 @@ func TestADLSurvey(t *testing.T) {
 // cannot script: relaunches, UI questions). A case that stops passing fails the test.
 var adlPassing = []string{
 	"CM-01", "CM-02a", "CM-02b", "CM-03a", "CM-03b", "CM-04a", "CM-04c", "CM-04d", "CM-05", "CM-06",
-	"CM-07a", "CM-07b", "CM-07c", "CM-07e", "CM-07f", "CM-08", "CM-09aa", "CM-09ab", "CM-09bb",
+	"CM-07a", "CM-07b", "CM-07c", "CM-07d", "CM-07e", "CM-07f", "CM-08", "CM-09aa", "CM-09ab", "CM-09bb",
 	"CM-09ca", "CM-09cb", "CM-11", "CM-13", "CM-14", "CM-15", "CM-16", "CM-17a", "CM-17b", "CO-01",
 	"CO-02a", "CO-02b", "CO-03", "CO-04a", "CO-04b", "CO-04c", "CO-05a", "CO-05b", "CO-06", "CO-07a",
 	"CO-07b", "CO-08a", "CO-08b", "CO-09", "CO-10", "CO-11", "CO-12a", "CO-12b", "CO-12c", "CO-12d",
