@@ -781,10 +781,7 @@ func lmsReason(p string) string {
 // (a listed case that passes fails it as much as an unlisted one that fails), and
 // TestADLLMSConformanceDoc keeps docs/conformance.md's table generated from it.
 var lmsFailing = map[string]string{
-	"CM-07d": "Act13V1: the tester cannot press Choice~Activity 15 is disabled",
-	"DMI":    "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",
-	"OB-03b": "Act4V2: activity 9 delivered, want activity 4",
-	"RU-13d": "Act6V1: activity 2 delivered, want activity 6",
+	"DMI": "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",
 }
 
 // lmsFailsOnlyIn names the mode (embedded, distributed) in which a case of lmsFailing fails;
