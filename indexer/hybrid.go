@@ -3,6 +3,8 @@ package indexer
 import (
 	"context"
 	"sync"
+
+	"github.com/lectern-lms/lectern/mappings/analysis"
 )
 
 // Hybrid search (a Lectern extension of the spec's search types).
@@ -17,32 +19,56 @@ import (
 //     without length normalisation), or its phrase search when the term is in double quotes;
 //   - semantic evidence: a semantic search of the query vector (cosine).
 //
-// Fuse combines the two ranked lists by reciprocal-rank fusion: a hit at rank r (1-based) in
-// a list earns 1/(RRFK + r), and a hit's fused score is the sum over the lists holding it.
-// Ranks, not scores, are fused, so the lexical scores (unbounded) and the cosines (which
-// bunch up between 0.2 and 0.6) need no normalisation, and a hit both lists find ranks above
-// one only a single list finds at a similar rank. docs/search.md, "Hybrid search", has the
-// measurements this choice rests on.
+// Fuse combines the two lists by a convex combination of their scores, each normalised by the
+// best score of its list: a hit's fused score is
 //
-// Both backends return the same lexical ranking (score.go) and, by cosine, the same semantic
-// one, and Fuse is a pure function of the two, so the hybrid ranking is the same on both.
+//	w × lexical/best lexical + (1 − w) × max(cosine, 0)/best cosine,
+//
+// a hit missing from a list scoring 0 there. Dividing by the best score (and taking 0, not the
+// list's worst score, as the floor) is the "theoretical minimum-maximum" normalisation of
+// Bruch, Gai and Ingber ("An analysis of fusion functions for hybrid retrieval", ACM TOIS
+// 2023): unlike min-max over the list it does not depend on how deep the list goes, and unlike
+// reciprocal-rank fusion it keeps how far apart the scores are, so a hit far ahead in one
+// list stays ahead.
+//
+// The lexical weight w depends on the query's length (HybridLexicalWeight): a query of one or
+// two words is a keyword — a code, a name, a term of art the model does not know — and the
+// document holding it must come first (w 0.7 for one lexeme); a question of a sentence is
+// better understood by the model (w near 0.3); and in a paragraph-long query every common
+// word is a lexeme, so the any-term keyword ranking gets noisier still (w falls below 0.3
+// past 20 lexemes). docs/search.md, "Hybrid search", has the measurements on five public
+// collections and on known-item queries this choice rests on, with RRF and the other fusions
+// measured beside it.
+//
+// Both backends return the same lexical scores to the bit (score.go) and, by cosine, the same
+// semantic ranking, and Fuse is a pure function of the two, so the hybrid ranking is the same
+// on both.
 
-// RRFK is the rank constant k of reciprocal-rank fusion (Cormack, Clarke and Büttcher,
-// SIGIR 2009, who found 60 a robust choice; docs/search.md compares others).
-const RRFK = 60
+// HybridLexicalWeight returns the weight w of the lexical evidence in a hybrid search of term
+// (the semantic evidence weighs 1 − w): with n the number of distinct lexemes of the term
+// (stop words do not count; at least 1),
+//
+//	w = min(1, 20/n) × (0.3 + 0.4/n)
+//
+// 0.7 for one lexeme, 0.5 for two, 0.35 for eight, 0.32 for twenty, 0.16 for forty.
+func HybridLexicalWeight(term string) float64 {
+	phrase, _ := Phrase(term)
+	n := float64(max(1, len(analysis.Lexemes(phrase))))
+	return min(1, 20/n) * (0.3 + 0.4/n)
+}
 
 // HybridDepth is the least number of hits of each part a hybrid search fuses; a query whose
 // page ends deeper fuses that many.
 const HybridDepth = 100
 
-// Fuse returns the reciprocal-rank fusion of two ranked hit lists of the same query scope
-// (each sorted best first, as Index.Search returns them): one hit per distinct (ContentID,
-// Version, Location), whose Score is the sum over the lists of 1/(k + rank) and whose
-// MatchStrength is that score divided by the best possible one, 2/(k+1), so in [0, 1]: 1
-// for a hit first in both lists, 0.5 for one first in a single list. A hit's Text is that of
-// the list ranking it better (lexical on a tie). The result is sorted by Compare. Fuse
-// modifies neither argument; k must be positive.
-func Fuse(lexical, semantic []Hit, k int) []Hit {
+// Fuse returns the fusion (see above) of two ranked hit lists of the same query scope (each
+// sorted best first, as Index.Search returns them, so each list's best score is its first),
+// with lexical weight w in [0, 1] (HybridLexicalWeight): one hit per distinct (ContentID, Version, Location), whose
+// Score is the fused score, in [0, 1], and MatchStrength the same: 1 for a hit first in both
+// lists, w for one first in the lexical list alone. A list whose best score is not positive
+// adds nothing. A hit's Text is that of the list ranking it better (lexical on a tie). The
+// result is sorted by Compare. Fuse modifies neither argument.
+func Fuse(lexical, semantic []Hit, w float64) []Hit {
 	type key struct {
 		id       string
 		version  int
@@ -54,10 +80,17 @@ func Fuse(lexical, semantic []Hit, k int) []Hit {
 	}
 	at := map[key]int{}
 	var out []fused
-	add := func(hits []Hit) {
+	add := func(hits []Hit, weight float64) {
+		best := 0.0
+		if len(hits) > 0 {
+			best = hits[0].Score
+		}
 		for i, h := range hits {
 			r := i + 1
-			s := 1 / float64(k+r)
+			s := 0.0
+			if best > 0 {
+				s = weight * max(h.Score, 0) / best
+			}
 			kk := key{h.ContentID, h.Version, h.Location}
 			j, ok := at[kk]
 			if !ok {
@@ -75,12 +108,11 @@ func Fuse(lexical, semantic []Hit, k int) []Hit {
 			}
 		}
 	}
-	add(lexical)
-	add(semantic)
-	best := 2 / float64(k+1)
+	add(lexical, w)
+	add(semantic, 1-w)
 	hits := make([]Hit, len(out))
 	for i, f := range out {
-		f.hit.MatchStrength = Strength(f.hit.Score / best)
+		f.hit.MatchStrength = Strength(f.hit.Score)
 		hits[i] = f.hit
 	}
 	Sort(hits)
@@ -110,7 +142,7 @@ func HybridParts(q Query) (lexical, semantic Query) {
 }
 
 // SearchHybrid runs a Hybrid query on ix: its two parts (HybridParts) concurrently, then
-// Fuse with RRFK, and returns the page q.Skip and q.Limit select. Backends call it from
+// Fuse with the term's HybridLexicalWeight, and returns the page q.Skip and q.Limit select. Backends call it from
 // Search for Hybrid queries, so every backend fuses the same way.
 func SearchHybrid(ctx context.Context, ix Index, q Query) ([]Hit, error) {
 	if err := q.Validate(); err != nil {
@@ -135,5 +167,5 @@ func SearchHybrid(ctx context.Context, ix Index, q Query) ([]Hit, error) {
 	if serr != nil {
 		return nil, serr
 	}
-	return Page(Fuse(lex, sem, RRFK), q), nil
+	return Page(Fuse(lex, sem, HybridLexicalWeight(q.Term)), q), nil
 }

@@ -131,7 +131,8 @@ const (
 	FieldSearch
 	// Hybrid (a Lectern extension of the spec) fuses ranked lexical evidence (an AnyTerm
 	// keyword search of Term, or its phrase search when Term is in double quotes) with
-	// semantic evidence (Vector) by reciprocal-rank fusion; see SearchHybrid and Fuse.
+	// semantic evidence (Vector) by a convex combination of their normalised scores; see
+	// SearchHybrid and Fuse.
 	Hybrid
 )
 
@@ -275,7 +276,7 @@ type Hit struct {
 	// searches within one content item.
 	Location string
 	// MatchStrength is the cosine similarity clamped to [0, 1]; set only for semantic
-	// searches (and hybrid ones: the fused score relative to the best possible, see Fuse).
+	// searches (and hybrid ones: the fused score, in [0, 1], see Fuse).
 	MatchStrength *float64
 	// Match is set for lexical searches with ReturnMatch: a []string of the matched words
 	// as they appear in the text (mappings/analysis.MatchedTerms) for a keyword search, or

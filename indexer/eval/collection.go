@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/lectern-lms/lectern/mappings/analysis"
 )
@@ -240,6 +241,34 @@ func (b *BM25) Rank(query string, k int) []string {
 	out := make([]string, 0, min(k, len(hits)))
 	for _, h := range hits[:min(k, len(hits))] {
 		out = append(out, h.id)
+	}
+	return out
+}
+
+// KnownItems returns up to n known-item queries of c, for the exact-term case a portal's
+// query box must not lose (a product code, a name, a term of art the model does not know):
+// for documents spread evenly through the collection, the first word of the document of at
+// least six letters whose lexeme no other document holds, as the query, and that document
+// as its one relevant answer (gain 1). A document with no such word gives none.
+func KnownItems(c *Collection, n int) []CollectionQuery {
+	df := map[string]int{}
+	for _, d := range c.Docs {
+		for _, l := range slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(d.Text)))) {
+			df[l]++
+		}
+	}
+	var out []CollectionQuery
+	step := max(1, len(c.Docs)/max(n, 1))
+	for i := 0; i < len(c.Docs) && len(out) < n; i += step {
+		d := c.Docs[i]
+		for _, t := range analysis.Tokens(d.Text) {
+			w := d.Text[t.Start:t.End]
+			if t.Stop || len(w) < 6 || df[t.Term] != 1 || strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+				continue
+			}
+			out = append(out, CollectionQuery{ID: "known-" + d.ID, Text: strings.ToLower(w), Rel: Judgements{d.ID: 1}})
+			break
+		}
 	}
 	return out
 }

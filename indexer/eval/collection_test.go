@@ -82,100 +82,125 @@ func TestCollections(t *testing.T) {
 			}
 			t.Logf("%s: %d documents, %d judged queries, indexed in %v", c.Name, len(c.Docs), len(c.Queries), time.Since(start).Round(time.Second))
 			bm := NewBM25(c.Docs)
-			type run struct {
-				name string
-				rank func(i int) ([]string, error)
-			}
-			search := func(q indexer.Query) ([]string, error) {
-				q.Tenant, q.Limit = Tenant, Depth
-				hits, err := ix.Search(ctx, q)
-				var ids []string
-				for _, h := range hits {
-					ids = append(ids, h.ContentID)
+			measure := func(label string, qs []CollectionQuery, qv [][]float32) {
+				type run struct {
+					name string
+					rank func(i int) ([]string, error)
 				}
-				return ids, err
-			}
-			parts := func(i int) ([]indexer.Hit, []indexer.Hit, error) {
-				lq, sq := indexer.HybridParts(indexer.Query{Tenant: Tenant, Type: indexer.Hybrid, Term: c.Queries[i].Text, Vector: qvecs[i], Limit: Depth})
-				lex, err := ix.Search(ctx, lq)
-				if err != nil {
-					return nil, nil, err
-				}
-				sem, err := ix.Search(ctx, sq)
-				return lex, sem, err
-			}
-			fused := func(fuse func(lex, sem []indexer.Hit) []indexer.Hit) func(i int) ([]string, error) {
-				return func(i int) ([]string, error) {
-					lex, sem, err := parts(i)
+				search := func(q indexer.Query) ([]string, error) {
+					q.Tenant, q.Limit = Tenant, Depth
+					hits, err := ix.Search(ctx, q)
 					var ids []string
-					for _, h := range fuse(lex, sem) {
+					for _, h := range hits {
 						ids = append(ids, h.ContentID)
 					}
 					return ids, err
 				}
-			}
-			runs := []run{
-				{"BM25 (baseline)", func(i int) ([]string, error) { return bm.Rank(c.Queries[i].Text, Depth), nil }},
-				{"LEXICAL (spec: all lexemes)", func(i int) ([]string, error) {
-					return search(indexer.Query{Type: indexer.Lexical, Term: c.Queries[i].Text})
-				}},
-				{"lexical any-term (hybrid's part)", func(i int) ([]string, error) {
-					return search(indexer.Query{Type: indexer.Lexical, Term: c.Queries[i].Text, AnyTerm: true})
-				}},
-				{"SEMANTIC", func(i int) ([]string, error) {
-					return search(indexer.Query{Type: indexer.Semantic, Vector: qvecs[i]})
-				}},
-				{"HYBRID (RRF k=60)", func(i int) ([]string, error) {
-					return search(indexer.Query{Type: indexer.Hybrid, Term: c.Queries[i].Text, Vector: qvecs[i]})
-				}},
-			}
-			if os.Getenv("LECTERN_EVAL_VARIANTS") != "" {
-				for _, k := range []int{5, 20, 100} {
-					runs = append(runs, run{fmt.Sprintf("variant: RRF k=%d", k), fused(func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, k) })})
-				}
-				for _, w := range []float64{0.3, 0.5, 0.7} {
-					runs = append(runs, run{fmt.Sprintf("variant: weighted RRF k=60, lexical weight %.1f", w), fused(func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, w) })})
-				}
-				for _, a := range []float64{0.2, 0.3, 0.5, 0.7} {
-					runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
-				}
-				for _, a := range []float64{0.3, 0.4, 0.5} {
-					for _, m := range []float64{0, -1} {
-						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f, lexical /max, semantic min %g", a, m), fused(func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, a, m) })})
+				parts := func(i int) ([]indexer.Hit, []indexer.Hit, error) {
+					lq, sq := indexer.HybridParts(indexer.Query{Tenant: Tenant, Type: indexer.Hybrid, Term: qs[i].Text, Vector: qv[i], Limit: Depth})
+					lex, err := ix.Search(ctx, lq)
+					if err != nil {
+						return nil, nil, err
 					}
+					sem, err := ix.Search(ctx, sq)
+					return lex, sem, err
+				}
+				fused := func(fuse func(lex, sem []indexer.Hit) []indexer.Hit) func(i int) ([]string, error) {
+					return func(i int) ([]string, error) {
+						lex, sem, err := parts(i)
+						var ids []string
+						for _, h := range fuse(lex, sem) {
+							ids = append(ids, h.ContentID)
+						}
+						return ids, err
+					}
+				}
+				runs := []run{
+					{"BM25 (baseline)", func(i int) ([]string, error) { return bm.Rank(qs[i].Text, Depth), nil }},
+					{"LEXICAL (spec: all lexemes)", func(i int) ([]string, error) {
+						return search(indexer.Query{Type: indexer.Lexical, Term: qs[i].Text})
+					}},
+					{"lexical any-term (hybrid's part)", func(i int) ([]string, error) {
+						return search(indexer.Query{Type: indexer.Lexical, Term: qs[i].Text, AnyTerm: true})
+					}},
+					{"SEMANTIC", func(i int) ([]string, error) {
+						return search(indexer.Query{Type: indexer.Semantic, Vector: qv[i]})
+					}},
+					{"HYBRID (convex, lexical weight by length)", func(i int) ([]string, error) {
+						return search(indexer.Query{Type: indexer.Hybrid, Term: qs[i].Text, Vector: qv[i]})
+					}},
+				}
+				if os.Getenv("LECTERN_EVAL_VARIANTS") != "" {
+					for _, k := range []int{5, 20, 60, 100} {
+						runs = append(runs, run{fmt.Sprintf("variant: RRF k=%d", k), fused(func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, k, 1) })})
+					}
+					for _, w := range []float64{0.3, 0.5, 0.7} {
+						runs = append(runs, run{fmt.Sprintf("variant: weighted RRF k=60, lexical weight %.1f", w), fused(func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, w) })})
+					}
+					for _, a := range []float64{0.2, 0.3, 0.5, 0.7} {
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
+					}
+					for _, a := range []float64{0.2, 0.25, 0.3, 0.35, 0.4} {
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=%g, lexical /max, semantic /max", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, a, 0) })})
+					}
+					for _, ab := range [][2]float64{{0.3, 0.4}, {0.25, 0.5}, {0.3, 0.3}, {0.2, 0.5}, {0.3, 0.5}} {
+					a, b := ab[0], ab[1]
+					runs = append(runs, run{fmt.Sprintf("variant: convex α=min(1, 20/lexemes)×(%g + %g/lexemes), lexical /max, semantic /max", a, b), func(i int) ([]string, error) {
+						n := float64(max(1, len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))))
+						return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, min(1, 20/n)*(a+b/n), 0) })
+					}})
 				}
 				for _, L := range []float64{20, 30} {
-					adapt := func(i int, a float64) float64 {
-						n := len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(c.Queries[i].Text)))))
-						return a * min(1, L/float64(max(n, 1)))
-					}
-					runs = append(runs, run{fmt.Sprintf("variant: weighted RRF, lexical weight min(1, %g/lexemes)", L), func(i int) ([]string, error) {
-						return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, adapt(i, 1)) })
-					}})
-					for _, a := range []float64{0.3, 0.5} {
-						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f×min(1, %g/lexemes) (min-max)", a, L), func(i int) ([]string, error) {
-							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, adapt(i, a)) })
+						adapt := func(i int, a float64) float64 {
+							n := len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))
+							return a * min(1, L/float64(max(n, 1)))
+						}
+						runs = append(runs, run{fmt.Sprintf("variant: weighted RRF, lexical weight min(1, %g/lexemes)", L), func(i int) ([]string, error) {
+							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, adapt(i, 1)) })
 						}})
+						for _, a := range []float64{0.3, 0.5} {
+							runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f×min(1, %g/lexemes) (min-max)", a, L), func(i int) ([]string, error) {
+								return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, adapt(i, a)) })
+							}})
+						}
+						for _, a := range []float64{0.3, 0.4, 0.5} {
+							runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f×min(1, %g/lexemes), lexical /max, semantic /max", a, L), func(i int) ([]string, error) {
+								return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, adapt(i, a), 0) })
+							}})
+						}
 					}
 				}
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "\n| %s | nDCG@10 | recall@100 | MRR@10 |\n|---|---:|---:|---:|\n", c.Name)
-			for _, r := range runs {
-				var ndcg, recall, rr float64
-				for i, q := range c.Queries {
-					ids, err := r.rank(i)
-					if err != nil {
-						t.Fatalf("%s %q: %v", r.name, q.Text, err)
+				var b strings.Builder
+				fmt.Fprintf(&b, "\n| %s | nDCG@10 | recall@100 | MRR@10 |\n|---|---:|---:|---:|\n", label)
+				for _, r := range runs {
+					var ndcg, recall, rr float64
+					for i, q := range qs {
+						ids, err := r.rank(i)
+						if err != nil {
+							t.Fatalf("%s %q: %v", r.name, q.Text, err)
+						}
+						ndcg += NDCG(ids, q.Rel, 10)
+						recall += RecallAt(ids, q.Rel, 100)
+						rr += ReciprocalRank(ids, q.Rel, 10)
 					}
-					ndcg += NDCG(ids, q.Rel, 10)
-					recall += RecallAt(ids, q.Rel, 100)
-					rr += ReciprocalRank(ids, q.Rel, 10)
+					n := float64(len(qs))
+					fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f |\n", r.name, ndcg/n, recall/n, rr/n)
 				}
-				n := float64(len(c.Queries))
-				fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f |\n", r.name, ndcg/n, recall/n, rr/n)
+				t.Log(b.String())
 			}
-			t.Log(b.String())
+			measure(c.Name, c.Queries, qvecs)
+			if os.Getenv("LECTERN_EVAL_KNOWN_ITEMS") != "" {
+				ki := KnownItems(c, 100)
+				kt := make([]string, len(ki))
+				for i, q := range ki {
+					kt[i] = q.Text
+				}
+				kv, err := embedCached(ctx, e, kt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				measure(c.Name+" known items (one rare word)", ki, kv)
+			}
 			if os.Getenv("LECTERN_EVAL_LATENCY") != "" {
 				latency(t, ctx, ix, c, qvecs)
 			}

@@ -1116,16 +1116,23 @@ func (s *suite) hybrid(t *testing.T) {
 	ix := s.index(t)
 	put(t, ix, hybridCorpus...)
 	q := indexer.Query{Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0)}
-	// Lexical ranks a, b; semantic b, c, a. Fused: b 1/61+1/62 > a 1/61+1/63 > c 1/62.
+	// Lexical ranks a (both lexemes: 69×64 + 110×64 = 11456) above b (router: 69×64 = 4416);
+	// semantic b (cosine 1), c (1/√2), a (0). Two lexemes weigh w = 0.5: b 0.5×4416/11456 +
+	// 0.5 > a 0.5 > c 0.5/√2.
+	w := indexer.HybridLexicalWeight("router reset")
+	if w != 0.5 {
+		t.Fatalf("lexical weight of two lexemes %v, want 0.5", w)
+	}
 	hits := search(t, ix, q)
 	wantRanked(t, "tenant-wide", hits, nil, "b/1", "a/1", "c/1")
-	want := map[string]float64{"b": 1.0/61 + 1.0/62, "a": 1.0/61 + 1.0/63, "c": 1.0 / 62}
+	want := map[string]float64{"b": w*4416/11456 + (1 - w), "c": (1 - w) / math.Sqrt2, "a": w}
 	for _, h := range hits {
-		if math.Abs(h.Score-want[h.ContentID]) > 1e-12 {
+		// Elasticsearch's cosines are float32.
+		if math.Abs(h.Score-want[h.ContentID]) > 1e-6 {
 			t.Errorf("hit %s scores %v, want %v", h.ContentID, h.Score, want[h.ContentID])
 		}
-		if h.MatchStrength == nil || math.Abs(*h.MatchStrength-want[h.ContentID]*61/2) > 1e-9 {
-			t.Errorf("hit %s: match strength %v, want %v", h.ContentID, h.MatchStrength, want[h.ContentID]*61/2)
+		if h.MatchStrength == nil || *h.MatchStrength != h.Score {
+			t.Errorf("hit %s: match strength %v, want its score %v", h.ContentID, h.MatchStrength, h.Score)
 		}
 		if h.Match != nil || h.Field != nil || h.Text != nil {
 			t.Errorf("hybrid hit %+v carries match, field or text", h)
@@ -1133,7 +1140,7 @@ func (s *suite) hybrid(t *testing.T) {
 	}
 	// The hybrid ranking is the fusion of its parts, on every backend.
 	lq, sq := indexer.HybridParts(indexer.Query{Tenant: "t1", Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0)})
-	fused := indexer.Fuse(search(t, ix, lq), search(t, ix, sq), indexer.RRFK)
+	fused := indexer.Fuse(search(t, ix, lq), search(t, ix, sq), w)
 	if !slices.Equal(full(fused), full(hits)) {
 		t.Errorf("hybrid %q, fusion of its parts %q", full(hits), full(fused))
 	}
@@ -1141,17 +1148,19 @@ func (s *suite) hybrid(t *testing.T) {
 	page.Skip, page.Limit = 1, 1
 	wantRanked(t, "page 2 of 1", search(t, ix, page), nil, "a/1")
 
-	// Within one item: one hit per chunk, with its location. Lexical finds loc1; semantic
-	// ranks loc2 (cosine 1), then loc1 and loc3 (0, tie broken by location).
-	in := indexer.Query{Tenant: "t2", Type: indexer.Hybrid, Term: "router reset", Vector: vec(1, 0, 0, 0), ContentID: "m", ReturnText: true}
+	// Within one item: one hit per chunk, with its location. Lexical finds loc1 (three
+	// lexemes weigh w = 0.3 + 0.4/3); semantic ranks loc2 (cosine 1: 1 − w), then loc1 and
+	// loc3 (0).
+	in := indexer.Query{Tenant: "t2", Type: indexer.Hybrid, Term: "router reset guide", Vector: vec(1, 0, 0, 0), ContentID: "m", ReturnText: true}
 	hits = search(t, ix, in)
-	wantRanked(t, "within item", hits, nil, "m/1@loc1", "m/1@loc2", "m/1@loc3")
-	for i, text := range []string{"router reset guide", "wireless access", "kitchen"} {
+	wantRanked(t, "within item", hits, nil, "m/1@loc2", "m/1@loc1", "m/1@loc3")
+	for i, text := range []string{"wireless access", "router reset guide", "kitchen"} {
 		if i < len(hits) && (hits[i].Text == nil || hits[i].Text.Text != text || hits[i].Text.Location != hits[i].Location) {
 			t.Errorf("hit %d text %+v, want %q at its location", i, hits[i].Text, text)
 		}
 	}
-	// A phrase's lexical part is the phrase search.
+	// A phrase's lexical part is the phrase search; a semantic part whose best cosine is 0
+	// adds nothing, and equal fused scores fall to the tie-break.
 	ph := indexer.Query{Type: indexer.Hybrid, Term: `"reset the router"`, Vector: vec(0, 0, 0, 1)}
 	wantRanked(t, "phrase", search(t, ix, ph), nil, "a/1", "b/1", "c/1")
 }
