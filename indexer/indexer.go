@@ -18,8 +18,9 @@
 //     stemming, no stop words.
 //   - Semantic: cosine similarity of the query vector and chunk vectors; MatchStrength is the
 //     cosine clamped to [0, 1].
-//   - Hybrid (a Lectern extension): the reciprocal-rank fusion of an any-term keyword search
-//     (Query.AnyTerm) and a semantic search of the same scope (hybrid.go, SearchHybrid).
+//   - Hybrid (a Lectern extension): a weighted sum of the scores, each relative to its list's
+//     best, of an any-term keyword search (Query.AnyTerm) and a semantic search of the same
+//     scope, the keyword part weighing more for short terms (hybrid.go, Fuse).
 //
 // Lexical, semantic and hybrid searches within one content item (Query.ContentID) return one Hit
 // per matching chunk, with its Location; tenant-wide they return one Hit per content

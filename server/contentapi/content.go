@@ -141,7 +141,7 @@ func (a *API) registerContent(r httpx.Registrar) {
 			{Name: "more", Type: "string", Description: "the previous page's more token, sent alone: it carries limit and since"}}}, a.listContent)
 	r.Handle(httpx.Route{Method: fiber.MethodGet, Path: base + "/search", Summary: "Lexical, semantic, field or hybrid search", Tag: "content",
 		Scope: httpx.ScopeHeader, Success: 200, Response: "SearchResults",
-		Query: []httpx.Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD; HYBRID is a Lectern extension: one ranking fusing an any-term keyword search (ranked, the rarer terms weighing more) with a semantic search by reciprocal-rank fusion; results carry match_strength (1 = first in both, 0.5 = first in one) and, with content_id, location (docs/search.md, Hybrid search)"},
+		Query: []httpx.Param{{Name: "search_type", Type: "string", Required: true, Description: "LEXICAL, SEMANTIC or FIELD; HYBRID is a Lectern extension: one ranking fusing an any-term keyword search (ranked, the rarer terms weighing more) with a semantic search, by a weighted sum of each part's score relative to its best, the keyword part weighing more for short terms (0.7 for one word, 0.5 for two, about 0.3 for a sentence); results carry match_strength (the fused score: 1 = first in both parts) and, with content_id, location (docs/search.md, Hybrid search)"},
 			{Name: "term", Type: "string", Required: true, Description: "search term; in double quotes a phrase (lexical)"},
 			{Name: "content_id", Type: "string", Description: "limit to one content item; results then carry location"},
 			{Name: "version", Type: "integer", Description: "version of content_id; both or neither"},
