@@ -144,13 +144,13 @@ func TestCollections(t *testing.T) {
 						runs = append(runs, run{fmt.Sprintf("variant: convex α=%g, lexical /max, semantic /max", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, a, 0) })})
 					}
 					for _, ab := range [][2]float64{{0.3, 0.4}, {0.25, 0.5}, {0.3, 0.3}, {0.2, 0.5}, {0.3, 0.5}} {
-					a, b := ab[0], ab[1]
-					runs = append(runs, run{fmt.Sprintf("variant: convex α=min(1, 20/lexemes)×(%g + %g/lexemes), lexical /max, semantic /max", a, b), func(i int) ([]string, error) {
-						n := float64(max(1, len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))))
-						return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, min(1, 20/n)*(a+b/n), 0) })
-					}})
-				}
-				for _, L := range []float64{20, 30} {
+						a, b := ab[0], ab[1]
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=min(1, 20/lexemes)×(%g + %g/lexemes), lexical /max, semantic /max", a, b), func(i int) ([]string, error) {
+							n := float64(max(1, len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))))
+							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, min(1, 20/n)*(a+b/n), 0) })
+						}})
+					}
+					for _, L := range []float64{20, 30} {
 						adapt := func(i int, a float64) float64 {
 							n := len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))
 							return a * min(1, L/float64(max(n, 1)))
