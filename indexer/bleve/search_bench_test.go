@@ -177,6 +177,10 @@ func BenchmarkContentSearch(b *testing.B) {
 	b.Run("bleve/hybrid/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "hybrid"))
 	})
+	// Not timed: the share of the exact first 10 that semantic and hybrid search return.
+	b.Run("bleve/recall", func(b *testing.B) {
+		eval.RecallAgainstExact(b, ix, qs, qvecs, benchIndex.n/eval.ChunksPerVersion)
+	})
 	b.Run("bleve/knn/raw", func(b *testing.B) {
 		eval.Latency(b, func(i int) error {
 			flatTop(benchIndex.matrix, qvecs[i%len(qvecs)], indexer.DefaultLimit)

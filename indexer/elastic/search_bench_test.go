@@ -287,6 +287,10 @@ func BenchmarkContentSearch(b *testing.B) {
 	b.Run("elastic/hybrid/api", func(b *testing.B) {
 		eval.Latency(b, eval.APISearch(ctx, ix, e, qs, qvecs, "hybrid"))
 	})
+	// Not timed: the share of the exact first 10 that semantic and hybrid search return.
+	b.Run("elastic/recall", func(b *testing.B) {
+		eval.RecallAgainstExact(b, ix, qs, qvecs, esBench.n/eval.ChunksPerVersion)
+	})
 	rawKnn := func(b *testing.B) {
 		eval.Latency(b, func(i int) error { return knn(qvecs[i%len(qvecs)]) })
 	}
