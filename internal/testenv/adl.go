@@ -28,7 +28,10 @@ func ADLResource(t testing.TB, name string) string {
 
 // ADLProperties reads a Java .properties file of the suite as key/value pairs in file order
 // (the scripts' order is the delivery order, and some repeat a key), keys trimmed, values as
-// written; comment lines are skipped. A file that cannot be read fails the test.
+// written; comment lines are skipped. A line that ends with a backslash goes on with the next
+// one, joined as written, as the applet's LMSTestCaseGenerator reads its scripts (DMI's and
+// DDM's long values span lines; \uXXXX stays as written, the text the test SCO sends). A
+// file that cannot be read fails the test.
 func ADLProperties(t testing.TB, file string) [][2]string {
 	t.Helper()
 	f, err := os.Open(file)
@@ -41,6 +44,9 @@ func ADLProperties(t testing.TB, file string) [][2]string {
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
 	for sc.Scan() {
 		line := sc.Text()
+		for strings.HasSuffix(line, `\`) && sc.Scan() {
+			line = strings.TrimSuffix(line, `\`) + sc.Text()
+		}
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
