@@ -89,7 +89,7 @@ func readLMSScript(t testing.TB, name string) lmsScript {
 type lmsCall struct {
 	Op   string `json:"op"`
 	El   string `json:"el"`
-	Val  string `json:"val,omitempty"`
+	Val  string `json:"val"` // "" too: SetValue(el, "") is not SetValue(el)
 	want string // the value (GET, GES, GeDi, GLE) or return ("true"/"false") expected
 	code string // GetLastError expected after the call
 	typ  string // the interaction type a GET of a response or pattern is compared as
