@@ -237,6 +237,7 @@ body{display:flex;flex-direction:column}
       if (cfg.dialect === "2004") {
         api = window.API_1484_11 = new window.Scorm2004API(settings);
         leavesOnly(api);
+        conform2004(api);
         api.on("Terminate", seq ? seqTerminated : finished);
         if (seq) sequenced(api);
         api.on("SetValue.cmi.completion_status", function (el, v) { if (v === "completed") progressed(a.id); });
@@ -409,6 +410,107 @@ body{display:flex;flex-direction:column}
     };
     a.SetValue = function (el) {
       if (container(el)) { a.lastErrorCode = "401"; return "false"; }
+      return set.apply(a, arguments);
+    };
+  }
+  // conform2004 puts the SCORM 2004 RTE's own checks in front of scorm-again 3.4.3 where it
+  // answers otherwise (ADL DMI). What the SCO sets in error is not stored, so the commit
+  // stays one the server accepts.
+  var collections = /^cmi\.(objectives|interactions|comments_from_learner|comments_from_lms)\.([^.]*)\.(.+)$/;
+  var nested = /^(objectives|correct_responses)\.([^.]*)\.(.+)$/;
+  var canonicalIndex = /^(0|[1-9]\d*)$/;
+  // RTE 4.1.1.6 (long_identifier_type): a URI, so no spaces, and a URN has its NID and NSS.
+  function identifier(v) {
+    if (v === "" || /\s/.test(v)) return false;
+    return !/^urn:/i.test(v) || /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i.test(v);
+  }
+  // RTE 4.1.1.7 (time (second,10,0)): years 1970-2038, at most two decimals of a second.
+  var timeRE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,2})?)?)?(?:Z|[+-]\d{2}(?::\d{2})?)?)?)?)?$/;
+  function time(v) {
+    var m = timeRE.exec(v);
+    if (!m) return false;
+    var y = +m[1], mo = m[2] ? +m[2] : 1, d = m[3] ? +m[3] : 1;
+    return y >= 1970 && y <= 2038 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 &&
+      (!m[4] || +m[4] < 24) && (!m[5] || +m[5] < 60) && (!m[6] || +m[6] < 60);
+  }
+  // RTE 4.1.1.8 (timeinterval (second,10,2)): P[nY][nM][nD][T[nH][nM][n[.nn]S]], a T only
+  // before a time part.
+  var durationRE = /^P(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d{1,2})?S)?)?$/;
+  function duration(v) { return durationRE.test(v) && v !== "P" && !/T$/.test(v); }
+  // The characterstring elements an empty value is valid for (RTE 4.2: an empty
+  // characterstring is a value); scorm-again 3.4.3 answers 406.
+  var blankable = /^cmi\.(location|suspend_data|learner_preference\.language|comments_from_learner\.\d+\.(location|comment)|objectives\.\d+\.description|interactions\.\d+\.description)$/;
+  function conform2004(a) {
+    function raw(el) {
+      var code = a.lastErrorCode, v;
+      try { v = a.getCMIValue(el); } catch (e) { v = undefined; }
+      a.lastErrorCode = code;
+      return v;
+    }
+    function count(el) { var n = parseInt(raw(el + "._count"), 10); return isNaN(n) ? 0 : n; }
+    // store sets an element's value behind scorm-again's setter, for the values the RTE
+    // allows and its setter refuses; false when the element is not there.
+    function store(el, v) {
+      var o = a.cmi, p = el.split(".").slice(1);
+      for (var i = 0; i < p.length - 1 && o; i++) o = /^\d+$/.test(p[i]) ? (o.childArray || [])[+p[i]] : o[p[i]];
+      var f = "_" + p[p.length - 1];
+      if (o && !(f in o) && o.content && f in o.content) o = o.content; // cmi.location, cmi.suspend_data
+      if (!o || !(f in o)) return false;
+      o[f] = v;
+      if (a._setCMIElements) a._setCMIElements.add(el);
+      return true;
+    }
+    function fail(code) { a.lastErrorCode = String(code); return code; }
+    // where answers the RTE's error for el's collection index: 301 (GetValue) or 351
+    // (SetValue) for an index past the end, 408 for a new entry that does not start with its
+    // id (RTE 4.1.7: an objective or interaction is created by its id); 0 when none applies.
+    function where(el, setting) {
+      var m = collections.exec(el);
+      if (!m) return 0;
+      var base = "cmi." + m[1];
+      if (!canonicalIndex.test(m[2])) return setting ? 351 : 301;
+      var n = +m[2], c = count(base);
+      if (n > c || (n === c && !setting)) return setting ? 351 : 301;
+      if (n === c && m[1] !== "comments_from_learner" && m[1] !== "comments_from_lms" && m[3] !== "id") return 408;
+      var s = m[1] === "interactions" && nested.exec(m[3]);
+      if (s && n < c) {
+        if (!canonicalIndex.test(s[2])) return setting ? 351 : 301;
+        var k = +s[2], kc = count(base + "." + n + "." + s[1]);
+        if (k > kc || (k === kc && !setting)) return setting ? 351 : 301;
+      }
+      return 0;
+    }
+    function valid(el, v) {
+      if (/^cmi\.(objectives\.\d+\.id|interactions\.\d+\.id|interactions\.\d+\.objectives\.\d+\.id)$/.test(el)) return identifier(v);
+      if (/^cmi\.(comments_from_learner|interactions)\.\d+\.timestamp$/.test(el)) return time(v);
+      if (/^cmi\.(session_time|interactions\.\d+\.latency)$/.test(el)) return duration(v);
+      return true;
+    }
+    var get = a.GetValue, set = a.SetValue;
+    a.GetValue = function (el) {
+      if (typeof el === "string" && a.isInitialized()) {
+        var code = where(el, false);
+        if (code) { fail(code); return ""; }
+      }
+      return get.apply(a, arguments);
+    };
+    a.SetValue = function (el, v) {
+      if (typeof el === "string" && a.isInitialized() && el.indexOf("cmi.") === 0) {
+        var code = where(el, true);
+        if (code) { fail(code); return "false"; }
+        var s = String(v);
+        if (!valid(el, s)) { fail(406); return "false"; }
+        // RTE 4.2.15.1: an objective's id is unique among the SCO's objectives.
+        var ob = /^cmi\.objectives\.(\d+)\.id$/.exec(el);
+        if (ob) {
+          for (var i = 0, c = count("cmi.objectives"); i < c; i++) {
+            if (i !== +ob[1] && raw("cmi.objectives." + i + ".id") === s) { fail(351); return "false"; }
+          }
+        }
+        if (s === "" && blankable.test(el) && store(el, "")) { a.lastErrorCode = "0"; return "true"; }
+        // RTE 4.2.19: delivery_speed is a real >= 0; scorm-again refuses 0.
+        if (el === "cmi.learner_preference.delivery_speed" && /^\d+(\.\d+)?$/.test(s) && +s === 0 && store(el, s)) { a.lastErrorCode = "0"; return "true"; }
+      }
       return set.apply(a, arguments);
     };
   }
