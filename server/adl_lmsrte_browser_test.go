@@ -157,6 +157,13 @@ func (w lmsWords) calls(commands []string) []lmsCall {
 		want := strings.Join(f[2:len(f)-1], "->")
 		call := lmsCall{Op: f[0], code: code}
 		switch f[0] {
+		case "GET", "SET", "COI", "I", "T", "C", "GES", "GeDi", "GLE":
+		default:
+			// LMSParser.parseCommands skips a line of no known call (DMI's Act3V2.commands.47
+			// lost its "GET->").
+			continue
+		}
+		switch f[0] {
 		case "SET":
 			el, val, _ := strings.Cut(f[1], "!")
 			call.El, call.Val, call.want = w.element(el), w.value(val), w.word(want)

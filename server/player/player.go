@@ -247,10 +247,42 @@ body{display:flex;flex-direction:column}
         api.on("LMSSetValue.cmi.core.lesson_status", function (el, v) { if (v === "completed" || v === "passed") progressed(a.id); });
       }
       runtimeSettings(api);
-      api.loadFromFlattenedJSON(state.cmi, "");
+      loadState(api, state.cmi);
       show(a.url);
     };
     req.send();
+  }
+  // loadState gives the API the activity's stored data. scorm-again 3.4.3 loads the elements
+  // outside cmi.interactions and cmi.objectives in the order of their names as text, and an
+  // interaction's entries by field name as text: comments_from_learner.10 came before .2 and
+  // was refused (its index past the end), so only ten comments came back (ADL DMI). The
+  // collections' elements are loaded first, one at a time, by index as a number, an entry's
+  // id (and an interaction's type) before the rest; the others as scorm-again loads them.
+  var indexed = /^cmi\.(interactions|comments_from_learner|comments_from_lms)\.\d+\./;
+  function loadState(a, flat) {
+    function rank(seg) { return seg === "id" ? 0 : seg === "type" ? 1 : 2; }
+    function order(x, y) {
+      var p = x.split("."), q = y.split(".");
+      for (var i = 0; i < p.length && i < q.length; i++) {
+        if (p[i] === q[i]) continue;
+        var np = /^\d+$/.test(p[i]), nq = /^\d+$/.test(q[i]);
+        if (np && nq) return +p[i] - +q[i];
+        if (rank(p[i]) !== rank(q[i])) return rank(p[i]) - rank(q[i]);
+        return p[i] < q[i] ? -1 : 1;
+      }
+      return p.length - q.length;
+    }
+    var rest = {};
+    Object.keys(flat || {}).filter(function (k) {
+      if (indexed.test(k)) return true;
+      rest[k] = flat[k];
+      return false;
+    }).sort(order).forEach(function (k) {
+      var one = {};
+      one[k] = flat[k];
+      a.loadFromFlattenedJSON(one, "");
+    });
+    a.loadFromFlattenedJSON(rest, "");
   }
   // --- SCORM 2004 sequencing: the server's sequencer decides what comes next ---
   function scoIndex(id) {
