@@ -280,7 +280,11 @@ body{display:flex;flex-direction:column}
     }).sort(order).forEach(function (k) {
       var one = {};
       one[k] = flat[k];
-      a.loadFromFlattenedJSON(one, "");
+      try { a.loadFromFlattenedJSON(one, ""); } catch (e) {}
+      // A response scorm-again refuses that the RTE allows (stored by conform2004).
+      if (responseElement.test(k) && cmiRaw(a, k) !== flat[k]) {
+        setResponse(a, k, flat[k], function (e, v) { var p = {}; p[e] = v; a.loadFromFlattenedJSON(p, ""); });
+      }
     });
     a.loadFromFlattenedJSON(rest, "");
   }
@@ -472,26 +476,140 @@ body{display:flex;flex-direction:column}
   // The characterstring elements an empty value is valid for (RTE 4.2: an empty
   // characterstring is a value); scorm-again 3.4.3 answers 406.
   var blankable = /^cmi\.(location|suspend_data|learner_preference\.language|comments_from_learner\.\d+\.(location|comment)|objectives\.\d+\.description|interactions\.\d+\.description)$/;
+  // --- SCORM 2004 interaction responses (RTE 4.2.9.1, as ADL's InteractionValidator reads
+  // it), checked before scorm-again 3.4.3, which refuses some valid ones and takes some
+  // invalid ones. ---
+  var comma = "[,]";
+  // A short_identifier_type is a URI (RTE 4.1.1.6): no spaces nor the characters a URI
+  // may not hold, a scheme followed by something, a % only as an escape.
+  function uri(v) {
+    if (v.trim() === "" || /[\s{}\[\]"<>\\^\x60|]/.test(v) || /%(?![0-9A-Fa-f]{2})/.test(v) || v.split("#").length > 2) return false;
+    var scheme = /^[A-Za-z][A-Za-z0-9+.-]*:(.*)$/.exec(v);
+    if (scheme && scheme[1] === "") return false;
+    return !/^urn:/i.test(v) || /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i.test(v);
+  }
+  // A language code (RFC 3066: a primary subtag of 2 or 3 letters, or i or x, and subtags).
+  function lang(v) { return /^([A-Za-z]{2,3}|[iIxX](?=-))(-[A-Za-z0-9]{1,8})*$/.test(v); }
+  function bool(v) { return v === "true" || v === "false"; }
+  function number(v) { return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v.trim()); }
+  // A range "min[:]max" of numbers, either one may be left out, min no more than max.
+  function range(v) {
+    var p = v.split("[:]");
+    if (p.length !== 2) return false;
+    if ((p[0].trim() && !number(p[0])) || (p[1].trim() && !number(p[1]))) return false;
+    return !(p[0].trim() && p[1].trim() && +p[0] > +p[1]);
+  }
+  // delimited takes the leading delimiters ({name=value}) the element allows, each once and
+  // valid (a bad one: null); what follows, the first other delimiter included, is the value.
+  function delimited(v, allowed) {
+    var i = 0, seen = {};
+    for (;;) {
+      if (v.charAt(i) !== "{") break;
+      var end = v.indexOf("}", i), eq = v.indexOf("=", i);
+      if (end < 0 || eq < 0 || eq > end) break;
+      var name = v.slice(i + 1, eq), val = v.slice(eq + 1, end);
+      if (!allowed[name] || seen[name]) break;
+      if (!allowed[name](val)) return null;
+      seen[name] = true;
+      i = end + 1;
+    }
+    return v.slice(i);
+  }
+  function listOf(v) { return v.split(comma); }
+  function trailingComma(v) { var t = v.trim(); return t.length >= 3 && t.lastIndexOf(comma) === t.length - 3; }
+  // pair checks "a[.]b": exactly one [.], each side as each() says.
+  function pair(v, each) {
+    var i = v.indexOf("[.]");
+    if (i < 0 || v.indexOf("[.]", i + 3) >= 0) return false;
+    return each(v.slice(0, i), v.slice(i + 3));
+  }
+  function response(type, pattern, v) {
+    switch (type) {
+    case "true-false": return bool(v);
+    case "choice":
+      if (v === "") return true;
+      if (trailingComma(v)) return false;
+      var seen = {};
+      return listOf(v).every(function (c) {
+        if (c.trim() === "" || !uri(c) || seen[c]) return false;
+        seen[c] = true;
+        return true;
+      });
+    case "fill-in":
+      if (pattern) { v = delimited(v, { case_matters: bool, order_matters: bool }); if (v === null) return false; }
+      return listOf(v).every(function (t) {
+        if (t.indexOf("{lang=") !== 0 || t.indexOf("}") < 0) return true;
+        return lang(t.slice(6, t.indexOf("}")));
+      });
+    case "long-fill-in":
+      return delimited(v, pattern ? { case_matters: bool, lang: lang } : { lang: lang }) !== null;
+    case "likert": return uri(v);
+    case "matching":
+      if (v.trim() === "") return !pattern;
+      if (trailingComma(v)) return false;
+      return listOf(v).every(function (p) {
+        return pair(p, function (a, b) { return a !== "" && b !== "" && uri(a) && uri(b); });
+      });
+    case "performance":
+      if (pattern) { v = delimited(v, { order_matters: bool }); if (v === null) return false; }
+      if (trailingComma(v)) return false;
+      return listOf(v).every(function (p) {
+        return pair(p, function (name, answer) {
+          if (name === "" && answer === "") return false;
+          if (name !== "" && !uri(name)) return false;
+          return answer.indexOf("[:]") < 0 || range(answer);
+        });
+      });
+    case "sequencing":
+      if (v === "" || trailingComma(v)) return false;
+      return listOf(v).every(uri);
+    case "numeric": return pattern ? range(v) : number(v);
+    case "other": return true;
+    }
+    return true;
+  }
+  // placeholder is a response scorm-again takes for a type, to create a correct response
+  // entry whose real pattern it would refuse.
+  var placeholders = { "true-false": "true", choice: "lectern", "fill-in": "lectern", "long-fill-in": "lectern", likert: "lectern",
+    matching: "a[.]b", performance: "a[.]b", sequencing: "lectern", numeric: "0[:]1", other: "lectern" };
+  // cmiRaw reads an element past the API's checks, leaving its last error as it was.
+  function cmiRaw(a, el) {
+    var code = a.lastErrorCode, v;
+    try { v = a.getCMIValue(el); } catch (e) { v = undefined; }
+    a.lastErrorCode = code;
+    return v;
+  }
+  function cmiCount(a, el) { var n = parseInt(cmiRaw(a, el + "._count"), 10); return isNaN(n) ? 0 : n; }
+  // cmiStore sets an element's value behind scorm-again's setter, for the values the RTE
+  // allows and its setter refuses; false when the element is not there.
+  function cmiStore(a, el, v) {
+    var o = a.cmi, p = el.split(".").slice(1);
+    for (var i = 0; i < p.length - 1 && o; i++) o = /^\d+$/.test(p[i]) ? (o.childArray || [])[+p[i]] : o[p[i]];
+    var f = "_" + p[p.length - 1];
+    if (o && !(f in o) && o.content && f in o.content) o = o.content; // cmi.location, cmi.suspend_data
+    if (!o || !(f in o)) return false;
+    o[f] = v;
+    if (a._setCMIElements) a._setCMIElements.add(el);
+    return true;
+  }
+  var responseElement = /^cmi\.interactions\.(\d+)\.(learner_response|correct_responses\.(\d+)\.pattern)$/;
+  // setResponse gives an interaction response or pattern the RTE allows and scorm-again's
+  // own check refuses: a new correct response is created with a pattern scorm-again takes,
+  // then given the real one. put is the API's setter (SetValue, or a load before
+  // Initialize); false when the entry cannot be made.
+  function setResponse(a, el, v, put) {
+    var m = responseElement.exec(el);
+    if (!m) return false;
+    var type = cmiRaw(a, "cmi.interactions." + m[1] + ".type");
+    if (m[3] !== undefined && +m[3] === cmiCount(a, "cmi.interactions." + m[1] + ".correct_responses")) {
+      try { put(el, placeholders[type] || "lectern"); } catch (e) { return false; }
+    }
+    return cmiStore(a, el, v);
+  }
   function conform2004(a) {
-    function raw(el) {
-      var code = a.lastErrorCode, v;
-      try { v = a.getCMIValue(el); } catch (e) { v = undefined; }
-      a.lastErrorCode = code;
-      return v;
-    }
-    function count(el) { var n = parseInt(raw(el + "._count"), 10); return isNaN(n) ? 0 : n; }
-    // store sets an element's value behind scorm-again's setter, for the values the RTE
-    // allows and its setter refuses; false when the element is not there.
-    function store(el, v) {
-      var o = a.cmi, p = el.split(".").slice(1);
-      for (var i = 0; i < p.length - 1 && o; i++) o = /^\d+$/.test(p[i]) ? (o.childArray || [])[+p[i]] : o[p[i]];
-      var f = "_" + p[p.length - 1];
-      if (o && !(f in o) && o.content && f in o.content) o = o.content; // cmi.location, cmi.suspend_data
-      if (!o || !(f in o)) return false;
-      o[f] = v;
-      if (a._setCMIElements) a._setCMIElements.add(el);
-      return true;
-    }
+    function raw(el) { return cmiRaw(a, el); }
+    function count(el) { return cmiCount(a, el); }
+    function store(el, v) { return cmiStore(a, el, v); }
     function fail(code) { a.lastErrorCode = String(code); return code; }
     // where answers the RTE's error for el's collection index: 301 (GetValue) or 351
     // (SetValue) for an index past the end, 408 for a new entry that does not start with its
@@ -540,6 +658,22 @@ body{display:flex;flex-direction:column}
           }
         }
         if (s === "" && blankable.test(el) && store(el, "")) { a.lastErrorCode = "0"; return "true"; }
+        // An interaction's id may change (ADL DMI); scorm-again keeps the first one (351).
+        var iid = /^cmi\.interactions\.(\d+)\.id$/.exec(el);
+        if (iid && +iid[1] < count("cmi.interactions") && store(el, s)) { a.lastErrorCode = "0"; return "true"; }
+        var ir = /^cmi\.interactions\.(\d+)\.(learner_response|correct_responses\.(\d+)\.pattern)$/.exec(el);
+        var type = ir ? raw("cmi.interactions." + ir[1] + ".type") : "";
+        if (ir && type) { // without a type scorm-again answers 408
+          var pattern = ir[3] !== undefined;
+          // RTE 4.2.9.1: these types have a single correct response.
+          if (pattern && +ir[3] > 0 && /^(true-false|likert|numeric|other)$/.test(type)) { fail(351); return "false"; }
+          if (!response(type, pattern, s)) { fail(406); return "false"; }
+          var ok = set.call(a, el, s);
+          if (ok === "true" || String(a.lastErrorCode) !== "406") return ok; // a duplicate, a full collection: 351
+          if (setResponse(a, el, s, function (e, v) { if (set.call(a, e, v) !== "true") throw new Error("refused"); })) { a.lastErrorCode = "0"; return "true"; }
+          fail(406);
+          return "false";
+        }
         // RTE 4.2.19: delivery_speed is a real >= 0; scorm-again refuses 0.
         if (el === "cmi.learner_preference.delivery_speed" && /^\d+(\.\d+)?$/.test(s) && +s === 0 && store(el, s)) { a.lastErrorCode = "0"; return "true"; }
       }
