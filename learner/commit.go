@@ -98,6 +98,12 @@ func (s *Service) commit(ctx context.Context, c *Commit) error {
 		return err
 	}
 	c.stored = rec.Values
+	// Shared data (adl.data) is written once the commit that carries it is accepted: a
+	// stale commit, refused above, must not put back what a later one replaced. The answer
+	// waits for it, so the next SCO launched reads it.
+	if err := s.storeShared(ctx, sess.Tenant, reg, in, c.Version, c.Data.SharedData); err != nil {
+		return err
+	}
 	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers, rec)
 	if convert {
 		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)

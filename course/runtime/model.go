@@ -100,6 +100,10 @@ type Commit struct {
 	// HACP is set on an AICC PutParam: the session time it carries, which Store.Commit turns
 	// into cmi.core.total_time (HACPTime).
 	HACP *HACPTime
+	// SharedData are the SCORM 2004 shared data stores (adl.data) the commit writes. They
+	// are not the activity's data: the learner's path stores them where the package's
+	// sharedDataGlobalToSystem says (Store.WriteShared), never in Values.
+	SharedData []SharedWrite
 	// order is ParseCommit's Values in the order of the body, while Values is still the map
 	// ordered (inOrder). Values may be replaced, not changed in place.
 	order   []namedValue
@@ -206,6 +210,11 @@ func ParseCommit(d Dialect, body []byte) (*Commit, error) {
 			}
 			delete(flat, NavRequestElement)
 		}
+		shared, err := takeSharedWrites(flat)
+		if err != nil {
+			return nil, err
+		}
+		c.SharedData = shared
 	}
 	for k, v := range flat {
 		keep, err := Validate(d, k, v)
@@ -571,7 +580,8 @@ var navTargetRE = regexp.MustCompile(`^\{target=[^{}\s]+\}(choice|jump)$`)
 
 // validateADL checks the adl.* namespace of SCORM 2004: adl.nav.request is writable with the
 // RTE book's vocabulary; adl.nav.request_valid.* are read-only (the LMS answers them from the
-// sequencer) and, like adl.data (shared data, not kept yet), are dropped.
+// sequencer) and are dropped, as is adl.data, which ParseCommit takes out as the commit's
+// SharedData before validating the rest.
 func validateADL(name, value string, typeCode int) (bool, error) {
 	switch {
 	case name == NavRequestElement:

@@ -212,6 +212,10 @@ func (p *flatParser) leaf(v string) bool {
 		if p.d != SCORM2004 || !strings.HasPrefix(string(p.name), "adl.") {
 			return false
 		}
+		if strings.HasPrefix(string(p.name), "adl.data.") {
+			// Shared data stores are few and rare: ParseCommit takes them out (SharedData).
+			return false
+		}
 		// The pending navigation request travels with the commit, checked as ParseCommit
 		// checks it (a second one is a duplicate: ParseCommit decides); the rest of adl.*
 		// (request_valid, adl.data) is not kept.

@@ -303,8 +303,8 @@ func (s *Store) EndHACP(ctx context.Context, tenant, regID, instanceKey, activit
 
 var errNothingToEnd = errors.New("no open AU session")
 
-// DeleteInstance removes the run-time records and the sequencing state of one registration
-// instance (after a reset).
+// DeleteInstance removes the run-time records, the shared data stores and the sequencing
+// state of one registration instance (after a reset).
 // Records left by a crash in between are never read: the fresh instance has a new key.
 func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey string) error {
 	rs, err := record.All(ctx, s.records, record.Query{Tenant: tenant, Kind: KindRuntime, Key: instanceKey,
@@ -316,6 +316,9 @@ func (s *Store) DeleteInstance(ctx context.Context, tenant, regID, instanceKey s
 		if err := s.records.Delete(ctx, tenant, KindRuntime, r.ID); err != nil && !errors.Is(err, record.ErrNotFound) {
 			return err
 		}
+	}
+	if err := s.deleteShared(ctx, tenant, regID, instanceKey); err != nil {
+		return err
 	}
 	return s.deleteSequencing(ctx, tenant, regID, instanceKey)
 }

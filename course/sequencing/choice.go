@@ -77,7 +77,11 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 			if s.st(a).Active && !a.choiceExit() {
 				return nil, false, ErrChoiceExitNotAllowed
 			}
-			if constrained == nil && a.constrainChoice() {
+			// constrainChoice is looked for from the current activity's parent up, as
+			// ADL's reference does: it constrains leaving a cluster, and a leaf's own
+			// (a sequencing collection shared with clusters gives one) says nothing
+			// about choosing away from it (ADL CM-07d).
+			if constrained == nil && a != cur && a.constrainChoice() {
 				constrained = a
 			}
 		}

@@ -72,6 +72,12 @@ func TestChoice(t *testing.T) {
 			cluster("m3", flowSeq(), leaf("d", nil))), []move{
 			{req: start, deliver: "a"}, {req: choose("d"), err: ErrChoiceConstrained}, {req: choose("c"), deliver: "c"},
 		}},
+		{"constrainChoice on the current leaf does not limit choosing beyond its cluster (SB.2.9 case 5, ADL CM-07d)", cluster("org", flowSeq(),
+			cluster("m1", flowSeq(), leaf("a", &course.Sequencing{ConstrainChoice: bp(true), Objectives: []course.Objective{{ID: "a", Primary: true}}}), leaf("b", nil)),
+			cluster("m2", flowSeq(), leaf("c", nil)),
+			cluster("m3", flowSeq(), leaf("d", nil))), []move{
+			{req: start, deliver: "a"}, {req: choose("d"), deliver: "d"},
+		}},
 		{"preventActivation forbids entering an inactive cluster by choice (SB.2.9-6)", tree(seq(func(s *course.Sequencing) { s.PreventActivation = bp(true) }), nil), []move{
 			{req: start, deliver: "a"}, {req: choose("c"), err: ErrChoicePrevented}, {req: cont, deliver: "b"}, {req: choose("c"), deliver: "c"},
 		}},

@@ -73,11 +73,11 @@ func (s *State) beginAttempt(n *node, retry bool) {
 	for _, os := range st.Objectives {
 		*os = ObjectiveState{}
 	}
-	if x := n.a.Extra; n.parent == nil && st.AttemptCount > 1 && s.Globals != nil && x != nil && x.ObjectivesGlobalToSystem != nil && !*x.ObjectivesGlobalToSystem {
+	if n.parent == nil && st.AttemptCount > 1 {
 		// Global objectives the State keeps belong to the attempt on the course when
 		// objectivesGlobalToSystem is false: a new attempt starts them afresh (ADL OB-03b).
 		// By default (true) they are the learner's and outlive the attempt (ADL RU-13a).
-		clear(s.Globals)
+		s.clearCourseGlobals()
 	}
 	if n.leaf() || !retry {
 		return
@@ -106,6 +106,29 @@ func (s *State) beginAttempt(n *node, retry bool) {
 			ds.ContentSetSuccess = false
 		}
 	}
+}
+
+// courseScopedGlobals reports whether the global objectives the State keeps belong to the
+// attempt on the course (objectivesGlobalToSystem false) rather than to the learner.
+func (s *State) courseScopedGlobals() bool {
+	if s.base != nil {
+		return s.base.courseScopedGlobals()
+	}
+	x := s.t.root.a.Extra
+	return s.Globals != nil && x != nil && x.ObjectivesGlobalToSystem != nil && !*x.ObjectivesGlobalToSystem
+}
+
+// clearCourseGlobals starts the course's own global objectives afresh for a new attempt on
+// the course (see courseScopedGlobals); a look-ahead copy only hides them from itself.
+func (s *State) clearCourseGlobals() {
+	if !s.courseScopedGlobals() {
+		return
+	}
+	if o, ok := s.g.(*overlay); ok {
+		o.own, o.cleared = MapGlobals{}, true
+		return
+	}
+	clear(s.Globals)
 }
 
 // clearSuspended is the Clear Suspended Activity Subprocess (DB.2.1): delivering something

@@ -93,15 +93,26 @@ func (s *State) satisfied(n *node, o course.Objective) tri {
 	return triOf(os.Satisfied)
 }
 
-// measure is an objective's normalized measure, read through readNormalizedMeasure maps.
+// measure is an objective's normalized measure, read through readNormalizedMeasure maps:
+// an objective that reads its measure from a global objective has the global's.
 func (s *State) measure(n *node, o course.Objective) (float64, bool) {
+	reads := false
 	for _, m := range o.Maps {
 		if !m.ReadNormalizedMeasure || m.TargetObjectiveID == "" {
 			continue
 		}
+		reads = true
 		if g, ok := s.g.Objective(m.TargetObjectiveID); ok && g.MeasureStatus {
 			return g.Measure, true
 		}
+	}
+	if reads {
+		// As for satisfaction: a mapped measure is the global one, unknown until someone
+		// writes it, whatever the local objective kept from an earlier attempt (ADL's
+		// reference reads the shared record, "unknown" included; OB-03b: a cluster whose
+		// course attempt ended without suspension reads the cleared global, not its old
+		// rollup).
+		return 0, false
 	}
 	os := s.objState(n, o)
 	return os.Measure, os.MeasureStatus
@@ -388,17 +399,37 @@ func (n *node) readsGlobals() bool {
 // satisfied), and rolling it up would write its own judgement of what another activity
 // just wrote back over it (ADL CO-10: a by-measure completion under another threshold).
 // A leaf rolls up when it reports or its attempt ends, as the book's Overall Rollup does.
+// An activity whose attempt belongs to an earlier attempt of an ancestor (stale) is left
+// as that attempt ended.
 func (s *State) refreshReaders() {
 	for _, n := range s.t.nodes {
 		if !n.readsGlobals() {
 			continue
 		}
+		a := n
 		if n.leaf() {
-			if n.parent != nil {
-				s.overallRollup(n.parent)
-			}
+			a = n.parent
+		}
+		if a == nil || s.stale(a) {
+			// Nothing of the current attempt on its ancestors rolls up into an
+			// attempt that belongs to an earlier one: rolling it up again would write
+			// that old judgement back over the global objectives (ADL OB-03b: a new
+			// attempt on the course cleared them).
 			continue
 		}
-		s.overallRollup(n)
+		s.overallRollup(a)
 	}
+}
+
+// stale reports whether the activity's attempt belongs to an earlier attempt of one of its
+// ancestors than their current one: it, or an activity above it, has not begun an attempt
+// since its parent's began (the parent-to-child test of earlier, applied up to the root).
+func (s *State) stale(n *node) bool {
+	for c := n; c.parent != nil; c = c.parent {
+		st := s.st(c)
+		if st.AttemptCount > 0 && st.ParentAttempt != 0 && st.ParentAttempt != s.st(c.parent).AttemptCount {
+			return true
+		}
+	}
+	return false
 }

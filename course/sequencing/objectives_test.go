@@ -231,3 +231,71 @@ func outcomeString(o ObjectiveOutcome) string {
 	return fmt.Sprintf("{success %q completion %q scaled %s raw %s min %s max %s progress %s}", o.SuccessStatus, o.CompletionStatus,
 		fstr(o.ScoreScaled), fstr(o.ScoreRaw), fstr(o.ScoreMin), fstr(o.ScoreMax), fstr(o.ProgressMeasure))
 }
+
+// TestMappedMeasureIsTheGlobals: an objective that reads its normalized measure from a
+// global objective has the global's measure, unknown while the global's is, whatever its
+// local measure says (ADL's reference reads the shared record); a cluster whose attempt
+// belongs to an earlier course attempt is not rolled up again into the globals a new
+// course attempt cleared (ADL OB-03b).
+func TestMappedMeasureIsTheGlobals(t *testing.T) {
+	byMeasure := func() *course.Sequencing {
+		return &course.Sequencing{
+			ControlMode:       &course.ControlMode{Flow: bp(true)},
+			PreConditionRules: []course.SequencingRule{skipIf("satisfied")},
+			Objectives: []course.Objective{{ID: "p", Primary: true, SatisfiedByMeasure: true, MinNormalizedMeasure: fp(0.6),
+				Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", ReadNormalizedMeasure: true, WriteSatisfiedStatus: true, WriteNormalizedMeasure: true}}}},
+		}
+	}
+	t.Run("read", func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			global *GlobalObjective
+			want   tri
+		}{
+			{"global unknown, local 0.9", nil, unknown},
+			{"global measure unknown, local 0.9", &GlobalObjective{SatisfiedStatus: true, Satisfied: true}, unknown},
+			{"global 0.3, local 0.9", &GlobalObjective{MeasureStatus: true, Measure: 0.3}, no},
+			{"global 0.7, local 0.1", &GlobalObjective{MeasureStatus: true, Measure: 0.7}, yes},
+		} {
+			s := newState(t, cluster("org", flowSeq(), leaf("a", byMeasure())))
+			n := s.node("a")
+			local := 0.9
+			if tc.global != nil && tc.global.MeasureStatus && tc.global.Measure > 0.5 {
+				local = 0.1
+			}
+			os := s.objState(n, n.primary())
+			os.MeasureStatus, os.Measure = true, local
+			if tc.global != nil {
+				s.g.SetObjective("g", *tc.global)
+			}
+			if got := s.satisfied(n, n.primary()); got != tc.want {
+				t.Errorf("%s: satisfied %v, want %v", tc.name, got, tc.want)
+			}
+		}
+	})
+	t.Run("new course attempt", func(t *testing.T) {
+		c := cluster("c", byMeasure(), leaf("x", nil), leaf("y", nil))
+		root := cluster("org", flowSeq(), leaf("first", nil), c, leaf("last", nil))
+		root.Extra = &course.ActivityExt{ObjectivesGlobalToSystem: bp(false)}
+		s := newState(t, root)
+		step(t, s, start, "first", nil)
+		step(t, s, cont, "x", nil)
+		_ = s.Report("x", RuntimeOutcome{ScoreScaled: fp(1)})
+		step(t, s, cont, "y", nil)
+		_ = s.Report("y", RuntimeOutcome{ScoreScaled: fp(1)})
+		step(t, s, cont, "last", nil)
+		if g := s.Globals["g"]; !g.MeasureStatus || g.Measure != 1 || !g.Satisfied {
+			t.Fatalf("c's rollup did not reach g: %+v", g)
+		}
+		step(t, s, exitAll, "", nil)
+		// The new attempt on the course starts the course's globals afresh; c's attempt
+		// belongs to the last one and does not write its old measure back when first
+		// reports, so c is not skipped.
+		step(t, s, start, "first", nil)
+		_ = s.Report("first", passed())
+		if g, ok := s.Globals["g"]; ok && g.MeasureStatus {
+			t.Errorf("the old attempt on c wrote g again: %+v", g)
+		}
+		step(t, s, cont, "x", nil)
+	})
+}

@@ -145,3 +145,57 @@ func TestFlow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { run(t, tc.root, tc.moves) })
 	}
 }
+
+// TestRetryOfCourseClearsItsGlobalsFirst: a post-condition retry that reaches the root
+// starts the course's own global objectives (objectivesGlobalToSystem false) afresh with the
+// termination (TB.2.3), before the retry's flow evaluates skip rules on them: an activity
+// skipped when attempted and its mapped objective unknown is skipped (ADL RU-13d). A
+// look-ahead of the same request clears nothing of the State's.
+func TestRetryOfCourseClearsItsGlobalsFirst(t *testing.T) {
+	build := func(toSystem *bool) *State {
+		x := leaf("x", &course.Sequencing{
+			PreConditionRules: []course.SequencingRule{{ConditionCombination: "all", Action: "skip", Conditions: []course.RuleCondition{
+				{Condition: "attempted"},
+				{Condition: "objectiveStatusKnown", Operator: "not", ReferencedObjective: "o"},
+			}}},
+			Objectives: []course.Objective{{ID: "x-p", Primary: true},
+				{ID: "o", Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", ReadSatisfiedStatus: true, WriteSatisfiedStatus: true}}}},
+		})
+		y := leaf("y", &course.Sequencing{PostConditionRules: []course.SequencingRule{rule("exitParent", "always")}})
+		rootSeq := flowSeq()
+		rootSeq.PostConditionRules = []course.SequencingRule{{Action: "retry", Conditions: []course.RuleCondition{{Condition: "satisfied", Operator: "not"}}}}
+		rootSeq.Objectives = []course.Objective{{ID: "r", Primary: true, Maps: []course.ObjectiveMap{{TargetObjectiveID: "g", ReadSatisfiedStatus: true}}}}
+		root := cluster("org", rootSeq, x, y)
+		root.Extra = &course.ActivityExt{ObjectivesGlobalToSystem: toSystem}
+		s := newState(t, root)
+		step(t, s, start, "x", nil)
+		_ = s.Report("x", RuntimeOutcome{Objectives: map[string]ObjectiveOutcome{"o": {SuccessStatus: "failed"}}})
+		step(t, s, cont, "y", nil)
+		_ = s.Report("y", passed())
+		return s
+	}
+	for _, tc := range []struct {
+		name     string
+		toSystem *bool
+		deliver  string
+		kept     bool
+	}{
+		{"course scoped", bp(false), "y", false},
+		{"learner's", nil, "x", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := build(tc.toSystem)
+			if !s.NavigationRequestValid(cont) {
+				t.Fatal("continue is not valid")
+			}
+			if _, ok := s.Globals["g"]; !ok {
+				t.Fatal("the look-ahead cleared the State's global objectives")
+			}
+			// y exits its parent, the root is not satisfied (g says failed) and retries.
+			step(t, s, cont, tc.deliver, nil)
+			if _, ok := s.Globals["g"]; ok != tc.kept {
+				t.Errorf("after the retry g is there: %v, want %v", ok, tc.kept)
+			}
+		})
+	}
+}

@@ -125,6 +125,11 @@ func (s *State) terminationRequest(req string) (string, error) {
 					return "", err
 				}
 				if seq == seqRetry {
+					// A retry of the root is a new attempt on the course: its own
+					// global objectives start afresh now, before the retry's flow
+					// reads them, as ADL's reference clears them with the
+					// termination (ADL RU-13d).
+					s.clearCourseGlobals()
 					return seqRetry, nil
 				}
 				return seqExit, nil
@@ -137,8 +142,11 @@ func (s *State) terminationRequest(req string) (string, error) {
 				s.endAttempt(c.parent)
 				continue
 			}
-			if s.cur().parent == nil && seq != seqRetry {
-				return seqExit, nil
+			if s.cur().parent == nil {
+				if seq != seqRetry {
+					return seqExit, nil
+				}
+				s.clearCourseGlobals() // as for retryAll above
 			}
 			return seq, nil
 		}

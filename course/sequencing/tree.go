@@ -261,12 +261,15 @@ func copyOf(a *ActivityState) *ActivityState {
 type overlay struct {
 	base Globals
 	own  MapGlobals
+	// cleared says the look-ahead started the course's global objectives afresh: base is
+	// no longer read.
+	cleared bool
 }
 
 // Objective reads the look-ahead's own writes first.
 func (o *overlay) Objective(id string) (GlobalObjective, bool) {
-	if g, ok := o.own[id]; ok {
-		return g, true
+	if g, ok := o.own[id]; ok || o.cleared {
+		return g, ok
 	}
 	return o.base.Objective(id)
 }

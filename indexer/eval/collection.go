@@ -87,18 +87,24 @@ func readSMART(r io.Reader) ([]smartRecord, error) {
 	return out, sc.Err()
 }
 
-// LoadCollection reads a collection from dir, which holds either Cranfield's files
-// (cran.all.1400, cran.qry, cranqrel) or CISI's (CISI.ALL, CISI.QRY, CISI.REL).
+// LoadCollection reads a collection from dir, which holds the files of one of Cranfield
+// (cran.all.1400, cran.qry, cranqrel), CISI (CISI.ALL, CISI.QRY, CISI.REL), MEDLINE
+// (MED.ALL, MED.QRY, MED.REL), CACM (cacm.all, query.text, qrels.text) or ADI (ADI.ALL,
+// ADI.QRY, ADI.REL).
 //
 // Cranfield's judgements are graded 1 (a complete answer) to 4 (minimum interest), and
 // -1 or 5 (no interest); the gain is 5 − grade, 0 for no interest. Its judgements number the
 // queries 1 to 225 in file order (the .I numbers of cran.qry have gaps); documents past
-// 1400, which some copies append, are left out. CISI's judgements are binary (gain 1).
+// 1400, which some copies append, are left out. The others' judgements are binary (gain 1);
+// query ids compare without leading zeros (CACM's judgements write "01").
 func LoadCollection(dir string) (*Collection, error) {
 	type layout struct{ name, docs, queries, rels string }
 	for _, l := range []layout{
 		{"cranfield", "cran.all.1400", "cran.qry", "cranqrel"},
 		{"cisi", "CISI.ALL", "CISI.QRY", "CISI.REL"},
+		{"medline", "MED.ALL", "MED.QRY", "MED.REL"},
+		{"cacm", "cacm.all", "query.text", "qrels.text"},
+		{"adi", "ADI.ALL", "ADI.QRY", "ADI.REL"},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, l.docs)); err != nil {
 			continue
@@ -147,11 +153,11 @@ func LoadCollection(dir string) (*Collection, error) {
 					gain = float64(5 - g)
 				}
 			}
-			if gain > 0 {
-				if judged[f[0]] == nil {
-					judged[f[0]] = Judgements{}
+			if q := strings.TrimLeft(f[0], "0"); gain > 0 {
+				if judged[q] == nil {
+					judged[q] = Judgements{}
 				}
-				judged[f[0]][f[1]] = gain
+				judged[q][f[1]] = gain
 			}
 		}
 		for i, q := range qs {

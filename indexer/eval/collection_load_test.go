@@ -52,6 +52,22 @@ func TestLoadCollection(t *testing.T) {
 		len(c.Queries) != 1 || c.Queries[0].Rel["1"] != 1 {
 		t.Fatalf("cisi: %+v", c)
 	}
+
+	cacm := t.TempDir()
+	write(cacm, map[string]string{
+		"cacm.all":   ".I 1\n.T\nPreliminary Report\n.B\nCACM December, 1958\n.A\nPerlis, A. J.\n.N\nCA581203 JB\n.X\n100\t5\t1\n.I 2\n.T\nTime sharing\n.W\nA system for IBM.\n",
+		"query.text": ".I 1\n.W\n What articles deal with TSS (Time Sharing System)?\n.N\n 1. R. Alexander\n",
+		"qrels.text": "01 2  0 0\n",
+	})
+	cc, err := LoadCollection(cacm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Name != "cacm" || len(cc.Docs) != 2 || cc.Docs[0].Text != "Preliminary Report" || cc.Docs[1].Text != "Time sharing\nA system for IBM." ||
+		len(cc.Queries) != 1 || cc.Queries[0].Text != "What articles deal with TSS (Time Sharing System)?" || cc.Queries[0].Rel["2"] != 1 {
+		t.Fatalf("cacm (query 01 judged as 1): %+v", cc)
+	}
+
 	if _, err := LoadCollection(t.TempDir()); err == nil {
 		t.Error("an empty directory loaded")
 	}

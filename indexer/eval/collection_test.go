@@ -1,7 +1,11 @@
 package eval
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +19,9 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/elastic"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/mappings"
+	"github.com/lectern-lms/lectern/mappings/analysis"
 	"github.com/lectern-lms/lectern/storage/elastic/elastictest"
 )
 
@@ -56,7 +62,7 @@ func TestCollections(t *testing.T) {
 				texts[i] = d.Text
 			}
 			start := time.Now()
-			vecs, err := e.Embed(ctx, texts)
+			vecs, err := embedCached(ctx, e, texts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +76,7 @@ func TestCollections(t *testing.T) {
 			for i, q := range c.Queries {
 				qtexts[i] = q.Text
 			}
-			qvecs, err := e.Embed(ctx, qtexts)
+			qvecs, err := embedCached(ctx, e, qtexts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,6 +139,25 @@ func TestCollections(t *testing.T) {
 				for _, a := range []float64{0.2, 0.3, 0.5, 0.7} {
 					runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
 				}
+				for _, a := range []float64{0.3, 0.4, 0.5} {
+					for _, m := range []float64{0, -1} {
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f, lexical /max, semantic min %g", a, m), fused(func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, a, m) })})
+					}
+				}
+				for _, L := range []float64{20, 30} {
+					adapt := func(i int, a float64) float64 {
+						n := len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(c.Queries[i].Text)))))
+						return a * min(1, L/float64(max(n, 1)))
+					}
+					runs = append(runs, run{fmt.Sprintf("variant: weighted RRF, lexical weight min(1, %g/lexemes)", L), func(i int) ([]string, error) {
+						return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return weightedRRF(l, s, 60, adapt(i, 1)) })
+					}})
+					for _, a := range []float64{0.3, 0.5} {
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f×min(1, %g/lexemes) (min-max)", a, L), func(i int) ([]string, error) {
+							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, adapt(i, a)) })
+						}})
+					}
+				}
 			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "\n| %s | nDCG@10 | recall@100 | MRR@10 |\n|---|---:|---:|---:|\n", c.Name)
@@ -159,6 +184,76 @@ func TestCollections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// embedCached embeds texts with e, or reads the vectors a run before stored in
+// $LECTERN_EVAL_CACHE for the same model and texts (so fusion variants can be measured
+// without embedding every collection again).
+func embedCached(ctx context.Context, e *onnx.Embedder, texts []string) ([][]float32, error) {
+	dir := os.Getenv("LECTERN_EVAL_CACHE")
+	if dir == "" {
+		return e.Embed(ctx, texts)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", e.Model().Name)
+	for _, t := range texts {
+		fmt.Fprintf(h, "%d:%s", len(t), t)
+	}
+	file := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))+".gob")
+	if f, err := os.Open(file); err == nil {
+		defer f.Close()
+		var vecs [][]float32
+		if err := gob.NewDecoder(f).Decode(&vecs); err == nil && len(vecs) == len(texts) {
+			return vecs, nil
+		}
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(vecs); err != nil {
+		return nil, err
+	}
+	return vecs, os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// fusedIDs fuses the parts of query i with fuse and returns the content ids in order.
+func fusedIDs(parts func(int) ([]indexer.Hit, []indexer.Hit, error), i int, fuse func(lex, sem []indexer.Hit) []indexer.Hit) ([]string, error) {
+	lex, sem, err := parts(i)
+	var ids []string
+	for _, h := range fuse(lex, sem) {
+		ids = append(ids, h.ContentID)
+	}
+	return ids, err
+}
+
+// convexT is a convex combination of part scores normalised against a theoretical minimum
+// (Bruch et al., "An analysis of fusion functions for hybrid retrieval", TM2C2): lexical
+// score / the best lexical score, semantic (score − semMin) / (best − semMin).
+func convexT(lex, sem []indexer.Hit, alpha, semMin float64) []indexer.Hit {
+	ln, sn := map[string]float64{}, map[string]float64{}
+	if len(lex) > 0 && lex[0].Score > 0 {
+		for _, h := range lex {
+			ln[h.ContentID] = h.Score / lex[0].Score
+		}
+	}
+	if len(sem) > 0 && sem[0].Score > semMin {
+		for _, h := range sem {
+			sn[h.ContentID] = (h.Score - semMin) / (sem[0].Score - semMin)
+		}
+	}
+	seen := map[string]bool{}
+	var out []indexer.Hit
+	for _, h := range slices.Concat(lex, sem) {
+		if seen[h.ContentID] {
+			continue
+		}
+		seen[h.ContentID] = true
+		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: alpha*ln[h.ContentID] + (1-alpha)*sn[h.ContentID]})
+	}
+	indexer.Sort(out)
+	return out
 }
 
 // convex is a convex combination of min-max normalised part scores (a fusion variant

@@ -540,6 +540,11 @@ type CommitAnswer struct {
 	// Nav is the sequencer's answer to a SCORM 2004 commit: the State after the SCO's
 	// outcome, and at Terminate what its pending adl.nav.request delivers.
 	Nav *learner.NavState `json:"nav,omitempty"`
+	// SharedDataMaps are the activity's SCORM 2004 shared data maps (adl.data.n is the n-th)
+	// and SharedData the stores among them it may read that hold a value; the page hands
+	// both to the runtime, and a commit carries back the stores the SCO wrote.
+	SharedDataMaps []scormrt.SharedMap  `json:"sharedDataMaps,omitempty"`
+	SharedData     scormrt.SharedStores `json:"sharedData,omitempty"`
 }
 
 func commitRefused(c *fiber.Ctx, status, code int, msg string) error {
@@ -584,6 +589,11 @@ type ActivityState struct {
 	// Nav is the sequencer's view for a SCORM 2004 course: the page answers the SCO's
 	// adl.nav.request_valid.* from it.
 	Nav *learner.NavState `json:"nav,omitempty"`
+	// SharedDataMaps are the activity's SCORM 2004 shared data maps (adl.data.n is the n-th)
+	// and SharedData the stores among them it may read that hold a value; the page hands
+	// both to the runtime, and a commit carries back the stores the SCO wrote.
+	SharedDataMaps []scormrt.SharedMap  `json:"sharedDataMaps,omitempty"`
+	SharedData     scormrt.SharedStores `json:"sharedData,omitempty"`
 }
 
 func (s *API) playerActivity(c *fiber.Ctx) error {
@@ -610,6 +620,13 @@ func (s *API) playerActivity(c *fiber.Ctx) error {
 			return httpx.Errorf(fiber.StatusConflict, "%v; ask for it with a navigation request (POST /player/runtime/{session}/navigate)", err)
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if d == scormrt.SCORM2004 {
+		// After the sequencer's delivery: a new attempt on the course starts with no stores
+		// of its own (sharedDataGlobalToSystem false).
+		if st.SharedDataMaps, st.SharedData, err = s.deps.Learner.SharedData(ctx, sess, v, act); err != nil {
 			return err
 		}
 	}
@@ -688,6 +705,12 @@ func (s *API) playerCommit(c *fiber.Ctx) error {
 	}
 	if commit.Sequence == 0 {
 		return commitRefused(c, fiber.StatusBadRequest, scormrt.CodeGeneral, "commitSequence is required")
+	}
+	if err := scormrt.CheckSharedWrites(act, commit); err != nil {
+		if errors.As(err, &rerr) {
+			return commitRefused(c, fiber.StatusBadRequest, rerr.Code, rerr.Error())
+		}
+		return err
 	}
 	if err := s.applyRuntimeSettings(ctx, sess, d, commit); err != nil {
 		if errors.As(err, &rerr) {

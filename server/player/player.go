@@ -232,12 +232,17 @@ body{display:flex;flex-direction:column}
         autoCompleteLessonStatus: true, // SCORM 1.2: LMSFinish without a status completes (browse: browsed)
         xhrResponseHandler: responseHandler, logLevel: 4
       };
-      if (seq) settings.requestHandler = pendingRequest;
+      var api2004 = null; // this load's SCORM 2004 API, whose commits carry its shared data
+      if (seq || cfg.dialect === "2004") settings.requestHandler = function (params, meta) {
+        if (api2004) params = sharedWrites(api2004, params);
+        return seq ? pendingRequest(params, meta) : params;
+      };
       flushFinish();
       if (cfg.dialect === "2004") {
-        api = window.API_1484_11 = new window.Scorm2004API(settings);
+        api = api2004 = window.API_1484_11 = new window.Scorm2004API(settings);
         leavesOnly(api);
         conform2004(api);
+        sharedData(api, state);
         api.on("Terminate", seq ? seqTerminated : finished);
         if (seq) sequenced(api);
         api.on("SetValue.cmi.completion_status", function (el, v) { if (v === "completed") progressed(a.id); });
@@ -680,6 +685,41 @@ body{display:flex;flex-direction:column}
       return set.apply(a, arguments);
     };
   }
+  // sharedData gives the SCO its shared data (adl.data, SCORM 2004 4th edition): the
+  // activity's maps, whose read and write permissions scorm-again enforces (405, 404), and
+  // the stores the server holds for it. A store that holds nothing answers "" with 403, also
+  // one the SCO set to "" (the server keeps no empty store: ADL DDM).
+  function sharedData(a, state) {
+    a.lecternWritten = {};
+    if (!a.adl || typeof a.adl.configureSharedDataMaps !== "function") return;
+    a.adl.restoreSharedDataSnapshot(state.sharedData || {});
+    a.adl.configureSharedDataMaps(state.sharedDataMaps || []);
+    var storeEl = /^adl\.data\.(\d+)\.store$/, get = a.GetValue, set = a.SetValue;
+    a.GetValue = function (el) {
+      var v = get.apply(a, arguments);
+      if (typeof el === "string" && storeEl.test(el) && v === "" && String(a.lastErrorCode) === "0") a.lastErrorCode = "403";
+      return v;
+    };
+    a.SetValue = function (el) {
+      var ok = set.apply(a, arguments), m = typeof el === "string" && storeEl.exec(el);
+      if (m && String(ok) === "true") a.lecternWritten[m[1]] = true;
+      return ok;
+    };
+  }
+  // sharedWrites makes a commit carry the stores the SCO wrote in this session (adl.data.n.id
+  // and .store), and no other: scorm-again's commit carries every mapped store, and sending
+  // back one the SCO only read would undo what another course wrote meanwhile.
+  function sharedWrites(a, params) {
+    Object.keys(params).forEach(function (k) { if (k.indexOf("adl.data.") === 0) delete params[k]; });
+    var kids = (a.adl && a.adl.data && a.adl.data.childArray) || [];
+    Object.keys(a.lecternWritten || {}).forEach(function (n) {
+      var d = kids[n];
+      if (!d) return;
+      params["adl.data." + n + ".id"] = d.id;
+      params["adl.data." + n + ".store"] = d.storeValue;
+    });
+    return params;
+  }
   function navValid(name) {
     var v = seq.valid || {}, m = /^(choice|jump)\.\{target=(.+)\}$/.exec(name);
     if (m) return (v[m[1]] || {})[m[2]] ? "true" : "false";
@@ -866,17 +906,20 @@ body{display:flex;flex-direction:column}
   };
   // leave ends a sequenced course's session as the learner asks (SN book: exitAll ends the
   // attempt on the course, suspendAll keeps the place): the running SCO terminates first, its
-  // own pending request giving way to the learner's. Exit of a SCO that set cmi.exit to
-  // "suspend" suspends: the content asked to come back where the learner left it, and ending
-  // the attempt would lose that place (RTE 4.2.8).
+  // own pending request giving way to the learner's. Exit of a running SCO that set cmi.exit
+  // to "suspend" suspends: the content asked to come back where the learner left it, and
+  // ending the attempt would lose that place (RTE 4.2.8). A SCO that already terminated
+  // itself ended its session as it wished; the learner's Exit then ends the attempt on the
+  // course, as ADL's LMS does (ADL DDM: the next launch starts the course again).
   function leave(request) {
     if (navBusy) return;
     navBusy = true;
     exiting = true;
     var a = api;
+    var suspends = !!(a && a.isInitialized() && a.lecternExitValue === "suspend");
     suspending = request === "suspendAll";
     endSco(function () {
-      var r = request || (a && a.lecternExitValue === "suspend" ? "suspendAll" : "exitAll");
+      var r = request || (suspends ? "suspendAll" : "exitAll");
       var req = new XMLHttpRequest();
       req.open("POST", cfg.runtimeUrl + "/navigate?request=" + r);
       req.onloadend = function () { navBusy = false; exit(); };

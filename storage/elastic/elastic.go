@@ -317,9 +317,7 @@ func (c *Client) OlderAlias(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	current := c.Index(name)
-	def, _ := mappings.Lookup(name)
-	if v, ok := indexVersion(target, c.Alias(name)); ok && v < def.Version && target != current {
+	if c.OlderIndex(name, target) {
 		return target, nil
 	}
 	return "", nil
@@ -444,17 +442,48 @@ func IsIndexNotFound(err error) bool {
 // exist, in the order of names; nil when all exist. Readiness reports them: a cluster that
 // came back empty answers pings but cannot serve a search.
 func (c *Client) MissingAliases(ctx context.Context, names ...string) ([]string, error) {
+	found, err := c.Aliases(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
 	var missing []string
 	for _, name := range names {
-		alias := c.Alias(name)
-		err := c.Do(ctx, "get alias "+alias, esapi.IndicesExistsAliasRequest{Name: []string{alias}}, nil)
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrNotFound):
+		if alias := c.Alias(name); len(found[alias]) == 0 {
 			missing = append(missing, alias)
-		default:
-			return nil, err
 		}
 	}
 	return missing, nil
+}
+
+// Aliases returns, for the named definitions' aliases that exist, the indices each points
+// at, in one request whatever the number of names (readiness probes run it every few seconds
+// on every node; an alias that does not exist is simply absent from the map).
+func (c *Client) Aliases(ctx context.Context, names ...string) (map[string][]string, error) {
+	aliases := make([]string, len(names))
+	for i, name := range names {
+		aliases[i] = c.Alias(name)
+	}
+	// _cat/aliases answers 200 with the aliases it found, where _alias answers 404 for a
+	// list with one missing name.
+	var rows []struct {
+		Alias string `json:"alias"`
+		Index string `json:"index"`
+	}
+	err := c.Do(ctx, "list aliases", esapi.CatAliasesRequest{Name: aliases, Format: "json", H: []string{"alias", "index"}}, &rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string, len(rows))
+	for _, r := range rows {
+		out[r.Alias] = append(out[r.Alias], r.Index)
+	}
+	return out, nil
+}
+
+// OlderIndex reports whether index, the target of the named definition's alias, is of an
+// older version than this build writes.
+func (c *Client) OlderIndex(name, index string) bool {
+	def, _ := mappings.Lookup(name)
+	v, ok := indexVersion(index, c.Alias(name))
+	return ok && v < def.Version && index != c.Index(name)
 }

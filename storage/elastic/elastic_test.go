@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -408,5 +409,29 @@ func TestMoveAliasForward(t *testing.T) {
 	}
 	if target, _ := c.AliasTarget(ctx, mappings.Content); target != alias+"_v99" {
 		t.Fatalf("the alias left the newer index for %q", target)
+	}
+}
+
+// TestAliases: one request lists the aliases that exist among several names, with the index
+// each points at; the ones that do not exist are absent (readiness reports them as missing)
+// rather than failing the whole answer.
+func TestAliases(t *testing.T) {
+	c := newTestClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := c.EnsureIndex(ctx, mappings.XAPIDocuments, mappings.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	found, err := c.Aliases(ctx, mappings.XAPIDocuments, mappings.XAPIActivities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{c.Alias(mappings.XAPIDocuments): {c.Index(mappings.XAPIDocuments)}}
+	if !reflect.DeepEqual(found, want) {
+		t.Fatalf("Aliases = %v, want %v", found, want)
+	}
+	missing, err := c.MissingAliases(ctx, mappings.XAPIActivities, mappings.XAPIDocuments, mappings.Statements)
+	if err != nil || !reflect.DeepEqual(missing, []string{c.Alias(mappings.XAPIActivities), c.Alias(mappings.Statements)}) {
+		t.Fatalf("MissingAliases = %v, %v", missing, err)
 	}
 }

@@ -891,36 +891,37 @@ const defaultEmbeddingDims = 384
 // alias exists: a cluster that came back empty (a new cluster, a lost index) answers pings but
 // cannot serve, so readiness names the missing aliases until they are recreated (the content
 // index by its next write or search, everything by a restart) and refilled (`lectern reindex`,
-// or a snapshot restore for statements; see docs/operations.md).
+// or a snapshot restore for statements; see docs/operations.md). One request answers all of
+// it, so a probe every few seconds from every node costs the cluster little.
 func elasticReady(c *elastic.Client) func(ctx context.Context) error {
+	names := []string{mappings.Statements, mappings.XAPIDocuments, mappings.XAPIActivities,
+		mappings.XAPIAttachments, mappings.Content}
 	return func(ctx context.Context) error {
-		if err := c.Ping(ctx); err != nil {
-			return err
-		}
-		missing, err := c.MissingAliases(ctx, mappings.Statements, mappings.XAPIDocuments,
-			mappings.XAPIActivities, mappings.XAPIAttachments, mappings.Content)
+		found, err := c.Aliases(ctx, names...)
 		if err != nil {
 			return err
 		}
-		if len(missing) == 0 {
-			// A cluster upgraded from a release with an older content mapping: this
-			// version's writes do not fit the index the alias still names.
-			old, err := c.OlderAlias(ctx, mappings.Content)
-			if err != nil || old == "" {
-				return err
-			}
-			return fmt.Errorf("content index %s is of an older version than this Lectern writes (%s): run lectern reindex, which moves the alias and rebuilds it",
-				old, c.Index(mappings.Content))
-		}
 		var what []string
-		for _, m := range missing {
-			if m == c.Alias(mappings.Content) {
-				what = append(what, m+" (rebuild it: lectern reindex)")
-			} else {
-				what = append(what, m+" (statements: restore it from a snapshot)")
+		for _, name := range names {
+			alias := c.Alias(name)
+			switch {
+			case len(found[alias]) > 0:
+			case name == mappings.Content:
+				what = append(what, alias+" (rebuild it: lectern reindex)")
+			default:
+				what = append(what, alias+" (statements: restore it from a snapshot)")
 			}
 		}
-		return fmt.Errorf("missing index: %s", strings.Join(what, ", "))
+		if len(what) > 0 {
+			return fmt.Errorf("missing index: %s", strings.Join(what, ", "))
+		}
+		// A cluster upgraded from a release with an older content mapping: this version's
+		// writes do not fit the index the alias still names.
+		if t := found[c.Alias(mappings.Content)]; len(t) == 1 && c.OlderIndex(mappings.Content, t[0]) {
+			return fmt.Errorf("content index %s is of an older version than this Lectern writes (%s): run lectern reindex, which moves the alias and rebuilds it",
+				t[0], c.Index(mappings.Content))
+		}
+		return nil
 	}
 }
 
