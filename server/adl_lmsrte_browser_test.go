@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path"
@@ -239,6 +241,153 @@ func lmsSameLang(got, want string) bool {
 	return gt == wt && gl == wl
 }
 
+// lmsResponseEl is an interaction's learner_response or a correct response's pattern.
+var lmsResponseEl = regexp.MustCompile(`^cmi\.interactions\.\d+\.(learner_response|correct_responses\.\d+\.pattern)$`)
+
+// lmsResponseDelims are the delimiters an interaction type's learner_response or pattern
+// takes and their defaults (SCORM_2004_DMElement.handleLearnerResponse and
+// handleCorrectResponses).
+func lmsResponseDelims(typ string, pattern bool) map[string]string {
+	switch {
+	case typ == "long-fill-in" && !pattern:
+		return map[string]string{"lang": "en"}
+	case typ == "fill-in" && pattern:
+		return map[string]string{"case_matters": "false", "order_matters": "true"}
+	case typ == "long-fill-in" && pattern:
+		return map[string]string{"case_matters": "false", "lang": "en"}
+	case typ == "performance" && pattern:
+		return map[string]string{"order_matters": "true"}
+	}
+	return nil
+}
+
+// lmsSameResponse compares an interaction's learner_response or correct response pattern
+// as the applet's evaluator does (SCORM_2004_DMElement.equals, then
+// InteractionValidator.compare for the type): the leading delimiters the element takes,
+// each given or its default, are the same, and the rest is the same response for the type
+// (choices as a set, fill-in text by its case_matters and order_matters, numbers by value).
+// So "{order_matters=true}z" is the "z" a fill-in pattern was set to.
+func lmsSameResponse(typ string, pattern bool, got, want string) bool {
+	known := lmsResponseDelims(typ, pattern)
+	split := func(v string) (map[string]string, string) {
+		vals := map[string]string{}
+		for strings.HasPrefix(v, "{") {
+			end := strings.Index(v, "}")
+			if end < 0 {
+				break
+			}
+			name, val, ok := strings.Cut(v[1:end], "=")
+			if _, k := known[name]; !ok || !k || vals[name] != "" {
+				break
+			}
+			vals[name] = val
+			v = v[end+1:]
+		}
+		for name, def := range known {
+			if vals[name] == "" {
+				vals[name] = def
+			}
+		}
+		return vals, v
+	}
+	gd, g := split(got)
+	wd, w := split(want)
+	for name := range known {
+		if name == "lang" && !lmsSameLangCode(gd[name], wd[name]) || name != "lang" && gd[name] != wd[name] {
+			return false
+		}
+	}
+	caseMatters, orderMatters := wd["case_matters"] == "true", wd["order_matters"] != "false"
+	list := func(v string) []string { return strings.Split(v, "[,]") }
+	sameReal := func(a, b string) bool {
+		x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+		y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		return err1 == nil && err2 == nil && math.Floor(x*1e6) == math.Floor(y*1e6)
+	}
+	// sameAsSet: the same items, each matched once, in any order.
+	sameAsSet := func(a, b []string, same func(x, y string) bool) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		used := make([]bool, len(b))
+	next:
+		for _, x := range a {
+			for j, y := range b {
+				if !used[j] && same(x, y) {
+					used[j] = true
+					continue next
+				}
+			}
+			return false
+		}
+		return true
+	}
+	switch typ {
+	case "choice":
+		gs, ws := map[string]bool{}, map[string]bool{}
+		for _, c := range list(g) {
+			gs[c] = true
+		}
+		for _, c := range list(w) {
+			ws[c] = true
+		}
+		return maps.Equal(gs, ws)
+	case "fill-in":
+		text := func(x, y string) bool {
+			lang := func(t string) (string, string) {
+				if rest, ok := strings.CutPrefix(t, "{lang="); ok {
+					if l, v, ok := strings.Cut(rest, "}"); ok {
+						return l, v
+					}
+				}
+				return "en", t
+			}
+			xl, xt := lang(x)
+			yl, yt := lang(y)
+			return lmsSameLangCode(xl, yl) && (xt == yt || !caseMatters && strings.EqualFold(xt, yt))
+		}
+		gl, wl := list(g), list(w)
+		if !orderMatters {
+			return sameAsSet(wl, gl, text)
+		}
+		if len(gl) != len(wl) {
+			return false
+		}
+		for i := range gl {
+			if !text(gl[i], wl[i]) {
+				return false
+			}
+		}
+		return true
+	case "long-fill-in":
+		return g == w || !caseMatters && strings.EqualFold(g, w)
+	case "performance":
+		if !orderMatters {
+			return sameAsSet(list(w), list(g), func(x, y string) bool { return x == y })
+		}
+		return g == w
+	case "numeric":
+		if !pattern {
+			return sameReal(g, w)
+		}
+		gmin, gmax, ok1 := strings.Cut(g, "[:]")
+		wmin, wmax, ok2 := strings.Cut(w, "[:]")
+		if !ok1 || !ok2 {
+			return g == w
+		}
+		same := func(a, b string) bool {
+			return strings.TrimSpace(a) == "" && strings.TrimSpace(b) == "" || sameReal(a, b)
+		}
+		return same(gmin, wmin) && same(gmax, wmax)
+	}
+	// true-false, likert, matching (the applet pairs them in order), sequencing, other.
+	return g == w
+}
+
+// lmsSameLangCode compares two language codes as LangStringValidator.compare does for the
+// codes the suite uses: without regard to case.
+func lmsSameLangCode(a, b string) bool { return strings.EqualFold(a, b) }
+
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
 
 // isoSeconds is an ISO 8601 duration in seconds (a year 365 days, a month 30, which is
@@ -310,6 +459,10 @@ func (c lmsCall) check(r lmsResult) string {
 		sort.Strings(w)
 		if !slices.Equal(g, w) {
 			bad = append(bad, fmt.Sprintf("returned %q, want %q", r.Ret, c.want))
+		}
+	case c.Op == "GET" && c.typ != "" && lmsResponseEl.MatchString(c.El) && (c.want != "" || strings.HasPrefix(r.Ret, "{")):
+		if !lmsSameResponse(c.typ, strings.HasSuffix(c.El, ".pattern"), r.Ret, c.want) {
+			bad = append(bad, fmt.Sprintf("returned %q, want %q (as %s)", r.Ret, c.want, c.typ))
 		}
 	case c.Op == "GET" && !strings.Contains(c.El, "_count") && (c.want != "" || strings.HasPrefix(r.Ret, "{")) && lmsSameLang(r.Ret, c.want):
 		// A localized string compared as the data model does: {lang=en} is the default
