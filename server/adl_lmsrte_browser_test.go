@@ -1077,9 +1077,7 @@ func lmsReason(p string) string {
 // says otherwise), each with the first problem the run found; every other case passes. TestADLLMSInBrowser keeps the list true
 // (a listed case that passes fails it as much as an unlisted one that fails), and
 // TestADLLMSConformanceDoc keeps docs/conformance.md's table generated from it.
-var lmsFailing = map[string]string{
-	"DMI": "Act1V1: GET(cmi.learner_id) returned \"adl-learner\", want \"m\"",
-}
+var lmsFailing = map[string]string{}
 
 // lmsFailsOnlyIn names the mode (embedded, distributed) in which a case of lmsFailing fails;
 // it passes in the other. A case not named here fails in both.

@@ -286,8 +286,12 @@ body{display:flex;flex-direction:column}
       var one = {};
       one[k] = flat[k];
       try { a.loadFromFlattenedJSON(one, ""); } catch (e) {}
-      // A response scorm-again refuses that the RTE allows (stored by conform2004).
-      if (responseElement.test(k) && cmiRaw(a, k) !== flat[k]) {
+      // A response scorm-again refuses that the RTE allows (stored by conform2004). An empty
+      // pattern reads as "" from a correct response that is not there, so that is not
+      // taken for loaded (ADL DMI's fill-in correct_responses.1-4 came back missing).
+      var rm = responseElement.exec(k);
+      if (rm && (cmiRaw(a, k) !== flat[k] ||
+          (rm[3] !== undefined && +rm[3] >= cmiCount(a, "cmi.interactions." + rm[1] + ".correct_responses")))) {
         setResponse(a, k, flat[k], function (e, v) { var p = {}; p[e] = v; a.loadFromFlattenedJSON(p, ""); });
       }
     });
@@ -719,12 +723,24 @@ body{display:flex;flex-direction:column}
     a.adl.restoreSharedDataSnapshot(state.sharedData || {});
     a.adl.configureSharedDataMaps(state.sharedDataMaps || []);
     var storeEl = /^adl\.data\.(\d+)\.store$/, get = a.GetValue, set = a.SetValue;
+    // past reports an adl.data index past the activity's maps (or not an index), which the
+    // RTE answers 301 (GetValue) or 351 (SetValue) for (ADL DMI: adl.data.10 of 8 maps);
+    // scorm-again answers 403 or stores it.
+    var dataEl = /^adl\.data\.([^.]+)\.(id|store)$/;
+    function past(el) {
+      var m = typeof el === "string" && a.isInitialized() && dataEl.exec(el);
+      if (!m) return false;
+      var kids = (a.adl && a.adl.data && a.adl.data.childArray) || [];
+      return !/^(0|[1-9]\d*)$/.test(m[1]) || +m[1] >= kids.length;
+    }
     a.GetValue = function (el) {
+      if (past(el)) { a.lastErrorCode = "301"; return ""; }
       var v = get.apply(a, arguments);
       if (typeof el === "string" && storeEl.test(el) && v === "" && String(a.lastErrorCode) === "0") a.lastErrorCode = "403";
       return v;
     };
     a.SetValue = function (el) {
+      if (past(el)) { a.lastErrorCode = "351"; return "false"; }
       var ok = set.apply(a, arguments), m = typeof el === "string" && storeEl.exec(el);
       if (m && String(ok) === "true") a.lecternWritten[m[1]] = true;
       return ok;
