@@ -288,6 +288,9 @@ type element struct {
 	lo, hi  float64
 	// blank allows the empty string.
 	blank bool
+	// lang: a localized string, whose leading {lang=...} delimiter is not part of the
+	// characters max counts (RTE 4.1.1.4).
+	lang bool
 }
 
 func el(pattern string, k kind) element {
@@ -335,6 +338,22 @@ func str(pattern string, max int) element {
 	e.max = max
 	return e
 }
+
+// langStr is a localized characterstring of at most max characters besides its language.
+func langStr(pattern string, max int) element {
+	e := str(pattern, max)
+	e.lang = true
+	return e
+}
+
+// maxResponse is the longest learner_response the RTE's smallest permitted maxima allow: a
+// performance response of 250 steps, each a 250-character step name and answer joined by
+// "[.]", the steps by "[,]" (RTE 4.2.9.2). A correct response pattern may add
+// {order_matters=false} before it (maxPattern).
+const (
+	maxResponse = 250*(250+len("[.]")+250) + 249*len("[,]")
+	maxPattern  = maxResponse + len("{order_matters=false}")
+)
 
 func vocab(pattern string, words ...string) element {
 	e := el(pattern, kVocab)
@@ -403,7 +422,7 @@ var model2004 = []element{
 	num("cmi.learner_preference.audio_level", kReal, 0, 1e12),
 	num("cmi.learner_preference.delivery_speed", kReal, 0, 1e12),
 	num("cmi.learner_preference.audio_captioning", kInteger, -1, 1),
-	str("cmi.comments_from_learner.n.comment", 4000),
+	langStr("cmi.comments_from_learner.n.comment", 4000),
 	str("cmi.comments_from_learner.n.location", 250),
 	el("cmi.comments_from_learner.n.timestamp", kTimestamp),
 	str("cmi.objectives.n.id", 4000),
@@ -414,17 +433,17 @@ var model2004 = []element{
 	vocab("cmi.objectives.n.success_status", "passed", "failed", "unknown"),
 	vocab("cmi.objectives.n.completion_status", "completed", "incomplete", "not attempted", "unknown"),
 	num("cmi.objectives.n.progress_measure", kReal, 0, 1),
-	str("cmi.objectives.n.description", 250),
+	langStr("cmi.objectives.n.description", 250),
 	str("cmi.interactions.n.id", 4000),
 	vocab("cmi.interactions.n.type", interactionTypes2004...),
 	str("cmi.interactions.n.objectives.n.id", 4000),
 	el("cmi.interactions.n.timestamp", kTimestamp),
-	str("cmi.interactions.n.correct_responses.n.pattern", 8000),
+	str("cmi.interactions.n.correct_responses.n.pattern", maxPattern),
 	num("cmi.interactions.n.weighting", kReal, -1e12, 1e12),
-	str("cmi.interactions.n.learner_response", 8000),
+	str("cmi.interactions.n.learner_response", maxResponse),
 	str("cmi.interactions.n.result", 250), // correct|incorrect|unanticipated|neutral or a real
 	el("cmi.interactions.n.latency", kDuration),
-	str("cmi.interactions.n.description", 250),
+	langStr("cmi.interactions.n.description", 250),
 	el("cmi.learner_id", kReadOnly), el("cmi.learner_name", kReadOnly), el("cmi.credit", kReadOnly),
 	el("cmi.entry", kReadOnly), el("cmi.mode", kReadOnly), el("cmi.launch_data", kReadOnly),
 	el("cmi.completion_threshold", kReadOnly), el("cmi.scaled_passing_score", kReadOnly),
@@ -493,6 +512,13 @@ func checkValue(d Dialect, e *element, name, value string) error {
 	}
 	switch e.kind {
 	case kString:
+		if e.lang {
+			if rest, ok := strings.CutPrefix(value, "{lang="); ok {
+				if _, text, ok := strings.Cut(rest, "}"); ok {
+					value = text
+				}
+			}
+		}
 		if len(value) > e.max { // no more bytes than the maximum: no more characters either
 			if n := utf8.RuneCountInString(value); n > e.max {
 				if d == SCORM2004 {

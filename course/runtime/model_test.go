@@ -47,6 +47,15 @@ func TestValidate(t *testing.T) {
 		{SCORM2004, "cmi.interactions.0.timestamp", "yesterday", false, CodeType2004},
 		{SCORM2004, "cmi.interactions.0.type", "long-fill-in", true, 0},
 		{SCORM2004, "cmi.location", strings.Repeat("l", 1001), false, CodeRange2004},
+		// A localized string's language is not among its characters (ADL DMI's 4000-character
+		// comment in en-US).
+		{SCORM2004, "cmi.comments_from_learner.0.comment", "{lang=en-US}" + strings.Repeat("c", 4000), true, 0},
+		{SCORM2004, "cmi.comments_from_learner.0.comment", "{lang=en-US}" + strings.Repeat("c", 4001), false, CodeRange2004},
+		{SCORM2004, "cmi.interactions.0.description", "{lang=de}" + strings.Repeat("d", 250), true, 0},
+		{SCORM2004, "cmi.comments_from_learner.0.location", "{lang=en}" + strings.Repeat("l", 245), false, CodeRange2004},
+		// A performance response of 250 steps of 250-character names and answers (ADL DMI).
+		{SCORM2004, "cmi.interactions.0.learner_response", strings.Repeat(strings.Repeat("n", 250)+"[.]"+strings.Repeat("a", 250)+"[,]", 249) + strings.Repeat("n", 250) + "[.]" + strings.Repeat("a", 250), true, 0},
+		{SCORM2004, "cmi.interactions.0.correct_responses.0.pattern", "{order_matters=false}" + strings.Repeat(strings.Repeat("n", 250)+"[.]"+strings.Repeat("a", 250)+"[,]", 249) + strings.Repeat("n", 250) + "[.]" + strings.Repeat("a", 250), true, 0},
 		{SCORM2004, "cmi.core.lesson_status", "passed", false, CodeUndefined},
 		{SCORM2004, "adl.nav.request", "continue", true, 0},
 		{SCORM2004, "adl.nav.request", "{target=sco-2}choice", true, 0},

@@ -241,6 +241,7 @@ body{display:flex;flex-direction:column}
       if (cfg.dialect === "2004") {
         api = api2004 = window.API_1484_11 = new window.Scorm2004API(settings);
         leavesOnly(api);
+        conform2004(api);
         sharedData(api, state);
         api.on("Terminate", seq ? seqTerminated : finished);
         if (seq) sequenced(api);
@@ -251,10 +252,50 @@ body{display:flex;flex-direction:column}
         api.on("LMSSetValue.cmi.core.lesson_status", function (el, v) { if (v === "completed" || v === "passed") progressed(a.id); });
       }
       runtimeSettings(api);
-      api.loadFromFlattenedJSON(state.cmi, "");
+      loadState(api, state.cmi);
       show(a.url);
     };
     req.send();
+  }
+  // loadState gives the API the activity's stored data. scorm-again 3.4.3 loads the elements
+  // outside cmi.interactions and cmi.objectives in the order of their names as text, and an
+  // interaction's entries by field name as text: comments_from_learner.10 came before .2 and
+  // was refused (its index past the end), so only ten comments came back (ADL DMI). The
+  // collections' elements are loaded first, one at a time, by index as a number, an entry's
+  // id (and an interaction's type) before the rest; the others as scorm-again loads them.
+  var indexed = /^cmi\.(interactions|comments_from_learner|comments_from_lms)\.\d+\./;
+  function loadState(a, flat) {
+    function rank(seg) { return seg === "id" ? 0 : seg === "type" ? 1 : 2; }
+    function order(x, y) {
+      var p = x.split("."), q = y.split(".");
+      for (var i = 0; i < p.length && i < q.length; i++) {
+        if (p[i] === q[i]) continue;
+        var np = /^\d+$/.test(p[i]), nq = /^\d+$/.test(q[i]);
+        if (np && nq) return +p[i] - +q[i];
+        if (rank(p[i]) !== rank(q[i])) return rank(p[i]) - rank(q[i]);
+        return p[i] < q[i] ? -1 : 1;
+      }
+      return p.length - q.length;
+    }
+    var rest = {};
+    Object.keys(flat || {}).filter(function (k) {
+      if (indexed.test(k)) return true;
+      rest[k] = flat[k];
+      return false;
+    }).sort(order).forEach(function (k) {
+      var one = {};
+      one[k] = flat[k];
+      try { a.loadFromFlattenedJSON(one, ""); } catch (e) {}
+      // A response scorm-again refuses that the RTE allows (stored by conform2004). An empty
+      // pattern reads as "" from a correct response that is not there, so that is not
+      // taken for loaded (ADL DMI's fill-in correct_responses.1-4 came back missing).
+      var rm = responseElement.exec(k);
+      if (rm && (cmiRaw(a, k) !== flat[k] ||
+          (rm[3] !== undefined && +rm[3] >= cmiCount(a, "cmi.interactions." + rm[1] + ".correct_responses")))) {
+        setResponse(a, k, flat[k], function (e, v) { var p = {}; p[e] = v; a.loadFromFlattenedJSON(p, ""); });
+      }
+    });
+    a.loadFromFlattenedJSON(rest, "");
   }
   // --- SCORM 2004 sequencing: the server's sequencer decides what comes next ---
   function scoIndex(id) {
@@ -417,6 +458,261 @@ body{display:flex;flex-direction:column}
       return set.apply(a, arguments);
     };
   }
+  // conform2004 puts the SCORM 2004 RTE's own checks in front of scorm-again 3.4.3 where it
+  // answers otherwise (ADL DMI). What the SCO sets in error is not stored, so the commit
+  // stays one the server accepts.
+  var collections = /^cmi\.(objectives|interactions|comments_from_learner|comments_from_lms)\.([^.]*)\.(.+)$/;
+  var nested = /^(objectives|correct_responses)\.([^.]*)\.(.+)$/;
+  var canonicalIndex = /^(0|[1-9]\d*)$/;
+  // RTE 4.1.1.6 (long_identifier_type): a URI, so no spaces, and a URN has its NID and NSS.
+  function identifier(v) {
+    if (v === "" || /\s/.test(v)) return false;
+    return !/^urn:/i.test(v) || /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i.test(v);
+  }
+  // RTE 4.1.1.7 (time (second,10,0)): years 1970-2038, at most two decimals of a second.
+  var timeRE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,2})?)?)?(?:Z|[+-]\d{2}(?::\d{2})?)?)?)?)?$/;
+  function time(v) {
+    var m = timeRE.exec(v);
+    if (!m) return false;
+    var y = +m[1], mo = m[2] ? +m[2] : 1, d = m[3] ? +m[3] : 1;
+    return y >= 1970 && y <= 2038 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 &&
+      (!m[4] || +m[4] < 24) && (!m[5] || +m[5] < 60) && (!m[6] || +m[6] < 60);
+  }
+  // RTE 4.1.1.8 (timeinterval (second,10,2)): P[nY][nM][nD][T[nH][nM][n[.nn]S]], a T only
+  // before a time part.
+  var durationRE = /^P(?:\d+Y)?(?:\d+M)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d{1,2})?S)?)?$/;
+  function duration(v) { return durationRE.test(v) && v !== "P" && !/T$/.test(v); }
+  // The characterstring elements an empty value is valid for (RTE 4.2: an empty
+  // characterstring is a value); scorm-again 3.4.3 answers 406.
+  var blankable = /^cmi\.(location|suspend_data|learner_preference\.language|comments_from_learner\.\d+\.(location|comment)|objectives\.\d+\.description|interactions\.\d+\.description)$/;
+  // --- SCORM 2004 interaction responses (RTE 4.2.9.1, as ADL's InteractionValidator reads
+  // it), checked before scorm-again 3.4.3, which refuses some valid ones and takes some
+  // invalid ones. ---
+  var comma = "[,]";
+  // A short_identifier_type is a URI (RTE 4.1.1.6): no spaces nor the characters a URI
+  // may not hold, a scheme followed by something, a % only as an escape.
+  function uri(v) {
+    if (v.trim() === "" || /[\s{}\[\]"<>\\^\x60|]/.test(v) || /%(?![0-9A-Fa-f]{2})/.test(v) || v.split("#").length > 2) return false;
+    var scheme = /^[A-Za-z][A-Za-z0-9+.-]*:(.*)$/.exec(v);
+    if (scheme && scheme[1] === "") return false;
+    return !/^urn:/i.test(v) || /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i.test(v);
+  }
+  // --- language_type (RTE 4.1.1.7: an RFC 3066 language code) as ADL's LangStringValidator
+  // reads it: a primary subtag from ISO 639 (639-1's two letters, 639-2's three, or a local
+  // qaa-qtz), x- for a private code, or a tag IANA registered; a second subtag of two
+  // letters is an ISO 3166 country. A well-formed code of no such language ("frl", "sp",
+  // "ruq-JM") is not one: ADL DMI expects 406 for it, which scorm-again's pattern does not
+  // give. ---
+  function words(s) { var o = {}; s.split(" ").forEach(function (w) { o[w] = true; }); return o; }
+  var iso639a2 = words("aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mo mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu");
+  var iso639a3 = words("aar abk ace ach ada ady afa afh afr aka akk alb ale alg amh ang apa ara arc arg arm arn arp art arw asm ast ath aus ava ave awa aym aze bad bai bak bal bam ban baq bas bat bej bel bem ben ber bho bih bik bin bis bla bnt bod bos bra bre btk bua bug bul bur byn cad cai car cat cau ceb cel ces cha chb che chg chi chk chm chn cho chp chr chu chv chy cmc cop cor cos cpe cpf cpp cre crh crp csb cus cym cze dak dan dar day del den deu dgr din div doi dra dsb dua dum dut dyu dzo efi egy eka ell elx eng enm epo est eus ewe ewo fan fao fas fat fij fil fin fiu fon fra fre frm fro fry ful fur gaa gay gba gem geo ger gez gil gla gle glg glv gmh goh gon gor got grb grc gre grn guj gwi hai hat hau haw heb her hil him hin hit hmn hmo hrv hsb hun hup hye iba ibo ice ido iii ijo iku ile ilo ina inc ind ine inh ipk ira iro isl ita jav jbo jpn jpr jrb kaa kab kac kal kam kan kar kas kat kau kaw kaz kbd kha khi khm kho kik kin kir kmb kok kom kon kor kos kpe krc kro kru kua kum kur kut lad lah lam lao lat lav lez lim lin lit lol loz ltz lua lub lug lui lun luo lus mac mad mag mah mai mak mal man mao map mar mas may mdf mdr men mga mic min mis mkd mkh mlg mlt mnc mni mno moh mol mon mos mri msa mul mun mus mwl mwr mya myn myv nah nai nap nau nav nbl nde ndo nds nep new nia nic niu nld nno nob nog non nor nso nub nwc nya nym nyn nyo nzi oci oji ori orm osa oss ota oto paa pag pal pam pan pap pau peo per phi phn pli pol pon por pra pro pus que raj rap rar roa roh rom ron rum run rus sad sag sah sai sal sam san sas sat scc scn sco scr sel sem sga sgn shn sid sin sio sit sla slk slo slv sma sme smi smj smn smo sms sna snd snk sog som son sot spa sqi srd srp srr ssa ssw suk sun sus sux swa swe syr tah tai tam tat tel tem ter tet tgk tgl tha tib tig tir tiv tkl tlh tli tmh tog ton tpi tsi tsn tso tuk tum tup tur tut tvl twi tyv udm uga uig ukr umb und urd uzb vai ven vie vol vot wak wal war was wel wen wln wol xal xho yao yap yid yor ypk zap zen zha zho znd zul zun");
+  var iso3166 = words("ad ae af ag ai al am an ao aq ar as at au aw az ba bb bd be bf bg bh bi bj bm bn bo br bs bt bv bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cx cy cz de dj dk dm do dz ec ee eg eh er es et fi fj fk fm fo fr fx ga gb gd ge gf gh gi gl gm gn gp gq gr gs gt gu gw gy hk hm hn hr ht hu id ie il in io iq ir is it jm jo jp ke kg kh ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md mg mh mk ml mm mn mo mp mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl pm pn pr ps pt pw py qa re ro ru rw sa sb sc sd se sg sh si sj sk sl sm sn so sr st sv sy sz tc td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug um us uy uz va vc ve vg vi vn vu wf ws ye yt yu za zm zw");
+  var ianaTags = words("art-lojban az-arab az-cyrl az-latn cel-gaulish de-1901 de-1996 de-at-1901 de-at-1996 de-ch-1901 de-ch-1996 de-de-1901 de-de-1996 en-boont en-ge-oed en-scouse i-ami i-bnn i-default i-enochian i-hak i-klingon i-lux i-mingo i-navajo i-pwn i-tao i-tay i-tsu no-bok no-nyn sgn-be-fr sgn-be-nl sgn-br sgn-ch-de sgn-co sgn-de sgn-dk sgn-es sgn-fr sgn-gb sgn-gr sgn-ie sgn-it sgn-jp sgn-mx sgn-nl sgn-no sgn-pt sgn-se sgn-us sgn-za sl-rozaj sr-cyrl sr-latn uz-cyrl uz-latn yi-latn zh-hans zh-hant zh-gan zh-guoyu zh-hakka zh-min zh-min-nan zh-wuu zh-xiang");
+  function lang(v) {
+    var tags = v.toLowerCase().split("-");
+    if (!tags.every(function (t) { return /^[a-z0-9]{1,8}$/.test(t); })) return false;
+    // A registered tag, or one that extends a registered one (zh-min-nan, de-at-1901).
+    if (ianaTags[tags.join("-")] || (tags.length > 2 && ianaTags[tags.slice(0, 2).join("-")])) return true;
+    var p = tags[0];
+    if (p === "x") return tags.length > 1;
+    if (!(p.length === 2 ? iso639a2[p] : p.length === 3 && (iso639a3[p] || /^q[a-t][a-z]$/.test(p)))) return false;
+    // Past the primary subtag, only a country is not registered (RFC 3066 2.2).
+    return tags.length === 1 || (tags[1].length === 2 && !!iso3166[tags[1]]);
+  }
+  function bool(v) { return v === "true" || v === "false"; }
+  function number(v) { return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v.trim()); }
+  // A range "min[:]max" of numbers, either one may be left out, min no more than max.
+  function range(v) {
+    var p = v.split("[:]");
+    if (p.length !== 2) return false;
+    if ((p[0].trim() && !number(p[0])) || (p[1].trim() && !number(p[1]))) return false;
+    return !(p[0].trim() && p[1].trim() && +p[0] > +p[1]);
+  }
+  // delimited takes the leading delimiters ({name=value}) the element allows, each once and
+  // valid (a bad one: null); what follows, the first other delimiter included, is the value.
+  function delimited(v, allowed) {
+    var i = 0, seen = {};
+    for (;;) {
+      if (v.charAt(i) !== "{") break;
+      var end = v.indexOf("}", i), eq = v.indexOf("=", i);
+      if (end < 0 || eq < 0 || eq > end) break;
+      var name = v.slice(i + 1, eq), val = v.slice(eq + 1, end);
+      if (!allowed[name] || seen[name]) break;
+      if (!allowed[name](val)) return null;
+      seen[name] = true;
+      i = end + 1;
+    }
+    return v.slice(i);
+  }
+  function listOf(v) { return v.split(comma); }
+  function trailingComma(v) { var t = v.trim(); return t.length >= 3 && t.lastIndexOf(comma) === t.length - 3; }
+  // pair checks "a[.]b": exactly one [.], each side as each() says.
+  function pair(v, each) {
+    var i = v.indexOf("[.]");
+    if (i < 0 || v.indexOf("[.]", i + 3) >= 0) return false;
+    return each(v.slice(0, i), v.slice(i + 3));
+  }
+  function response(type, pattern, v) {
+    switch (type) {
+    case "true-false": return bool(v);
+    case "choice":
+      if (v === "") return true;
+      if (trailingComma(v)) return false;
+      var seen = {};
+      return listOf(v).every(function (c) {
+        if (c.trim() === "" || !uri(c) || seen[c]) return false;
+        seen[c] = true;
+        return true;
+      });
+    case "fill-in":
+      if (pattern) { v = delimited(v, { case_matters: bool, order_matters: bool }); if (v === null) return false; }
+      return listOf(v).every(function (t) {
+        if (t.indexOf("{lang=") !== 0 || t.indexOf("}") < 0) return true;
+        return lang(t.slice(6, t.indexOf("}")));
+      });
+    case "long-fill-in":
+      return delimited(v, pattern ? { case_matters: bool, lang: lang } : { lang: lang }) !== null;
+    case "likert": return uri(v);
+    case "matching":
+      if (v.trim() === "") return !pattern;
+      if (trailingComma(v)) return false;
+      return listOf(v).every(function (p) {
+        return pair(p, function (a, b) { return a !== "" && b !== "" && uri(a) && uri(b); });
+      });
+    case "performance":
+      if (pattern) { v = delimited(v, { order_matters: bool }); if (v === null) return false; }
+      if (trailingComma(v)) return false;
+      return listOf(v).every(function (p) {
+        return pair(p, function (name, answer) {
+          if (name === "" && answer === "") return false;
+          if (name !== "" && !uri(name)) return false;
+          return answer.indexOf("[:]") < 0 || range(answer);
+        });
+      });
+    case "sequencing":
+      if (v === "" || trailingComma(v)) return false;
+      return listOf(v).every(uri);
+    case "numeric": return pattern ? range(v) : number(v);
+    case "other": return true;
+    }
+    return true;
+  }
+  // placeholder is a response scorm-again takes for a type, to create a correct response
+  // entry whose real pattern it would refuse.
+  var placeholders = { "true-false": "true", choice: "lectern", "fill-in": "lectern", "long-fill-in": "lectern", likert: "lectern",
+    matching: "a[.]b", performance: "a[.]b", sequencing: "lectern", numeric: "0[:]1", other: "lectern" };
+  // cmiRaw reads an element past the API's checks, leaving its last error as it was.
+  function cmiRaw(a, el) {
+    var code = a.lastErrorCode, v;
+    try { v = a.getCMIValue(el); } catch (e) { v = undefined; }
+    a.lastErrorCode = code;
+    return v;
+  }
+  function cmiCount(a, el) { var n = parseInt(cmiRaw(a, el + "._count"), 10); return isNaN(n) ? 0 : n; }
+  // cmiStore sets an element's value behind scorm-again's setter, for the values the RTE
+  // allows and its setter refuses; false when the element is not there.
+  function cmiStore(a, el, v) {
+    var o = a.cmi, p = el.split(".").slice(1);
+    for (var i = 0; i < p.length - 1 && o; i++) o = /^\d+$/.test(p[i]) ? (o.childArray || [])[+p[i]] : o[p[i]];
+    var f = "_" + p[p.length - 1];
+    if (o && !(f in o) && o.content && f in o.content) o = o.content; // cmi.location, cmi.suspend_data
+    if (!o || !(f in o)) return false;
+    o[f] = v;
+    if (a._setCMIElements) a._setCMIElements.add(el);
+    return true;
+  }
+  var responseElement = /^cmi\.interactions\.(\d+)\.(learner_response|correct_responses\.(\d+)\.pattern)$/;
+  // setResponse gives an interaction response or pattern the RTE allows and scorm-again's
+  // own check refuses: a new correct response is created with a pattern scorm-again takes,
+  // then given the real one. put is the API's setter (SetValue, or a load before
+  // Initialize); false when the entry cannot be made.
+  function setResponse(a, el, v, put) {
+    var m = responseElement.exec(el);
+    if (!m) return false;
+    var type = cmiRaw(a, "cmi.interactions." + m[1] + ".type");
+    if (m[3] !== undefined && +m[3] === cmiCount(a, "cmi.interactions." + m[1] + ".correct_responses")) {
+      try { put(el, placeholders[type] || "lectern"); } catch (e) { return false; }
+    }
+    return cmiStore(a, el, v);
+  }
+  function conform2004(a) {
+    function raw(el) { return cmiRaw(a, el); }
+    function count(el) { return cmiCount(a, el); }
+    function store(el, v) { return cmiStore(a, el, v); }
+    function fail(code) { a.lastErrorCode = String(code); return code; }
+    // where answers the RTE's error for el's collection index: 301 (GetValue) or 351
+    // (SetValue) for an index past the end, 408 for a new entry that does not start with its
+    // id (RTE 4.1.7: an objective or interaction is created by its id); 0 when none applies.
+    function where(el, setting) {
+      var m = collections.exec(el);
+      if (!m) return 0;
+      var base = "cmi." + m[1];
+      if (!canonicalIndex.test(m[2])) return setting ? 351 : 301;
+      var n = +m[2], c = count(base);
+      if (n > c || (n === c && !setting)) return setting ? 351 : 301;
+      if (n === c && m[1] !== "comments_from_learner" && m[1] !== "comments_from_lms" && m[3] !== "id") return 408;
+      var s = m[1] === "interactions" && nested.exec(m[3]);
+      if (s && n < c) {
+        if (!canonicalIndex.test(s[2])) return setting ? 351 : 301;
+        var k = +s[2], kc = count(base + "." + n + "." + s[1]);
+        if (k > kc || (k === kc && !setting)) return setting ? 351 : 301;
+      }
+      return 0;
+    }
+    function valid(el, v) {
+      if (/^cmi\.(objectives\.\d+\.id|interactions\.\d+\.id|interactions\.\d+\.objectives\.\d+\.id)$/.test(el)) return identifier(v);
+      if (/^cmi\.(comments_from_learner|interactions)\.\d+\.timestamp$/.test(el)) return time(v);
+      if (/^cmi\.(session_time|interactions\.\d+\.latency)$/.test(el)) return duration(v);
+      if (el === "cmi.learner_preference.language") return v === "" || lang(v);
+      // A localized_string_type's {lang=...} names a language_type (RTE 4.1.1.7).
+      var m = /^\{lang=([^}]*)\}/.exec(v);
+      if (m && /^cmi\.(comments_from_learner\.\d+\.comment|objectives\.\d+\.description|interactions\.\d+\.description)$/.test(el)) return lang(m[1]);
+      return true;
+    }
+    var get = a.GetValue, set = a.SetValue;
+    a.GetValue = function (el) {
+      if (typeof el === "string" && a.isInitialized()) {
+        var code = where(el, false);
+        if (code) { fail(code); return ""; }
+      }
+      return get.apply(a, arguments);
+    };
+    a.SetValue = function (el, v) {
+      if (typeof el === "string" && a.isInitialized() && el.indexOf("cmi.") === 0) {
+        var code = where(el, true);
+        if (code) { fail(code); return "false"; }
+        var s = String(v);
+        if (!valid(el, s)) { fail(406); return "false"; }
+        // RTE 4.2.15.1: an objective's id is unique among the SCO's objectives.
+        var ob = /^cmi\.objectives\.(\d+)\.id$/.exec(el);
+        if (ob) {
+          for (var i = 0, c = count("cmi.objectives"); i < c; i++) {
+            if (i !== +ob[1] && raw("cmi.objectives." + i + ".id") === s) { fail(351); return "false"; }
+          }
+        }
+        if (s === "" && blankable.test(el) && store(el, "")) { a.lastErrorCode = "0"; return "true"; }
+        // An interaction's id may change (ADL DMI); scorm-again keeps the first one (351).
+        var iid = /^cmi\.interactions\.(\d+)\.id$/.exec(el);
+        if (iid && +iid[1] < count("cmi.interactions") && store(el, s)) { a.lastErrorCode = "0"; return "true"; }
+        var ir = /^cmi\.interactions\.(\d+)\.(learner_response|correct_responses\.(\d+)\.pattern)$/.exec(el);
+        var type = ir ? raw("cmi.interactions." + ir[1] + ".type") : "";
+        if (ir && type) { // without a type scorm-again answers 408
+          var pattern = ir[3] !== undefined;
+          // RTE 4.2.9.1: these types have a single correct response.
+          if (pattern && +ir[3] > 0 && /^(true-false|likert|numeric|other)$/.test(type)) { fail(351); return "false"; }
+          if (!response(type, pattern, s)) { fail(406); return "false"; }
+          var ok = set.call(a, el, s);
+          if (ok === "true" || String(a.lastErrorCode) !== "406") return ok; // a duplicate, a full collection: 351
+          if (setResponse(a, el, s, function (e, v) { if (set.call(a, e, v) !== "true") throw new Error("refused"); })) { a.lastErrorCode = "0"; return "true"; }
+          fail(406);
+          return "false";
+        }
+        // RTE 4.2.19: delivery_speed is a real >= 0; scorm-again refuses 0.
+        if (el === "cmi.learner_preference.delivery_speed" && /^\d+(\.\d+)?$/.test(s) && +s === 0 && store(el, s)) { a.lastErrorCode = "0"; return "true"; }
+      }
+      return set.apply(a, arguments);
+    };
+  }
   // sharedData gives the SCO its shared data (adl.data, SCORM 2004 4th edition): the
   // activity's maps, whose read and write permissions scorm-again enforces (405, 404), and
   // the stores the server holds for it. A store that holds nothing answers "" with 403, also
@@ -427,12 +723,24 @@ body{display:flex;flex-direction:column}
     a.adl.restoreSharedDataSnapshot(state.sharedData || {});
     a.adl.configureSharedDataMaps(state.sharedDataMaps || []);
     var storeEl = /^adl\.data\.(\d+)\.store$/, get = a.GetValue, set = a.SetValue;
+    // past reports an adl.data index past the activity's maps (or not an index), which the
+    // RTE answers 301 (GetValue) or 351 (SetValue) for (ADL DMI: adl.data.10 of 8 maps);
+    // scorm-again answers 403 or stores it.
+    var dataEl = /^adl\.data\.([^.]+)\.(id|store)$/;
+    function past(el) {
+      var m = typeof el === "string" && a.isInitialized() && dataEl.exec(el);
+      if (!m) return false;
+      var kids = (a.adl && a.adl.data && a.adl.data.childArray) || [];
+      return !/^(0|[1-9]\d*)$/.test(m[1]) || +m[1] >= kids.length;
+    }
     a.GetValue = function (el) {
+      if (past(el)) { a.lastErrorCode = "301"; return ""; }
       var v = get.apply(a, arguments);
       if (typeof el === "string" && storeEl.test(el) && v === "" && String(a.lastErrorCode) === "0") a.lastErrorCode = "403";
       return v;
     };
     a.SetValue = function (el) {
+      if (past(el)) { a.lastErrorCode = "351"; return "false"; }
       var ok = set.apply(a, arguments), m = typeof el === "string" && storeEl.exec(el);
       if (m && String(ok) === "true") a.lecternWritten[m[1]] = true;
       return ok;
