@@ -141,13 +141,13 @@ func TestCollections(t *testing.T) {
 						runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f (min-max)", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convex(l, s, a) })})
 					}
 					for _, a := range []float64{0.2, 0.25, 0.3, 0.35, 0.4} {
-						runs = append(runs, run{fmt.Sprintf("variant: convex α=%g, lexical /max, semantic /max", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, a, 0) })})
+						runs = append(runs, run{fmt.Sprintf("variant: convex α=%g, lexical /max, semantic /max", a), fused(func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, a) })})
 					}
 					for _, ab := range [][2]float64{{0.3, 0.4}, {0.25, 0.5}, {0.3, 0.3}, {0.2, 0.5}, {0.3, 0.5}} {
 						a, b := ab[0], ab[1]
 						runs = append(runs, run{fmt.Sprintf("variant: convex α=min(1, 20/lexemes)×(%g + %g/lexemes), lexical /max, semantic /max", a, b), func(i int) ([]string, error) {
 							n := float64(max(1, len(slices.Compact(slices.Sorted(slices.Values(analysis.Lexemes(qs[i].Text)))))))
-							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, min(1, 20/n)*(a+b/n), 0) })
+							return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, min(1, 20/n)*(a+b/n)) })
 						}})
 					}
 					for _, L := range []float64{20, 30} {
@@ -165,7 +165,7 @@ func TestCollections(t *testing.T) {
 						}
 						for _, a := range []float64{0.3, 0.4, 0.5} {
 							runs = append(runs, run{fmt.Sprintf("variant: convex α=%.1f×min(1, %g/lexemes), lexical /max, semantic /max", a, L), func(i int) ([]string, error) {
-								return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return convexT(l, s, adapt(i, a), 0) })
+								return fusedIDs(parts, i, func(l, s []indexer.Hit) []indexer.Hit { return indexer.Fuse(l, s, adapt(i, a)) })
 							}})
 						}
 					}
@@ -191,6 +191,7 @@ func TestCollections(t *testing.T) {
 			measure(c.Name, c.Queries, qvecs)
 			if os.Getenv("LECTERN_EVAL_KNOWN_ITEMS") != "" {
 				ki := KnownItems(c, 100)
+				t.Logf("%s: %d known-item queries", c.Name, len(ki))
 				kt := make([]string, len(ki))
 				for i, q := range ki {
 					kt[i] = q.Text
@@ -253,34 +254,6 @@ func fusedIDs(parts func(int) ([]indexer.Hit, []indexer.Hit, error), i int, fuse
 	return ids, err
 }
 
-// convexT is a convex combination of part scores normalised against a theoretical minimum
-// (Bruch et al., "An analysis of fusion functions for hybrid retrieval", TM2C2): lexical
-// score / the best lexical score, semantic (score − semMin) / (best − semMin).
-func convexT(lex, sem []indexer.Hit, alpha, semMin float64) []indexer.Hit {
-	ln, sn := map[string]float64{}, map[string]float64{}
-	if len(lex) > 0 && lex[0].Score > 0 {
-		for _, h := range lex {
-			ln[h.ContentID] = h.Score / lex[0].Score
-		}
-	}
-	if len(sem) > 0 && sem[0].Score > semMin {
-		for _, h := range sem {
-			sn[h.ContentID] = (h.Score - semMin) / (sem[0].Score - semMin)
-		}
-	}
-	seen := map[string]bool{}
-	var out []indexer.Hit
-	for _, h := range slices.Concat(lex, sem) {
-		if seen[h.ContentID] {
-			continue
-		}
-		seen[h.ContentID] = true
-		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: alpha*ln[h.ContentID] + (1-alpha)*sn[h.ContentID]})
-	}
-	indexer.Sort(out)
-	return out
-}
-
 // convex is a convex combination of min-max normalised part scores (a fusion variant
 // measured against RRF): α × lexical + (1 − α) × semantic, a hit missing from a part
 // scoring 0 there.
@@ -301,6 +274,11 @@ func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
 		return out
 	}
 	ln, sn := norm(lex), norm(sem)
+	return combine(lex, sem, func(id string) float64 { return alpha*ln[id] + (1-alpha)*sn[id] })
+}
+
+// combine returns each content item of lex and sem once, scored by score and sorted.
+func combine(lex, sem []indexer.Hit, score func(id string) float64) []indexer.Hit {
 	seen := map[string]bool{}
 	var out []indexer.Hit
 	for _, h := range slices.Concat(lex, sem) {
@@ -308,7 +286,7 @@ func convex(lex, sem []indexer.Hit, alpha float64) []indexer.Hit {
 			continue
 		}
 		seen[h.ContentID] = true
-		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: alpha*ln[h.ContentID] + (1-alpha)*sn[h.ContentID]})
+		out = append(out, indexer.Hit{ContentID: h.ContentID, Version: h.Version, Score: score(h.ContentID)})
 	}
 	indexer.Sort(out)
 	return out
