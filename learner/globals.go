@@ -50,13 +50,16 @@ func (s *Service) loadSystemGlobals(ctx context.Context, sess *course.SessionCla
 	return g, nil
 }
 
-// store writes to the learner's record the shared global objectives st changed.
+// store writes to the learner's record the shared global objectives st changed, and holds
+// them as the learner's from then on (a State computed again, after a concurrent change of
+// the registration's, shares what this one wrote). Writing the same values again changes
+// nothing, so a retried request may store them twice.
 func (g *systemGlobals) store(ctx context.Context, s *Service, st *sequencing.State) error {
 	changes := st.SharedChanges(g.held, g.ids)
 	if len(changes) == 0 {
 		return nil
 	}
-	return s.d.Runtime.UpdateLearnerObjectives(ctx, g.tenant, g.learnerID, func(old json.RawMessage) (json.RawMessage, error) {
+	err := s.d.Runtime.UpdateLearnerObjectives(ctx, g.tenant, g.learnerID, func(old json.RawMessage) (json.RawMessage, error) {
 		all := sequencing.MapGlobals{}
 		if old != nil {
 			if err := json.Unmarshal(old, &all); err != nil {
@@ -68,4 +71,11 @@ func (g *systemGlobals) store(ctx context.Context, s *Service, st *sequencing.St
 		}
 		return json.Marshal(all)
 	})
+	if err != nil {
+		return err
+	}
+	for id, o := range changes {
+		g.held[id] = o
+	}
+	return nil
 }

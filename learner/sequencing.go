@@ -199,15 +199,25 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 	changed := false
 	err = s.d.Runtime.UpdateSequencing(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, func(old json.RawMessage) (json.RawMessage, error) {
 		st, data, err := build(old)
-		out, changed = st, err == nil && !bytes.Equal(old, data)
-		if !changed {
+		if err != nil {
 			return nil, err
 		}
-		return data, err
+		out, changed = st, !bytes.Equal(old, data)
+		// The learner's global objectives are written before the State: a request that
+		// fails between the two leaves the State as it was, and its retry writes the same
+		// values again. The other order would leave a State ahead of the learner's record,
+		// which the next request reads over the State's copy (ShareGlobals), losing the
+		// change.
+		if sys != nil {
+			if err := sys.store(ctx, s, st); err != nil {
+				return nil, err
+			}
+		}
+		if !changed {
+			return nil, nil
+		}
+		return data, nil
 	})
-	if err == nil && sys != nil && out != nil {
-		err = sys.store(ctx, s, out)
-	}
 	return out, changed, err
 }
 

@@ -34,8 +34,9 @@ func (s *Store) Sequencing(ctx context.Context, tenant, regID, instanceKey strin
 
 // UpdateSequencing applies fn to the stored sequencing state of a registration instance
 // (nil when there is none) and stores what it returns, with compare-and-set: fn runs again
-// on the newer state when another request changed it meanwhile, so it must only compute.
-// fn returning nil data stores nothing. A nil error means the new state is durable;
+// on the newer state when another request changed it meanwhile, so it must only compute, or
+// write what may be written again (the learner's global objectives, which the learner's path
+// writes before the state it derives them from). fn returning nil data stores nothing. A nil error means the new state is durable;
 // record.ErrNotFound when the registration is gone.
 func (s *Store) UpdateSequencing(ctx context.Context, tenant, regID, instanceKey string, fn func(old json.RawMessage) (json.RawMessage, error)) error {
 	return s.upsert(ctx, &record.Record{Tenant: tenant, Kind: KindSequencing, ID: regID + "/" + instanceKey, Key: instanceKey,
