@@ -3,6 +3,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -20,6 +21,20 @@ func External(t testing.TB, envVar string) string {
 		t.Skipf("%s not set; run `make test` to start the real backends", envVar)
 	}
 	return v
+}
+
+// Program returns the path of a program the test runs (node for the player's scripts). Without
+// it in PATH the test is skipped locally, but fails when CI is set, as External does.
+func Program(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed but CI is: %v", name, err)
+		}
+		t.Skipf("%s is not installed (%v)", name, err)
+	}
+	return p
 }
 
 // CacheDir is the cache the repository's scripts install into and tests read installed

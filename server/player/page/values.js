@@ -13,14 +13,19 @@ var scorm2004Values = (function () {
     if (v === "" || /\s/.test(v)) return false;
     return !/^urn:/i.test(v) || /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,31}:\S+$/i.test(v);
   }
-  // RTE 4.1.1.7 (time (second,10,0)): years 1970-2038, at most two decimals of a second.
-  var timeRE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,2})?)?)?(?:Z|[+-]\d{2}(?::\d{2})?)?)?)?)?$/;
+  // RTE 4.1.1.7 (time (second,10,0)): YYYY[-MM[-DD[Thh[:mm[:ss[.s[TZD]]]]]]], years
+  // 1970-2038, at most two decimals of a second. The time zone (Z, +hh, +hh:mm) comes only
+  // after the fraction, as the format nests it: ADL DMI expects 406 for
+  // "2004-04-01T09:45:58Z", which scorm-again 3.4.3 refused anyway, so this check no longer
+  // leaves it to scorm-again.
+  var timeRE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(?:\.\d{1,2}(?:Z|[+-](\d{2})(?::(\d{2}))?)?)?)?)?)?)?)?$/;
   function time(v) {
     var m = timeRE.exec(v);
     if (!m) return false;
     var y = +m[1], mo = m[2] ? +m[2] : 1, d = m[3] ? +m[3] : 1;
     return y >= 1970 && y <= 2038 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 &&
-      (!m[4] || +m[4] < 24) && (!m[5] || +m[5] < 60) && (!m[6] || +m[6] < 60);
+      (!m[4] || +m[4] < 24) && (!m[5] || +m[5] < 60) && (!m[6] || +m[6] < 60) &&
+      (!m[7] || +m[7] < 24) && (!m[8] || +m[8] < 60);
   }
   // RTE 4.1.1.8 (timeinterval (second,10,2)): P[nY][nM][nD][T[nH][nM][n[.nn]S]], a T only
   // before a time part.
