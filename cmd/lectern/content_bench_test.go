@@ -21,6 +21,10 @@ import (
 	"time"
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/content"
+	"github.com/lectern-lms/lectern/content/extract"
+	"github.com/lectern-lms/lectern/indexer/embed"
+	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/indexer/eval"
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
@@ -40,6 +44,17 @@ import (
 // the load of a shared machine changes little between the two. CONTENT_BENCH_INPROC=1 runs "after" in this process instead (loadConfig,
 // app.Open, runRoles: the app exactly as the binary assembles it), so that -cpuprofile and
 // -blockprofile see the server, the queues and the index task.
+//
+// Each mode first runs embed-only (issue 27): the same documents, extracted and chunked as
+// the import does it, their chunks embedded by the model as the app loads it (onnx.New with
+// its defaults) in one Embed call (the embedder's best batching: length-sorted batches on
+// every run slot); docs/s of the embedding alone, the ceiling of the import. Run just before
+// the import of the same mode, so that both see the same load; scripts/bench-report.sh
+// prints the import's docs/s as a share of it. Then model-only: the same chunks and every text
+// the field generation (content.Builtin, which an import runs after the chunks) embeds for
+// those documents, title and candidate phrases, each distinct text once (as the app's vector
+// cache would spare the repeats), in one Embed call each: all the model work of the import,
+// with nothing else.
 func BenchmarkContentImport(b *testing.B) {
 	modelDir := benchModelDir(b)
 	n := benchCount(b, "CONTENT_BENCH_DOCS", 1000)
@@ -52,7 +67,27 @@ func BenchmarkContentImport(b *testing.B) {
 	}
 	inproc := os.Getenv("CONTENT_BENCH_INPROC") == "1"
 	docs := benchDocuments(n)
+	chunks, generated := benchChunks(b, docs)
 	for _, mode := range []string{"embedded", "distributed"} {
+		for _, c := range []struct {
+			name  string
+			calls [][]string
+		}{{"embed-only", [][]string{chunks}}, {"model-only", [][]string{chunks, generated}}} {
+			b.Run(mode+"/"+c.name, func(b *testing.B) {
+				var total, cpu time.Duration
+				for i := 0; i < b.N; i++ {
+					took, used := embedOnce(b, modelDir, c.calls)
+					total, cpu = total+took, cpu+used
+				}
+				b.ReportMetric(float64(b.N*len(docs))/total.Seconds(), "docs/s")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(docs)), "CPU-ms/doc")
+				texts := 0
+				for _, call := range c.calls {
+					texts += len(call)
+				}
+				b.ReportMetric(float64(texts), "texts")
+			})
+		}
 		for _, v := range versions {
 			b.Run(mode+"/"+v, func(b *testing.B) {
 				var total, cpu time.Duration
@@ -65,6 +100,92 @@ func BenchmarkContentImport(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchChunks is the chunk texts of docs as the import makes them: each read as plain text
+// by content/extract (as the import task reads a .txt upload) and cut by content.Chunks (as
+// the index task cuts its sections); and the distinct texts the field generation embeds
+// for them (content.Builtin given the chunk vectors, as the index task gives them; recorded
+// by an embedder that answers unit vectors, since the texts do not depend on the vectors).
+func benchChunks(b *testing.B, docs [][]byte) (chunks, generated []string) {
+	ctx := context.Background()
+	rec := &recordingEmbedder{seen: map[string]bool{}}
+	gen := &content.Builtin{Embedder: rec}
+	for i, d := range docs {
+		name := fmt.Sprintf("doc-%04d.txt", i)
+		res, err := extract.Extract(ctx, extract.KindText, extract.Source{ReaderAt: bytes.NewReader(d), Size: int64(len(d)), Name: name}, extract.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pieces := content.Chunks(res.Sections)
+		vecs := make([][]float32, len(pieces))
+		for j, pc := range pieces {
+			chunks = append(chunks, pc.Text)
+			vecs[j] = unitVector()
+		}
+		title := strings.TrimSpace(res.Title)
+		if title == "" {
+			title = strings.TrimSuffix(name, filepath.Ext(name))
+		}
+		if _, err := gen.Generate(ctx, content.GenerateInput{Title: title, Sections: res.Sections, ChunkVectors: vecs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return chunks, rec.texts
+}
+
+// recordingEmbedder answers unit vectors and keeps the distinct texts it was asked for.
+type recordingEmbedder struct {
+	seen  map[string]bool
+	texts []string
+}
+
+func (r *recordingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if !r.seen[t] {
+			r.seen[t] = true
+			r.texts = append(r.texts, t)
+		}
+		out[i] = unitVector()
+	}
+	return out, nil
+}
+
+func (r *recordingEmbedder) Model() embed.Info { return embed.Info{Name: "recording", Dims: 384} }
+
+func unitVector() []float32 {
+	v := make([]float32, 384)
+	v[0] = 1
+	return v
+}
+
+// embedOnce loads the model as the app does (onnx.New with its defaults), warms it up, and
+// times one Embed call per element of calls, one after the other: wall time and this
+// process's CPU time.
+func embedOnce(b *testing.B, modelDir string, calls [][]string) (time.Duration, time.Duration) {
+	b.StopTimer()
+	e, err := onnx.New(modelDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	for _, texts := range calls {
+		if _, err := e.Embed(ctx, texts[:min(len(texts), 64)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StartTimer()
+	start, cpu0 := time.Now(), rusageCPU(syscall.RUSAGE_SELF)
+	for _, texts := range calls {
+		if _, err := e.Embed(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	took, used := time.Since(start), rusageCPU(syscall.RUSAGE_SELF)-cpu0
+	b.StopTimer()
+	return took, used
 }
 
 // buildRevision builds cmd/lectern of git revision rev (a temporary worktree of this

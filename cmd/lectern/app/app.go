@@ -229,10 +229,14 @@ type App struct {
 	Index      indexer.Index
 	Embedder   embed.Embedder
 	NoEmbedder string
-	// chunkEmbedder is the bare model, which the index task reaches through vectors (a
-	// per-tenant persistent cache) rather than through Embedder's tenant-blind LRU.
+	// chunkEmbedder is the model with the import path's merged calls (embed.Coalescer), which
+	// the index task reaches through vectors (a per-tenant persistent cache) rather than
+	// through Embedder's tenant-blind LRU.
 	chunkEmbedder embed.Embedder
-	vectors       *embed.RecordCache
+	// importEmbedder is what field generation embeds with: the import path's merged calls
+	// (embed.Coalescer) behind Embedder's LRU; nil without a model.
+	importEmbedder embed.Embedder
+	vectors        *embed.RecordCache
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
 	// StatementsMissing lists the statement indices found missing at Open and left so (the
@@ -590,8 +594,14 @@ func (a *App) openEmbedder(ctx context.Context) error {
 		a.NoEmbedder = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
 		return nil
 	}
-	a.Embedder = embed.NewCached(inner, embed.NewLRU(embedCacheEntries))
-	a.chunkEmbedder = inner
+	lru := embed.NewLRU(embedCacheEntries)
+	a.Embedder = embed.NewCached(inner, lru)
+	// Imports embed per document from several index tasks at once; merged, their texts make
+	// fuller batches of more even lengths (issue 27). Searches keep the bare model, whose
+	// short calls go first.
+	batched := embed.NewCoalescer(inner, embed.CoalesceOptions{})
+	a.chunkEmbedder = batched
+	a.importEmbedder = embed.NewCached(batched, lru)
 	a.vectors = embed.NewRecordCache(a.Records, embed.RecordCacheOptions{FrontEntries: embedCacheEntries,
 		Retention: time.Duration(cmp.Or(cfg.EmbeddingCacheDays, 30)) * 24 * time.Hour, Logger: cfg.Logger})
 	return nil
@@ -950,7 +960,7 @@ func (a *App) Close() error {
 // embedding model (or without one: frequency-ranked phrases, skills matched by words), or a
 // chat-completions model when cfg.Generation names one.
 func (a *App) fieldMaker(cfg Config) *fieldgen.Maker {
-	builtin := &content.Builtin{Embedder: a.Embedder}
+	builtin := &content.Builtin{Embedder: a.importEmbedder}
 	var gen content.Generator = builtin
 	if g := cfg.Generation; g.URL != "" {
 		logger := cfg.Logger
