@@ -44,7 +44,7 @@ func TestReportsFollowSequencer(t *testing.T) {
 		e.ImportOK("acme", "skipped", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestSkipped, "sco.html": "<html>sco</html>"}), "")
 		regs := "/engine/api/v1/acme/registrations"
 		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "skipped", "registrationId": "r1",
-			"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+			"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
 			"postBack": map[string]any{"url": rc.URL("/pb"), "userName": "lms", "password": "pw", "resultsFormat": "ACTIVITY"}}), 204, "create r1")
 
 		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
