@@ -29,6 +29,13 @@ type Commit struct {
 	Key string
 
 	stored scormrt.Values // the activity's data once the commit is stored
+	// What commit read and wrote, for the rollup and the conversion that follow it.
+	reg     *registration.Registration
+	in      *registration.Instance
+	layers  []settings.Layer
+	record  *scormrt.Record
+	before  *scormrt.Record
+	convert bool
 }
 
 // Commit stores a commit of a tracked session, then rolls the instance up, posts the
@@ -42,18 +49,26 @@ type Commit struct {
 // Terminate the SCO's pending navigation request is processed (SequencingCommit): the
 // answer is the sequencer's, nil for other standards or when the sequencer failed (the
 // commit is durable all the same; the failure is logged).
+//
+// The sequencer runs before the rollup: where a registration instance has sequencing state,
+// the progress the rollup stores (and posts) is the sequencer's (rollup.UseSequencing), so it
+// must include this commit and the navigation request it ended with.
 func (s *Service) Commit(ctx context.Context, c Commit) (*NavState, error) {
 	if err := s.commit(ctx, &c); err != nil {
 		return nil, err
 	}
-	if !Sequenced(c.Version) || c.Dialect != scormrt.SCORM2004 {
-		return nil, nil
+	var nav *NavState
+	if Sequenced(c.Version) && c.Dialect == scormrt.SCORM2004 {
+		var err error
+		if nav, err = s.SequencingCommit(ctx, c.Session, c.Key, c.Version, c.Activity, c.stored, c.Data.NavRequest, c.Exit); err != nil {
+			s.log.Warn("sequencing after a commit failed", "tenant", c.Session.Tenant, "registration", c.Session.RegistrationID,
+				"activity", c.Activity.ID, "error", err)
+			nav = nil
+		}
 	}
-	nav, err := s.SequencingCommit(ctx, c.Session, c.Key, c.Version, c.Activity, c.stored, c.Data.NavRequest, c.Exit)
-	if err != nil {
-		s.log.Warn("sequencing after a commit failed", "tenant", c.Session.Tenant, "registration", c.Session.RegistrationID,
-			"activity", c.Activity.ID, "error", err)
-		return nil, nil
+	s.afterCommit(ctx, c.Session.Tenant, c.reg, *c.in, c.Version, c.Exit, c.layers, c.record)
+	if c.convert {
+		s.convertCommit(ctx, c.Session.Tenant, c.reg, *c.in, c.Version, c.Activity, c.before, c.record, c.Exit, c.layers)
 	}
 	return nav, nil
 }
@@ -104,10 +119,7 @@ func (s *Service) commit(ctx context.Context, c *Commit) error {
 	if err := s.storeShared(ctx, sess.Tenant, reg, in, c.Version, c.Data.SharedData); err != nil {
 		return err
 	}
-	s.afterCommit(ctx, sess.Tenant, reg, *in, c.Version, c.Exit, layers, rec)
-	if convert {
-		s.convertCommit(ctx, sess.Tenant, reg, *in, c.Version, act, before, rec, c.Exit, layers)
-	}
+	c.reg, c.in, c.layers, c.record, c.before, c.convert = reg, in, layers, rec, before, convert
 	return nil
 }
 
@@ -190,6 +202,16 @@ func (s *Service) afterCommit(ctx context.Context, tenant string, reg *registrat
 // storeRollup writes a rollup into the instance's progress when it changes what a post-back
 // reports, and then posts the registration's report (postBackAfter).
 func (s *Service) storeRollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result, layers []settings.Layer, exit bool) error {
+	changed, err := s.storeProgress(ctx, tenant, reg, in, res)
+	if err != nil {
+		return err
+	}
+	return s.postBackAfter(ctx, tenant, reg, layers, changed, exit)
+}
+
+// storeProgress writes a rollup into the instance's progress when it changes what a
+// post-back reports, and says whether it did.
+func (s *Service) storeProgress(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result) (bool, error) {
 	changed := false
 	_, err := s.d.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
 		if changed = res.Changed(*p); !changed {
@@ -199,9 +221,9 @@ func (s *Service) storeRollup(ctx context.Context, tenant string, reg *registrat
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		return err
+		return false, err
 	}
-	return s.postBackAfter(ctx, tenant, reg, layers, changed, exit)
+	return changed, nil
 }
 
 // The settings of post-backs the learner's path reads (workers/postbackjob reads those of

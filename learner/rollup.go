@@ -23,13 +23,17 @@ type Progress struct {
 	Layers  []settings.Layer
 	// fold is what the statements of an xAPI or cmi5 instance said (nil for the others).
 	fold *registration.StatementFold
+	// seq is the sequencing state of a SCORM 2004 instance, nil before its first launch
+	// (and for the other standards).
+	seq *sequencing.State
 }
 
 // Rollup computes the progress of one registration instance from what it stored: the CMI
 // run-time data of SCORM and AICC content, the statements of xAPI and cmi5 content, and the
 // time the server measured of its player sessions. It is the one rollup of the course
 // engine: progress, progress/detail, the player's completed activities, the post-back
-// report and the commit path all call it.
+// report and the commit path all call it. A SCORM 2004 instance with sequencing state
+// reports what its sequencer holds (rollup.UseSequencing).
 func (s *Service) Rollup(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*Progress, error) {
 	return s.rollup(ctx, tenant, reg, in, false)
 }
@@ -73,6 +77,16 @@ func (s *Service) versionRollup(ctx context.Context, tenant string, reg *registr
 		p.Result = rollup.Statements(v.Package, rollup.VerbsOfFold(p.fold))
 	} else {
 		p.Result = rollup.Compute(rollup.Input{Package: v.Package, State: state, Settings: rs, ForCredit: reg.ForCredit})
+		if Sequenced(v) {
+			// The sequencer is the one SN rollup: where the instance has sequencing state,
+			// each activity's statuses, score and completion amount are the sequencer's;
+			// the CMI rollup stays for an instance without one (never launched, or tracked
+			// before sequencing was wired).
+			if p.seq, err = s.storedSequencing(ctx, tenant, reg, in, v); err != nil {
+				return nil, err
+			}
+			p.Result.UseSequencing(v.Package, p.seq, state, rs)
+		}
 	}
 	// Time tracked is what the server measured of the player sessions.
 	t, err := s.d.Registrations.TrackedTime(ctx, tenant, reg.ID, in.Key)
@@ -99,14 +113,8 @@ func (s *Service) Detail(ctx context.Context, tenant string, reg *registration.R
 	}
 	// Details maps the stored CMI data to each activity's runtime (the one mapping).
 	tree := p.Result.Details(pkg, p.State, reg.ForCredit)
-	if Sequenced(p.Version) {
-		// The attempts, suspension and objectives the sequencer holds (SCORM 2004).
-		st, err := s.storedSequencing(ctx, tenant, reg, in, p.Version)
-		if err != nil {
-			return nil, err
-		}
-		rollup.ApplySequencing(tree, st)
-	}
+	// The attempts, suspension and objectives the sequencer holds (SCORM 2004).
+	rollup.ApplySequencing(tree, p.seq)
 	if p.fold != nil {
 		on, err := s.d.Settings.Catalogue().Resolve(settingInteractions, p.Layers...)
 		if err != nil {

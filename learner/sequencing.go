@@ -221,6 +221,43 @@ func (s *Service) changeSequencing(ctx context.Context, sess *course.SessionClai
 	return out, changed, err
 }
 
+// afterSequencing stores the progress of a tracked session's registration instance after a
+// navigation request, a launch or an activity load changed its sequencing State outside a
+// commit: the reports are the sequencer's (rollup.UseSequencing), and a request changes
+// them (End Attempt completes and satisfies a SCO that said nothing, a post-condition retry
+// starts a new attempt, exitAll ends the course's). A change of what a post-back reports is
+// posted whatever ApiRollupRegistrationDuringSession says, as the content's exit would be:
+// a request ends what the session did. It must not fail the request, whose State is stored:
+// a failure is logged, and the next commit or request repairs it.
+func (s *Service) afterSequencing(ctx context.Context, sess *course.SessionClaims, v *course.Version, changed bool) {
+	if !changed || !tracked(sess) {
+		return
+	}
+	err := func() error {
+		reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+		if err != nil {
+			return err
+		}
+		in := instanceOf(reg, sess.InstanceKey)
+		if in == nil {
+			return nil
+		}
+		p, err := s.versionRollup(ctx, sess.Tenant, reg, *in, v, nil, false, nil)
+		if err != nil || p.Result.Completion == "" {
+			return err
+		}
+		stored, err := s.storeProgress(ctx, sess.Tenant, reg, *in, p.Result)
+		if err != nil || !stored || !s.hasPostBack(reg, p.Layers) {
+			return err
+		}
+		s.postBack(ctx, sess.Tenant, reg, p.Layers)
+		return nil
+	}()
+	if err != nil {
+		s.log.Warn("rollup after a sequencing request failed", "tenant", sess.Tenant, "registration", sess.RegistrationID, "error", err)
+	}
+}
+
 // navState describes st for the player after res (or the refusal err).
 func navState(st *sequencing.State, res sequencing.Result, err error) *NavState {
 	n := &NavState{Deliver: res.Deliver, Resumed: res.Resumed, SessionEnded: res.SessionEnded, Current: st.Current}
@@ -250,7 +287,7 @@ func navState(st *sequencing.State, res sequencing.Result, err error) *NavState 
 func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version) (*NavState, error) {
 	var res sequencing.Result
 	var nerr error
-	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, changed, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		res, nerr = sequencing.Result{}, nil
 		if st.Current != "" {
 			res.Deliver = st.Current
@@ -281,6 +318,7 @@ func (s *Service) SequencingLaunch(ctx context.Context, sess *course.SessionClai
 	if err != nil {
 		return nil, err
 	}
+	s.afterSequencing(ctx, sess, v, changed)
 	return navState(st, res, nerr), nil
 }
 
@@ -319,7 +357,7 @@ func (s *Service) SequencingState(ctx context.Context, sess *course.SessionClaim
 // stored data (a global objective may have changed since, ADL OB-14a); what it does not know
 // leaves the stored value.
 func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, actID string, values scormrt.Values) (*NavState, error) {
-	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, changed, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		if st.Current == "" {
 			// No sequencing session runs (a client loads the activity without the player page,
 			// or the last session ended): the load starts one with a choice of the activity,
@@ -335,6 +373,7 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 	if err != nil {
 		return nil, err
 	}
+	s.afterSequencing(ctx, sess, v, changed)
 	if st.Current != actID {
 		cur := st.Current
 		if cur == "" {
@@ -381,13 +420,14 @@ func (s *Service) SequencingActivity(ctx context.Context, sess *course.SessionCl
 func (s *Service) SequencingNavigate(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, req sequencing.Request) (*NavState, error) {
 	var res sequencing.Result
 	var nerr error
-	st, _, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
+	st, changed, err := s.changeSequencing(ctx, sess, key, v, func(st *sequencing.State) error {
 		res, nerr = st.Navigate(req)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.afterSequencing(ctx, sess, v, changed)
 	return navState(st, res, nerr), nil
 }
 

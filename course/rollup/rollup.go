@@ -4,8 +4,9 @@
 // tree, the stored run-time state of each launchable activity and the effective settings,
 // and stores or posts what Compute returns. SCORM 1.2, SCORM 1.1 and AICC use the SCORM 1.2
 // rules with the "rudimentary rollup" settings (scorm12.go); SCORM 2004 uses the IMS SS
-// rollup of the activity tree (sn.go); cmi5 and xAPI courses are evaluated from the verbs
-// of their statements (statements.go).
+// rollup of the activity tree (sn.go) for an instance without sequencing state, and the
+// sequencer's own rollup where there is one (UseSequencing: one SN rollup, issue 24); cmi5
+// and xAPI courses are evaluated from the verbs of their statements (statements.go).
 package rollup
 
 import (

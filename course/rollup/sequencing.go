@@ -4,16 +4,98 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/registration"
 	"github.com/lectern-lms/lectern/course/sequencing"
 )
+
+// UseSequencing makes the SCORM 2004 sequencer the one rollup of a registration instance that
+// has sequencing state: each activity's completion, success, score (its primary objective's
+// measure) and completion amount become what st holds (sequencing.State.Tracking, objective
+// map reads applied), and the registration's the root's, so progress, progress/detail and the
+// post-backs report the statuses the learner's own sequencing decides with instead of a
+// second SN rollup of the CMI data (sn.go), which can disagree with it (rollup rules over
+// skipped or untracked children, measure-weighted rollup, objective maps, End Attempt; see
+// TestADLRollupAgreement). An activity whose attempt began and whose completion the
+// sequencer does not know yet reports INCOMPLETE, as the CMI rollup does.
+//
+// Of the settings, two apply to the sequencer's figures as a report rule, since they only
+// say how an activity's own figures are shown: SatisfiedCausesCompletion (a PASSED activity
+// reports COMPLETED) and ScaleRawScore (a leaf without a measure reports the score scaled
+// from its raw/min/max). Neither feeds the sequencer's rollup of the parents.
+// EmptySetToUnknown does not apply: the sequencer rolls an empty contributing set up
+// satisfied and completed, as ADL's RU-11 requires of it (docs/decisions.md). state is the
+// stored run-time data (for ScaleRawScore); a nil st changes nothing.
+func (r *Result) UseSequencing(pkg *course.Package, st *sequencing.State, state State, s Settings) {
+	if st == nil || pkg == nil || pkg.Root == nil || r.Activities == nil {
+		return
+	}
+	pkg.Root.Walk(func(a *course.Activity) {
+		out := r.Activities[a.ID]
+		rep, ok := st.Tracking(a.ID)
+		if out == nil || !ok {
+			return
+		}
+		out.Attempts = rep.Attempts
+		out.Completion, out.Success, out.Score, out.CompletionAmount = registration.Unknown, registration.Unknown, nil, nil
+		switch {
+		case rep.Completed != nil:
+			out.Completion = completionWord(*rep.Completed)
+		case rep.Attempts > 0:
+			out.Completion = registration.Incomplete
+		}
+		if rep.Satisfied != nil {
+			out.Success = successWord(*rep.Satisfied)
+		}
+		for _, o := range rep.Objectives {
+			if o.Primary && o.Measure != nil {
+				out.Score = ptr(round4(*o.Measure * 100))
+			}
+		}
+		if out.Score == nil && s.ScaleRawScore && len(a.Children) == 0 {
+			if c := state[a.ID]; c != nil && c.ScoreScaled == nil && c.ScoreRaw != nil && c.ScoreMin != nil && c.ScoreMax != nil && *c.ScoreMax > *c.ScoreMin {
+				out.Score = ptr(round4((*c.ScoreRaw - *c.ScoreMin) / (*c.ScoreMax - *c.ScoreMin) * 100))
+			}
+		}
+		if rep.Amount != nil {
+			out.CompletionAmount = ptr(round4(*rep.Amount))
+		}
+		if s.SatisfiedCausesCompletion && out.Success == registration.Passed {
+			out.Completion = registration.Completed
+		}
+	})
+	root := r.Activities[pkg.Root.ID]
+	if root == nil {
+		return
+	}
+	r.Completion, r.Success, r.Score, r.CompletionAmount = root.Completion, root.Success, root.Score, root.CompletionAmount
+	if r.CompletionAmount == nil && root.Attempts > 0 {
+		// Without a progress measure, the share of tracked launchable leaves the sequencer
+		// holds completed, as the CMI rollup reports it.
+		total, done := 0, 0
+		pkg.Root.Walk(func(a *course.Activity) {
+			dc := effectiveSequencing(pkg, a).DeliveryControls
+			if len(a.Children) > 0 || a.LaunchURL == "" || (dc != nil && dc.Tracked != nil && !*dc.Tracked) {
+				return
+			}
+			total++
+			if rep, ok := st.Tracking(a.ID); ok && rep.Completed != nil && *rep.Completed {
+				done++
+			}
+		})
+		if total > 0 {
+			r.CompletionAmount = ptr(round4(float64(done) / float64(total)))
+		}
+	}
+}
 
 // ApplySequencing writes what a SCORM 2004 registration's sequencer holds into its activity
 // tree (Details' result): each activity's attempt count and suspension, and each objective's
 // satisfaction, measure and completion as sequencing sees them (objective map reads applied,
 // so an objective satisfied through a global objective reads satisfied, as in Rustici
-// Engine's report). Activity completion and success stay the rollup's, so the tree's root
-// and the registration's summary always agree. A nil st changes nothing.
+// Engine's report). Activity completion, success and score come from the rollup, which
+// UseSequencing already took from the same State, so the tree's root and the registration's
+// summary agree. A nil st changes nothing.
 func ApplySequencing(tree *registration.ActivityResult, st *sequencing.State) {
 	if tree == nil || st == nil {
 		return

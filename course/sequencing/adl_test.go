@@ -97,7 +97,30 @@ func parseADLPackage(t testing.TB, name string) *course.Package {
 // objectivesGlobalToSystem at its default (true), and some cases (CO-07b, OB-09b) expect what
 // the case before them wrote.
 func adlRun(t testing.TB, name string, words map[string]string, learner Globals) (problems []string, checked int) {
+	return adlReplay(t, name, words, learner, adlObserver{})
+}
+
+// adlObserver watches a replay: Begin gets the package before the first request, Delivered
+// the State after each navigation request that delivered an activity or ended the session,
+// Reported each SCO's outcome as the run-time stores it (an abandoned attempt's too: the
+// run-time keeps the data the sequencer discards). Nil funcs are not called.
+type adlObserver struct {
+	Begin     func(pkg *course.Package)
+	Delivered func(s *State, res Result)
+	Reported  func(s *State, act string, rt RuntimeOutcome)
+}
+
+// adlReplay is adlRun with an observer.
+func adlReplay(t testing.TB, name string, words map[string]string, learner Globals, obs adlObserver) (problems []string, checked int) {
 	pkg := parseADLPackage(t, name)
+	if obs.Begin != nil {
+		obs.Begin(pkg)
+	}
+	delivered := func(s *State, res Result, err error) {
+		if obs.Delivered != nil && err == nil && (res.Deliver != "" || res.SessionEnded) {
+			obs.Delivered(s, res)
+		}
+	}
 	script := readScript(t, name)
 	actID := map[string]string{}
 	actParam := regexp.MustCompile(`[?&]act=(\d+)(&|$)`)
@@ -146,6 +169,7 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 		}
 	}
 	res, err := s.Navigate(*first)
+	delivered(s, res, err)
 	if err != nil || res.Deliver != script.blocks[0].act {
 		return []string{fmt.Sprintf("start delivered %q (%v), want %s", res.Deliver, err, script.blocks[0].act)}, 0
 	}
@@ -258,6 +282,9 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 				return problems, checked
 			}
 		}
+		if obs.Reported != nil {
+			obs.Reported(s, b.act, rt)
+		}
 		if nav == nil && (rt.Exit == "time-out" || rt.Exit == "logout") {
 			nav = &Request{Kind: ExitAll}
 		}
@@ -296,6 +323,7 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 				res, err = s.Navigate(*nav)
 			}
 		}
+		delivered(s, res, err)
 		if i == len(script.blocks)-1 {
 			return problems, checked
 		}
@@ -309,6 +337,7 @@ func adlRun(t testing.TB, name string, words map[string]string, learner Globals)
 			}
 			nav = &again
 			res, err = s.Navigate(again)
+			delivered(s, res, err)
 		}
 		if err != nil || res.Deliver != next {
 			problems = append(problems, fmt.Sprintf("visit %d (%s): %s %s delivered %q (%v), want %s", i+1, b.act, nav.Kind, nav.Target, res.Deliver, err, next))
@@ -332,21 +361,10 @@ func commandWords(t testing.TB) map[string]string {
 // passing), so the survey shows progress without failing on work not done yet.
 func TestADLSurvey(t *testing.T) {
 	words := commandWords(t)
-	entries, err := os.ReadDir(testenv.ADLCourses(t))
-	if err != nil {
-		t.Fatalf("ADL test suite: %v", err)
-	}
 	pass, total := 0, 0
 	learner := MapGlobals{}
 	var failing []string
-	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), "LMSTestPackage_")
-		if !ok || !strings.ContainsAny(name[:1], "CORSMNT") || strings.HasPrefix(name, "DM") {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(testenv.ADLCourses(t), "TestCases", name+".properties")); err != nil {
-			continue
-		}
+	for _, name := range adlCaseNames(t) {
 		total++
 		problems, checked := adlRun(t, name, words, learner)
 		if len(problems) == 0 {
@@ -385,6 +403,27 @@ var adlPassing = []string{
 	"RU-19b", "SX-02", "SX-03", "SX-04a", "SX-05", "SX-06", "SX-07a", "SX-07b", "SX-07c", "SX-07d",
 	"SX-07e", "SX-08a", "SX-08b", "SX-09", "SX-10a", "SX-10b", "SX-10c", "SX-10d", "SX-11a", "SX-11b",
 	"SX-11c", "SX-12a", "SX-12b", "SX-12c", "T-01a", "T-01b",
+}
+
+// adlCaseNames lists the sequencing, rollup and objectives cases of ADL's suite that have a
+// script, in the suite's order.
+func adlCaseNames(t testing.TB) []string {
+	entries, err := os.ReadDir(testenv.ADLCourses(t))
+	if err != nil {
+		t.Fatalf("ADL test suite: %v", err)
+	}
+	var names []string
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "LMSTestPackage_")
+		if !ok || !strings.ContainsAny(name[:1], "CORSMNT") || strings.HasPrefix(name, "DM") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(testenv.ADLCourses(t), "TestCases", name+".properties")); err != nil {
+			continue
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // s0 reports whether the package has an activity with the id.
