@@ -145,7 +145,8 @@ printf '%s\n' "$out" | awk '
 # goroutine and eight), and search latency p50/p99 per search type at LECTERN_BENCH_CHUNKS
 # (default 100,000) synthetic chunks on Bleve and Elasticsearch, through the API and as the
 # raw engine query on the same data (BenchmarkContentSearch; docs/benchmarks.md, "Content
-# search (issue 5)"). Needs the embedding model (scripts/install-model.sh). The 100k indexes
+# search (issue 5)"), and the share of the exact first 10 that semantic and hybrid search return
+# (the recall cases; "Content search at 1,000,000 chunks" for LECTERN_BENCH_CHUNKS=1000000). Needs the embedding model (scripts/install-model.sh). The 100k indexes
 # are built once (Bleve ~1 min into $HOME/.cache/lectern/bench, Elasticsearch ~4 min under the
 # index prefix lectern_bench_100000_) and reused. SEARCH_EMBED_BENCHTIME (default 2x),
 # SEARCH_INDEX_BENCHTIME (default 2x) and SEARCH_BENCHTIME (default 200x: queries per case)
@@ -189,6 +190,7 @@ printf '%s\n' "$search_out" | awk '
   $1 ~ /^BenchmarkContentSearch\// {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkContentSearch\//, "", name)
     split(name, p, "/"); k = p[1] "/" p[2]
+    if (p[2] == "recall") { rec[p[1]] = metric("recall@10"); hrec[p[1]] = metric("hybrid-recall@10"); next }
     if (!(k in seen)) { seen[k] = 1; order[++n] = k }
     p50[k, p[3]] = metric("p50-ms"); p99[k, p[3]] = metric("p99-ms")
   }
@@ -205,7 +207,12 @@ printf '%s\n' "$search_out" | awk '
         ms(p50[k, "raw"]), ms(p99[k, "raw"]), ratio(p50[k, "api"], p50[k, "raw"]), ratio(p99[k, "api"], p99[k, "raw"]),
         ms(lp), ratio(p50[k, "api"], lp)
     }
-  }'
+    printf "\n| %-40s | %8s | %13s |\n", "recall@10 against exact search", "Bleve", "Elasticsearch"
+    printf "|%s|%s:|%s:|\n", "------------------------------------------", "---------", "--------------"
+    printf "| %-40s | %8s | %13s |\n", "semantic", rc(rec["bleve"]), rc(rec["elastic"])
+    printf "| %-40s | %8s | %13s |\n", "hybrid", rc(hrec["bleve"]), rc(hrec["elastic"])
+  }
+  function rc(v) { return (v == "" || v < 0) ? "-" : sprintf("%.3f", v) }'
 
 # ---------------------------------------------------------------------------------------------
 # Statement-write memory (issue 22): lrs/ingest BenchmarkWritePeak writes one POST batch of about
