@@ -26,7 +26,7 @@ func (s *Service) loadSystemGlobals(ctx context.Context, sess *course.SessionCla
 	if !tracked(sess) {
 		return nil, nil
 	}
-	ids := sequencing.SystemObjectives(v.Package)
+	ids := v.Package.SystemObjectives()
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -185,7 +185,7 @@ func (s *State) Report(activityID string, rt RuntimeOutcome) error {
 		return fmt.Errorf("sequencing: no activity %q", activityID)
 	}
 	st := s.st(n)
-	if !n.tracked() {
+	if !n.def.Tracked {
 		return nil
 	}
 	// What sequencing knew of each objective before this report: the content's data model

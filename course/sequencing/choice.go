@@ -22,7 +22,7 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 			return nil, false, ErrChoiceHidden
 		}
 	}
-	if target.parent != nil && !target.parent.choice() {
+	if target.parent != nil && !target.parent.def.Choice {
 		return nil, false, ErrChoiceNotAllowed
 	}
 	cur := s.cur()
@@ -66,7 +66,7 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 	case target == common:
 		// Case 4: an ancestor of the current activity.
 		for a := cur; a != target; a = a.parent {
-			if s.st(a).Active && !a.choiceExit() {
+			if s.st(a).Active && !a.def.ChoiceExit {
 				return nil, false, ErrChoiceExitNotAllowed
 			}
 		}
@@ -74,14 +74,14 @@ func (s *State) choiceRequest(target *node) (*node, bool, error) {
 		// Case 5: elsewhere in the tree, through the common ancestor.
 		var constrained *node
 		for a := cur; a != common; a = a.parent {
-			if s.st(a).Active && !a.choiceExit() {
+			if s.st(a).Active && !a.def.ChoiceExit {
 				return nil, false, ErrChoiceExitNotAllowed
 			}
 			// constrainChoice is looked for from the current activity's parent up, as
 			// ADL's reference does: it constrains leaving a cluster, and a leaf's own
 			// (a sequencing collection shared with clusters gives one) says nothing
 			// about choosing away from it (ADL CM-07d).
-			if constrained == nil && a != cur && a.constrainChoice() {
+			if constrained == nil && a != cur && a.def.ConstrainChoice {
 				constrained = a
 			}
 		}
@@ -163,7 +163,7 @@ func (s *State) choiceActivityTraversal(n *node, dir direction) error {
 	if n.parent == nil {
 		return ErrChoiceBackRoot
 	}
-	if n.parent.forwardOnly() {
+	if n.parent.def.ForwardOnly {
 		return ErrChoiceBackForwardOnly
 	}
 	return nil
@@ -204,5 +204,5 @@ func (s *State) choiceFlowTree(n *node, dir direction) *node {
 // once the cluster was entered by flow, a grandchild behind an inactive cluster is not).
 func (s *State) prevented(a *node) bool {
 	p := a.parent
-	return !s.st(a).Active && p != nil && p.preventActivation() && !s.st(p).Active
+	return !s.st(a).Active && p != nil && p.def.PreventActivation && !s.st(p).Active
 }

@@ -37,7 +37,7 @@ func (s *State) contentDelivery(n *node, retry bool) (resumed bool, err error) {
 		if st.Active {
 			continue
 		}
-		if a.tracked() {
+		if a.def.Tracked {
 			if st.IsSuspended {
 				st.IsSuspended = false
 				if a == n {
@@ -87,8 +87,8 @@ func (s *State) beginAttempt(n *node, retry bool) {
 	// default): what the descendants did before the retry no longer rolls up (ADL OB-09a).
 	// Flowing back into a cluster keeps its children's information (ADL SX-07d). Global
 	// objectives keep what was written.
-	progress := boolOr(n.cm().UseCurrentAttemptProgressInfo, true)
-	objective := boolOr(n.cm().UseCurrentAttemptObjectiveInfo, true)
+	progress := n.def.UseCurrentAttemptProgressInfo
+	objective := n.def.UseCurrentAttemptObjectiveInfo
 	for _, d := range s.t.nodes {
 		if !n.isAncestorOf(d) {
 			continue

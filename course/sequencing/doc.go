@@ -6,7 +6,7 @@
 // standard library, and keeps its state in a State value the caller persists as JSON with the
 // registration between requests. Global objectives are read and written through the Globals
 // interface so the caller decides their scope (the course attempt, or the learner across
-// courses when objectivesGlobalToSystem says so: SystemObjectives names them, ShareGlobals
+// courses when objectivesGlobalToSystem says so: course.Package.SystemObjectives names them, ShareGlobals
 // and SharedChanges carry them between the State and the learner's store).
 //
 // Function doc comments name the book's process ids (NB.2.1, TB.2.3, SB.2.9, DB.2, RB.1.5,

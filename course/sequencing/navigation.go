@@ -68,7 +68,7 @@ func (s *State) navigationRequest(r Request) (navOutcome, error) {
 		if cur == nil {
 			return navOutcome{}, ErrSessionNotBegun
 		}
-		if cur.parent == nil || !cur.parent.flow() {
+		if cur.parent == nil || !cur.parent.def.Flow {
 			return navOutcome{}, ErrFlowDisabled
 		}
 		if active {
@@ -82,7 +82,7 @@ func (s *State) navigationRequest(r Request) (navOutcome, error) {
 		if cur.parent == nil {
 			return navOutcome{}, ErrBackwardFromRoot
 		}
-		if !cur.parent.flow() || cur.parent.forwardOnly() {
+		if !cur.parent.def.Flow || cur.parent.def.ForwardOnly {
 			return navOutcome{}, ErrForwardOnly
 		}
 		if active {
@@ -96,7 +96,7 @@ func (s *State) navigationRequest(r Request) (navOutcome, error) {
 		if target == nil {
 			return navOutcome{}, ErrNoTarget
 		}
-		if target.parent != nil && !target.parent.choice() {
+		if target.parent != nil && !target.parent.def.Choice {
 			return navOutcome{}, ErrChoiceControl
 		}
 		if cur == nil {
@@ -104,7 +104,7 @@ func (s *State) navigationRequest(r Request) (navOutcome, error) {
 		}
 		common := commonAncestor(cur, target)
 		for a := cur; a != common; a = a.parent {
-			if s.st(a).Active && !a.choiceExit() {
+			if s.st(a).Active && !a.def.ChoiceExit {
 				return navOutcome{}, ErrChoiceExit
 			}
 		}

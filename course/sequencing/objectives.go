@@ -61,7 +61,7 @@ func (s *State) satisfied(n *node, o course.Objective) tri {
 	if o.SatisfiedByMeasure {
 		// The measure decides (RB.1.2.a), read through the maps like any measure.
 		m, ok := s.measure(n, o)
-		if !ok || (s.st(n).Active && !n.measureSatisfactionIfActive()) {
+		if !ok || (s.st(n).Active && !n.def.MeasureSatisfactionIfActive) {
 			return unknown
 		}
 		min := 1.0
@@ -296,7 +296,7 @@ func (s *State) score(n *node, o course.Objective, k scoreKind) *float64 {
 // records no tracking data (ADL CO-10: its by-measure judgement of a read progress measure
 // under its own threshold must not reach the global).
 func (s *State) writeObjectives(n *node) {
-	if !n.tracked() {
+	if !n.def.Tracked {
 		return
 	}
 	for _, o := range n.objs {

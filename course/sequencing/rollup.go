@@ -31,10 +31,10 @@ func (s *State) overallRollup(n *node) {
 func (s *State) measureRollup(n *node) {
 	total, counted, valid := 0.0, 0.0, false
 	for _, c := range s.avail(n) {
-		if !c.tracked() {
+		if !c.def.Tracked {
 			continue
 		}
-		w := c.measureWeight()
+		w := c.def.MeasureWeight
 		counted += w
 		if m, ok := s.measure(c, c.primary()); ok && !s.earlier(c, true) {
 			total += m * w
@@ -54,7 +54,7 @@ func (s *State) measureRollup(n *node) {
 func (s *State) completionMeasureRollup(n *node) {
 	total, counted, valid := 0.0, 0.0, false
 	for _, c := range s.avail(n) {
-		if !c.tracked() {
+		if !c.def.Tracked {
 			continue
 		}
 		w := 1.0
@@ -91,7 +91,7 @@ func (s *State) objectiveRollup(n *node) {
 		switch {
 		case !ok:
 			os.ProgressStatus = false
-		case !s.st(n).Active || n.measureSatisfactionIfActive():
+		case !s.st(n).Active || n.def.MeasureSatisfactionIfActive:
 			os.ProgressStatus, os.Satisfied = true, m >= min
 		default:
 			os.ProgressStatus = false
@@ -172,7 +172,7 @@ func (s *State) anyRollupRule(n *node, rules []course.RollupRule) bool {
 func (s *State) rollupRuleCheck(n *node, r course.RollupRule) bool {
 	var bag []tri
 	for _, c := range s.avail(n) {
-		if !c.tracked() || !s.checkChildForRollup(c, r.Action) {
+		if !c.def.Tracked || !s.checkChildForRollup(c, r.Action) {
 			continue
 		}
 		bag = append(bag, s.rollupConditions(c, r))
@@ -273,9 +273,9 @@ func (s *State) earlier(c *node, objective bool) bool {
 		return false
 	}
 	if objective {
-		return boolOr(p.cm().UseCurrentAttemptObjectiveInfo, true)
+		return p.def.UseCurrentAttemptObjectiveInfo
 	}
-	return boolOr(p.cm().UseCurrentAttemptProgressInfo, true)
+	return p.def.UseCurrentAttemptProgressInfo
 }
 
 // checkChildForRollup is the Check Child for Rollup Subprocess (RB.1.4.2): rollupObjective
@@ -285,7 +285,7 @@ func (s *State) checkChildForRollup(c *node, action string) bool {
 	var required string
 	switch action {
 	case rollSatisfied, rollNotSatisfied:
-		if !c.rollupObjectiveSatisfied() {
+		if !c.def.RollupObjectiveSatisfied {
 			return false
 		}
 		required = c.seq.RequiredForSatisfied
@@ -293,7 +293,7 @@ func (s *State) checkChildForRollup(c *node, action string) bool {
 			required = c.seq.RequiredForNotSatisfied
 		}
 	default:
-		if !c.rollupProgressCompletion() {
+		if !c.def.RollupProgressCompletion {
 			return false
 		}
 		required = c.seq.RequiredForCompleted

@@ -78,7 +78,7 @@ func (s *State) ruleCheck(n *node, r course.SequencingRule) tri {
 func (s *State) condition(n *node, c course.RuleCondition) tri {
 	st := s.st(n)
 	o := n.objective(c.ReferencedObjective)
-	if !n.tracked() {
+	if !n.def.Tracked {
 		// An untracked activity has no tracking information, read or not (ADL CO-05a).
 		switch c.Condition {
 		case "always":
@@ -134,7 +134,7 @@ func (s *State) condition(n *node, c course.RuleCondition) tri {
 // attempt is already under way.
 func (s *State) limitConditions(n *node) bool {
 	st := s.st(n)
-	if !n.tracked() || st.Active || st.IsSuspended {
+	if !n.def.Tracked || st.Active || st.IsSuspended {
 		return false
 	}
 	return s.limitExceeded(n) || s.timeLimitExceeded(n)
@@ -143,7 +143,7 @@ func (s *State) limitConditions(n *node) bool {
 // limitExceeded reports whether the activity's attempts reached its attemptLimit.
 func (s *State) limitExceeded(n *node) bool {
 	st := s.st(n)
-	l := n.attemptLimit()
+	l := n.def.AttemptLimit
 	return l > 0 && st.ProgressStatus && st.AttemptCount >= l
 }
 

@@ -74,7 +74,7 @@ func (s *State) continueRequest() (*node, bool, error) {
 	if cur == nil {
 		return nil, false, ErrContinueNoCurrent
 	}
-	if cur.parent != nil && !cur.parent.flow() {
+	if cur.parent != nil && !cur.parent.def.Flow {
 		return nil, false, ErrContinueNoFlow
 	}
 	return s.flowSubprocess(cur, forward, false)
@@ -86,7 +86,7 @@ func (s *State) previousRequest() (*node, bool, error) {
 	if cur == nil {
 		return nil, false, ErrPreviousNoCurrent
 	}
-	if cur.parent != nil && !cur.parent.flow() {
+	if cur.parent != nil && !cur.parent.def.Flow {
 		return nil, false, ErrPreviousNoFlow
 	}
 	return s.flowSubprocess(cur, backward, false)
@@ -212,7 +212,7 @@ func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool,
 		return nil, dir, false, ErrFlowTreeBackRoot
 	}
 	if n.leaf() || !considerChildren {
-		if !reversed && n.parent.forwardOnly() {
+		if !reversed && n.parent.def.ForwardOnly {
 			return nil, dir, false, ErrFlowTreeForwardOnly
 		}
 		if s.firstChild(n.parent) == n {
@@ -223,7 +223,7 @@ func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool,
 	if s.firstChild(n) == nil {
 		return nil, dir, false, ErrFlowTreeNoChildren
 	}
-	if n.forwardOnly() {
+	if n.def.ForwardOnly {
 		return s.firstChild(n), forward, false, nil
 	}
 	return s.lastChild(n), backward, false, nil
@@ -233,7 +233,7 @@ func (s *State) flowTreeTraversal(n *node, dir direction, considerChildren bool,
 // activities are passed over, disabled or limit-exceeded ones stop the flow, and clusters
 // are entered until a leaf is found.
 func (s *State) flowActivityTraversal(n *node, dir direction, prev direction) (*node, bool, error) {
-	if n.parent != nil && !n.parent.flow() {
+	if n.parent != nil && !n.parent.def.Flow {
 		return nil, false, ErrFlowActivityNoFlow
 	}
 	if s.preCondition(n, actSkip) != "" {

@@ -1,55 +1,5 @@
 package sequencing
 
-import (
-	"slices"
-
-	"github.com/lectern-lms/lectern/course"
-)
-
-// SystemObjectives lists the global objectives of pkg that belong to the learner rather
-// than to one attempt on the course: every target its objective maps (imsss and adlseq)
-// name, sorted, when the organization's objectivesGlobalToSystem is true (the SCORM
-// default); nil when it is false or no map names one. The caller shares these across the
-// learner's courses by loading them into the State's Globals before a request and storing
-// what the request changed after it (ADL SX-11c reads what SX-11a wrote).
-func SystemObjectives(pkg *course.Package) []string {
-	if pkg == nil || pkg.Root == nil {
-		return nil
-	}
-	if x := pkg.Root.Extra; x != nil && x.ObjectivesGlobalToSystem != nil && !*x.ObjectivesGlobalToSystem {
-		return nil
-	}
-	var ids []string
-	add := func(seq *course.Sequencing) {
-		if seq == nil {
-			return
-		}
-		for _, o := range seq.Objectives {
-			for _, m := range o.Maps {
-				ids = append(ids, m.TargetObjectiveID)
-			}
-		}
-		for _, ao := range seq.ADLObjectives {
-			for _, m := range ao.Maps {
-				ids = append(ids, m.TargetObjectiveID)
-			}
-		}
-	}
-	pkg.Root.Walk(func(a *course.Activity) { add(a.Sequencing) })
-	for _, seq := range pkg.SequencingCollection {
-		add(seq)
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	if len(ids) > 0 && ids[0] == "" {
-		ids = ids[1:]
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	return ids
-}
-
 // ShareGlobals copies into the State's own Globals what learner (the learner's global
 // objectives across courses) holds for ids, so the State reads what another course wrote;
 // it reports whether that changed anything. An id learner does not hold keeps the State's

@@ -29,11 +29,11 @@ func TestSystemObjectives(t *testing.T) {
 		{"objectivesGlobalToSystem true", bp(true), []string{"g0", "g1", "g2"}},
 		{"objectivesGlobalToSystem false", bp(false), nil},
 	} {
-		if got := SystemObjectives(build(tc.toSystem)); !slices.Equal(got, tc.want) {
+		if got := build(tc.toSystem).SystemObjectives(); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if got := SystemObjectives(pkg(cluster("org", flowSeq(), leaf("a", nil)))); got != nil {
+	if got := pkg(cluster("org", flowSeq(), leaf("a", nil))).SystemObjectives(); got != nil {
 		t.Errorf("a course without maps shares %q", got)
 	}
 }

@@ -18,11 +18,11 @@ const (
 func (s *State) endAttempt(n *node) {
 	st := s.st(n)
 	if n.leaf() {
-		if n.tracked() && !st.IsSuspended {
-			if !n.completionSetByContent() && !st.AttemptProgressStatus && !st.ContentSetCompletion {
+		if n.def.Tracked && !st.IsSuspended {
+			if !n.def.CompletionSetByContent && !st.AttemptProgressStatus && !st.ContentSetCompletion {
 				st.AttemptProgressStatus, st.Completed = true, true
 			}
-			if !n.objectiveSetByContent() {
+			if !n.def.ObjectiveSetByContent {
 				os := s.objState(n, n.primary())
 				if !os.ProgressStatus && !st.ContentSetSuccess {
 					os.ProgressStatus, os.Satisfied = true, true

@@ -147,6 +147,7 @@ func (m MapGlobals) SetObjective(id string, g GlobalObjective) { m[id] = g }
 type node struct {
 	a        *course.Activity
 	seq      course.Sequencing
+	def      course.Resolved // seq's controls with the SCORM defaults
 	parent   *node
 	children []*node
 	order    int
@@ -290,8 +291,9 @@ func buildTree(pkg *course.Package) (*tree, error) {
 		if t.byID[a.ID] != nil {
 			return nil, fmt.Errorf("sequencing: activity identifier %q is used twice", a.ID)
 		}
-		n := &node{a: a, seq: effective(pkg, a), parent: parent, order: len(t.nodes)}
-		n.objs = objectives(n.seq)
+		seq := pkg.EffectiveSequencing(a)
+		n := &node{a: a, seq: seq, def: seq.Resolved(), parent: parent, order: len(t.nodes)}
+		n.objs = seq.PrimaryFirst()
 		t.byID[a.ID] = n
 		t.nodes = append(t.nodes, n)
 		for _, c := range a.Children {
@@ -311,142 +313,12 @@ func buildTree(pkg *course.Package) (*tree, error) {
 	return t, nil
 }
 
-// objectives orders an activity's objectives primary first. An activity whose manifest
-// declares no primary objective still has one for rollup (it contributes its satisfaction
-// and measure to its parent), stored under the empty id.
-func objectives(seq course.Sequencing) []course.Objective {
-	var out []course.Objective
-	for _, o := range seq.Objectives {
-		if o.Primary {
-			out = append(out, o)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, course.Objective{Primary: true})
-	}
-	for _, o := range seq.Objectives {
-		if !o.Primary {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// effective merges an item's sequencing with the sequencingCollection entry its IDRef names:
-// each element the item states replaces the collection's (IMS SS merges per element).
-func effective(pkg *course.Package, a *course.Activity) course.Sequencing {
-	var s course.Sequencing
-	if a.Sequencing != nil {
-		s = *a.Sequencing
-	}
-	if s.IDRef == "" || pkg.SequencingCollection == nil {
-		return s
-	}
-	ref := pkg.SequencingCollection[s.IDRef]
-	if ref == nil {
-		return s
-	}
-	if s.ControlMode == nil {
-		s.ControlMode = ref.ControlMode
-	}
-	if len(s.PreConditionRules)+len(s.ExitConditionRules)+len(s.PostConditionRules) == 0 {
-		s.PreConditionRules, s.ExitConditionRules, s.PostConditionRules = ref.PreConditionRules, ref.ExitConditionRules, ref.PostConditionRules
-	}
-	if s.LimitConditions == nil {
-		s.LimitConditions = ref.LimitConditions
-	}
-	if s.RollupRules == nil {
-		s.RollupRules = ref.RollupRules
-	}
-	if len(s.Objectives) == 0 {
-		s.Objectives = ref.Objectives
-	}
-	if len(s.ADLObjectives) == 0 {
-		s.ADLObjectives = ref.ADLObjectives
-	}
-	if s.RandomizationControls == nil {
-		s.RandomizationControls = ref.RandomizationControls
-	}
-	if s.DeliveryControls == nil {
-		s.DeliveryControls = ref.DeliveryControls
-	}
-	if s.ConstrainChoice == nil && s.PreventActivation == nil {
-		s.ConstrainChoice, s.PreventActivation = ref.ConstrainChoice, ref.PreventActivation
-	}
-	if s.RequiredForSatisfied == "" && s.RequiredForNotSatisfied == "" && s.RequiredForCompleted == "" &&
-		s.RequiredForIncomplete == "" && s.MeasureSatisfactionIfActive == nil {
-		s.RequiredForSatisfied, s.RequiredForNotSatisfied = ref.RequiredForSatisfied, ref.RequiredForNotSatisfied
-		s.RequiredForCompleted, s.RequiredForIncomplete = ref.RequiredForCompleted, ref.RequiredForIncomplete
-		s.MeasureSatisfactionIfActive = ref.MeasureSatisfactionIfActive
-	}
-	return s
-}
-
-// The SCORM defaults of absent sequencing elements (IMS SS / SCORM 2004 CAM tables).
-
+// boolOr is *p, or def when the manifest leaves the element out.
 func boolOr(p *bool, def bool) bool {
 	if p == nil {
 		return def
 	}
 	return *p
-}
-
-func (n *node) cm() course.ControlMode {
-	if n.seq.ControlMode == nil {
-		return course.ControlMode{}
-	}
-	return *n.seq.ControlMode
-}
-
-func (n *node) choice() bool      { return boolOr(n.cm().Choice, true) }
-func (n *node) choiceExit() bool  { return boolOr(n.cm().ChoiceExit, true) }
-func (n *node) flow() bool        { return boolOr(n.cm().Flow, false) }
-func (n *node) forwardOnly() bool { return boolOr(n.cm().ForwardOnly, false) }
-
-func (n *node) tracked() bool {
-	dc := n.seq.DeliveryControls
-	return dc == nil || boolOr(dc.Tracked, true)
-}
-
-func (n *node) completionSetByContent() bool {
-	dc := n.seq.DeliveryControls
-	return dc != nil && boolOr(dc.CompletionSetByContent, false)
-}
-
-func (n *node) objectiveSetByContent() bool {
-	dc := n.seq.DeliveryControls
-	return dc != nil && boolOr(dc.ObjectiveSetByContent, false)
-}
-
-func (n *node) constrainChoice() bool   { return boolOr(n.seq.ConstrainChoice, false) }
-func (n *node) preventActivation() bool { return boolOr(n.seq.PreventActivation, false) }
-
-func (n *node) measureSatisfactionIfActive() bool {
-	return boolOr(n.seq.MeasureSatisfactionIfActive, true)
-}
-
-func (n *node) rollupObjectiveSatisfied() bool {
-	rr := n.seq.RollupRules
-	return rr == nil || boolOr(rr.RollupObjectiveSatisfied, true)
-}
-
-func (n *node) rollupProgressCompletion() bool {
-	rr := n.seq.RollupRules
-	return rr == nil || boolOr(rr.RollupProgressCompletion, true)
-}
-
-func (n *node) measureWeight() float64 {
-	if rr := n.seq.RollupRules; rr != nil && rr.ObjectiveMeasureWeight != nil {
-		return *rr.ObjectiveMeasureWeight
-	}
-	return 1
-}
-
-func (n *node) attemptLimit() int {
-	if lc := n.seq.LimitConditions; lc != nil && lc.AttemptLimit != nil {
-		return *lc.AttemptLimit
-	}
-	return 0
 }
 
 // path returns the activities from the root down to n, inclusive.

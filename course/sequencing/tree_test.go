@@ -33,19 +33,19 @@ func TestDefaultsAndCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b, org := s.t.byID["a"], s.t.byID["b"], s.t.root
-	if a.choice() || b.choice() {
+	if a.def.Choice || b.def.Choice {
 		t.Error("the collection's controlMode choice=false was not merged")
 	}
-	if a.tracked() || !b.tracked() {
-		t.Errorf("tracked a=%v b=%v: the item's own deliveryControls must win", a.tracked(), b.tracked())
+	if a.def.Tracked || !b.def.Tracked {
+		t.Errorf("tracked a=%v b=%v: the item's own deliveryControls must win", a.def.Tracked, b.def.Tracked)
 	}
 	if a.primary().ID != "own" {
 		t.Errorf("a's primary objective = %q, want its own", a.primary().ID)
 	}
 	// SCORM defaults of an activity without sequencing.
-	if !org.choice() || !org.choiceExit() || org.flow() || org.forwardOnly() || !org.tracked() ||
-		org.completionSetByContent() || org.objectiveSetByContent() || org.measureWeight() != 1 ||
-		!org.rollupObjectiveSatisfied() || !org.rollupProgressCompletion() || !org.measureSatisfactionIfActive() {
+	if !org.def.Choice || !org.def.ChoiceExit || org.def.Flow || org.def.ForwardOnly || !org.def.Tracked ||
+		org.def.CompletionSetByContent || org.def.ObjectiveSetByContent || org.def.MeasureWeight != 1 ||
+		!org.def.RollupObjectiveSatisfied || !org.def.RollupProgressCompletion || !org.def.MeasureSatisfactionIfActive {
 		t.Error("the SCORM defaults are not applied to an activity without sequencing")
 	}
 	if _, ok := s.Activities["org"].Objectives[""]; !ok {
