@@ -618,6 +618,8 @@ type lmsRunner struct {
 	// instructions are the tester's instructions by CUI key (Instructions.properties).
 	instructions map[string]string
 	sco          []byte
+	// rc receives each registration's FULL post-backs, at /<tenant>/<registration id>.
+	rc *servertest.PostReceiver
 }
 
 var (
@@ -823,7 +825,8 @@ func (r *lmsRunner) run(name, tenant string, learner lmsLearner) (problems []str
 		}
 		regOf[pkg] = "r-" + strings.ToLower(pkg)
 		e.expect(e.do("POST", regs, root, map[string]any{"courseId": strings.ToLower(pkg), "registrationId": regOf[pkg],
-			"learner": map[string]any{"id": learner.id, "firstName": learner.first, "lastName": learner.last}}), 204, "registration for "+pkg)
+			"learner":  map[string]any{"id": learner.id, "firstName": learner.first, "lastName": learner.last},
+			"postBack": map[string]any{"url": r.rc.URL("/" + tenant + "/" + regOf[pkg]), "authType": "HTTPBASIC", "resultsFormat": "FULL"}}), 204, "registration for "+pkg)
 	}
 	packageOf := func(v lmsVisit) string {
 		if len(packages) == 1 {
@@ -1031,13 +1034,19 @@ func TestADLLMSInBrowser(t *testing.T) {
 	}
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.createTenant("adl", true)
-		r := &lmsRunner{t: t, e: e, ctx: adlBrowser(t, 20*time.Minute), words: words, instructions: instructions, sco: sco}
+		r := &lmsRunner{t: t, e: e, ctx: adlBrowser(t, 20*time.Minute), words: words, instructions: instructions, sco: sco,
+			rc: servertest.NewPostReceiver(t)}
 		start := time.Now()
 		var passing []string
 		var failing strings.Builder
+		var counts lmsReportCounts
 		for _, name := range cases {
 			began := time.Now()
 			problems, delivered := r.run(name, "adl", adlLearner)
+			if len(problems) == 0 {
+				// The learner's path did what the script asks: the reports must show it.
+				problems = r.reportsAgree(name, "adl", &counts)
+			}
 			if len(problems) == 0 {
 				passing = append(passing, name)
 				t.Logf("%s: ok (%d deliveries, %s)", name, delivered, time.Since(began).Round(time.Millisecond))
@@ -1060,6 +1069,8 @@ func TestADLLMSInBrowser(t *testing.T) {
 			}
 		}
 		t.Logf("ADL LMS cases passing in Chromium: %d of %d in %s; passing: %q", len(passing), len(cases), time.Since(start).Round(time.Second), passing)
+		t.Logf("reports held against the sequencer: %d registrations, %d activities, %d objectives, %d global objectives in progress/detail; %d FULL post-backs agreeing",
+			counts.registrations, counts.activities, counts.objectives, counts.globals, counts.postBacks)
 		t.Logf("failing, as lmsFailing:\n%s", failing.String())
 	})
 }

@@ -38,7 +38,13 @@ func reportOf(t *testing.T, build func() (*course.Package, rollup.State)) postba
 	p.FirstAccess, p.LastAccess = &first, &last
 	reg := &registration.Registration{ID: "reg-42 & co", CourseID: "safety", ForCredit: true,
 		Learner: registration.Learner{ID: "learner@example.com", FirstName: "Ada", LastName: "Lovelace"}}
-	return postback.Report{Registration: reg, Instance: 1, Progress: p, Details: r.Details(pkg, st, true), Updated: last}
+	rep := postback.Report{Registration: reg, Instance: 1, Progress: p, Details: r.Details(pkg, st, true), Updated: last}
+	if pkg.Standard != course.SCORM12 {
+		// One global objective shared through objective maps, satisfied with a measure.
+		rep.GlobalObjectives = []registration.ObjectiveResult{{ID: "urn:safety:hazards", ObjectiveSuccess: registration.Passed,
+			ObjectiveCompletion: registration.Completed, Score: &registration.Scaled{Scaled: 82.5}}}
+	}
+	return rep
 }
 
 func golden(t *testing.T, name string, got []byte) {

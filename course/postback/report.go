@@ -52,6 +52,9 @@ type Report struct {
 	Details      *registration.ActivityResult
 	// Updated is when the progress last changed (the JSON report's updated; omitted when zero).
 	Updated time.Time
+	// GlobalObjectives are the registration's global objectives as its sequencing holds
+	// them (progress's globalObjectives): in the JSON reports and FULL's <globalobjectives>.
+	GlobalObjectives []registration.ObjectiveResult
 }
 
 func (rep Report) check(f Format) error {
@@ -87,6 +90,14 @@ func XML(rep Report, f Format) ([]byte, error) {
 		w.activity(rep.Details)
 	case Full:
 		w.full(rep.Details, rep.Registration.Learner)
+		// The legacy schema has no element for them; Lectern adds one after the tree, in
+		// the shape of an activity's objectives, so a FULL report carries what progress's
+		// globalObjectives does (receivers that read by name skip it).
+		w.start("globalobjectives")
+		for _, o := range rep.GlobalObjectives {
+			w.objective(o)
+		}
+		w.end()
 	}
 	w.end()
 	if w.err == nil {
@@ -150,6 +161,21 @@ func (w *writer) activity(a *registration.ActivityResult) {
 	w.end()
 }
 
+// objective writes a FULL report's <objective>: its measure and satisfaction as sequencing
+// tracks them.
+func (w *writer) objective(o registration.ObjectiveResult) {
+	w.start("objective", "id", o.ID, "primary", boolText(o.Primary))
+	w.text("measurestatus", boolText(o.Score != nil))
+	measure := "0.0"
+	if o.Score != nil {
+		measure = decimal(o.Score.Scaled / 100)
+	}
+	w.text("normalizedmeasure", measure)
+	w.text("progressstatus", boolText(o.ObjectiveSuccess != registration.Unknown))
+	w.text("satisfiedstatus", boolText(o.ObjectiveSuccess == registration.Passed))
+	w.end()
+}
+
 // full writes the FULL format's recursive <activity> element: the activity's tracking
 // state, its objectives, the run-time data of a SCO, then its children.
 func (w *writer) full(a *registration.ActivityResult, learner registration.Learner) {
@@ -163,16 +189,7 @@ func (w *writer) full(a *registration.ActivityResult, learner registration.Learn
 	w.text("suspended", boolText(a.Suspended))
 	w.start("objectives")
 	for _, o := range a.Objectives {
-		w.start("objective", "id", o.ID, "primary", boolText(o.Primary))
-		w.text("measurestatus", boolText(o.Score != nil))
-		measure := "0.0"
-		if o.Score != nil {
-			measure = decimal(o.Score.Scaled / 100)
-		}
-		w.text("normalizedmeasure", measure)
-		w.text("progressstatus", boolText(o.ObjectiveSuccess != registration.Unknown))
-		w.text("satisfiedstatus", boolText(o.ObjectiveSuccess == registration.Passed))
-		w.end()
+		w.objective(o)
 	}
 	w.end()
 	if a.Runtime != nil {

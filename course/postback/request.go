@@ -130,6 +130,8 @@ type jsonReport struct {
 	CompletedDate                *time.Time           `json:"completedDate,omitempty"`
 	CourseID                     string               `json:"courseId"`
 	Learner                      registration.Learner `json:"learner"`
+	// GlobalObjectives is progress's globalObjectives, in every format.
+	GlobalObjectives []registration.ObjectiveResult `json:"globalObjectives"`
 	// ActivityDetails is an *activitySummary (ACTIVITY) or a *registration.ActivityResult (FULL).
 	ActivityDetails any `json:"activityDetails,omitempty"`
 }
@@ -144,7 +146,10 @@ func JSON(rep Report, f Format) ([]byte, error) {
 	out := jsonReport{Format: f, ID: rep.Registration.ID, Instance: rep.Instance,
 		RegistrationCompletion: p.Completion, RegistrationSuccess: p.Success, TotalSecondsTracked: p.TotalSecondsTracked,
 		FirstAccessDate: p.FirstAccess, LastAccessDate: p.LastAccess, CompletedDate: p.CompletedAt,
-		CourseID: rep.Registration.CourseID, Learner: rep.Registration.Learner}
+		CourseID: rep.Registration.CourseID, Learner: rep.Registration.Learner, GlobalObjectives: rep.GlobalObjectives}
+	if out.GlobalObjectives == nil {
+		out.GlobalObjectives = []registration.ObjectiveResult{}
+	}
 	if !rep.Updated.IsZero() {
 		u := rep.Updated.UTC()
 		out.Updated = &u

@@ -145,6 +145,9 @@ type Progress struct {
 	FirstAccess         *time.Time `json:"firstAccess,omitempty"`
 	LastAccess          *time.Time `json:"lastAccess,omitempty"`
 	CompletedAt         *time.Time `json:"completedAt,omitempty"`
+	// ReportDigest is the rollup's fingerprint of the activity tree the ACTIVITY and FULL
+	// reports show (rollup.Result.Digest): a change below the root is a change to post.
+	ReportDigest string `json:"reportDigest,omitempty"`
 }
 
 // Untracked is the progress of an instance with no tracked event yet.

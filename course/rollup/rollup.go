@@ -10,7 +10,13 @@
 package rollup
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +125,10 @@ type Result struct {
 	// Satisfied lists, for cmi5, the block and course ids (the cmi5.xml ids) that are
 	// satisfied, in tree order, so the caller can record the LMS's satisfied statements.
 	Satisfied []string
+	// sequenced is what UseSequencing read of the sequencer that the activity tree shows
+	// beyond Activities (suspension, the objectives it tracks, the global objectives), for
+	// Digest.
+	sequenced []byte
 }
 
 // Outcome is the rollup of one activity.
@@ -186,6 +196,7 @@ func untracked(pkg *course.Package) Result {
 // CompletedAt is set to now the first time the completion becomes COMPLETED.
 func (r Result) Apply(p *registration.Progress, now time.Time) {
 	p.Completion, p.Success = r.Completion, r.Success
+	p.ReportDigest = r.Digest()
 	p.ScoreScaled = r.Score
 	p.CompletionAmount = r.CompletionAmount
 	// Measured time only grows within an instance: a rollup computed before a heartbeat raised
@@ -198,10 +209,41 @@ func (r Result) Apply(p *registration.Progress, now time.Time) {
 }
 
 // Changed reports whether the rollup differs from a stored progress in what a postback
-// reports (completion, success, score, completion amount, more tracked seconds).
+// reports: completion, success, score, completion amount, more tracked seconds, or the
+// activity tree an ACTIVITY or FULL report shows (Digest).
 func (r Result) Changed(p registration.Progress) bool {
 	return r.Completion != p.Completion || r.Success != p.Success || !sameFloat(r.Score, p.ScoreScaled) ||
-		!sameFloat(r.CompletionAmount, p.CompletionAmount) || r.TotalSecondsTracked > p.TotalSecondsTracked
+		!sameFloat(r.CompletionAmount, p.CompletionAmount) || r.TotalSecondsTracked > p.TotalSecondsTracked ||
+		r.Digest() != p.ReportDigest
+}
+
+// Digest fingerprints what an ACTIVITY or FULL report shows of the activity tree beyond the
+// registration's summary: each activity's completion, success, score, completion amount and
+// attempts, its objectives' outcomes and, with sequencing state, its suspension, the
+// objectives the sequencer tracks and the global objectives. Without it a report changed
+// only below the root (a second SCO completed, a new attempt, suspendAll) was never posted,
+// and the LMS kept an older tree than progress/detail's. Measured time is left out: it
+// grows with every heartbeat, and its growth is a change of its own.
+func (r Result) Digest() string {
+	h := sha256.New()
+	for _, id := range slices.Sorted(maps.Keys(r.Activities)) {
+		o := r.Activities[id]
+		fmt.Fprintf(h, "%q %s %s %s %s %d\n", id, o.Completion, o.Success, floatText(o.Score), floatText(o.CompletionAmount), o.Attempts)
+		for _, oid := range slices.Sorted(maps.Keys(o.Objectives)) {
+			x := o.Objectives[oid]
+			fmt.Fprintf(h, "\t%q %s %s %s\n", oid, x.Completion, x.Success, floatText(x.Score))
+		}
+	}
+	h.Write(r.sequenced)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// floatText is a score in a digest: "-" when unknown.
+func floatText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
 func sameFloat(a, b *float64) bool {

@@ -36,3 +36,30 @@ func TestApplyAndChanged(t *testing.T) {
 		t.Fatal("a score change is not a change")
 	}
 }
+
+// TestChangedBelowTheRoot: a change an ACTIVITY or FULL report shows only below the root (a
+// SCO's new attempt, an objective of a SCO) is a change to store and post, while measured
+// time alone changes no digest (its growth is its own change).
+func TestChangedBelowTheRoot(t *testing.T) {
+	course := pkg12(sco("a", nil), sco("b", nil))
+	compute := func(s State) Result { return Compute(Input{Package: course, Settings: DefaultSettings(), State: s}) }
+	p := registration.Untracked()
+	r := compute(State{"a": {LessonStatus: "incomplete", Attempts: 1, SecondsTracked: 5}})
+	r.Apply(&p, time.Now())
+	again := compute(State{"a": {LessonStatus: "incomplete", Attempts: 2, SecondsTracked: 5}})
+	if again.Completion != r.Completion || !sameFloat(again.CompletionAmount, r.CompletionAmount) {
+		t.Fatalf("the summary moved (%+v → %+v): the test needs a change below the root only", r, again)
+	}
+	if !again.Changed(p) {
+		t.Error("a SCO's second attempt is not a change, so the FULL report keeps attempts 1")
+	}
+	objective := compute(State{"a": {LessonStatus: "incomplete", Attempts: 1, SecondsTracked: 5,
+		Objectives: []ObjectiveState{{ID: "o1", SuccessStatus: "passed"}}}})
+	if !objective.Changed(p) {
+		t.Error("a SCO's objective passing is not a change")
+	}
+	later := compute(State{"a": {LessonStatus: "incomplete", Attempts: 1, SecondsTracked: 4}})
+	if later.Digest() != r.Digest() || later.Changed(p) {
+		t.Error("measured time alone changed the digest, or less time counted as a change")
+	}
+}

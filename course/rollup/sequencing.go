@@ -1,6 +1,7 @@
 package rollup
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 
@@ -30,12 +31,20 @@ func (r *Result) UseSequencing(pkg *course.Package, st *sequencing.State, state 
 	if st == nil || pkg == nil || pkg.Root == nil || r.Activities == nil {
 		return
 	}
+	// What the tree shows of the sequencer beyond the outcomes (ApplySequencing), for Digest.
+	type shown struct {
+		ID         string
+		Suspended  bool
+		Objectives []sequencing.ObjectiveReport
+	}
+	var seen []shown
 	pkg.Root.Walk(func(a *course.Activity) {
 		out := r.Activities[a.ID]
 		rep, ok := st.Tracking(a.ID)
 		if out == nil || !ok {
 			return
 		}
+		seen = append(seen, shown{a.ID, rep.Suspended, rep.Objectives})
 		out.Attempts = rep.Attempts
 		out.Completion, out.Success, out.Score, out.CompletionAmount = registration.Unknown, registration.Unknown, nil, nil
 		switch {
@@ -64,6 +73,8 @@ func (r *Result) UseSequencing(pkg *course.Package, st *sequencing.State, state 
 			out.Completion = registration.Completed
 		}
 	})
+	// Marshalling plain values and a map (whose keys json sorts) cannot fail.
+	r.sequenced, _ = json.Marshal([]any{seen, st.Globals})
 	root := r.Activities[pkg.Root.ID]
 	if root == nil {
 		return
@@ -117,8 +128,11 @@ func ApplySequencing(tree *registration.ActivityResult, st *sequencing.State) {
 
 // applyObjective writes one objective the sequencer tracks over the tree's entry for it (the
 // primary objective an activity's manifest leaves unnamed is the tree's PRIMARYOBJ), adding it
-// when the tree has none (an objective the sequencing collection declares). Only what the
-// sequencer knows replaces what the content reported.
+// when the tree has none (an objective the sequencing collection declares). The sequencer's
+// word is the report's, unknown included: the content's cmi.objectives of an untracked
+// activity, or of an attempt a retry has since replaced, stay in the run-time data and are
+// not the objective's status (ADL OB-11a, RU-13a). A primary objective whose completion the
+// sequencer does not know keeps the activity's (INCOMPLETE once its attempt began).
 func applyObjective(d *registration.ActivityResult, o sequencing.ObjectiveReport) {
 	i := -1
 	for k, t := range d.Objectives {
@@ -137,11 +151,15 @@ func applyObjective(d *registration.ActivityResult, o sequencing.ObjectiveReport
 		i = len(d.Objectives) - 1
 	}
 	t := &d.Objectives[i]
+	t.ObjectiveSuccess, t.Score = registration.Unknown, nil
 	if o.Satisfied != nil {
 		t.ObjectiveSuccess = successWord(*o.Satisfied)
 	}
-	if o.Completed != nil {
+	switch {
+	case o.Completed != nil:
 		t.ObjectiveCompletion = completionWord(*o.Completed)
+	case !o.Primary:
+		t.ObjectiveCompletion = registration.Unknown
 	}
 	if o.Measure != nil {
 		t.Score = &registration.Scaled{Scaled: round4(*o.Measure * 100)}

@@ -116,10 +116,10 @@ func checkPostBackGolden(t *testing.T, path, got string, seen map[string]string)
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./server -run TestPostBackReports -update to create it)", err)
+		t.Fatalf("%v (run go test ./server/engineapi -run TestPostBackReports -update to create it)", err)
 	}
 	if !bytes.Equal(want, []byte(got)) {
-		t.Errorf("%s differs from the report; if intended, run go test ./server -run TestPostBackReports -update and review the diff\ngot:\n%s\nwant:\n%s", path, got, want)
+		t.Errorf("%s differs from the report; if intended, run go test ./server/engineapi -run TestPostBackReports -update and review the diff\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

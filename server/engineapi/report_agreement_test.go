@@ -123,7 +123,7 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 				if report["activityDetails"] == nil {
 					t.Fatalf("the FULL report has no activity tree: %s", got[len(got)-1].Body)
 				}
-				for _, k := range []string{"activityDetails", "registrationCompletion", "registrationSuccess", "score", "totalSecondsTracked",
+				for _, k := range []string{"activityDetails", "globalObjectives", "registrationCompletion", "registrationSuccess", "score", "totalSecondsTracked",
 					"registrationCompletionAmount"} {
 					if !reflect.DeepEqual(report[k], detail[k]) {
 						a, _ := json.Marshal(report[k])

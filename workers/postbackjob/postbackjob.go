@@ -63,9 +63,11 @@ func Options(tries int) []queue.Option {
 }
 
 // DetailSource computes the activity tree of a registration instance for the ACTIVITY and
-// FULL reports: learner.Service.Detail, the one rollup progress/detail shows too.
+// FULL reports, and its global objectives: learner.Service's Detail and GlobalObjectives,
+// the one rollup progress/detail shows too.
 type DetailSource interface {
 	Detail(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) (*registration.ActivityResult, error)
+	GlobalObjectives(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance) ([]registration.ObjectiveResult, error)
 }
 
 // Handler delivers post-backs.
@@ -180,7 +182,7 @@ func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.report(ctx, p.Tenant, reg, target.Format)
+	rep, err := h.report(ctx, p.Tenant, reg, target.Format, target.JSON)
 	if err != nil {
 		return err
 	}
@@ -232,10 +234,22 @@ func signingKey(password string) []byte {
 	return []byte(password)
 }
 
-func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format) (postback.Report, error) {
+// report gathers what format f shows: the global objectives for every JSON report and the
+// FULL XML one, the activity tree for ACTIVITY and FULL.
+func (h *Handler) report(ctx context.Context, tenant string, reg *registration.Registration, f postback.Format, asJSON bool) (postback.Report, error) {
 	in := reg.Current()
 	rep := postback.Report{Registration: reg, Instance: in.Number, Progress: in.Progress, Updated: reg.Updated}
-	if f == "" || f == postback.Course || h.Details == nil {
+	if h.Details == nil {
+		return rep, nil
+	}
+	if asJSON || f == postback.Full {
+		g, err := h.Details.GlobalObjectives(ctx, tenant, reg, in)
+		if err != nil {
+			return rep, err
+		}
+		rep.GlobalObjectives = g
+	}
+	if f == "" || f == postback.Course {
 		return rep, nil
 	}
 	details, err := h.Details.Detail(ctx, tenant, reg, in)
