@@ -1,6 +1,7 @@
 package player_test
 
 import (
+	"encoding/xml"
 	"net/url"
 	"strings"
 	"testing"
@@ -100,6 +101,67 @@ func TestReportsFollowSequencer(t *testing.T) {
 		root1, _, _ := strings.Cut(report, "<children>")
 		if !strings.Contains(root1, "<complete>complete</complete>") || !strings.Contains(root1, "<success>passed</success>") {
 			t.Errorf("the last post-back's root is not complete and passed:\n%s", report)
+		}
+	})
+}
+
+// TestFullPostBackShowsSuspend: a suspendAll changes nothing of the registration's summary
+// (the course stays INCOMPLETE) but the FULL report's tree (the delivered SCO and its
+// ancestors are suspended): the report is posted again, so the LMS's last FULL report shows
+// the suspension the sequencer holds, as progress/detail does (issue 24).
+func TestFullPostBackShowsSuspend(t *testing.T) {
+	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
+		rc := servertest.NewPostReceiver(t)
+		e.CreateTenant("acme", true)
+		e.ImportOK("acme", "seq", servertest.ZipOf(t, map[string]string{"imsmanifest.xml": manifestSeq, "sco.html": "<html>sco</html>"}), "")
+		regs := "/engine/api/v1/acme/registrations"
+		e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "seq", "registrationId": "r1",
+			"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+			"postBack": map[string]any{"url": rc.URL("/pb"), "authType": "HTTPBASIC", "resultsFormat": "FULL"}}), 204, "create r1")
+		// A frozen clock: measured time, which grows with every request and is a change to
+		// post of its own, cannot carry the suspension's report.
+		e.Clock.Freeze()
+		session := e.Launch(e.LaunchPath(regs + "/r1/launchLink"))
+		if n := playerNav(e, session); n.Deliver != "a" {
+			t.Fatalf("launch delivers %q", n.Deliver)
+		}
+		seqCommit(e, session, "a", `{"commitSequence":1,"cmi.completion_status":"incomplete","cmi.location":"p3"}`)
+		progress := func() string {
+			var p struct{ RegistrationCompletion, RegistrationSuccess string }
+			e.Do("GET", regs+"/r1/progress", servertest.Root, nil).JSON(t, &p)
+			return p.RegistrationCompletion + "/" + p.RegistrationSuccess
+		}
+		before := progress()
+		if n := seqCommit(e, session, "a", `{"commitSequence":2,"cmi.exit":"suspend","adl.nav.request":"suspendAll"}`); !n.SessionEnded {
+			t.Fatalf("suspendAll: %+v", n)
+		}
+		if after := progress(); after != before {
+			t.Fatalf("the summary moved (%s → %s): the test needs a change below the root only", before, after)
+		}
+		got := rc.At("/pb")
+		if len(got) == 0 {
+			t.Fatal("no post-back")
+		}
+		var rep struct {
+			Activity struct {
+				ID        string `xml:"id,attr"`
+				Suspended bool   `xml:"suspended"`
+				Children  []struct {
+					ID        string `xml:"id,attr"`
+					Suspended bool   `xml:"suspended"`
+				} `xml:"children>activity"`
+			} `xml:"activity"`
+		}
+		last := got[len(got)-1].Body
+		if err := xml.Unmarshal(last, &rep); err != nil {
+			t.Fatalf("post-back: %v\n%s", err, last)
+		}
+		suspended := map[string]bool{rep.Activity.ID: rep.Activity.Suspended}
+		for _, c := range rep.Activity.Children {
+			suspended[c.ID] = c.Suspended
+		}
+		if !suspended["o"] || !suspended["a"] || suspended["m"] {
+			t.Errorf("the last FULL post-back's suspension: %v, want o and a suspended, m not\n%s", suspended, last)
 		}
 	})
 }
