@@ -482,7 +482,7 @@ func Outcome(v scormrt.Values) sequencing.RuntimeOutcome {
 		ScoreScaled: num("cmi.score.scaled"), ScoreRaw: num("cmi.score.raw"), ScoreMin: num("cmi.score.min"), ScoreMax: num("cmi.score.max"),
 		ProgressMeasure: num("cmi.progress_measure"), Exit: v["cmi.exit"]}
 	if t := v["cmi.session_time"]; t != "" {
-		sec := scormrt.DurationSeconds(t)
+		sec, _ := course.DurationSeconds(t)
 		out.SessionSeconds = &sec
 	}
 	for name, id := range v {

@@ -184,10 +184,11 @@ func totalTime(v string) string {
 		return ""
 	}
 	if strings.HasPrefix(v, "P") {
-		if v == "P" || v == "PT" || !isoDuration.MatchString(v) {
+		s, ok := course.DurationSeconds(v)
+		if !ok {
 			return v
 		}
-		return Duration(DurationOfISO(v))
+		return Duration(s)
 	}
 	p := strings.Split(v, ":")
 	if len(p) != 3 {

@@ -83,7 +83,7 @@ func FoldStatements(f *registration.StatementFold, raws []json.RawMessage) bool 
 		var scaled *float64
 		var secs float64
 		if s.Result != nil {
-			secs = DurationOfISO(s.Result.Duration)
+			secs, _ = course.DurationSeconds(s.Result.Duration)
 			if c := s.Result.Completion; c != nil && *c {
 				set(&a.CompletionSeen)
 			}

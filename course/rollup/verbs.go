@@ -2,8 +2,6 @@ package rollup
 
 import (
 	"encoding/json"
-	"regexp"
-	"strconv"
 
 	"github.com/lectern-lms/lectern/course/registration"
 )
@@ -37,24 +35,4 @@ func VerbsOf(raws []json.RawMessage) map[string]Verbs {
 	var f registration.StatementFold
 	FoldStatements(&f, raws)
 	return VerbsOfFold(&f)
-}
-
-var isoDuration = regexp.MustCompile(`^P(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
-
-// DurationOfISO is an ISO 8601 duration ("PT1H2M3.5S") in seconds; 0 when it does not parse.
-// Years and months count as 365 and 30 days.
-func DurationOfISO(s string) float64 {
-	m := isoDuration.FindStringSubmatch(s)
-	if m == nil || s == "P" || s == "PT" {
-		return 0
-	}
-	unit := []float64{365 * 86400, 30 * 86400, 7 * 86400, 86400, 3600, 60, 1}
-	var total float64
-	for i, u := range unit {
-		if m[i+1] != "" {
-			f, _ := strconv.ParseFloat(m[i+1], 64)
-			total += f * u
-		}
-	}
-	return total
 }

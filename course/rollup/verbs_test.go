@@ -5,14 +5,6 @@ import (
 	"testing"
 )
 
-func TestDurationOfISO(t *testing.T) {
-	for in, want := range map[string]float64{"PT1H2M3.5S": 3723.5, "PT90S": 90, "P1DT1S": 86401, "P1W": 604800, "": 0, "PT": 0, "1H": 0, "PTxS": 0} {
-		if got := DurationOfISO(in); got != want {
-			t.Errorf("%q: %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestVerbsOf(t *testing.T) {
 	st := func(verb, object, result string) json.RawMessage {
 		s := `{"verb":{"id":"` + verb + `"},"object":{"id":"` + object + `"}`

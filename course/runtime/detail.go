@@ -3,9 +3,10 @@ package runtime
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lectern-lms/lectern/course"
 )
 
 // Status is the runtime's view of an activity in the 2004 vocabulary: SCORM 1.2's one
@@ -84,30 +85,10 @@ func (r *Record) ScoreScaled() (float64, bool) {
 // (total_time of the last terminating commit), in seconds.
 func (r *Record) TotalSeconds() float64 {
 	if r.Dialect == SCORM2004 {
-		return DurationSeconds(r.Values["cmi.total_time"])
+		s, _ := course.DurationSeconds(r.Values["cmi.total_time"])
+		return s
 	}
 	return TimespanSeconds(r.Values["cmi.core.total_time"])
-}
-
-var durationPartsRE = regexp.MustCompile(`(\d+(?:\.\d+)?)([YMDHS])`)
-
-// DurationSeconds converts an ISO 8601 duration (SCORM 2004 timeinterval) to seconds; years
-// and months count as 365 and 30 days. Anything unparsable is 0.
-func DurationSeconds(d string) float64 {
-	if !durationRE.MatchString(d) {
-		return 0
-	}
-	date, tpart, _ := strings.Cut(strings.TrimPrefix(d, "P"), "T")
-	var s float64
-	for _, m := range durationPartsRE.FindAllStringSubmatch(date, -1) {
-		f, _ := strconv.ParseFloat(m[1], 64)
-		s += f * map[string]float64{"Y": 365 * 86400, "M": 30 * 86400, "D": 86400}[m[2]]
-	}
-	for _, m := range durationPartsRE.FindAllStringSubmatch(tpart, -1) {
-		f, _ := strconv.ParseFloat(m[1], 64)
-		s += f * map[string]float64{"H": 3600, "M": 60, "S": 1}[m[2]]
-	}
-	return s
 }
 
 // TimespanSeconds converts a SCORM 1.2 CMITimespan (HHHH:MM:SS.SS) to seconds; 0 when unparsable.

@@ -6,21 +6,6 @@ import (
 	"github.com/lectern-lms/lectern/course"
 )
 
-func TestDurationSeconds(t *testing.T) {
-	for in, want := range map[string]float64{
-		"PT30M": 1800, "PT1H0M30S": 3630, "P1D": 86400, "PT0.5S": 0.5, "P1DT1H": 90000, "P1Y": 365 * 86400,
-	} {
-		if got, ok := durationSeconds(in); !ok || got != want {
-			t.Errorf("durationSeconds(%q) = %v, %v; want %v", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "P", "PT", "30M", "PT1X", "1H"} {
-		if _, ok := durationSeconds(in); ok {
-			t.Errorf("durationSeconds(%q) accepted", in)
-		}
-	}
-}
-
 func TestAttemptDurationLimit(t *testing.T) {
 	limited := &course.Sequencing{
 		LimitConditions:    &course.LimitConditions{AttemptAbsoluteDurationLimit: "PT10M"},
