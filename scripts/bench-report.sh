@@ -616,6 +616,20 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkView/' | awk '
   }'
 
 # ---------------------------------------------------------------------------------------------
+# A SCORM 2004 navigation request on the learner's path (issue 24): learner
+# BenchmarkSequencingNavigate, a 30-SCO course whose SCOs write global objectives, per backend.
+cmd=(go test -run='^$' -bench='^BenchmarkSequencingNavigate$' -benchtime="${NAVIGATE_BENCHTIME:-100x}" ./learner/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkSequencingNavigate/' | awk '
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkSequencingNavigate\//, "", name)
+    rows[++n] = sprintf("| %-24s | %10.2f |", name, $3 / 1e6) }
+  END {
+    printf "| %-24s | %10s |\n", "SCORM 2004 navigate", "ms"
+    printf "|%s|%s:|\n", "--------------------------", "------------"
+    for (i = 1; i <= n; i++) print rows[i]
+  }'
+
+# ---------------------------------------------------------------------------------------------
 # A statement batch's activity merge (issue 22): 1,000 new activities read and stored one by
 # one (as before 2026-12-07) and batched (GetActivities, PutActivities), on both backends.
 cmd=(go test -run='^$' -bench='^BenchmarkActivityMerge$' -benchtime=3x ./storage/statements/sqlite/ ./storage/statements/elastic/)

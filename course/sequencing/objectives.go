@@ -400,8 +400,13 @@ func (n *node) readsGlobals() bool {
 // just wrote back over it (ADL CO-10: a by-measure completion under another threshold).
 // A leaf rolls up when it reports or its attempt ends, as the book's Overall Rollup does.
 // An activity whose attempt belongs to an earlier attempt of an ancestor (stale) is left
-// as that attempt ended.
+// as that attempt ended. Each activity rolls up once, in the order its first reader comes:
+// the readers of one cluster (every SCO of a course whose objectives map to globals) share
+// its rollup, which a second time would only repeat (the rollup of a, up to the root, is a
+// function of what is below it; the look-ahead of every entry of the table of contents runs
+// this, so thirty readers under one cluster made the player's view cubic in the course).
 func (s *State) refreshReaders() {
+	var done map[*node]bool
 	for _, n := range s.t.nodes {
 		if !n.readsGlobals() {
 			continue
@@ -410,7 +415,14 @@ func (s *State) refreshReaders() {
 		if n.leaf() {
 			a = n.parent
 		}
-		if a == nil || s.stale(a) {
+		if a == nil || done[a] {
+			continue
+		}
+		if done == nil {
+			done = map[*node]bool{}
+		}
+		done[a] = true
+		if s.stale(a) {
 			// Nothing of the current attempt on its ancestors rolls up into an
 			// attempt that belongs to an earlier one: rolling it up again would write
 			// that old judgement back over the global objectives (ADL OB-03b: a new
