@@ -41,6 +41,12 @@ type GenerateInput struct {
 	// ChunkVectors, when the caller has them, are the embeddings of Chunks(Sections) by the
 	// generator's model (the index task's chunk vectors), so they are not embedded twice.
 	ChunkVectors [][]float32
+	// PhraseVectors, when the caller has them, are vectors of the document's Candidates by
+	// the generator's model read in context (the sum over the chunks that hold a phrase of
+	// its ContextEmbedder vectors), keyed by phrase; a candidate without one is embedded
+	// alone. Measured on the skills set, in-context vectors pick as well as phrases embedded
+	// alone (docs/search.md), and they cost the model nothing beyond the chunks' runs.
+	PhraseVectors map[string][]float32
 	// Taxonomy, when set, is the pool skills are chosen from; nil generates free skills.
 	// Its vectors are used only when they come from the generator's own embedding model
 	// (the caller drops them otherwise).
@@ -68,6 +74,13 @@ type Builtin struct {
 	// SkillThreshold is the least cosine similarity between a taxonomy skill and the best
 	// matching part of the document for the skill to count (default 0.35).
 	SkillThreshold float64
+}
+
+// ContextEmbedder embeds a text and, from the same run, phrases as they occur in it
+// (indexer/embed/onnx.Embedder.EmbedInContext): nil for a phrase the text does not hold. The
+// index task reads the Candidates of a document from its chunks' runs with it (PhraseVectors).
+type ContextEmbedder interface {
+	EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error)
 }
 
 // Generation limits: how much of a document is read for phrases, how many candidates are
@@ -139,21 +152,7 @@ type generation struct {
 }
 
 func (g *generation) prepare(ctx context.Context) error {
-	var sb strings.Builder
-	sb.WriteString(g.in.Title)
-	for _, s := range g.in.Sections {
-		if sb.Len() > genMaxChars {
-			break
-		}
-		sb.WriteString("\n")
-		sb.WriteString(s.Heading)
-		sb.WriteString("\n")
-		sb.WriteString(s.Text)
-	}
-	g.text = sb.String()
-	if len(g.text) > genMaxChars {
-		g.text = strings.ToValidUTF8(g.text[:genMaxChars], "")
-	}
+	g.text = docText(g.in.Title, g.in.Sections)
 	g.cands = candidates(g.text)
 	if g.b.Embedder == nil || strings.TrimSpace(g.text) == "" {
 		return nil
@@ -175,23 +174,117 @@ func (g *generation) prepare(ctx context.Context) error {
 		}
 	}
 	texts := append([]string{}, parts...)
+	var alone []*candidate
 	for _, c := range g.cands {
+		if v := g.in.PhraseVectors[c.text]; len(v) > 0 {
+			c.vec = normalized(slices.Clone(v))
+			continue
+		}
+		alone = append(alone, c)
 		texts = append(texts, c.text)
 	}
-	if len(texts) == 0 {
-		return nil
-	}
-	vecs, err := g.b.Embedder.Embed(ctx, texts)
-	if err != nil {
-		return err
+	var vecs [][]float32
+	if len(texts) > 0 {
+		var err error
+		if vecs, err = g.b.Embedder.Embed(ctx, texts); err != nil {
+			return err
+		}
 	}
 	g.parts = append(slices.Clone(vecs[:len(parts)]), known...)
+	if len(g.parts) == 0 {
+		return nil
+	}
 	g.doc = mean(g.parts)
-	for i, c := range g.cands {
+	for i, c := range alone {
 		c.vec = vecs[len(parts)+i]
+	}
+	for _, c := range g.cands {
 		c.sim = dot(c.vec, g.doc)
 	}
 	return nil
+}
+
+// docText is the text generation reads of a document: the title, then each section's
+// heading and text, up to genMaxChars.
+func docText(title string, sections []extract.Section) string {
+	var sb strings.Builder
+	sb.WriteString(title)
+	for _, s := range sections {
+		if sb.Len() > genMaxChars {
+			break
+		}
+		sb.WriteString("\n")
+		sb.WriteString(s.Heading)
+		sb.WriteString("\n")
+		sb.WriteString(s.Text)
+	}
+	text := sb.String()
+	if len(text) > genMaxChars {
+		text = strings.ToValidUTF8(text[:genMaxChars], "")
+	}
+	return text
+}
+
+// InContext runs each of texts (a document's chunks) once through ce and returns their
+// vectors and the document's candidate phrases (Candidates) as those runs read them, summed
+// per phrase over the chunks that hold it: GenerateInput's ChunkVectors and PhraseVectors.
+// A text with a known vector (known[i] non-nil, e.g. from a cache) is not run again; its
+// phrases come from the other chunks, or the generator embeds them alone.
+func InContext(ctx context.Context, ce ContextEmbedder, texts []string, known [][]float32, cands []string) ([][]float32, map[string][]float32, error) {
+	vecs := make([][]float32, len(texts))
+	phrases := map[string][]float32{}
+	for i, t := range texts {
+		if i < len(known) && known[i] != nil {
+			vecs[i] = known[i]
+			continue
+		}
+		v, pv, err := ce.EmbedInContext(ctx, t, cands)
+		if err != nil {
+			return nil, nil, err
+		}
+		vecs[i] = v
+		for k, x := range pv {
+			if x == nil {
+				continue
+			}
+			sum := phrases[cands[k]]
+			if sum == nil {
+				sum = make([]float32, len(x))
+				phrases[cands[k]] = sum
+			}
+			for d := range x {
+				sum[d] += x[d]
+			}
+		}
+	}
+	return vecs, phrases, nil
+}
+
+// Candidates are the phrases the built-in generator ranks for a document's KEYWORDS and free
+// SKILLS: what a caller reads in context for GenerateInput.PhraseVectors.
+func Candidates(title string, sections []extract.Section) []string {
+	cs := candidates(docText(title, sections))
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.text
+	}
+	return out
+}
+
+// normalized scales v to unit length in place and returns it.
+func normalized(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		return v
+	}
+	f := float32(1 / math.Sqrt(n))
+	for i := range v {
+		v[i] *= f
+	}
+	return v
 }
 
 // candidates are the text's phrases of one to three words, none a stop word or a number,

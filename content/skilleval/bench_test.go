@@ -32,13 +32,14 @@ func BenchmarkSkills(b *testing.B) {
 		return generatedSkills(ctx, b, g, tx, text)
 	}
 	for b.Loop() {
-		var tax, tax30, tax40, word, free, base [][]string
+		var tax, tax30, tax40, word, free, freeCtx, base [][]string
 		for _, it := range Set {
 			tax = append(tax, skills(model, withVecs, it.Text))
 			tax30 = append(tax30, skills(low, withVecs, it.Text))
 			tax40 = append(tax40, skills(high, withVecs, it.Text))
 			word = append(word, skills(noModel, words, it.Text))
 			free = append(free, skills(model, nil, it.Text))
+			freeCtx = append(freeCtx, inContextSkills(ctx, b, e, model, it.Text))
 			base = append(base, KeywordBaseline(it.Text, Taxonomy, 5))
 		}
 		for _, r := range []struct {
@@ -50,6 +51,7 @@ func BenchmarkSkills(b *testing.B) {
 			{"taxonomy-0.40", Score(tax40, 5, Exact)},
 			{"words", Score(word, 5, Exact)},
 			{"free", Score(free, 5, Overlap)},
+			{"free-incontext", Score(freeCtx, 5, Overlap)},
 			{"keyword", Score(base, 5, Exact)},
 		} {
 			b.ReportMetric(r.s.Precision, "P@5-"+r.name)
@@ -57,10 +59,38 @@ func BenchmarkSkills(b *testing.B) {
 		}
 		if testing.Verbose() {
 			for i, it := range Set {
-				b.Logf("item %d want %q\n  taxonomy %q\n  keyword  %q\n  free     %q", i, it.Skills, tax[i], base[i], free[i])
+				b.Logf("item %d want %q\n  taxonomy %q\n  keyword  %q\n  free     %q\n  in context %q", i, it.Skills, tax[i], base[i], free[i], freeCtx[i])
 			}
 		}
 	}
+}
+
+// inContextSkills is generatedSkills with the chunk and phrase vectors the index task hands
+// the generator when its model reads phrases in context (workers/contentjob): each chunk runs
+// once, and its run gives the candidates it holds their vectors.
+func inContextSkills(ctx context.Context, b *testing.B, e content.ContextEmbedder, g *content.Builtin, text string) []string {
+	b.Helper()
+	sections := []extract.Section{{Location: "1", Text: text}}
+	var texts []string
+	for _, ch := range content.Chunks(sections) {
+		texts = append(texts, ch.Text)
+	}
+	chunkVecs, phrases, err := content.InContext(ctx, e, texts, nil, content.Candidates("", sections))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fs, err := g.Generate(ctx, content.GenerateInput{Sections: sections, Types: []string{content.FieldSkills},
+		ChunkVectors: chunkVecs, PhraseVectors: phrases})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	for _, f := range fs {
+		if f.Type == content.FieldSkills {
+			out = append(out, f.Value)
+		}
+	}
+	return out
 }
 
 // generatedSkills is what g generates as SKILLS for one text, exactly as the index task asks

@@ -32,6 +32,12 @@ type Indexer struct {
 	// Embedder embeds chunk texts; nil indexes without vectors, so lexical and field search
 	// work and semantic search finds nothing.
 	Embedder embed.Embedder
+	// InContext, when set, is Embedder's model reading phrases in context: a version whose
+	// fields are generated runs each new chunk through it once, for the chunk's vector and
+	// the vectors of the document's candidate phrases it holds (content.InContext), so field
+	// generation embeds only the title and the phrases no chunk holds, instead of every
+	// candidate alone (issue 27: 2.6× the chunks' model work before).
+	InContext content.ContextEmbedder
 	// Vectors, when set, caches chunk vectors per tenant in the record store in front of
 	// Embedder (pass the bare model then: a cache under it would be shared by tenants), so a
 	// restarted or second indexer does not re-embed known text. Each index task also expires
@@ -53,8 +59,10 @@ type Indexer struct {
 // FieldMaker generates and stores a version's generated fields of the types only (all when
 // empty) and returns every stored field of the version for the index.
 type FieldMaker interface {
-	// chunkVectors are the embeddings of content.Chunks(sections), nil without an embedder.
-	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, only []string) ([]indexer.Field, error)
+	// chunkVectors are the embeddings of content.Chunks(sections), nil without an embedder;
+	// phraseVectors the document's candidate phrases read in context (GenerateInput's), nil
+	// when they were not.
+	MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, phraseVectors map[string][]float32, only []string) ([]indexer.Field, error)
 	// StoredFields returns the version's stored fields for the index, none when generation
 	// has not run.
 	StoredFields(ctx context.Context, tenant string, v *content.Version) ([]indexer.Field, error)
@@ -117,16 +125,22 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 	for i, pc := range pieces {
 		chunks[i] = indexer.Chunk{Location: pc.Location, Text: pc.Text, Tags: v.Tags, Active: v.Active}
 	}
+	var phrases map[string][]float32
 	if h.Embedder != nil && len(pieces) > 0 {
 		texts := make([]string, len(pieces))
 		for i, pc := range pieces {
 			texts[i] = pc.Text
 		}
-		var emb embed.Embedder = h.Embedder
-		if h.Vectors != nil {
-			emb = embed.NewCached(h.Embedder, h.Vectors.Tenant(ctx, p.Tenant))
+		var vecs [][]float32
+		if h.InContext != nil && h.Fields != nil && !p.Rebuild {
+			vecs, phrases, err = h.embedInContext(ctx, p.Tenant, v.Title, sections, texts)
+		} else {
+			var emb embed.Embedder = h.Embedder
+			if h.Vectors != nil {
+				emb = embed.NewCached(h.Embedder, h.Vectors.Tenant(ctx, p.Tenant))
+			}
+			vecs, err = emb.Embed(ctx, texts)
 		}
-		vecs, err := emb.Embed(ctx, texts)
 		if err != nil {
 			return fmt.Errorf("embed %d chunks: %w", len(texts), err)
 		}
@@ -149,7 +163,7 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 		for _, c := range chunks {
 			vecs = append(vecs, c.Vector)
 		}
-		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, vecs, p.Fields); err != nil {
+		if fields, err = h.Fields.MakeFields(ctx, p.Tenant, v, sections, vecs, phrases, p.Fields); err != nil {
 			return err
 		}
 	default:
@@ -182,6 +196,44 @@ func (h *Indexer) index(ctx context.Context, p IndexPayload) error {
 	}
 	h.expireVectors(ctx, p.Tenant)
 	return nil
+}
+
+// embedInContext embeds a version's chunk texts through InContext: a chunk the tenant's
+// vector cache holds keeps its vector and is not run; every other chunk runs once for its
+// vector (stored in the cache) and the document's candidate phrases it holds.
+func (h *Indexer) embedInContext(ctx context.Context, tenant, title string, sections []extract.Section, texts []string) ([][]float32, map[string][]float32, error) {
+	info := h.Embedder.Model()
+	keys := make([]string, len(texts))
+	for i, t := range texts {
+		keys[i] = embed.CacheKey(info, t)
+	}
+	known := make([][]float32, len(texts))
+	var cache embed.Cache
+	if h.Vectors != nil {
+		cache = h.Vectors.Tenant(ctx, tenant)
+		hits := cache.Get(keys)
+		for i, k := range keys {
+			if v := hits[k]; len(v) == info.Dims {
+				known[i] = v
+			}
+		}
+	}
+	vecs, phrases, err := content.InContext(ctx, h.InContext, texts, known, content.Candidates(title, sections))
+	if err != nil {
+		return nil, nil, err
+	}
+	if cache != nil {
+		fresh := map[string][]float32{}
+		for i, k := range keys {
+			if known[i] == nil {
+				fresh[k] = vecs[i]
+			}
+		}
+		if len(fresh) > 0 {
+			cache.Put(fresh)
+		}
+	}
+	return vecs, phrases, nil
 }
 
 // expireVectors deletes a batch of the tenant's cached vectors that nobody used within the

@@ -36,12 +36,12 @@ type Maker struct {
 
 // MakeFields generates the fields of types only (every type when empty), stores them and
 // returns all stored fields of the version as index fields.
-func (m *Maker) MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, only []string) ([]indexer.Field, error) {
+func (m *Maker) MakeFields(ctx context.Context, tenant string, v *content.Version, sections []extract.Section, chunkVectors [][]float32, phraseVectors map[string][]float32, only []string) ([]indexer.Field, error) {
 	types := only
 	if len(types) == 0 {
 		types = content.FieldTypes
 	}
-	in := content.GenerateInput{Title: v.Title, Sections: sections, Types: types, ChunkVectors: chunkVectors}
+	in := content.GenerateInput{Title: v.Title, Sections: sections, Types: types, ChunkVectors: chunkVectors, PhraseVectors: phraseVectors}
 	if slices.Contains(types, content.FieldSkills) {
 		id, err := m.Config.Get(ctx, tenant, content.SettingSkillTaxonomy)
 		if err != nil {

@@ -236,7 +236,10 @@ type App struct {
 	// importEmbedder is what field generation embeds with: the import path's merged calls
 	// (embed.Coalescer) behind Embedder's LRU; nil without a model.
 	importEmbedder embed.Embedder
-	vectors        *embed.RecordCache
+	// contextEmbedder is the local model reading phrases in context for the index task
+	// (content.InContext); nil with a remote embedder, whose API returns pooled vectors only.
+	contextEmbedder content.ContextEmbedder
+	vectors         *embed.RecordCache
 	// Statements is the xAPI record store's backend.
 	Statements statements.Backend
 	// StatementsMissing lists the statement indices found missing at Open and left so (the
@@ -589,6 +592,7 @@ func (a *App) openEmbedder(ctx context.Context) error {
 			return nil
 		}
 		inner = o
+		a.contextEmbedder = o
 		a.closers = append(a.closers, o.Close)
 	default:
 		a.NoEmbedder = "semantic search is unavailable: no embedding model is configured; run `make model` (or set LECTERN_EMBEDDINGS_URL) and restart"
@@ -717,6 +721,9 @@ func (a *App) handleContentJobs(context.Context) error {
 	// The embedding metrics observe the bare model under the vector cache: computed vectors count.
 	contentIndexer := &contentjob.Indexer{Content: a.Content, Jobs: a.Jobs, Blobs: a.Blobs,
 		Index: a.Index, Embedder: embed.Observe(a.chunkEmbedder, a.Metrics.Embedded), Vectors: a.vectors, Logger: cfg.Logger, Fields: a.fieldMaker(cfg)}
+	if a.contextEmbedder != nil {
+		contentIndexer.InContext = observedContext{a.contextEmbedder, a.Metrics.Embedded}
+	}
 	a.handle(a.IndexQueue, contentjob.TypeIndex, contentIndexer)
 	a.Reindexer = &contentjob.Reindexer{Indexer: contentIndexer, Tenants: a.Tenants, Jobs: a.Jobs,
 		Prepare: func(ctx context.Context) error {
@@ -988,4 +995,24 @@ func checkContentURL(content, public string) error {
 		return fmt.Errorf("LECTERN_CONTENT_URL %q is the same origin as LECTERN_PUBLIC_URL: course content must be served from an origin of its own (another host name or port)", content)
 	}
 	return nil
+}
+
+// observedContext counts each chunk read in context as one embedded vector, as the chunk
+// embedder's calls are counted (lectern_embedded_vectors_total).
+type observedContext struct {
+	content.ContextEmbedder
+	observe func(vectors int, d time.Duration)
+}
+
+func (o observedContext) EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error) {
+	start := time.Now()
+	v, p, err := o.ContextEmbedder.EmbedInContext(ctx, text, phrases)
+	if o.observe != nil {
+		n := 1
+		if err != nil {
+			n = 0
+		}
+		o.observe(n, time.Since(start))
+	}
+	return v, p, err
 }

@@ -97,6 +97,31 @@ func (e *Embedder) open(modelPath, intPath string, threads int, spinning bool) e
 
 // run pushes one padded batch through the network and pools the result.
 func (e *Embedder) run(ctx context.Context, session *ort.DynamicAdvancedSession, seqs [][]int32) ([][]float32, error) {
+	var res [][]float32
+	err := e.forward(ctx, session, seqs, func(data []float32, width int) error {
+		dims := e.info.Dims
+		res = make([][]float32, len(seqs))
+		flat := make([]float32, len(seqs)*dims) // one allocation for the batch's vectors
+		acc := make([]float64, dims)
+		for i := range seqs {
+			v := flat[i*dims : (i+1)*dims : (i+1)*dims]
+			if e.pooledOutput {
+				copy(v, data[i*dims:(i+1)*dims])
+			} else {
+				meanPool(v, acc, data[i*width*dims:(i+1)*width*dims], len(seqs[i]), dims)
+			}
+			embed.Normalize(v)
+			res[i] = v
+		}
+		return nil
+	})
+	return res, err
+}
+
+// forward pushes one padded batch through the network and hands the output (the pooled
+// [batch, dims] vectors, or the [batch, width, dims] token states) to read before it is
+// released.
+func (e *Embedder) forward(ctx context.Context, session *ort.DynamicAdvancedSession, seqs [][]int32, read func(data []float32, width int) error) error {
 	n := len(seqs)
 	width := 0
 	for _, s := range seqs {
@@ -138,7 +163,7 @@ func (e *Embedder) run(ctx context.Context, session *ort.DynamicAdvancedSession,
 		}
 		t, err := ort.NewTensor(shape, data)
 		if err != nil {
-			return nil, fmt.Errorf("embed: input tensor: %w", err)
+			return fmt.Errorf("embed: input tensor: %w", err)
 		}
 		inputs = append(inputs, t)
 	}
@@ -147,7 +172,7 @@ func (e *Embedder) run(ctx context.Context, session *ort.DynamicAdvancedSession,
 	// takes long enough on a small CPU that waiting for it would be noticeable.
 	ro, err := ort.NewRunOptions()
 	if err != nil {
-		return nil, fmt.Errorf("embed: run options: %w", err)
+		return fmt.Errorf("embed: run options: %w", err)
 	}
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -164,35 +189,21 @@ func (e *Embedder) run(ctx context.Context, session *ort.DynamicAdvancedSession,
 	outputs := []ort.Value{nil}
 	if err := session.RunWithOptions(inputs, outputs, ro); err != nil {
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return context.Cause(ctx)
 		}
-		return nil, fmt.Errorf("embed: run model: %w", err)
+		return fmt.Errorf("embed: run model: %w", err)
 	}
 	defer outputs[0].Destroy()
 	t, ok := outputs[0].(*ort.Tensor[float32])
 	if !ok {
-		return nil, fmt.Errorf("embed: model output is %T, want float32 tensor", outputs[0])
+		return fmt.Errorf("embed: model output is %T, want float32 tensor", outputs[0])
 	}
 	data, oshape := t.GetData(), t.GetShape()
 	dims := e.info.Dims
 	if oshape[len(oshape)-1] != int64(dims) {
-		return nil, fmt.Errorf("embed: model returns %d-dim vectors, manifest says %d", oshape[len(oshape)-1], dims)
+		return fmt.Errorf("embed: model returns %d-dim vectors, manifest says %d", oshape[len(oshape)-1], dims)
 	}
-
-	res := make([][]float32, n)
-	flat := make([]float32, n*dims) // one allocation for the batch's vectors
-	acc := make([]float64, dims)
-	for i := range seqs {
-		v := flat[i*dims : (i+1)*dims : (i+1)*dims]
-		if e.pooledOutput {
-			copy(v, data[i*dims:(i+1)*dims])
-		} else {
-			meanPool(v, acc, data[i*width*dims:(i+1)*width*dims], len(seqs[i]), dims)
-		}
-		embed.Normalize(v)
-		res[i] = v
-	}
-	return res, nil
+	return read(data, width)
 }
 
 // meanPool averages the first n token vectors of one sequence's hidden

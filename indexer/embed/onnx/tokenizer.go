@@ -32,6 +32,9 @@ type wordPiece struct {
 	maxTokens int // including [CLS] and [SEP]
 	cls, sep  int32
 	pad, unk  int32
+	// piece marks the ids of word continuations ("##ing"): a phrase found in a text's
+	// ids must not end inside a word (EmbedInContext).
+	piece []bool
 }
 
 // maxWordChars mirrors BERT's max_input_chars_per_word: longer "words" (URLs,
@@ -59,7 +62,10 @@ func loadWordPiece(vocabPath string, lowercase bool, maxTokens int) (*wordPiece,
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", vocabPath, err)
 	}
-	w := &wordPiece{vocab: vocab, lowercase: lowercase, maxTokens: maxTokens}
+	w := &wordPiece{vocab: vocab, lowercase: lowercase, maxTokens: maxTokens, piece: make([]bool, id)}
+	for tok, i := range vocab {
+		w.piece[i] = strings.HasPrefix(tok, "##")
+	}
 	for _, s := range []struct {
 		name string
 		dst  *int32
