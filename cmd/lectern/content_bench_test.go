@@ -52,9 +52,10 @@ import (
 // the import of the same mode, so that both see the same load; scripts/bench-report.sh
 // prints the import's docs/s as a share of it. Then model-only: the same chunks and every text
 // the field generation (content.Builtin, which an import runs after the chunks) embeds for
-// those documents, title and candidate phrases, each distinct text once (as the app's vector
-// cache would spare the repeats), in one Embed call each: all the model work of the import,
-// with nothing else.
+// those documents, each distinct text once (as the app's vector cache would spare the
+// repeats), in one Embed call each: all the model work of the import, with nothing else. The
+// generation is given the phrase vectors the index task reads in context (content.InContext),
+// so it embeds the titles and the candidates no chunk holds.
 func BenchmarkContentImport(b *testing.B) {
 	modelDir := benchModelDir(b)
 	n := benchCount(b, "CONTENT_BENCH_DOCS", 1000)
@@ -67,7 +68,7 @@ func BenchmarkContentImport(b *testing.B) {
 	}
 	inproc := os.Getenv("CONTENT_BENCH_INPROC") == "1"
 	docs := benchDocuments(n)
-	chunks, generated := benchChunks(b, docs)
+	chunks, generated := benchChunks(b, modelDir, docs)
 	for _, mode := range []string{"embedded", "distributed"} {
 		for _, c := range []struct {
 			name  string
@@ -105,10 +106,16 @@ func BenchmarkContentImport(b *testing.B) {
 // benchChunks is the chunk texts of docs as the import makes them: each read as plain text
 // by content/extract (as the import task reads a .txt upload) and cut by content.Chunks (as
 // the index task cuts its sections); and the distinct texts the field generation embeds
-// for them (content.Builtin given the chunk vectors, as the index task gives them; recorded
-// by an embedder that answers unit vectors, since the texts do not depend on the vectors).
-func benchChunks(b *testing.B, docs [][]byte) (chunks, generated []string) {
+// for them (content.Builtin given the chunk and phrase vectors, as the index task gives them
+// with a model that reads phrases in context; recorded by an embedder that answers unit
+// vectors, since the texts do not depend on the vectors).
+func benchChunks(b *testing.B, modelDir string, docs [][]byte) (chunks, generated []string) {
 	ctx := context.Background()
+	model, err := onnx.New(modelDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer model.Close()
 	rec := &recordingEmbedder{seen: map[string]bool{}}
 	gen := &content.Builtin{Embedder: rec}
 	for i, d := range docs {
@@ -118,16 +125,20 @@ func benchChunks(b *testing.B, docs [][]byte) (chunks, generated []string) {
 			b.Fatal(err)
 		}
 		pieces := content.Chunks(res.Sections)
-		vecs := make([][]float32, len(pieces))
+		texts := make([]string, len(pieces))
 		for j, pc := range pieces {
 			chunks = append(chunks, pc.Text)
-			vecs[j] = unitVector()
+			texts[j] = pc.Text
 		}
 		title := strings.TrimSpace(res.Title)
 		if title == "" {
 			title = strings.TrimSuffix(name, filepath.Ext(name))
 		}
-		if _, err := gen.Generate(ctx, content.GenerateInput{Title: title, Sections: res.Sections, ChunkVectors: vecs}); err != nil {
+		vecs, phrases, err := content.InContext(ctx, model, texts, nil, content.Candidates(title, res.Sections))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gen.Generate(ctx, content.GenerateInput{Title: title, Sections: res.Sections, ChunkVectors: vecs, PhraseVectors: phrases}); err != nil {
 			b.Fatal(err)
 		}
 	}

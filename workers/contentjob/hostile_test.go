@@ -142,15 +142,11 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 			normal := w.submit(t, "acme", extracttest.Doc{Name: "gloves.pdf", Data: extracttest.TextPDF("Gloves protect hands")})
 
 			deadline := time.Now().Add(90 * time.Second)
-			var normalDone time.Time
 			for name, h := range hostile {
 				var j *jobs.Job
 				for j = w.settled(t, ids[name]); j == nil; j = w.settled(t, ids[name]) {
 					if time.Now().After(deadline) {
 						t.Fatalf("%s: job not settled in 90s", name)
-					}
-					if normalDone.IsZero() && w.settled(t, normal) != nil {
-						normalDone = time.Now()
 					}
 					time.Sleep(50 * time.Millisecond)
 				}
@@ -159,7 +155,12 @@ func TestHostileDocumentFailsItsOwnJob(t *testing.T) {
 					t.Errorf("%s (%s): job %s %+v, want FAILED %s naming %s and %q", name, h.doc.What, j.Status, j.Error, h.code, h.doc.Name, h.want)
 				}
 			}
+			// The normal document may still be in line behind the hostile ones on a busy
+			// machine (two workers): it must settle, as imported, within the same deadline.
 			j := w.settled(t, normal)
+			for ; j == nil && time.Now().Before(deadline); j = w.settled(t, normal) {
+				time.Sleep(50 * time.Millisecond)
+			}
 			if j == nil || j.Status == jobs.StatusFailed || j.Results["content_id"] == nil {
 				t.Fatalf("normal document: %+v", j)
 			}
