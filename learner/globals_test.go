@@ -6,16 +6,9 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
-	"time"
 
-	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/course/registration"
 	scormrt "github.com/lectern-lms/lectern/course/runtime"
-	"github.com/lectern-lms/lectern/course/scorm"
-	"github.com/lectern-lms/lectern/course/settings"
-	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/record"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
@@ -69,34 +62,9 @@ func TestGlobalsNeverBehindTheState(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			ctx := context.Background()
 			records := &failingGlobals{Store: be.Open(t)}
-			pkg, err := scorm.Parse(fstest.MapFS{"imsmanifest.xml": {Data: []byte(writerManifest)}, "sco.html": {Data: []byte("sco")}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			courses := course.NewStore(records)
-			v, err := courses.AddVersion(ctx, "acme", &course.Version{CourseID: "writer", Title: "Writer", Standard: pkg.Standard, Package: pkg, JobID: "job-1"}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sealer, err := settings.NewSealer("test-secret")
-			if err != nil {
-				t.Fatal(err)
-			}
-			regs := registration.NewStore(records, sealer)
-			q := registration.CreateRequest{ID: "r1", CourseID: "writer", Learner: registration.Learner{ID: "ann"}, ForCredit: true}
-			if err := q.Check(); err != nil {
-				t.Fatal(err)
-			}
-			reg, err := regs.Create(ctx, "acme", q, v.Version, registration.CourseRef{Title: "Writer", Standard: string(pkg.Standard)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runtime := scormrt.NewStore(records)
-			path := learner.New(learner.Deps{Courses: courses, Registrations: regs, Runtime: runtime,
-				Settings: settings.NewStore(records, settings.Default(), sealer)})
-			in := reg.Current()
-			sess := &course.SessionClaims{Tenant: "acme", CourseID: "writer", Version: v.Version, RegistrationID: "r1",
-				Instance: in.Number, InstanceKey: in.Key, Expires: time.Now().Add(time.Hour).Unix()}
+			tr := newTracked(t, records, "writer", writerManifest)
+			path, runtime, v, sess, in := tr.path, tr.runtime, tr.v, tr.sess, tr.reg.Current()
+			pkg := v.Package
 			nav, err := path.SequencingLaunch(ctx, sess, "", v)
 			if err != nil || nav.Deliver != "s1" {
 				t.Fatalf("launch: %+v, %v", nav, err)

@@ -5,17 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/fstest"
-	"time"
 
-	"github.com/lectern-lms/lectern/course"
 	"github.com/lectern-lms/lectern/course/coursetest"
-	"github.com/lectern-lms/lectern/course/registration"
-	scormrt "github.com/lectern-lms/lectern/course/runtime"
-	"github.com/lectern-lms/lectern/course/scorm"
 	"github.com/lectern-lms/lectern/course/sequencing"
-	"github.com/lectern-lms/lectern/course/settings"
-	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/storage/record/recordstores"
 )
 
@@ -47,34 +39,8 @@ func BenchmarkSequencingNavigate(b *testing.B) {
 	for _, be := range recordstores.All() {
 		b.Run(be.Name, func(b *testing.B) {
 			ctx := context.Background()
-			records := be.Open(b)
-			pkg, err := scorm.Parse(fstest.MapFS{"imsmanifest.xml": {Data: []byte(flowManifest(30))}, "sco.html": {Data: []byte("sco")}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			courses := course.NewStore(records)
-			v, err := courses.AddVersion(ctx, "acme", &course.Version{CourseID: "flow", Title: "Flow", Standard: pkg.Standard, Package: pkg, JobID: "job-1"}, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sealer, err := settings.NewSealer("test-secret")
-			if err != nil {
-				b.Fatal(err)
-			}
-			regs := registration.NewStore(records, sealer)
-			q := registration.CreateRequest{ID: "r1", CourseID: "flow", Learner: registration.Learner{ID: "ann"}, ForCredit: true}
-			if err := q.Check(); err != nil {
-				b.Fatal(err)
-			}
-			reg, err := regs.Create(ctx, "acme", q, v.Version, registration.CourseRef{Title: "Flow", Standard: string(pkg.Standard)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			path := learner.New(learner.Deps{Courses: courses, Registrations: regs, Runtime: scormrt.NewStore(records),
-				Settings: settings.NewStore(records, settings.Default(), sealer)})
-			in := reg.Current()
-			sess := &course.SessionClaims{Tenant: "acme", CourseID: "flow", Version: v.Version, RegistrationID: "r1",
-				Instance: in.Number, InstanceKey: in.Key, Expires: time.Now().Add(time.Hour).Unix()}
+			tr := newTracked(b, be.Open(b), "flow", flowManifest(30))
+			path, v, sess := tr.path, tr.v, tr.sess
 			if nav, err := path.SequencingLaunch(ctx, sess, "", v); err != nil || nav.Deliver != "s0" {
 				b.Fatalf("launch: %+v, %v", nav, err)
 			}

@@ -84,13 +84,7 @@ func inContextSkills(ctx context.Context, b *testing.B, e content.ContextEmbedde
 	if err != nil {
 		b.Fatal(err)
 	}
-	var out []string
-	for _, f := range fs {
-		if f.Type == content.FieldSkills {
-			out = append(out, f.Value)
-		}
-	}
-	return out
+	return skillValues(fs)
 }
 
 // generatedSkills is what g generates as SKILLS for one text, exactly as the index task asks
@@ -105,6 +99,11 @@ func generatedSkills(ctx context.Context, b *testing.B, g *content.Builtin, tx *
 	if err != nil {
 		b.Fatal(err)
 	}
+	return skillValues(fs)
+}
+
+// skillValues are the SKILLS among generated fields, in order.
+func skillValues(fs []content.GeneratedField) []string {
 	var out []string
 	for _, f := range fs {
 		if f.Type == content.FieldSkills {
