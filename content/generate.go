@@ -76,11 +76,12 @@ type Builtin struct {
 	SkillThreshold float64
 }
 
-// ContextEmbedder embeds a text and, from the same run, phrases as they occur in it
-// (indexer/embed/onnx.Embedder.EmbedInContext): nil for a phrase the text does not hold. The
-// index task reads the Candidates of a document from its chunks' runs with it (PhraseVectors).
+// ContextEmbedder embeds texts and, from the same run of each, phrases as they occur in it
+// (indexer/embed/onnx.Embedder.EmbedInContext): phrases[i][k] is nil when texts[i] does not
+// hold phrase k. The index task reads the Candidates of a document from its chunks' runs with
+// it (PhraseVectors).
 type ContextEmbedder interface {
-	EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error)
+	EmbedInContext(ctx context.Context, texts, phrases []string) ([][]float32, [][][]float32, error)
 }
 
 // Generation limits: how much of a document is read for phrases, how many candidates are
@@ -232,18 +233,26 @@ func docText(title string, sections []extract.Section) string {
 // phrases come from the other chunks, or the generator embeds them alone.
 func InContext(ctx context.Context, ce ContextEmbedder, texts []string, known [][]float32, cands []string) ([][]float32, map[string][]float32, error) {
 	vecs := make([][]float32, len(texts))
-	phrases := map[string][]float32{}
+	var run []string
+	var at []int
 	for i, t := range texts {
 		if i < len(known) && known[i] != nil {
 			vecs[i] = known[i]
 			continue
 		}
-		v, pv, err := ce.EmbedInContext(ctx, t, cands)
-		if err != nil {
-			return nil, nil, err
-		}
-		vecs[i] = v
-		for k, x := range pv {
+		run, at = append(run, t), append(at, i)
+	}
+	phrases := map[string][]float32{}
+	if len(run) == 0 {
+		return vecs, phrases, nil
+	}
+	got, found, err := ce.EmbedInContext(ctx, run, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range at {
+		vecs[i] = got[j]
+		for k, x := range found[j] {
 			if x == nil {
 				continue
 			}

@@ -29,11 +29,11 @@ type countingContext struct {
 	chunks int
 }
 
-func (c *countingContext) EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error) {
+func (c *countingContext) EmbedInContext(ctx context.Context, texts, phrases []string) ([][]float32, [][][]float32, error) {
 	c.mu.Lock()
-	c.chunks++
+	c.chunks += len(texts)
 	c.mu.Unlock()
-	return c.ContextEmbedder.EmbedInContext(ctx, text, phrases)
+	return c.ContextEmbedder.EmbedInContext(ctx, texts, phrases)
 }
 
 // generating is a FieldMaker that runs the built-in generator on what the index task hands

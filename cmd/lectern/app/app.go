@@ -997,18 +997,18 @@ func checkContentURL(content, public string) error {
 	return nil
 }
 
-// observedContext counts each chunk read in context as one embedded vector, as the chunk
+// observedContext counts each text read in context as one embedded vector, as the chunk
 // embedder's calls are counted (lectern_embedded_vectors_total).
 type observedContext struct {
 	content.ContextEmbedder
 	observe func(vectors int, d time.Duration)
 }
 
-func (o observedContext) EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error) {
+func (o observedContext) EmbedInContext(ctx context.Context, texts, phrases []string) ([][]float32, [][][]float32, error) {
 	start := time.Now()
-	v, p, err := o.ContextEmbedder.EmbedInContext(ctx, text, phrases)
+	v, p, err := o.ContextEmbedder.EmbedInContext(ctx, texts, phrases)
 	if o.observe != nil {
-		n := 1
+		n := len(v)
 		if err != nil {
 			n = 0
 		}

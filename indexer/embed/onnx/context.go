@@ -12,13 +12,14 @@ import (
 // only: there are no token states to read phrases from.
 var ErrNoTokenStates = errors.New("embed: the model returns pooled vectors, not token states")
 
-// EmbedInContext embeds text as Embed does (the same vector) and, from the same run of the
-// network, each phrase as it occurs in text: the normalized mean of the contextual states of
-// its tokens over its occurrences (whole words only). A phrase that does not occur within
-// the text's first MaxTokens tokens gets nil. The phrases cost no run of their own: a
-// document's keyphrase candidates read from its chunks' runs instead of one run each.
-func (e *Embedder) EmbedInContext(ctx context.Context, text string, phrases []string) ([]float32, [][]float32, error) {
-	ids := e.tok.encode(text)
+// EmbedInContext embeds each of texts as Embed does (the same vectors) and, from the same run
+// of the network, each phrase as it occurs in that text: the normalized mean of the contextual
+// states of its tokens over its occurrences (whole words only); phrases[i][k] is nil when
+// texts[i] does not hold phrase k within its first MaxTokens tokens. The phrases cost no run
+// of their own: a document's keyphrase candidates read from its chunks' runs instead of one
+// run each. One call holds the embedder open for all of texts, as Embed does, so a Close
+// waits for it and a caller that stops gets its context's cause.
+func (e *Embedder) EmbedInContext(ctx context.Context, texts, phrases []string) ([][]float32, [][][]float32, error) {
 	pids := make([][]int32, len(phrases))
 	for k, p := range phrases {
 		enc := e.tok.encode(p)
@@ -32,6 +33,20 @@ func (e *Embedder) EmbedInContext(ctx context.Context, text string, phrases []st
 	if e.pooledOutput {
 		return nil, nil, ErrNoTokenStates
 	}
+	vecs, found := make([][]float32, len(texts)), make([][][]float32, len(texts))
+	for i, text := range texts {
+		v, pv, err := e.inContext(ctx, e.tok.encode(text), pids)
+		if err != nil {
+			return nil, nil, err
+		}
+		vecs[i], found[i] = v, pv
+	}
+	return vecs, found, nil
+}
+
+// inContext runs one text (ids) on a run slot and reads its vector and the phrases (pids).
+// The caller holds mu.
+func (e *Embedder) inContext(ctx context.Context, ids []int32, pids [][]int32) ([]float32, [][]float32, error) {
 	session := e.session
 	if e.integer != nil && len(ids) > e.intMin {
 		session = e.integer
@@ -41,7 +56,7 @@ func (e *Embedder) EmbedInContext(ctx context.Context, text string, phrases []st
 	}
 	defer e.slots.release()
 	dims := e.info.Dims
-	vec, out := make([]float32, dims), make([][]float32, len(phrases))
+	vec, out := make([]float32, dims), make([][]float32, len(pids))
 	err := e.forward(ctx, session, [][]int32{ids}, func(data []float32, _ int) error {
 		acc := make([]float64, dims)
 		meanPool(vec, acc, data, len(ids), dims)

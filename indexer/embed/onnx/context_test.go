@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"context"
+	"errors"
 	"math"
 	"regexp"
 	"strings"
@@ -27,10 +28,11 @@ func TestEmbedInContext(t *testing.T) {
 	long := strings.Repeat("The course covers conflict resolution, negotiation and active listening for team leaders. ", 6)
 	for _, text := range []string{short, long} {
 		phrases := []string{"role plays", "conflict resolution", "active listening", "spreadsheet formulas", "feedback", "team", "listening"}
-		vec, pv, err := e.EmbedInContext(ctx, text, phrases)
+		vecs, found, err := e.EmbedInContext(ctx, []string{text}, phrases)
 		if err != nil {
 			t.Fatal(err)
 		}
+		vec, pv := vecs[0], found[0]
 		want := embedOne(t, e, text)
 		for k := range want {
 			if d := math.Abs(float64(want[k] - vec[k])); d > 1e-5 {
@@ -55,5 +57,18 @@ func TestEmbedInContext(t *testing.T) {
 				t.Errorf("phrase %q in context: cosine %.3f to the phrase alone", p, c)
 			}
 		}
+	}
+}
+
+// TestEmbedInContextStopped: a caller whose context ends gets its cause, not an error of
+// the embedder's own, so a queue hands its task back at a shutdown instead of counting a
+// failed try (cmd/lectern TestGracefulShutdownHandsBackJob).
+func TestEmbedInContextStopped(t *testing.T) {
+	e := newTestONNX(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("shutting down")
+	cancel(stop)
+	if _, _, err := e.EmbedInContext(ctx, []string{"a", "b"}, []string{"a"}); !errors.Is(err, stop) {
+		t.Fatalf("got %v, want the context's cause", err)
 	}
 }
