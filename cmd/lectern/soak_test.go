@@ -914,7 +914,9 @@ func soakCourseLoop(ctx context.Context, c *soakClient, acks *soakAcks, r *mrand
 // soakFaults injects faults on a schedule, evenly between a sixth and five sixths of the
 // run, one at a time, each kind in turn: kill -9 of a random role, Redis killed and
 // restarted (distributed), MinIO likewise, PostgreSQL and Elasticsearch cut at their proxies,
-// the post-back receiver hanging.
+// the post-back receiver hanging. A deployment of one role (embedded) is killed only in the
+// first third: a kill later would leave no process alive through the last two thirds, whose
+// resources the soak judges flat, so the receiver hangs in its place.
 func soakFaults(ctx context.Context, d *soakDeployment, rc *soakReceiver, r *mrand.Rand, length time.Duration) []soakFault {
 	kinds := []string{"kill"}
 	for _, b := range d.backends {
@@ -927,10 +929,14 @@ func soakFaults(ctx context.Context, d *soakDeployment, rc *soakReceiver, r *mra
 	var out []soakFault
 	begin := time.Now()
 	for i := range n {
-		if !soakSleep(ctx, time.Until(begin.Add(length/6+time.Duration(i)*gap))) {
+		at := length/6 + time.Duration(i)*gap
+		if !soakSleep(ctx, time.Until(begin.Add(at))) {
 			break
 		}
 		f := soakFault{kind: kinds[i%len(kinds)], start: time.Now()}
+		if f.kind == "kill" && len(d.roles) == 1 && at >= length/3 {
+			f.kind = "hang"
+		}
 		switch f.kind {
 		case "kill":
 			role := d.roles[r.IntN(len(d.roles))]
