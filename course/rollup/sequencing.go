@@ -85,7 +85,7 @@ func (r *Result) UseSequencing(pkg *course.Package, st *sequencing.State, state 
 		// holds completed, as the CMI rollup reports it.
 		total, done := 0, 0
 		pkg.Root.Walk(func(a *course.Activity) {
-			dc := effectiveSequencing(pkg, a).DeliveryControls
+			dc := pkg.EffectiveSequencing(a).DeliveryControls
 			if len(a.Children) > 0 || a.LaunchURL == "" || (dc != nil && dc.Tracked != nil && !*dc.Tracked) {
 				return
 			}
