@@ -214,10 +214,9 @@ func (s *Service) storeRollup(ctx context.Context, tenant string, reg *registrat
 func (s *Service) storeProgress(ctx context.Context, tenant string, reg *registration.Registration, in registration.Instance, res rollup.Result) (bool, error) {
 	changed := false
 	_, err := s.d.Registrations.UpdateProgress(ctx, tenant, reg.ID, in.Number, func(p *registration.Progress) error {
-		if changed = res.Changed(*p); !changed {
+		if changed = res.Update(p, time.Now()); !changed {
 			return errUnchanged
 		}
-		res.Apply(p, time.Now())
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {

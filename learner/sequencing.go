@@ -439,6 +439,9 @@ func (s *Service) SequencingNavigate(ctx context.Context, sess *course.SessionCl
 // commits): the player's view stands, and building it again (a look-ahead per activity) is
 // spared.
 func (s *Service) SequencingCommit(ctx context.Context, sess *course.SessionClaims, key string, v *course.Version, act *course.Activity, values scormrt.Values, navRequest string, exit bool) (*NavState, error) {
+	if exit {
+		values = suspendedByRequest(values, navRequest) // a preview's commit is not stored first
+	}
 	out := Outcome(values)
 	var req sequencing.Request
 	pending := false

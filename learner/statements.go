@@ -158,10 +158,9 @@ func (s *Service) foldStatements(ctx context.Context, tenant, xid string, b *sta
 	}
 	changed := false
 	reg, err := s.d.Registrations.UpdateInstanceProgress(ctx, tenant, x.RegistrationID, x.Key, func(_ registration.Instance, p *registration.Progress) error {
-		if changed = res.Changed(*p); !changed {
+		if changed = res.Update(p, when); !changed {
 			return errUnchanged
 		}
-		res.Apply(p, when)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {

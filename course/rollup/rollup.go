@@ -12,7 +12,6 @@ package rollup
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -194,9 +193,28 @@ func untracked(pkg *course.Package) Result {
 
 // Apply copies the rollup into a registration's progress, keeping its access dates;
 // CompletedAt is set to now the first time the completion becomes COMPLETED.
-func (r Result) Apply(p *registration.Progress, now time.Time) {
+func (r Result) Apply(p *registration.Progress, now time.Time) { r.apply(p, now, r.Digest()) }
+
+// Changed reports whether the rollup differs from a stored progress in what a postback
+// reports: completion, success, score, completion amount, more tracked seconds, or the
+// activity tree an ACTIVITY or FULL report shows (Digest).
+func (r Result) Changed(p registration.Progress) bool { return r.changed(p, r.Digest()) }
+
+// Update applies the rollup to p when it Changed what a post-back reports, and says whether
+// it did. It is what a commit calls: the digest, linear in the activity tree, is computed
+// once, not once to compare and again to store.
+func (r Result) Update(p *registration.Progress, now time.Time) bool {
+	d := r.Digest()
+	if !r.changed(*p, d) {
+		return false
+	}
+	r.apply(p, now, d)
+	return true
+}
+
+func (r Result) apply(p *registration.Progress, now time.Time, digest string) {
 	p.Completion, p.Success = r.Completion, r.Success
-	p.ReportDigest = r.Digest()
+	p.ReportDigest = digest
 	p.ScoreScaled = r.Score
 	p.CompletionAmount = r.CompletionAmount
 	// Measured time only grows within an instance: a rollup computed before a heartbeat raised
@@ -208,13 +226,10 @@ func (r Result) Apply(p *registration.Progress, now time.Time) {
 	}
 }
 
-// Changed reports whether the rollup differs from a stored progress in what a postback
-// reports: completion, success, score, completion amount, more tracked seconds, or the
-// activity tree an ACTIVITY or FULL report shows (Digest).
-func (r Result) Changed(p registration.Progress) bool {
+func (r Result) changed(p registration.Progress, digest string) bool {
 	return r.Completion != p.Completion || r.Success != p.Success || !sameFloat(r.Score, p.ScoreScaled) ||
 		!sameFloat(r.CompletionAmount, p.CompletionAmount) || r.TotalSecondsTracked > p.TotalSecondsTracked ||
-		r.Digest() != p.ReportDigest
+		digest != p.ReportDigest
 }
 
 // Digest fingerprints what an ACTIVITY or FULL report shows of the activity tree beyond the
@@ -226,16 +241,32 @@ func (r Result) Changed(p registration.Progress) bool {
 // grows with every heartbeat, and its growth is a change of its own.
 func (r Result) Digest() string {
 	h := sha256.New()
+	// One line per activity and objective, appended without fmt (the digest runs on every
+	// commit); the bytes are those of "%q %s %s %s %s %d\n" and "\t%q %s %s %s\n".
+	var b []byte
 	for _, id := range slices.Sorted(maps.Keys(r.Activities)) {
 		o := r.Activities[id]
-		fmt.Fprintf(h, "%q %s %s %s %s %d\n", id, o.Completion, o.Success, floatText(o.Score), floatText(o.CompletionAmount), o.Attempts)
+		b = strconv.AppendQuote(b[:0], id)
+		b = appendWords(b, o.Completion, o.Success, floatText(o.Score), floatText(o.CompletionAmount))
+		b = append(strconv.AppendInt(append(b, ' '), int64(o.Attempts), 10), '\n')
+		h.Write(b)
 		for _, oid := range slices.Sorted(maps.Keys(o.Objectives)) {
 			x := o.Objectives[oid]
-			fmt.Fprintf(h, "\t%q %s %s %s\n", oid, x.Completion, x.Success, floatText(x.Score))
+			b = strconv.AppendQuote(append(b[:0], '\t'), oid)
+			b = append(appendWords(b, x.Completion, x.Success, floatText(x.Score)), '\n')
+			h.Write(b)
 		}
 	}
 	h.Write(r.sequenced)
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// appendWords appends each word after a space.
+func appendWords(b []byte, words ...string) []byte {
+	for _, w := range words {
+		b = append(append(b, ' '), w...)
+	}
+	return b
 }
 
 // floatText is a score in a digest: "-" when unknown.

@@ -35,6 +35,15 @@ func TestApplyAndChanged(t *testing.T) {
 	if !same.Changed(p) {
 		t.Fatal("a score change is not a change")
 	}
+	// Update is Changed then Apply in one: it stores the change and says so, and leaves
+	// progress as it is when nothing a post-back reports changed.
+	before := p
+	if r.Update(&p, first.Add(3*time.Hour)) || p != before {
+		t.Fatalf("an unchanged rollup updated progress: %+v → %+v", before, p)
+	}
+	if !same.Update(&p, first.Add(3*time.Hour)) || *p.ScoreScaled != 91 || p.ReportDigest != same.Digest() || same.Changed(p) {
+		t.Fatalf("a changed rollup was not stored: %+v", p)
+	}
 }
 
 // TestChangedBelowTheRoot: a change an ACTIVITY or FULL report shows only below the root (a

@@ -50,7 +50,7 @@ func computeSN(in Input) Result {
 	r := Result{Activities: map[string]*Outcome{}}
 	var build func(a *course.Activity) *snNode
 	build = func(a *course.Activity) *snNode {
-		n := &snNode{a: a, seq: effectiveSequencing(in.Package, a)}
+		n := &snNode{a: a, seq: in.Package.EffectiveSequencing(a)}
 		for _, c := range a.Children {
 			n.children = append(n.children, build(c))
 		}
@@ -98,43 +98,6 @@ func nodeSecondsOwn(n *snNode) float64 {
 		return n.seconds
 	}
 	return 0
-}
-
-// effectiveSequencing merges an activity's sequencing with the sequencingCollection entry
-// its IDRef names: what the item states wins, the rest comes from the collection.
-func effectiveSequencing(pkg *course.Package, a *course.Activity) course.Sequencing {
-	var s course.Sequencing
-	if a.Sequencing != nil {
-		s = *a.Sequencing
-	}
-	if s.IDRef == "" || pkg.SequencingCollection == nil {
-		return s
-	}
-	ref := pkg.SequencingCollection[s.IDRef]
-	if ref == nil {
-		return s
-	}
-	if s.RollupRules == nil {
-		s.RollupRules = ref.RollupRules
-	}
-	if s.DeliveryControls == nil {
-		s.DeliveryControls = ref.DeliveryControls
-	}
-	if s.LimitConditions == nil {
-		s.LimitConditions = ref.LimitConditions
-	}
-	for _, f := range []struct {
-		dst *string
-		src string
-	}{
-		{&s.RequiredForSatisfied, ref.RequiredForSatisfied}, {&s.RequiredForNotSatisfied, ref.RequiredForNotSatisfied},
-		{&s.RequiredForCompleted, ref.RequiredForCompleted}, {&s.RequiredForIncomplete, ref.RequiredForIncomplete},
-	} {
-		if *f.dst == "" {
-			*f.dst = f.src
-		}
-	}
-	return s
 }
 
 func tracked(n *snNode) bool {

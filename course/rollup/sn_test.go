@@ -201,6 +201,22 @@ func TestSNRollupControlsAndConsiderations(t *testing.T) {
 	if r.Success != registration.Passed {
 		t.Fatalf("collection rule: %s, want PASSED", r.Success)
 	}
+	// An item that states rollupConsiderations takes the element whole, as the sequencer does
+	// (IMS SS merges per element): the collection's requiredForCompleted does not fill in the
+	// attribute the item left at its default (always).
+	rc := sco04("c")
+	rc.Sequencing = &course.Sequencing{IDRef: "considered", RequiredForSatisfied: "ifAttempted"}
+	p = pkg04(course.SCORM2004v4, cluster("org", nil, sco04("a"), rc))
+	p.SequencingCollection = map[string]*course.Sequencing{"considered": {RequiredForCompleted: "ifAttempted", RequiredForIncomplete: "ifAttempted"}}
+	r = Compute(Input{Package: p, State: State{"a": done("passed", nil)}, Settings: DefaultSettings()})
+	if r.Completion == registration.Completed {
+		t.Fatalf("unattempted c is required for completion (always): got %s", r.Completion)
+	}
+	rc.Sequencing = &course.Sequencing{IDRef: "considered"}
+	r = Compute(Input{Package: p, State: State{"a": done("passed", nil)}, Settings: DefaultSettings()})
+	if r.Completion != registration.Completed {
+		t.Fatalf("the collection's considerations apply to an item without its own: got %s", r.Completion)
+	}
 	lim := sco04("l")
 	lim.Sequencing = &course.Sequencing{LimitConditions: &course.LimitConditions{AttemptLimit: ip(2)}}
 	root := cluster("org", &course.Sequencing{RollupRules: &course.RollupRules{Rules: []course.RollupRule{rule("any", "notSatisfied", cond("attemptLimitExceeded"))}}}, lim)

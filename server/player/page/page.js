@@ -11,7 +11,7 @@
   // SCORM 2004: the sequencer on the server decides (docs/sequencing.md). seq is its latest
   // view (table of contents, request_valid answers); navBusy while the page's own request
   // runs; pageGoing once the page unloads (commits then go by beacon).
-  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null, sentRequest = "", suspending = false;
+  var seq = cfg.dialect === "2004" && cfg.nav ? cfg.nav : null, navBusy = false, pageGoing = false, lastCommitNav = null, sentRequest = "", learnerRequest = "";
   // The page's state across a reload of the same tab: exited, so a reload goes where
   // RedirectOnRefreshUrl says.
   var exitKey = "lectern-exited:" + cfg.runtimeUrl;
@@ -170,11 +170,12 @@
   // stop the sequencer from applying its own (completionSetByContent false: the LMS
   // completes the attempt; ADL SX-02).
   var defaulted = /^cmi\.(objectives\.\d+\.)?(completion_status|success_status)$/;
+  // The learner's Suspend or Exit (learnerRequest) is the request the terminating commit
+  // carries: the server suspends the SCO's attempt on suspendAll (learner.suspendedByRequest,
+  // the rule's one home) and the sequencer answers the commit.
   function pendingRequest(params, meta) {
-    // The learner's Suspend suspends the SCO whatever its cmi.exit says, so its next session
-    // resumes (entry resume) where this one was left.
-    if (meta && meta.isTerminateCommit && suspending) params["cmi.exit"] = "suspend";
-    if (meta && meta.isTerminateCommit && !navBusy && !exiting && api && api.adl && api.adl.nav) {
+    if (meta && meta.isTerminateCommit && learnerRequest) params["adl.nav.request"] = sentRequest = learnerRequest;
+    else if (meta && meta.isTerminateCommit && !navBusy && !exiting && api && api.adl && api.adl.nav) {
       var r = api.adl.nav.request;
       if (r && r !== "_none_") params["adl.nav.request"] = sentRequest = r;
     }
@@ -433,9 +434,15 @@
     exiting = true;
     var a = api;
     var suspends = !!(a && a.isInitialized() && a.lecternExitValue === "suspend");
-    suspending = request === "suspendAll";
+    var r = learnerRequest = request || (suspends ? "suspendAll" : "exitAll");
+    lastCommitNav = null; // only the terminating commit's answer counts
     endSco(function () {
-      var r = request || (suspends ? "suspendAll" : "exitAll");
+      // The terminating commit carried the request and the sequencer answered it; a SCO that
+      // had already terminated (or a commit that failed) leaves it to the navigate endpoint.
+      var carried = sentRequest === r && lastCommitNav;
+      learnerRequest = sentRequest = "";
+      lastCommitNav = null;
+      if (carried) { navBusy = false; exit(); return; }
       var req = new XMLHttpRequest();
       req.open("POST", cfg.runtimeUrl + "/navigate?request=" + r);
       req.onloadend = function () { navBusy = false; exit(); };
