@@ -18,7 +18,7 @@ func (s *Store) PutActivity(ctx context.Context, tenant, id string, activity jso
 	if id == "" || len(activity) == 0 {
 		return fmt.Errorf("%w: activity without id or JSON", statements.ErrInvalid)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO activities (tenant, id, json) VALUES (?, ?, ?)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO activities (tenant, id, json) VALUES (?, ?, ?)
 		ON CONFLICT (tenant, id) DO UPDATE SET json = excluded.json`, tenant, id, []byte(activity))
 	if err != nil {
 		return fmt.Errorf("put activity %s: %w", id, err)
@@ -87,7 +87,7 @@ func (s *Store) PutActivities(ctx context.Context, tenant string, acts map[strin
 	if len(acts) == 0 {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("put activities: %w", err)
 	}

@@ -83,7 +83,7 @@ func (s *Store) PutDoc(ctx context.Context, doc *statements.Document, cond state
 	if err := validKey(doc.Key, true); err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("put document: %w", err)
 	}
@@ -134,7 +134,7 @@ func (s *Store) DeleteDoc(ctx context.Context, key statements.DocKey, cond state
 	if err := validKey(key, true); err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete document: %w", err)
 	}
@@ -195,7 +195,7 @@ func (s *Store) DeleteDocs(ctx context.Context, key statements.DocKey) error {
 	if err := validKey(key, false); err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM documents WHERE `+docWhere, docArgs(key)...); err != nil {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM documents WHERE `+docWhere, docArgs(key)...); err != nil {
 		return fmt.Errorf("delete documents: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -27,7 +28,7 @@ func (s *Store) checkpointer() {
 		case <-s.committed:
 		}
 		// A failed checkpoint is retried after the next commit; the backstop bounds the WAL.
-		_, _ = s.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		_, _ = s.w.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 		t.Reset(checkpointInterval)
 		select {
 		case <-s.stop:
@@ -49,12 +50,12 @@ func (s *Store) Close() error {
 	}
 	s.stmts = map[string]*sql.Stmt{}
 	s.stmtMu.Unlock()
-	return s.db.Close()
+	return errors.Join(s.db.Close(), s.w.Close())
 }
 
 // PurgeTenant implements statements.Store, in one transaction so a crash never leaves half a tenant.
 func (s *Store) PurgeTenant(ctx context.Context, tenant string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("purge tenant %q: %w", tenant, err)
 	}

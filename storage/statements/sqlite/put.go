@@ -168,7 +168,7 @@ func (s *Store) commitChunks(ctx context.Context, r *putReq) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("put statements: %w", err)
 	}
@@ -221,7 +221,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*putReq) {
 			close(r.done)
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		finish(fmt.Errorf("put statements: %w", err))
 		return

@@ -43,7 +43,9 @@ const DefaultLimit = 100
 
 // Store is the SQLite statement store.
 type Store struct {
+	// db serves reads through the file's memory map; w serves every write (see Open).
 	db  *sql.DB
+	w   *sql.DB
 	now func() time.Time
 
 	// Group commit: concurrent Puts queue in pending; one of them (the leader) writes every
@@ -71,9 +73,13 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-// maxConns is the size of the connection pool: one writer at a time is SQLite's model; more
-// connections only serve concurrent readers.
+// maxConns is the size of the readers' pool.
 const maxConns = 4
+
+// maxWriters is the size of the writers' pool: one writer at a time is SQLite's model, so
+// waiting writers queue for the connection (honouring their contexts) instead of sleeping in
+// SQLite's busy handler.
+const maxWriters = 1
 
 // maxCachedStmts bounds Store.stmts; queries of shapes beyond it are prepared each time.
 const maxCachedStmts = 512
@@ -100,6 +106,41 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, f := range opts {
 		f(&o)
 	}
+	// The writers' pool does not map the file: the index pages a large batch's inserts and
+	// checks read then stay in SQLite's bounded page cache instead of growing the process's
+	// RSS by the size of the file (issue 22: eight 50 MB batches mapped 2.7× their size).
+	w, err := openPool(path, 0, maxWriters, "immediate")
+	if err != nil {
+		return nil, err
+	}
+	for _, stmt := range schema {
+		if _, err := w.Exec(stmt); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("create statement schema in %s: %w", path, err)
+		}
+	}
+	if err := migrateTarget(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
+	}
+	if err := migrateReports(w, o.derive); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
+	}
+	db, err := openPool(path, mmapBytes, maxConns, "deferred")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	s := &Store{db: db, w: w, now: time.Now, stmts: map[string]*sql.Stmt{},
+		committed: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go s.checkpointer()
+	return s, nil
+}
+
+// openPool opens a connection pool on the statement file, mapping mmap bytes of it for reads
+// (0: none); txlock is how its transactions begin.
+func openPool(path string, mmap int64, conns int, txlock string) (*sql.DB, error) {
 	q := url.Values{}
 	// temp_store(MEMORY) keeps temporary tables and sub-journals off the disk. cache_size
 	// (KiB when negative; SQLite's default is 2 MiB) lets a group's index pages stay in memory
@@ -110,41 +151,23 @@ func Open(path string, opts ...Option) (*Store, error) {
 	// half of an agent query's time at 100k statements, and its p99. None of these changes
 	// what a commit makes durable.
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)",
-		"temp_store(MEMORY)", "cache_size(-32768)", fmt.Sprintf("mmap_size(%d)", mmapBytes),
+		"temp_store(MEMORY)", "cache_size(-32768)", fmt.Sprintf("mmap_size(%d)", mmap),
 		fmt.Sprintf("wal_autocheckpoint(%d)", backstopCheckpointPages)} {
 		q.Add("_pragma", p)
 	}
-	// BEGIN IMMEDIATE takes the write lock up front, so a transaction's read-check-write
-	// (hash check, If-Match) cannot interleave with another writer, and waiting writers queue
-	// on busy_timeout instead of failing with SQLITE_BUSY on lock upgrade.
-	q.Set("_txlock", "immediate")
+	// BEGIN IMMEDIATE (the writers') takes the write lock up front, so a transaction's
+	// read-check-write (hash check, If-Match) cannot interleave with another writer.
+	q.Set("_txlock", txlock)
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(maxConns)
+	db.SetMaxOpenConns(conns)
 	// As many idle connections as open ones: database/sql keeps 2 by default, so under 4
 	// concurrent queries it closed a connection after each burst and the next query paid for
 	// a new one (open, pragmas, schema parse: milliseconds, the latency tail of issue 12).
-	db.SetMaxIdleConns(maxConns)
-	for _, stmt := range schema {
-		if _, err := db.Exec(stmt); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("create statement schema in %s: %w", path, err)
-		}
-	}
-	if err := migrateTarget(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
-	}
-	if err := migrateReports(db, o.derive); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("migrate statement schema in %s: %w", path, err)
-	}
-	s := &Store{db: db, now: time.Now, stmts: map[string]*sql.Stmt{},
-		committed: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
-	go s.checkpointer()
-	return s, nil
+	db.SetMaxIdleConns(conns)
+	return db, nil
 }
 
 // mmapBytes is how much of the statement file SQLite maps for reads: its compile-time
@@ -158,8 +181,8 @@ const mmapBytes = 0x7fff0000
 // sixth of ingest time at 100k statements, spent while the writer lock was held.
 const backstopCheckpointPages = 20_000
 
-// DB exposes the connection pool for maintenance and benchmarks.
-func (s *Store) DB() *sql.DB { return s.db }
+// DB exposes the writers' connection pool for maintenance (ANALYZE) and health checks.
+func (s *Store) DB() *sql.DB { return s.w }
 
 // query runs a read through the prepared statement of its SQL text (see Store.stmts).
 func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
