@@ -29,7 +29,7 @@ for n in $SIZES; do
 	cmd=(go test -run='^$' -bench='^BenchmarkIngest$' -benchtime=1x -timeout=60m ./server/lrsapi/)
 	echo "+ INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS ${cmd[*]}" >&2
 	out=$(CI=true LECTERN_BENCH_LL_URL="$ll_url" INGEST_BENCH_COUNT=$n INGEST_BENCH_ROUNDS=$ROUNDS \
-		"${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)
+		"${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee -a /dev/stderr)
 	stop_ll
 	printf '%s\n' "$out" | awk -v n="$n" '
 		$1 ~ /^BenchmarkIngest/ {

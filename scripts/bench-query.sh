@@ -38,7 +38,7 @@ for n in $SIZES; do
 	cmd=(go test -run='^$' -bench='^BenchmarkQueryLL$' -benchtime=1x -timeout=120m ./server/lrsapi/)
 	echo "+ QUERY_BENCH_COUNT=$n QUERY_BENCH_QUERIES=$QUERIES ${cmd[*]}" >&2
 	out=$(CI=true LECTERN_BENCH_LL_URL="$ll_url" QUERY_BENCH_COUNT=$n QUERY_BENCH_QUERIES=$QUERIES \
-		QUERY_BENCH_EMBEDDED_ONLY=$embedded_only "${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee /dev/stderr)
+		QUERY_BENCH_EMBEDDED_ONLY=$embedded_only "${cmd[@]}" 2>&1 | grep -v ' INFO \| WARN ' | tee -a /dev/stderr)
 	stop_ll
 	printf '%s\n' "$out" | awk -v n="$n" '
 		function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "" }

@@ -48,7 +48,7 @@ cd "$REPO"
 cmd=(go test -run='^$' -bench=BenchmarkRecordStore -benchtime="$BENCHTIME" -count="$COUNT"
   ./storage/record/recordbench/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 
 printf '%s\n' "$out" | awk '
   $1 ~ /^BenchmarkRecordStore\// {
@@ -75,7 +75,7 @@ printf '%s\n' "$out" | awk '
 cmd=(go test -run='^$' -bench=BenchmarkImport -benchtime="$IMPORT_BENCHTIME" -count="$IMPORT_COUNT"
   ./workers/importjob/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 
 printf '%s\n' "$out" | awk '
   $1 ~ /^BenchmarkImport\// && $4 == "ns/op" {
@@ -106,7 +106,7 @@ printf '%s\n' "$out" | awk '
 cmd=(go test -run='^$' -bench='^Benchmark(Put100|Query)$' -benchtime="$STMT_BENCHTIME"
   -count="$STMT_COUNT" -timeout=60m ./storage/statements/sqlite/ ./storage/statements/elastic/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 
 printf '%s\n' "$out" | awk '
   $1 == "pkg:" { be = ($2 ~ /\/elastic$/) ? "es" : ($2 ~ /\/sqlite$/) ? "sqlite" : "" }
@@ -158,15 +158,15 @@ SEARCH_BENCHTIME=${SEARCH_BENCHTIME:-200x}
 
 cmd=(go test -run='^$' -bench='^BenchmarkEmbed$' -benchtime="$SEARCH_EMBED_BENCHTIME" ./indexer/eval/)
 echo "+ ${cmd[*]}" >&2
-embed_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+embed_out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 cmd=(go test -run='^$' -bench='^BenchmarkIndexCached$' -benchtime="$SEARCH_INDEX_BENCHTIME" -timeout=60m
   ./indexer/bleve/ ./indexer/elastic/)
 echo "+ ${cmd[*]}" >&2
-index_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+index_out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 cmd=(go test -run='^$' -bench='^BenchmarkContentSearch$' -benchtime="$SEARCH_BENCHTIME" -timeout=60m
   ./indexer/bleve/ ./indexer/elastic/)
 echo "+ ${cmd[*]}" >&2
-search_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+search_out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 
 printf '%s\n' "$embed_out" "$index_out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "-" }
@@ -221,7 +221,7 @@ printf '%s\n' "$search_out" | awk '
 # BenchmarkWrite100 the CPU and allocations of a batch of 100.
 cmd=(go test -run='^$' -bench='^BenchmarkWritePeak$' -benchtime=3x ./lrs/ingest/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
   $1 ~ /^BenchmarkWritePeak-/ {
@@ -270,7 +270,7 @@ LECTERN_TEST_MODEL_DIR=${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.
 export LECTERN_TEST_MODEL_DIR CONTENT_BENCH_BASELINE
 cmd=(go test -run='^$' -bench='^BenchmarkEmbedThroughput$' -benchtime=1x -count="$EMBED_COUNT" -timeout=60m ./indexer/eval/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
   $1 ~ /^BenchmarkEmbedThroughput\// {
@@ -291,7 +291,7 @@ printf '%s\n' "$out" | awk '
 cmd=(go test -run='^$' -bench='^BenchmarkContentImport$' -benchtime=1x -timeout=60m ./cmd/lectern/)
 echo "+ CONTENT_BENCH_BASELINE=$CONTENT_BENCH_BASELINE ${cmd[*]}" >&2
 echo "load before the content import run: $(uptime)" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 load=$(uptime | sed 's/.*load average: //')
 printf '%s\n' "$out" | awk -v docs="${CONTENT_BENCH_DOCS:-1000}" -v load="$load" '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
@@ -328,7 +328,7 @@ printf '%s\n' "$out" | awk -v docs="${CONTENT_BENCH_DOCS:-1000}" -v load="$load"
 # per document (docs/benchmarks.md, "Scaling out indexers").
 cmd=(go test -run='^$' -bench='^BenchmarkScaleOutImport$' -benchtime=1x -timeout=60m ./cmd/lectern/)
 echo "+ ${cmd[*]}" >&2
-out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk -v docs="${SCALE_BENCH_DOCS:-300}" '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
   $1 ~ /^BenchmarkScaleOutImport\// {
@@ -352,7 +352,7 @@ printf '%s\n' "$out" | awk -v docs="${SCALE_BENCH_DOCS:-300}" '
 # (worker growth + largest child). Goal: at most 256 MiB.
 cmd=(go test -run='^$' -bench='^BenchmarkHostileDocuments$' -benchtime=1x ./workers/contentjob/)
 echo "+ ${cmd[*]}" >&2
-hostile_out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+hostile_out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$hostile_out" | awk -F'\t' '
   /^hostile: / {
     name = $1; sub(/^hostile: /, "", name); out = $7; if (length(out) > 90) out = substr(out, 1, 87) "..."
@@ -382,7 +382,7 @@ printf '%s\n' "$hostile_out" | awk -F'\t' '
 # side. Goal: p99 at most 20 ms on both backends.
 cmd=(go test -run='^$' -bench='^BenchmarkRegistrations$' -benchtime=1x -timeout=60m ./server/engineapi/)
 echo "+ ${cmd[*]}" >&2
-reg_out=$("${cmd[@]}" 2>&1 | grep -v ' INFO ' | tee /dev/stderr)
+reg_out=$("${cmd[@]}" 2>&1 | grep -v ' INFO ' | tee -a /dev/stderr)
 printf '%s\n' "$reg_out" | awk '
   $1 ~ /^BenchmarkRegistrations\// {
     name = $1; sub(/-[0-9]+$/, "", name); split(name, p, "/"); be = p[2]; op = p[3]
@@ -405,7 +405,7 @@ printf '%s\n' "$reg_out" | awk '
 # start-up, so it is the peak during the upload and import.
 cmd=(go test -run='^$' -bench='^BenchmarkUploadPeakRSS$' -benchtime=1x -timeout=60m ./cmd/lectern/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
   function mib(v) { return v < 0 ? "-" : sprintf("%.0f", v) }
@@ -503,7 +503,7 @@ echo; "${cmd[@]}" 2>&1 | grep -E '^BenchmarkStatementRollup/' | awk '
 cmd=(go test -run='^$' -bench='^BenchmarkReports$' -benchtime="${REPORT_BENCHTIME:-200x}" -timeout=120m
   ./storage/statements/sqlite/ ./storage/statements/elastic/)
 echo "+ ${cmd[*]}" >&2
-out=$("${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$("${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk -v n="${LECTERN_BENCH_REPORT_STATEMENTS:-1000000}" '
   $1 == "pkg:" { be = ($2 ~ /\/elastic$/) ? "es" : ($2 ~ /\/sqlite$/) ? "sqlite" : "" }
   $1 ~ /^BenchmarkReports\// && be != "" {
@@ -531,7 +531,7 @@ printf '%s\n' "$out" | awk -v n="${LECTERN_BENCH_REPORT_STATEMENTS:-1000000}" '
 cmd=(go test -run='^$' -bench='^BenchmarkTaxonomyImport$' -benchtime="${TAXONOMY_BENCHTIME:-1x}" -timeout=60m
   ./workers/taxonomyjob/)
 echo "+ ${cmd[*]}" >&2
-out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee /dev/stderr)
+out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" "${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "-" }
   $1 ~ /^BenchmarkTaxonomyImport\// {
@@ -563,7 +563,7 @@ cmd=(go test -run='^$' -bench='^BenchmarkSkills(ESCO)?$' -benchtime=1x -timeout=
 echo "+ ${cmd[*]}" >&2
 out=$(LECTERN_TEST_MODEL_DIR="${LECTERN_TEST_MODEL_DIR:-$("$REPO/scripts/install-model.sh")}" \
   LECTERN_TEST_ESCO_DIR="$esco_dir" CI="${CI:-true}" \
-  "${cmd[@]}" 2>&1 | tee /dev/stderr)
+  "${cmd[@]}" 2>&1 | tee -a /dev/stderr)
 printf '%s\n' "$out" | awk '
   function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return -1 }
   # Rows are collected and printed at the end, the ESCO table first (go test runs the small

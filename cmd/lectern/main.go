@@ -85,13 +85,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	default:
 		return fmt.Errorf("unknown role %q\n%s", role, usage)
 	}
-	if getenv("GOGC") == "" {
-		// The live heap of a server is small (a few MB), so at Go's default of 100 the
-		// collector ran every few requests; each cycle stops the world twice and takes CPU
-		// from requests, the largest share of the record store's query latency tail
-		// (docs/benchmarks.md, issue 12 item 2). GOGC, when set, still decides.
-		debug.SetGCPercent(app.DefaultGCPercent)
-	}
 	cfg, err := loadConfig(getenv, stdout)
 	if err != nil {
 		return err
@@ -103,8 +96,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if limit > 0 {
-		debug.SetMemoryLimit(limit)
 		cfg.Logger.Info("memory limit", "bytes", limit, "from", from)
+	}
+	// The live heap of a server is small (a few MB), so at Go's default of 100 the collector
+	// ran every few requests; each cycle stops the world twice and takes CPU from requests,
+	// the largest share of the record store's query latency tail (docs/benchmarks.md, issue
+	// 12 item 2). The policy collects less often while the heap is small and holds a large
+	// one within twice what is live (app.RunGCPolicy). GOGC or GOMEMLIMIT, when set, decide.
+	switch {
+	case getenv("GOGC") == "" && getenv("GOMEMLIMIT") == "":
+		gcCtx, stopGC := context.WithCancel(ctx)
+		defer stopGC()
+		go app.RunGCPolicy(gcCtx, limit)
+	case getenv("GOGC") == "":
+		debug.SetGCPercent(app.DefaultGCPercent)
+	}
+	if limit > 0 && getenv("GOGC") != "" {
+		debug.SetMemoryLimit(limit)
 	}
 	var content net.Listener
 	if role == "serve" || role == "all" {

@@ -1,6 +1,7 @@
 package lrsapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -109,9 +110,13 @@ func BenchmarkQueryLL(b *testing.B) {
 	// runtime's scavenger does it (madvise) during the measurement.
 	debug.FreeOSMemory()
 	b.Logf("load average before the queries: %s", loadAverage())
-	// The collector's target of the lectern binary (cmd/lectern sets it unless GOGC is set).
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(app.DefaultGCPercent))
+	// The collector policy of the lectern binary (cmd/lectern runs it unless GOGC or
+	// GOMEMLIMIT is set).
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { app.RunGCPolicy(ctx, 0); close(done) }()
+		defer func() { stop(); <-done; debug.SetGCPercent(100) }()
 	}
 	for _, sh := range queryShapes {
 		// The first page of value 0 on every target: as many statements as the workload has
