@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/cmd/lectern/app"
+	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 )
 
 // memory is this process's resident memory (Linux /proc/self/status): all of it (VmRSS), its
@@ -132,12 +131,7 @@ func settledRSS(b *testing.B) int64 { return settledMemory(b).rss }
 // The process runs the binary's collector policy (app.RunGCPolicy) unless GOGC or GOMEMLIMIT
 // is set, as cmd/lectern does, so the figures are those of the server as it ships.
 func BenchmarkRequestMemory(b *testing.B) {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { app.RunGCPolicy(ctx, 0); close(done) }()
-		defer func() { stop(); <-done; debug.SetGCPercent(100) }()
-	}
+	servertest.BinaryCollector(b)
 	b.Run("unauthenticated-200x64MiB", func(b *testing.B) {
 		base := commitBenchServer(b, "embedded")
 		addr := strings.TrimPrefix(base, "http://")

@@ -108,10 +108,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		gcCtx, stopGC := context.WithCancel(ctx)
 		defer stopGC()
 		go app.RunGCPolicy(gcCtx, limit)
-	case getenv("GOGC") == "":
+	case getenv("GOGC") == "": // GOMEMLIMIT is the limit (memoryLimit gave none)
 		debug.SetGCPercent(app.DefaultGCPercent)
-	}
-	if limit > 0 && getenv("GOGC") != "" {
+	case limit > 0:
 		debug.SetMemoryLimit(limit)
 	}
 	var content net.Listener

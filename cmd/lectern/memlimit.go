@@ -8,8 +8,9 @@ import (
 
 // A soft memory limit makes the collector run as the process nears it instead of letting the
 // heap reach the container's cap, where the kernel kills the process; the collector policy
-// (app.RunGCPolicy) never sets its moving limit above it. The limit is LECTERN_MEMORY_LIMIT, else 90 % of the cgroup's memory limit (cgroup
-// v2 memory.max, or v1 memory.limit_in_bytes); GOMEMLIMIT, when set, decides instead.
+// (app.RunGCPolicy) never sets its moving limit above it. The limit is LECTERN_MEMORY_LIMIT,
+// else 90 % of the cgroup's memory limit (cgroup v2 memory.max, or v1
+// memory.limit_in_bytes); GOMEMLIMIT, when set, decides instead.
 
 // cgroupLimitFiles are where a container's memory limit is read, v2 first.
 var cgroupLimitFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}

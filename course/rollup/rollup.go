@@ -12,6 +12,7 @@ package rollup
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -241,32 +242,16 @@ func (r Result) changed(p registration.Progress, digest string) bool {
 // grows with every heartbeat, and its growth is a change of its own.
 func (r Result) Digest() string {
 	h := sha256.New()
-	// One line per activity and objective, appended without fmt (the digest runs on every
-	// commit); the bytes are those of "%q %s %s %s %s %d\n" and "\t%q %s %s %s\n".
-	var b []byte
 	for _, id := range slices.Sorted(maps.Keys(r.Activities)) {
 		o := r.Activities[id]
-		b = strconv.AppendQuote(b[:0], id)
-		b = appendWords(b, o.Completion, o.Success, floatText(o.Score), floatText(o.CompletionAmount))
-		b = append(strconv.AppendInt(append(b, ' '), int64(o.Attempts), 10), '\n')
-		h.Write(b)
+		fmt.Fprintf(h, "%q %s %s %s %s %d\n", id, o.Completion, o.Success, floatText(o.Score), floatText(o.CompletionAmount), o.Attempts)
 		for _, oid := range slices.Sorted(maps.Keys(o.Objectives)) {
 			x := o.Objectives[oid]
-			b = strconv.AppendQuote(append(b[:0], '\t'), oid)
-			b = append(appendWords(b, x.Completion, x.Success, floatText(x.Score)), '\n')
-			h.Write(b)
+			fmt.Fprintf(h, "\t%q %s %s %s\n", oid, x.Completion, x.Success, floatText(x.Score))
 		}
 	}
 	h.Write(r.sequenced)
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// appendWords appends each word after a space.
-func appendWords(b []byte, words ...string) []byte {
-	for _, w := range words {
-		b = append(append(b, ' '), w...)
-	}
-	return b
 }
 
 // floatText is a score in a digest: "-" when unknown.

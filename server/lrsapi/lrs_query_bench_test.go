@@ -1,7 +1,6 @@
 package lrsapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-lms/lectern/cmd/lectern/app"
 	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/internal/testenv"
 )
@@ -110,14 +108,8 @@ func BenchmarkQueryLL(b *testing.B) {
 	// runtime's scavenger does it (madvise) during the measurement.
 	debug.FreeOSMemory()
 	b.Logf("load average before the queries: %s", loadAverage())
-	// The collector policy of the lectern binary (cmd/lectern runs it unless GOGC or
-	// GOMEMLIMIT is set).
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { app.RunGCPolicy(ctx, 0); close(done) }()
-		defer func() { stop(); <-done; debug.SetGCPercent(100) }()
-	}
+	// The collector policy of the lectern binary.
+	servertest.BinaryCollector(b)
 	for _, sh := range queryShapes {
 		// The first page of value 0 on every target: as many statements as the workload has
 		// matches, up to the limit, so no target answers fast by answering wrong. Distributed

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -136,4 +138,17 @@ func BenchServer(b *testing.B, cfg app.Config) (string, func()) {
 		}
 		a.Close()
 	}
+}
+
+// BinaryCollector runs the lectern binary's collector policy (app.RunGCPolicy) in this process
+// until tb ends, unless GOGC or GOMEMLIMIT is set, as cmd/lectern does: a benchmark that runs
+// the server in process then measures it as it ships. Go's default target comes back after.
+func BinaryCollector(tb testing.TB) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { app.RunGCPolicy(ctx, 0); close(done) }()
+	tb.Cleanup(func() { stop(); <-done; debug.SetGCPercent(100) })
 }
