@@ -28,7 +28,7 @@ func (s *Store) checkpointer() {
 		case <-s.committed:
 		}
 		// A failed checkpoint is retried after the next commit; the backstop bounds the WAL.
-		_, _ = s.w.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		_, _ = s.ckpt.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
 		t.Reset(checkpointInterval)
 		select {
 		case <-s.stop:
@@ -50,7 +50,7 @@ func (s *Store) Close() error {
 	}
 	s.stmts = map[string]*sql.Stmt{}
 	s.stmtMu.Unlock()
-	return errors.Join(s.db.Close(), s.w.Close())
+	return errors.Join(s.db.Close(), s.w.Close(), s.ckpt.Close())
 }
 
 // PurgeTenant implements statements.Store, in one transaction so a crash never leaves half a tenant.
