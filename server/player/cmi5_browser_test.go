@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
@@ -52,6 +53,9 @@ func TestCMI5AUInBrowser(t *testing.T) {
 	servertest.ForEachMode(t, func(t *testing.T, e *servertest.Env) {
 		ctx := servertest.Browser(t)
 		e.CreateTenant("acme", true)
+		// FULL post-backs in the JSON data model, to hold against progress/detail below.
+		e.Expect(e.Do("PUT", "/engine/api/v1/acme/configuration/ApiPostbackDataModelVersion", servertest.Root, map[string]any{"value": "v2"}), 204, "data model v2")
+		rc := servertest.NewPostReceiver(t)
 		regs := "/engine/api/v1/acme/registrations"
 		for _, c := range []struct{ course, pkg string }{{"essentials", "001-essentials.zip"}, {"own", "003-launchMethod-OwnWindow.zip"}} {
 			b, err := os.ReadFile(filepath.Join(dist, c.pkg))
@@ -60,7 +64,8 @@ func TestCMI5AUInBrowser(t *testing.T) {
 			}
 			e.ImportOK("acme", c.course, b, "")
 			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": c.course, "registrationId": "r-" + c.course,
-				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+				"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+				"postBack": map[string]any{"url": rc.URL("/" + c.course), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}), 204, "create registration")
 		}
 		xreg := func(id string) string {
 			var b struct{ ID string }
@@ -99,6 +104,30 @@ func TestCMI5AUInBrowser(t *testing.T) {
 		e.Do("GET", regs+"/r-essentials/progress", servertest.Root, nil).JSON(t, &p)
 		if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" {
 			t.Errorf("progress after the AU: %+v", p)
+		}
+		// The FULL post-back of a public cmi5 AU's session says what progress/detail says (issue
+		// 21): the last report received must come to agree before the deadline (it is sent
+		// after the statement that changed the progress, asynchronously).
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var diffs []string
+			if got := rc.At("/essentials"); len(got) == 0 {
+				diffs = []string{"no post-back received"}
+			} else {
+				r := e.Do("GET", regs+"/r-essentials/progress/detail", servertest.Root, nil)
+				e.Expect(r, 200, "progress/detail")
+				var err error
+				if diffs, err = servertest.ReportDiff(got[len(got)-1].Body, r.Body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(diffs) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the post-back and progress/detail of the 001-essentials session disagree:\n%s", strings.Join(diffs, "\n"))
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 
 		// OwnWindow: the player page gives its window to the AU (window.self is window.top);

@@ -1,10 +1,12 @@
 package servertest
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -145,4 +147,34 @@ func (e *Env) Register(tn, regID string, postBack map[string]any) {
 func (e *Env) SetSetting(path, id, value string) {
 	e.T.Helper()
 	e.Expect(e.Do("PUT", path+"/configuration/"+id, Root, map[string]any{"value": value}), 204, "set "+id+"="+value)
+}
+
+// reportKeys are the fields of progress/detail that a FULL post-back report in the JSON data
+// model (ApiPostbackDataModelVersion v2) carries too.
+var reportKeys = []string{"activityDetails", "globalObjectives", "registrationCompletion", "registrationSuccess", "score",
+	"totalSecondsTracked", "registrationCompletionAmount"}
+
+// ReportDiff says where a FULL post-back report (JSON data model) and progress/detail of the
+// same registration differ, one line per field; none when they agree. Both come from the
+// learner's path's one rollup, so a difference is a second copy of a rule.
+func ReportDiff(report, detail []byte) ([]string, error) {
+	var r, d map[string]any
+	if err := json.Unmarshal(report, &r); err != nil {
+		return nil, fmt.Errorf("report: %w: %s", err, report)
+	}
+	if err := json.Unmarshal(detail, &d); err != nil {
+		return nil, fmt.Errorf("progress/detail: %w: %s", err, detail)
+	}
+	if r["activityDetails"] == nil {
+		return nil, fmt.Errorf("the report has no activity tree (not FULL, or not the JSON data model): %s", report)
+	}
+	var diffs []string
+	for _, k := range reportKeys {
+		if !reflect.DeepEqual(r[k], d[k]) {
+			a, _ := json.Marshal(r[k])
+			b, _ := json.Marshal(d[k])
+			diffs = append(diffs, fmt.Sprintf("%s differs:\npost-back:       %s\nprogress/detail: %s", k, a, b))
+		}
+	}
+	return diffs, nil
 }
