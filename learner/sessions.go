@@ -140,20 +140,43 @@ func (s *Service) Touch(ctx context.Context, sess *course.SessionClaims, activit
 
 // Heartbeat records the page's sign of life (or its notice that it was hidden or left) and
 // stores the instance's measured time in its progress at once, so /progress follows a
-// session without a commit. Refused as Touch is.
+// session without a commit. When the page is left and that raised the time, the
+// registration's report is posted again (as at an exit): the content's terminating commit
+// posted it before the last seconds of the session were measured, and the last report must
+// say what progress/detail says. Refused as Touch is.
 func (s *Service) Heartbeat(ctx context.Context, sess *course.SessionClaims, activity string, sig registration.Signal) error {
 	ls, err := s.Touch(ctx, sess, activity, sig)
 	if err != nil || ls == nil {
 		return err
 	}
+	changed := false
 	t, err := s.d.Registrations.TrackedTime(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey)
 	if err == nil {
-		err = s.d.Registrations.SetTrackedSeconds(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, t.Seconds)
+		changed, err = s.d.Registrations.SetTrackedSeconds(ctx, sess.Tenant, sess.RegistrationID, sess.InstanceKey, t.Seconds)
 	}
 	if errors.Is(err, registration.ErrNotFound) {
 		return refuse(ErrGone, "registration '%s' was deleted or reset since this launch; launch it again", sess.RegistrationID)
 	}
+	if err == nil && changed && sig == registration.SignalExit {
+		s.postBackAtLeave(ctx, sess)
+	}
 	return err
+}
+
+// postBackAtLeave posts the registration's report after the page left raised its measured
+// time. Like every post-back it never fails the request that caused it: the time is stored.
+func (s *Service) postBackAtLeave(ctx context.Context, sess *course.SessionClaims) {
+	reg, err := s.d.Registrations.Get(ctx, sess.Tenant, sess.RegistrationID)
+	var layers []settings.Layer
+	if err == nil {
+		layers, err = s.SessionLayers(ctx, sess)
+	}
+	if err == nil {
+		err = s.postBackAfter(ctx, sess.Tenant, reg, layers, true, true)
+	}
+	if err != nil && !errors.Is(err, registration.ErrNotFound) {
+		s.log.Warn("post-back after the page left not sent", "tenant", sess.Tenant, "registration", sess.RegistrationID, "error", err)
+	}
 }
 
 // StatementSession counts a statement stored with a launch credential of session as a sign

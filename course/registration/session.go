@@ -257,9 +257,10 @@ func hundredths(s float64) float64 { return math.Round(s*100) / 100 }
 // SetTrackedSeconds raises the measured time in the progress of the instance whose key is
 // instanceKey to seconds. It writes nothing when the progress already says as much (so a
 // heartbeat moves the registration in the `since` order only when the time grew, and a
-// heartbeat's total that a newer rollup already passed is not written back), and answers
-// ErrNotFound when the instance is gone (the registration was reset or deleted).
-func (s *Store) SetTrackedSeconds(ctx context.Context, tenant, id, instanceKey string, seconds float64) error {
+// heartbeat's total that a newer rollup already passed is not written back), says whether it
+// wrote, and answers ErrNotFound when the instance is gone (the registration was reset or
+// deleted).
+func (s *Store) SetTrackedSeconds(ctx context.Context, tenant, id, instanceKey string, seconds float64) (bool, error) {
 	_, err := s.modify(ctx, tenant, id, func(reg *Registration) error {
 		for i := range reg.Instances {
 			if reg.Instances[i].Key != instanceKey {
@@ -275,9 +276,9 @@ func (s *Store) SetTrackedSeconds(ctx context.Context, tenant, id, instanceKey s
 		return fmt.Errorf("registration '%s' instance %s %w", id, instanceKey, ErrNotFound)
 	})
 	if errors.Is(err, errTrackedUnchanged) {
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 var errTrackedUnchanged = errors.New("tracked time unchanged")

@@ -97,16 +97,16 @@ func TestSessions(t *testing.T) {
 				t.Errorf("session after a launch without detection: %v", err)
 			}
 			// The time goes into the progress only when it grows.
-			if err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 70); err != nil {
+			if _, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 70); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 12); err != nil {
+			if _, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 12); err != nil {
 				t.Fatal(err)
 			}
 			if r, _ := s.Get(ctx, "t1", reg.ID); r.Current().Progress.TotalSecondsTracked != 70 {
 				t.Errorf("progress time %v, want 70", r.Current().Progress.TotalSecondsTracked)
 			}
-			if err := s.SetTrackedSeconds(ctx, "t1", reg.ID, "no-such-key", 1); !errors.Is(err, registration.ErrNotFound) {
+			if _, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, "no-such-key", 1); !errors.Is(err, registration.ErrNotFound) {
 				t.Errorf("time of a reset instance: %v", err)
 			}
 			if _, err := s.Touch(ctx, "t1", "no-such-session", "sco1", registration.SignalActive); !errors.Is(err, registration.ErrNotFound) {

@@ -109,6 +109,15 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 				// 20 s in the content before it reports: measured time the report must carry.
 				e.Clock.Advance(20 * time.Second)
 				c.take(t, session, c.xreg)
+				// The learner leaves the page 5 s after the content's last word: that time is
+				// measured too, and the last report must carry it (it once stopped at the
+				// terminating commit's report).
+				var root struct{ ActivityDetails struct{ ID string } }
+				e.Do("GET", regs+"/r-"+c.name+"/progress/detail", servertest.Root, nil).JSON(t, &root)
+				e.Clock.Advance(5 * time.Second)
+				if r, a := e.Heartbeat(session, root.ActivityDetails.ID, "exit"); r.Status != 200 || a.Result != "true" {
+					t.Fatalf("the page's exit heartbeat: %d %s", r.Status, r.Body)
+				}
 				got := rc.At("/" + c.name)
 				if len(got) == 0 {
 					t.Fatal("no report reached the receiver")
@@ -127,8 +136,8 @@ func TestPostBackAgreesWithProgressDetail(t *testing.T) {
 				if err := json.Unmarshal(last, &report); err != nil {
 					t.Fatal(err)
 				}
-				if secs, _ := report["totalSecondsTracked"].(float64); secs < 20 {
-					t.Errorf("the report's time tracked is %v s, want the 20 s measured", report["totalSecondsTracked"])
+				if secs, _ := report["totalSecondsTracked"].(float64); secs < 25 {
+					t.Errorf("the report's time tracked is %v s, want the 25 s measured", report["totalSecondsTracked"])
 				}
 				if report["registrationCompletion"] == "UNKNOWN" {
 					t.Errorf("the learner's work did not reach the rollup: %s", last)
