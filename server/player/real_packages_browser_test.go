@@ -105,6 +105,61 @@ func TestRealPackagesInBrowser(t *testing.T) {
 			}
 			agreeReport(t, e, rc, regs, "mc")
 		})
+
+		// xAPI (Tin Can): Rustici's Tin Can Golf example with TinCanJS from npm (issue 23,
+		// defect 3: its course activity gets "passed" with result.completion true). The
+		// course's Next button pages through (each page saves a bookmark in the State API),
+		// every assessment question answered right, then "Save & Exit" (its confirm answered).
+		t.Run("GolfExample_TCAPI", func(t *testing.T) {
+			const course = "tc"
+			e.ImportOK("acme", course, realPackage(t, "GolfExample_TCAPI.zip"), "")
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": course, "registrationId": "r-" + course,
+				"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+				"postBack": map[string]any{"url": rc.URL("/" + course), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}),
+				204, "create registration")
+			ctx := servertest.Browser(t)
+			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-"+course+"/launchLink?redirectOnExitUrl=message"))); err != nil {
+				t.Fatal(err)
+			}
+			page := golfFrame
+			servertest.WaitJS(t, ctx, page+`.bookmarkingData.getPage()`, "0", "the course's first page")
+			pages, err := chromedp.Run(ctx, chromedp.Evaluate[int](page+`.pageArray.length`))
+			if err != nil || pages < 2 {
+				t.Fatalf("the course's page list: %d %v", pages, err)
+			}
+			for i := 1; i < pages; i++ {
+				servertest.Click(t, ctx, page+`.document.getElementById("butNext")`)
+				servertest.WaitJS(t, ctx, page+`.bookmarkingData.getPage()`, fmt.Sprint(i), fmt.Sprintf("page %d", i))
+			}
+			quiz := page + `.document.getElementById("contentFrame").contentWindow`
+			servertest.WaitJS(t, ctx, `typeof `+quiz+`.SubmitAnswers+"|"+(`+quiz+`.test?`+quiz+`.test.Questions.length>0:false)`, "function|true", "the assessment")
+			answer := `(function(w){var d=w.document;w.test.Questions.forEach(function(q){if(q.Type==="numeric"){d.getElementById("question_"+q.Id+"_Text").value=q.CorrectAnswer}});
+d.querySelectorAll(".correctAnswer input[type=radio]").forEach(function(r){r.checked=true});return w.test.Questions.length})(` + quiz + `)`
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](answer)); err != nil {
+				t.Fatal(err)
+			}
+			servertest.Click(t, ctx, quiz+`.document.querySelector("input[type=button][value^=Submit]")`)
+			p := pollProgress(e, t, regs+"/r-"+course, func(p progressRead) bool {
+				return p.RegistrationCompletion == "COMPLETED" && p.RegistrationSuccess == "PASSED"
+			})
+			if p.RegistrationCompletion != "COMPLETED" || p.RegistrationSuccess != "PASSED" {
+				t.Errorf("progress after the assessment: %+v", p)
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](page+`.confirm=function(){return true},true`)); err != nil {
+				t.Fatal(err)
+			}
+			servertest.Click(t, ctx, page+`.document.getElementById("exitButton")`)
+			servertest.Eventually(t, 10*time.Second, "the terminated statement", func() bool {
+				var res struct {
+					Statements []struct{ Verb struct{ ID string } }
+				}
+				var x struct{ ID string }
+				e.Do("GET", regs+"/r-"+course+"/xapiRegistrationId", servertest.Root, nil).JSON(t, &x)
+				e.Do("GET", servertest.LRS+"/acme/statements?verb=http://adlnet.gov/expapi/verbs/terminated&registration="+x.ID, servertest.Root, nil, servertest.V103...).JSON(t, &res)
+				return len(res.Statements) > 0
+			})
+			agreeReport(t, e, rc, regs, course)
+		})
 	})
 }
 
