@@ -1,6 +1,7 @@
 package player_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,32 +79,71 @@ func TestRealPackagesInBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			current := `document.querySelector("#toc button.current")?document.querySelector("#toc button.current").textContent:""`
-			var titles []string
-			for i := 0; i < entries; i++ {
-				if i > 0 {
-					servertest.Click(t, ctx, `document.getElementById("next")`)
-				}
-				// The next SCO has loaded and its LMSInitialize succeeded (the Golf SCOs keep
-				// that in their global "initialized"). Two items of this course launch the same
-				// file, so a new page is told by a mark the test left on the previous one.
-				loaded := `(function(){var w=document.getElementById("frame").contentWindow;return !w.testMark&&w.initialized===true})()`
-				servertest.WaitJS(t, ctx, loaded, "true", fmt.Sprintf("SCO %d initialised", i+1))
-				if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("frame").contentWindow.testMark=true`)); err != nil {
-					t.Fatal(err)
-				}
-				title, err := chromedp.Run(ctx, chromedp.Evaluate[string](current))
-				if err != nil {
-					t.Fatal(err)
-				}
-				titles = append(titles, title)
-			}
+			titles := walkSCOs(t, ctx, entries)
 			servertest.Click(t, ctx, `document.getElementById("exit")`)
 			p := pollProgress(e, t, regs+"/r-mc", func(p progressRead) bool { return p.RegistrationCompletion == "COMPLETED" })
 			if p.RegistrationCompletion != "COMPLETED" || p.RegistrationCompletionAmount != 1 {
 				t.Errorf("progress after visiting the %d SCOs (%s): %+v", entries, strings.Join(titles, ", "), p)
 			}
 			agreeReport(t, e, rc, regs, "mc")
+		})
+
+		// The same course taken half way in one browser, then relaunched in a fresh browser
+		// profile (issue 23, defect 6): the player goes on at the SCO the learner used last,
+		// and the SCOs completed before keep their completion (no new attempt on them).
+		t.Run("RuntimeMinimumCalls_SCORM12/relaunch", func(t *testing.T) {
+			e.ImportOK("acme", "mc2", realPackage(t, "RuntimeMinimumCalls_SCORM12.zip"), "")
+			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "mc2", "registrationId": "r-mc2",
+				"learner": map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"}}), 204, "create registration")
+			launch := func() context.Context {
+				ctx := servertest.Browser(t)
+				if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-mc2/launchLink?redirectOnExitUrl=message"))); err != nil {
+					t.Fatal(err)
+				}
+				servertest.WaitJS(t, ctx, `document.querySelectorAll("#toc button").length>1`, "true", "the table of contents")
+				return ctx
+			}
+			ctx := launch()
+			entries, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#toc button").length`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			half := entries / 2
+			titles := walkSCOs(t, ctx, half)
+			// The last SCO visited is finished (LMSFinish on unload) when the player exits.
+			servertest.Click(t, ctx, `document.getElementById("exit")`)
+			want := float64(half) / float64(entries)
+			p := pollProgress(e, t, regs+"/r-mc2", func(p progressRead) bool { return p.RegistrationCompletionAmount == want })
+			if p.RegistrationCompletionAmount != want {
+				t.Fatalf("after %d of %d SCOs: %+v", half, entries, p)
+			}
+			ctx = launch()
+			servertest.WaitJS(t, ctx, `(function(){var w=document.getElementById("frame").contentWindow;return w.initialized===true})()`, "true", "the relaunched SCO initialised")
+			servertest.WaitJS(t, ctx, `document.querySelector("#toc button.current").textContent`, titles[len(titles)-1], "the relaunch goes on at the SCO used last")
+			if p := pollProgress(e, t, regs+"/r-mc2", func(progressRead) bool { return true }); p.RegistrationCompletionAmount != want {
+				t.Errorf("after the relaunch: %+v, want completion amount %v", p, want)
+			}
+			var d struct {
+				ActivityDetails struct {
+					Children []struct {
+						Children []struct {
+							Title, ActivityCompletion string
+						}
+					}
+				}
+			}
+			e.Do("GET", regs+"/r-mc2/progress/detail", servertest.Root, nil).JSON(t, &d)
+			done := map[string]bool{}
+			for _, c := range d.ActivityDetails.Children {
+				for _, sco := range c.Children {
+					done[sco.Title] = sco.ActivityCompletion == "COMPLETED"
+				}
+			}
+			for _, title := range titles {
+				if !done[title] {
+					t.Errorf("SCO %q is no longer completed after the relaunch (%v)", title, done)
+				}
+			}
 		})
 
 		// xAPI (Tin Can): Rustici's Tin Can Golf example with TinCanJS from npm (issue 23,
@@ -249,4 +289,31 @@ d.querySelectorAll(".correctAnswer input[type=radio]").forEach(function(r){r.che
 		t.Errorf("score %v (SCO raw %q), location %q (the assessment has %d questions, the SCO %d pages)", d.Score.Scaled, rt.ScoreRaw, rt.Location, questions, pages)
 	}
 	agreeReport(t, e, rc, regs, course)
+}
+
+// walkSCOs takes the learner through the first n SCOs of the Golf multi-SCO course in the
+// player of ctx, by the player's Next, and returns their titles in the table of contents.
+// Each SCO must have loaded and initialised (the Golf SCOs keep that in their global
+// "initialized") before the next: two items of that course launch the same file, so a new
+// page is told by a mark the test leaves on the previous one.
+func walkSCOs(t *testing.T, ctx context.Context, n int) []string {
+	t.Helper()
+	current := `document.querySelector("#toc button.current")?document.querySelector("#toc button.current").textContent:""`
+	var titles []string
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			servertest.Click(t, ctx, `document.getElementById("next")`)
+		}
+		loaded := `(function(){var w=document.getElementById("frame").contentWindow;return !w.testMark&&w.initialized===true})()`
+		servertest.WaitJS(t, ctx, loaded, "true", fmt.Sprintf("SCO %d initialised", i+1))
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("frame").contentWindow.testMark=true`)); err != nil {
+			t.Fatal(err)
+		}
+		title, err := chromedp.Run(ctx, chromedp.Evaluate[string](current))
+		if err != nil {
+			t.Fatal(err)
+		}
+		titles = append(titles, title)
+	}
+	return titles
 }
