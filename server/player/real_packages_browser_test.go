@@ -65,15 +65,7 @@ func TestRealPackagesInBrowser(t *testing.T) {
 		// (issue 23, defect 4: such SCOs complete when they finish): the player's Next takes the
 		// learner through every one, the player's Exit unloads the last.
 		t.Run("RuntimeMinimumCalls_SCORM12", func(t *testing.T) {
-			e.ImportOK("acme", "mc", realPackage(t, "RuntimeMinimumCalls_SCORM12.zip"), "")
-			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": "mc", "registrationId": "r-mc",
-				"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
-				"postBack": map[string]any{"url": rc.URL("/mc"), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}),
-				204, "create registration")
-			ctx := servertest.Browser(t)
-			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-mc/launchLink?redirectOnExitUrl=message"))); err != nil {
-				t.Fatal(err)
-			}
+			ctx := launchReal(t, e, rc, regs, "mc", "RuntimeMinimumCalls_SCORM12.zip")
 			servertest.WaitJS(t, ctx, `document.querySelectorAll("#toc button").length>1`, "true", "the table of contents")
 			entries, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#toc button").length`))
 			if err != nil {
@@ -152,15 +144,7 @@ func TestRealPackagesInBrowser(t *testing.T) {
 		// every assessment question answered right, then "Save & Exit" (its confirm answered).
 		t.Run("GolfExample_TCAPI", func(t *testing.T) {
 			const course = "tc"
-			e.ImportOK("acme", course, realPackage(t, "GolfExample_TCAPI.zip"), "")
-			e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": course, "registrationId": "r-" + course,
-				"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
-				"postBack": map[string]any{"url": rc.URL("/" + course), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}),
-				204, "create registration")
-			ctx := servertest.Browser(t)
-			if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-"+course+"/launchLink?redirectOnExitUrl=message"))); err != nil {
-				t.Fatal(err)
-			}
+			ctx := launchReal(t, e, rc, regs, course, "GolfExample_TCAPI.zip")
 			page := golfFrame
 			servertest.WaitJS(t, ctx, page+`.bookmarkingData.getPage()`, "0", "the course's first page")
 			pages, err := chromedp.Run(ctx, chromedp.Evaluate[int](page+`.pageArray.length`))
@@ -172,12 +156,7 @@ func TestRealPackagesInBrowser(t *testing.T) {
 				servertest.WaitJS(t, ctx, page+`.bookmarkingData.getPage()`, fmt.Sprint(i), fmt.Sprintf("page %d", i))
 			}
 			quiz := page + `.document.getElementById("contentFrame").contentWindow`
-			servertest.WaitJS(t, ctx, `typeof `+quiz+`.SubmitAnswers+"|"+(`+quiz+`.test?`+quiz+`.test.Questions.length>0:false)`, "function|true", "the assessment")
-			answer := `(function(w){var d=w.document;w.test.Questions.forEach(function(q){if(q.Type==="numeric"){d.getElementById("question_"+q.Id+"_Text").value=q.CorrectAnswer}});
-d.querySelectorAll(".correctAnswer input[type=radio]").forEach(function(r){r.checked=true});return w.test.Questions.length})(` + quiz + `)`
-			if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](answer)); err != nil {
-				t.Fatal(err)
-			}
+			answerGolfAssessment(t, ctx, quiz)
 			servertest.Click(t, ctx, quiz+`.document.querySelector("input[type=button][value^=Submit]")`)
 			p := pollProgress(e, t, regs+"/r-"+course, func(p progressRead) bool {
 				return p.RegistrationCompletion == "COMPLETED" && p.RegistrationSuccess == "PASSED"
@@ -232,15 +211,7 @@ func agreeReport(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, r
 // takeGolfSCO takes a registration of file, one Golf SCO (SCORM 1.2 or 2004), as
 // TestRealPackagesInBrowser describes.
 func takeGolfSCO(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, regs, course, file string) {
-	e.ImportOK("acme", course, realPackage(t, file), "")
-	e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": course, "registrationId": "r-" + course,
-		"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
-		"postBack": map[string]any{"url": rc.URL("/" + course), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}),
-		204, "create registration")
-	ctx := servertest.Browser(t)
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-"+course+"/launchLink?redirectOnExitUrl=message"))); err != nil {
-		t.Fatal(err)
-	}
+	ctx := launchReal(t, e, rc, regs, course, file)
 	sco := golfFrame
 	servertest.WaitJS(t, ctx, sco+`.currentPage`, "0", "the SCO's first page")
 	pages, err := chromedp.Run(ctx, chromedp.Evaluate[int](sco+`.pageArray.length`))
@@ -252,13 +223,7 @@ func takeGolfSCO(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, r
 		servertest.WaitJS(t, ctx, sco+`.currentPage`, fmt.Sprint(i), fmt.Sprintf("page %d", i))
 	}
 	quiz := sco + `.document.getElementById("contentFrame").contentWindow`
-	servertest.WaitJS(t, ctx, `typeof `+quiz+`.SubmitAnswers+"|"+(`+quiz+`.test?`+quiz+`.test.Questions.length>0:false)`, "function|true", "the assessment")
-	answer := `(function(w){var d=w.document;w.test.Questions.forEach(function(q){if(q.Type==="numeric"){d.getElementById("question_"+q.Id+"_Text").value=q.CorrectAnswer}});
-d.querySelectorAll(".correctAnswer input[type=radio]").forEach(function(r){r.checked=true});return w.test.Questions.length})(` + quiz + `)`
-	questions, err := chromedp.Run(ctx, chromedp.Evaluate[int](answer))
-	if err != nil {
-		t.Fatal(err)
-	}
+	questions := answerGolfAssessment(t, ctx, quiz)
 	servertest.Click(t, ctx, quiz+`.document.querySelector("input[type=button][value^=Submit],button")`)
 	servertest.WaitJS(t, ctx, `!!`+quiz+`.document.querySelector("#test h3")&&`+quiz+`.document.querySelector("#test h3").textContent`, "Score: 100", "the assessment's score")
 	servertest.Click(t, ctx, sco+`.document.getElementById("butExit")`)
@@ -316,4 +281,36 @@ func walkSCOs(t *testing.T, ctx context.Context, n int) []string {
 		titles = append(titles, title)
 	}
 	return titles
+}
+
+// launchReal imports file from the corpus as course, registers Ann Lee with a FULL post-back
+// to rc at /course, and opens the registration's launch link in a fresh browser.
+func launchReal(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, regs, course, file string) context.Context {
+	t.Helper()
+	e.ImportOK("acme", course, realPackage(t, file), "")
+	e.Expect(e.Do("POST", regs, servertest.Root, map[string]any{"courseId": course, "registrationId": "r-" + course,
+		"learner":  map[string]any{"id": "ann", "firstName": "Ann", "lastName": "Lee"},
+		"postBack": map[string]any{"url": rc.URL("/" + course), "authType": "HTTPBASIC", "userName": "lms", "password": "pw", "resultsFormat": "FULL"}}),
+		204, "create registration")
+	ctx := servertest.Browser(t)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(e.URL+e.LaunchPath(regs+"/r-"+course+"/launchLink?redirectOnExitUrl=message"))); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+// answerGolfAssessment answers every question of the Golf assessment in the window quiz
+// right, as a learner who knows the answers (the page marks them for its own demonstration),
+// and returns how many there are; the test then presses Submit.
+func answerGolfAssessment(t *testing.T, ctx context.Context, quiz string) int {
+	t.Helper()
+	// The page writes its questions and the Submit button while it loads: answer once it has.
+	servertest.WaitJS(t, ctx, quiz+`.document.readyState==="complete"&&!!`+quiz+`.document.querySelector("input[type=button][value^=Submit]")`, "true", "the assessment")
+	answer := `(function(w){var d=w.document;w.test.Questions.forEach(function(q){if(q.Type==="numeric"){d.getElementById("question_"+q.Id+"_Text").value=q.CorrectAnswer}});
+d.querySelectorAll(".correctAnswer input[type=radio]").forEach(function(r){r.checked=true});return w.test.Questions.length})(` + quiz + `)`
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](answer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
