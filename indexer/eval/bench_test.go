@@ -2,13 +2,17 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 )
 
@@ -146,4 +150,78 @@ func importChunks(n int) []string {
 		p += k
 	}
 	return out
+}
+
+// BenchmarkEmbedModels measures the embedding models that run through the Go ONNX path side
+// by side, for docs/search.md "Choosing the embedding model": on the texts of
+// BenchmarkEmbedThroughput (importChunks(1000), 50 to 250 words), one Embed call of all of
+// them per iteration, as onnx.New runs them by default (one intra-op thread per run, a run
+// per CPU). The cases:
+//
+//   - default: the installed model as Lectern runs it (the float model up to
+//     onnx.IntegerMinTokens tokens, the integer model past them; these chunks are all past);
+//   - float: every text on the float model (model.onnx);
+//   - integer: every text on the integer model (model-qint8.onnx);
+//   - one case per model directory in $LECTERN_BENCH_MODEL_DIRS (colon-separated, named by
+//     the directory's base name), run as onnx.New runs it by default.
+//
+// Each reports chunks/s, CPU-ms/chunk and peak-RSS-MiB (the process's ru_maxrss after the
+// case: it includes everything the process loaded before, so run one case per process, e.g.
+// -bench 'BenchmarkEmbedModels/float$', to attribute it). With $LECTERN_BENCH_TEXTS_OUT
+// set, the texts are first written there as a JSON array, so that scripts/embeddings-server.py
+// --bench times other encoders on exactly these texts. Run with -benchtime=1x.
+func BenchmarkEmbedModels(b *testing.B) {
+	texts := importChunks(1000)
+	if out := os.Getenv("LECTERN_BENCH_TEXTS_OUT"); out != "" {
+		raw, err := json.Marshal(texts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(out, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type model struct {
+		name string
+		open func(b *testing.B) embed.Embedder
+	}
+	models := []model{
+		{"default", func(b *testing.B) embed.Embedder { return Embedder(b) }},
+		{"float", func(b *testing.B) embed.Embedder { return Embedder(b, onnx.WithIntegerModel(false)) }},
+		{"integer", func(b *testing.B) embed.Embedder { return Embedder(b, onnx.WithIntegerMinTokens(0)) }},
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("LECTERN_BENCH_MODEL_DIRS")) {
+		if dir == "" {
+			continue
+		}
+		models = append(models, model{filepath.Base(dir), func(b *testing.B) embed.Embedder {
+			e, err := onnx.New(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { e.Close() })
+			return e
+		}})
+	}
+	ctx := context.Background()
+	for _, m := range models {
+		b.Run(m.name, func(b *testing.B) {
+			e := m.open(b)
+			if _, err := e.Embed(ctx, texts[:16]); err != nil { // warm up the arenas
+				b.Fatal(err)
+			}
+			var wall, cpu time.Duration
+			for b.Loop() {
+				s, c0 := time.Now(), processCPU()
+				if _, err := e.Embed(ctx, texts); err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(s)
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(b.N*len(texts))/wall.Seconds(), "chunks/s")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(texts)), "CPU-ms/chunk")
+			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
+		})
+	}
 }

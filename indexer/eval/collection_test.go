@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/lectern-lms/lectern/indexer"
 	"github.com/lectern-lms/lectern/indexer/bleve"
 	"github.com/lectern-lms/lectern/indexer/elastic"
+	"github.com/lectern-lms/lectern/indexer/embed"
 	"github.com/lectern-lms/lectern/indexer/embed/onnx"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/mappings/analysis"
@@ -30,7 +32,8 @@ import (
 // subdirectories of $LECTERN_EVAL_COLLECTIONS (LoadCollection; docs/search.md, "Hybrid
 // search", says how to get them). Without it the test is skipped: the collections are not
 // part of the repository, and CI does not have them. It asserts nothing about the figures
-// (they are the docs' measurement), only that every search runs.
+// (they are the docs' measurement), only that every search runs. The model is the installed
+// local one unless the environment names another (collectionEmbedders).
 func TestCollections(t *testing.T) {
 	root := os.Getenv("LECTERN_EVAL_COLLECTIONS")
 	if root == "" {
@@ -40,7 +43,8 @@ func TestCollections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := Embedder(t)
+	e, qe := collectionEmbedders(t)
+	t.Logf("model %q (%d dims); queries embedded with %q", e.Model().Name, e.Model().Dims, qe.Model().Name)
 	for _, d := range dirs {
 		if !d.IsDir() {
 			continue
@@ -76,7 +80,7 @@ func TestCollections(t *testing.T) {
 			for i, q := range c.Queries {
 				qtexts[i] = q.Text
 			}
-			qvecs, err := embedCached(ctx, e, qtexts)
+			qvecs, err := embedCached(ctx, qe, qtexts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +200,7 @@ func TestCollections(t *testing.T) {
 				for i, q := range ki {
 					kt[i] = q.Text
 				}
-				kv, err := embedCached(ctx, e, kt)
+				kv, err := embedCached(ctx, qe, kt)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -212,10 +216,94 @@ func TestCollections(t *testing.T) {
 	}
 }
 
+// collectionEmbedders returns the embedders TestCollections measures with, the documents'
+// and the queries' (the same one unless LECTERN_EVAL_EMBEDDINGS_QUERY_MODEL is set):
+//
+//   - By default the installed local model (Embedder: $LECTERN_TEST_MODEL_DIR, else the
+//     default installation) as Lectern runs it: the float model for texts up to
+//     onnx.IntegerMinTokens tokens, the integer model past them.
+//     LECTERN_EVAL_ONNX_FORM=float runs every text on the float model (model.onnx),
+//     LECTERN_EVAL_ONNX_FORM=integer every text on the integer model (model-qint8.onnx).
+//   - With LECTERN_EVAL_EMBEDDINGS_URL, the model LECTERN_EVAL_EMBEDDINGS_MODEL of that
+//     OpenAI-compatible /v1/embeddings endpoint, through Lectern's own client
+//     (embed.NewOpenAI; LECTERN_EVAL_EMBEDDINGS_KEY, when set, is its API key): any
+//     embedding server, or a candidate model installed from a package registry and served
+//     by scripts/embeddings-server.py (docs/search.md, "Choosing the embedding model").
+//     LECTERN_EVAL_EMBEDDINGS_QUERY_MODEL, when set, embeds the queries with that model of
+//     the same endpoint instead, for models trained with different prefixes for queries and
+//     passages. Lectern embeds queries and chunks alike, so figures measured that way are
+//     what such a model could give, not what Lectern would.
+//
+// Every form has a model name of its own (Model().Name), by which the index and the vector
+// cache ($LECTERN_EVAL_CACHE) tell them apart, so that runs of different models never mix.
+func collectionEmbedders(t *testing.T) (docs, queries embed.Embedder) {
+	t.Helper()
+	url := os.Getenv("LECTERN_EVAL_EMBEDDINGS_URL")
+	if url == "" {
+		if os.Getenv("LECTERN_EVAL_EMBEDDINGS_QUERY_MODEL") != "" {
+			t.Fatal("LECTERN_EVAL_EMBEDDINGS_QUERY_MODEL needs LECTERN_EVAL_EMBEDDINGS_URL")
+		}
+		var e embed.Embedder
+		switch form := os.Getenv("LECTERN_EVAL_ONNX_FORM"); form {
+		case "":
+			e = Embedder(t)
+		case "float":
+			l := Embedder(t, onnx.WithIntegerModel(false))
+			e = renamed{l, l.Model().Name + " (float model on every text)"}
+		case "integer":
+			l := Embedder(t, onnx.WithIntegerMinTokens(0))
+			e = renamed{l, l.Model().Name + " (integer model on every text)"}
+		default:
+			t.Fatalf("LECTERN_EVAL_ONNX_FORM=%q: want float or integer (or unset for the default)", form)
+		}
+		return e, e
+	}
+	open := func(model string) embed.Embedder {
+		if model == "" {
+			t.Fatal("LECTERN_EVAL_EMBEDDINGS_URL needs LECTERN_EVAL_EMBEDDINGS_MODEL")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		e, err := embed.NewOpenAI(ctx, embed.OpenAIConfig{
+			BaseURL:    url,
+			Model:      model,
+			APIKey:     os.Getenv("LECTERN_EVAL_EMBEDDINGS_KEY"),
+			HTTPClient: &http.Client{Timeout: 10 * time.Minute},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	docs = open(os.Getenv("LECTERN_EVAL_EMBEDDINGS_MODEL"))
+	queries = docs
+	if m := os.Getenv("LECTERN_EVAL_EMBEDDINGS_QUERY_MODEL"); m != "" {
+		queries = open(m)
+		if queries.Model().Dims != docs.Model().Dims {
+			t.Fatalf("query model %q has %d dims, document model %q %d", m, queries.Model().Dims, docs.Model().Name, docs.Model().Dims)
+		}
+	}
+	return docs, queries
+}
+
+// renamed is an embedder reporting another model name: the local model's forms share the
+// installation's name, and the index and the vector cache know a model by its name.
+type renamed struct {
+	embed.Embedder
+	name string
+}
+
+// Model reports the wrapped embedder's dimension under the name r was given.
+func (r renamed) Model() embed.Info {
+	i := r.Embedder.Model()
+	i.Name = r.name
+	return i
+}
+
 // embedCached embeds texts with e, or reads the vectors a run before stored in
-// $LECTERN_EVAL_CACHE for the same model and texts (so fusion variants can be measured
-// without embedding every collection again).
-func embedCached(ctx context.Context, e *onnx.Embedder, texts []string) ([][]float32, error) {
+// $LECTERN_EVAL_CACHE for the same model (by name) and texts (so fusion variants can be
+// measured without embedding every collection again).
+func embedCached(ctx context.Context, e embed.Embedder, texts []string) ([][]float32, error) {
 	dir := os.Getenv("LECTERN_EVAL_CACHE")
 	if dir == "" {
 		return e.Embed(ctx, texts)
