@@ -97,11 +97,11 @@ func TestSessions(t *testing.T) {
 				t.Errorf("session after a launch without detection: %v", err)
 			}
 			// The time goes into the progress only when it grows.
-			if _, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 70); err != nil {
-				t.Fatal(err)
+			if wrote, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 70); err != nil || !wrote {
+				t.Fatalf("raising the time to 70 s: wrote %v, %v", wrote, err)
 			}
-			if _, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 12); err != nil {
-				t.Fatal(err)
+			if wrote, err := s.SetTrackedSeconds(ctx, "t1", reg.ID, in.Key, 12); err != nil || wrote {
+				t.Fatalf("a lower time, 12 s: wrote %v, %v", wrote, err)
 			}
 			if r, _ := s.Get(ctx, "t1", reg.ID); r.Current().Progress.TotalSecondsTracked != 70 {
 				t.Errorf("progress time %v, want 70", r.Current().Progress.TotalSecondsTracked)
