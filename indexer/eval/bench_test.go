@@ -100,35 +100,26 @@ func BenchmarkEmbedThroughput(b *testing.B) {
 		perDoc := c.name[:6] == "import"
 		b.Run(c.name, func(b *testing.B) {
 			e := c.open(b)
-			if _, err := e.Embed(ctx, texts[:16]); err != nil { // warm up the arenas
-				b.Fatal(err)
-			}
-			var wall, cpu time.Duration
-			for b.Loop() {
-				s, c0 := time.Now(), processCPU()
+			measureEmbed(b, e, texts, func() {
 				if !perDoc {
 					if _, err := e.Embed(ctx, texts); err != nil {
 						b.Fatal(err)
 					}
-				} else {
-					var wg sync.WaitGroup
-					for w := range importCallers {
-						wg.Go(func() {
-							for d := w; d < len(docs); d += importCallers {
-								if _, err := e.Embed(ctx, docs[d]); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						})
-					}
-					wg.Wait()
+					return
 				}
-				wall += time.Since(s)
-				cpu += processCPU() - c0
-			}
-			b.ReportMetric(float64(b.N*len(texts))/wall.Seconds(), "chunks/s")
-			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(texts)), "CPU-ms/chunk")
+				var wg sync.WaitGroup
+				for w := range importCallers {
+					wg.Go(func() {
+						for d := w; d < len(docs); d += importCallers {
+							if _, err := e.Embed(ctx, docs[d]); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+			})
 		})
 	}
 }
@@ -207,21 +198,29 @@ func BenchmarkEmbedModels(b *testing.B) {
 	for _, m := range models {
 		b.Run(m.name, func(b *testing.B) {
 			e := m.open(b)
-			if _, err := e.Embed(ctx, texts[:16]); err != nil { // warm up the arenas
-				b.Fatal(err)
-			}
-			var wall, cpu time.Duration
-			for b.Loop() {
-				s, c0 := time.Now(), processCPU()
+			measureEmbed(b, e, texts, func() {
 				if _, err := e.Embed(ctx, texts); err != nil {
 					b.Fatal(err)
 				}
-				wall += time.Since(s)
-				cpu += processCPU() - c0
-			}
-			b.ReportMetric(float64(b.N*len(texts))/wall.Seconds(), "chunks/s")
-			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(texts)), "CPU-ms/chunk")
+			})
 			b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
 		})
 	}
+}
+
+// measureEmbed warms e up (its arenas), then times run, which embeds texts once, per
+// benchmark iteration, and reports chunks/s and the process's CPU-ms per chunk.
+func measureEmbed(b *testing.B, e embed.Embedder, texts []string, run func()) {
+	if _, err := e.Embed(context.Background(), texts[:16]); err != nil {
+		b.Fatal(err)
+	}
+	var wall, cpu time.Duration
+	for b.Loop() {
+		s, c0 := time.Now(), processCPU()
+		run()
+		wall += time.Since(s)
+		cpu += processCPU() - c0
+	}
+	b.ReportMetric(float64(b.N*len(texts))/wall.Seconds(), "chunks/s")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*len(texts)), "CPU-ms/chunk")
 }
