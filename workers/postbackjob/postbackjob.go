@@ -146,56 +146,84 @@ func (h *Handler) GiveUp(p Payload, err error) {
 	h.log().Error("post-back given up", "tenant", p.Tenant, "registration", p.RegistrationID, "error", err)
 }
 
-// Deliver sends the registration's report once, now: nil when it was delivered or there is
-// nothing to send; an error wrapping queue.SkipRetry when no retry can help.
+// maxResends bounds how many times one delivery sends a newer report (Deliver): a
+// registration that keeps changing has a delivery of its own for each change.
+const maxResends = 3
+
+// Deliver sends the registration's report, now: nil when it was delivered or there is nothing
+// to send; an error wrapping queue.SkipRetry when no retry can help.
+//
+// Deliveries of one registration run concurrently (a commit's and the page's exit heartbeat's,
+// or two nodes'), so they can reach the receiver in another order than the one their reports
+// were built in, and the receiver's last report could be older than the registration. So once
+// the receiver has answered, Deliver builds the report again and, when it changed meanwhile,
+// sends the new one: the last report a receiver gets is never older than the registration was
+// when that delivery ended.
 func (h *Handler) Deliver(ctx context.Context, p Payload) error {
+	req, timeout, err := h.request(ctx, p)
+	for resends := 0; err == nil && req != nil; resends++ {
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		err = h.send(sctx, p.RegistrationID, req)
+		cancel()
+		if err != nil || resends == maxResends {
+			return err
+		}
+		sent := req
+		if req, timeout, err = h.request(ctx, p); err != nil {
+			// This report was delivered; whatever made the next one fail will fail the
+			// delivery the next change makes.
+			h.log().Warn("post-back: delivered, but the report could not be read again", "registration", p.RegistrationID, "error", err)
+			return nil
+		}
+		if req != nil && bytes.Equal(req.Body, sent.Body) {
+			return nil
+		}
+	}
+	return err
+}
+
+// request builds the registration's post-back request as it stands, with the receiver's
+// timeout; a nil request when there is nothing to send.
+func (h *Handler) request(ctx context.Context, p Payload) (*postback.Request, time.Duration, error) {
 	reg, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		// Deleted since: nothing to report, and nothing will ever be.
-		return nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	layers, err := h.Settings.Layers(ctx, p.Tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	target, err := h.target(reg, layers)
-	if err != nil {
-		return err
-	}
-	if target.URL == "" {
-		return nil
+	if err != nil || target.URL == "" {
+		return nil, 0, err
 	}
 	cat := h.Settings.Catalogue()
 	model, err := cat.Resolve(SettingDataModel, layers...)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	target.JSON = p.JSON || model == DataModelJSON
 	timeout, err := cat.Resolve(SettingTimeout, layers...)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	secs, err := strconv.Atoi(timeout)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	rep, err := h.report(ctx, p.Tenant, reg, target.Format, target.JSON)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	req, err := postback.Build(target, rep)
 	if errors.Is(err, postback.ErrInvalid) {
-		return fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
+		return nil, 0, fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
 	}
-	if err != nil {
-		return err
-	}
-	sctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-	defer cancel()
-	return h.send(sctx, reg.ID, req)
+	return req, time.Duration(secs) * time.Second, err
 }
 
 // target is the registration's postBack override when it names a URL, else the

@@ -256,6 +256,55 @@ func TestDelivery(t *testing.T) {
 	}
 }
 
+// TestChangedOnTheWay: a registration that changes while its report is on the way (another
+// delivery, of the newer state, reached the receiver first) is reported again, so the
+// receiver's last report is the registration as it now is, not the older one that arrived last.
+func TestChangedOnTheWay(t *testing.T) {
+	for _, be := range recordstores.All() {
+		t.Run(be.Name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newWorld(t, be, []string{"127.0.0.1/32"})
+			var mu sync.Mutex
+			var bodies []string
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				bodies = append(bodies, string(body))
+				first := len(bodies) == 1
+				mu.Unlock()
+				if first {
+					// The learner's next commit lands while this report is on the way.
+					if _, err := w.regs.UpdateProgress(r.Context(), "acme", "busy", -1, func(p *registration.Progress) error {
+						p.TotalSecondsTracked = 812
+						return nil
+					}); err != nil {
+						t.Error(err)
+					}
+				}
+				rw.WriteHeader(200)
+			}))
+			t.Cleanup(srv.Close)
+			w.register(t, "busy", &registration.PostBack{URL: srv.URL, AuthType: "HTTPBASIC", ResultsFormat: "COURSE"})
+			if err := w.h.Deliver(ctx, postbackjob.Payload{Tenant: "acme", RegistrationID: "busy"}); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bodies) != 2 || !strings.Contains(bodies[0], "<totaltime>754</totaltime>") || !strings.Contains(bodies[1], "<totaltime>812</totaltime>") {
+				t.Errorf("reports sent: %q, want the one of 754 s, then the one of 812 s", bodies)
+			}
+			// An unchanged registration is reported once.
+			bodies = nil
+			mu.Unlock()
+			err := w.h.Deliver(ctx, postbackjob.Payload{Tenant: "acme", RegistrationID: "busy"})
+			mu.Lock()
+			if err != nil || len(bodies) != 1 {
+				t.Errorf("unchanged registration: %v, %d reports", err, len(bodies))
+			}
+		})
+	}
+}
+
 // TestThroughTheQueue delivers through the in-process queue with its backoff: a receiver
 // that fails twice gets the report on the third attempt.
 func TestThroughTheQueue(t *testing.T) {
