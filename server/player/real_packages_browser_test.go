@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -348,7 +349,7 @@ func takeGolfSCO(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, r
 		ActivityDetails struct {
 			Children []struct {
 				Runtime struct {
-					ScoreRaw, Location string
+					ScoreRaw, Location, TotalTime string
 				}
 			}
 		}
@@ -362,6 +363,11 @@ func takeGolfSCO(t *testing.T, e *servertest.Env, rc *servertest.PostReceiver, r
 	// records no interactions) and its bookmark.
 	if d.Score.Scaled != 100 || rt.Location != fmt.Sprint(pages-1) {
 		t.Errorf("score %v (SCO raw %q), location %q (the assessment has %d questions, the SCO %d pages)", d.Score.Scaled, rt.ScoreRaw, rt.Location, questions, pages)
+	}
+	// The SCO's total time, which scorm-again keeps in the standard's own form (SCORM 2004:
+	// an ISO 8601 duration), is shown as every other time of the report is (issue 23, defect 7).
+	if !regexp.MustCompile(`^\d{4}:\d{2}:\d{2}$`).MatchString(rt.TotalTime) {
+		t.Errorf("the SCO's total time %q, want HHHH:MM:SS", rt.TotalTime)
 	}
 	agreeReport(t, e, rc, regs, course)
 }
