@@ -236,6 +236,14 @@ echo "+ ${cmd[*]}" >&2
 echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
 
 # ---------------------------------------------------------------------------------------------
+# Post-back delivery: workers/postbackjob BenchmarkDeliver, one FULL report built from the
+# embedded record store and posted to a loopback receiver, with the re-read that tells whether
+# the registration changed on the way (docs/decisions.md, "Post-back delivery").
+cmd=(go test -run='^$' -bench='^BenchmarkDeliver$' -benchtime=2000x ./workers/postbackjob/)
+echo "+ ${cmd[*]}" >&2
+echo; "${cmd[@]}" 2>&1 | grep -E '^Benchmark'
+
+# ---------------------------------------------------------------------------------------------
 # Content service extras (issue 5): the persistent embedding cache (indexer/embed
 # BenchmarkRecordCache: 1,000 chunks through the model alone, then through the record-store cache
 # after a restart and warm, SQLite and PostgreSQL) and the content list (content BenchmarkList:

@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -156,11 +157,14 @@ const maxResends = 3
 // Deliveries of one registration run concurrently (a commit's and the page's exit heartbeat's,
 // or two nodes'), so they can reach the receiver in another order than the one their reports
 // were built in, and the receiver's last report could be older than the registration. So once
-// the receiver has answered, Deliver builds the report again and, when it changed meanwhile,
-// sends the new one: the last report a receiver gets is never older than the registration was
-// when that delivery ended.
+// the receiver has answered, Deliver reads the registration again and, when it changed
+// meanwhile and so did its report, sends the new one: the last report a receiver gets is never
+// older than the registration was when that delivery ended. Every change a report shows is
+// written to the registration (its progress, with the report's fingerprint and the measured
+// time), so reading the registration alone tells the usual delivery, whose registration did
+// not change, that it is done.
 func (h *Handler) Deliver(ctx context.Context, p Payload) error {
-	req, timeout, err := h.request(ctx, p)
+	req, timeout, reg, err := h.request(ctx, p)
 	for resends := 0; err == nil && req != nil; resends++ {
 		sctx, cancel := context.WithTimeout(ctx, timeout)
 		err = h.send(sctx, p.RegistrationID, req)
@@ -168,10 +172,13 @@ func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 		if err != nil || resends == maxResends {
 			return err
 		}
+		if now, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID); err != nil || reflect.DeepEqual(now, reg) {
+			// Unchanged, or deleted since, or unreadable: this report was delivered, and
+			// whatever stops the next one stops the delivery the next change makes too.
+			return nil
+		}
 		sent := req
-		if req, timeout, err = h.request(ctx, p); err != nil {
-			// This report was delivered; whatever made the next one fail will fail the
-			// delivery the next change makes.
+		if req, timeout, reg, err = h.request(ctx, p); err != nil {
 			h.log().Warn("post-back: delivered, but the report could not be read again", "registration", p.RegistrationID, "error", err)
 			return nil
 		}
@@ -183,47 +190,47 @@ func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 }
 
 // request builds the registration's post-back request as it stands, with the receiver's
-// timeout; a nil request when there is nothing to send.
-func (h *Handler) request(ctx context.Context, p Payload) (*postback.Request, time.Duration, error) {
+// timeout and the registration it was built from; a nil request when there is nothing to send.
+func (h *Handler) request(ctx context.Context, p Payload) (*postback.Request, time.Duration, *registration.Registration, error) {
 	reg, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
 		// Deleted since: nothing to report, and nothing will ever be.
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	layers, err := h.Settings.Layers(ctx, p.Tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	target, err := h.target(reg, layers)
 	if err != nil || target.URL == "" {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	cat := h.Settings.Catalogue()
 	model, err := cat.Resolve(SettingDataModel, layers...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	target.JSON = p.JSON || model == DataModelJSON
 	timeout, err := cat.Resolve(SettingTimeout, layers...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	secs, err := strconv.Atoi(timeout)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	rep, err := h.report(ctx, p.Tenant, reg, target.Format, target.JSON)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	req, err := postback.Build(target, rep)
 	if errors.Is(err, postback.ErrInvalid) {
-		return nil, 0, fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
+		return nil, 0, nil, fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
 	}
-	return req, time.Duration(secs) * time.Second, err
+	return req, time.Duration(secs) * time.Second, reg, err
 }
 
 // target is the registration's postBack override when it names a URL, else the

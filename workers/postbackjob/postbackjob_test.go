@@ -101,7 +101,7 @@ type world struct {
 	set  *settings.Store
 }
 
-func newWorld(t *testing.T, be recordstores.Backend, allow []string) *world {
+func newWorld(t testing.TB, be recordstores.Backend, allow []string) *world {
 	records := be.Open(t)
 	ctx := context.Background()
 	sealer, err := settings.NewSealer("test-secret")
@@ -122,7 +122,7 @@ func newWorld(t *testing.T, be recordstores.Backend, allow []string) *world {
 	return w
 }
 
-func (w *world) register(t *testing.T, id string, pb *registration.PostBack) {
+func (w *world) register(t testing.TB, id string, pb *registration.PostBack) {
 	q := registration.CreateRequest{ID: id, CourseID: "safety", Learner: registration.Learner{ID: "ann", FirstName: "Ann", LastName: "Lee"}, ForCredit: true, PostBack: pb}
 	if err := q.Check(); err != nil {
 		t.Fatal(err)
