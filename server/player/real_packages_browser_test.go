@@ -208,11 +208,7 @@ func takeRealPackages(t *testing.T, e *servertest.Env) {
 		story := golfFrame + `.document`
 		servertest.WaitJS(t, ctx, `!!`+story+`.querySelector("#mobile-start-button")&&!!`+story+`.querySelector("#next")`, "true", "Storyline's player")
 		servertest.Click(t, ctx, story+`.querySelector("#mobile-start-button")`)
-		var a aiccRead
-		for i := 0; i < 10 && a.RegistrationCompletion != "COMPLETED"; i++ {
-			servertest.Click(t, ctx, story+`.querySelector("#next")`)
-			a = pollAICC(e, t, regs+"/r-"+course, 2*time.Second, func(a aiccRead) bool { return a.RegistrationCompletion == "COMPLETED" })
-		}
+		a := clickUntil(t, ctx, e, regs+"/r-"+course, story+`.querySelector("#next")`, func(a aiccRead) bool { return a.RegistrationCompletion == "COMPLETED" })
 		exitAICC(t, ctx, e, regs+"/r-"+course, began, a.RegistrationCompletion == "COMPLETED")
 		agreeReport(t, e, rc, regs, course)
 	})
@@ -230,14 +226,10 @@ func takeRealPackages(t *testing.T, e *servertest.Env) {
 		servertest.WaitJS(t, ctx, `!!`+deck+`.querySelector("button.next")`, "true", "iSpring's player")
 		want := 100 * 2.0 / 22
 		seen := func(a aiccRead) bool { return math.Abs(a.Score.Scaled-want) < 1e-3 }
-		var a aiccRead
 		// The course refuses Next until its first slide has played ("You have to view the
 		// entire slide to continue", with an OK button): close that and ask again.
 		ok := `Array.from(` + deck + `.querySelectorAll("button")).filter(function(b){return b.textContent.trim()==="OK"&&b.offsetParent})`
-		for i := 0; i < 10 && !seen(a); i++ {
-			servertest.Click(t, ctx, `(`+ok+`[0]||`+deck+`.querySelector("button.next"))`)
-			a = pollAICC(e, t, regs+"/r-"+course, 2*time.Second, seen)
-		}
+		a := clickUntil(t, ctx, e, regs+"/r-"+course, `(`+ok+`[0]||`+deck+`.querySelector("button.next"))`, seen)
 		if !seen(a) || a.RegistrationCompletion != "INCOMPLETE" {
 			t.Errorf("after two of 22 slides: %+v, want INCOMPLETE with score %.4f", a, want)
 		}
@@ -268,6 +260,19 @@ func pollAICC(e *servertest.Env, t *testing.T, reg string, wait time.Duration, o
 		if ok(a) {
 			break
 		}
+	}
+	return a
+}
+
+// clickUntil clicks the course's own button expr, then waits up to two seconds for
+// progress/detail of reg to say what ok wants, ten times at most (a course may ignore a click
+// while it plays); it returns the last read.
+func clickUntil(t *testing.T, ctx context.Context, e *servertest.Env, reg, expr string, ok func(aiccRead) bool) aiccRead {
+	t.Helper()
+	var a aiccRead
+	for i := 0; i < 10 && !ok(a); i++ {
+		servertest.Click(t, ctx, expr)
+		a = pollAICC(e, t, reg, 2*time.Second, ok)
 	}
 	return a
 }
