@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/lectern-lms/lectern/server/console"
 	"github.com/lectern-lms/lectern/server/httpx"
 )
 
@@ -128,9 +129,15 @@ func (s *Server) headerLimit(method string, uri []byte, contentType string) int6
 	case method == fiber.MethodGet || method == fiber.MethodHead:
 		return httpx.MaxNoBody
 	case strings.HasPrefix(path, ConsolePath+"/"):
-		return int64(s.deps.BodyLimit)
+		return console.BodyLimit(method, path, int64(s.deps.BodyLimit))
 	case strings.HasPrefix(path, "/player/"):
-		return httpx.MaxJSONBody
+		limit := int64(httpx.MaxNoBody)
+		for _, r := range s.player.Limits() {
+			if r.Method == method && matchPath(r.Path, path) {
+				limit = max(limit, r.Limit)
+			}
+		}
+		return limit
 	case strings.HasPrefix(path, LRSBase) && method == fiber.MethodPost && strings.Contains("&"+query, "&method="):
 		return httpx.MaxAlternateBody
 	}

@@ -353,25 +353,30 @@ func (co *Console) sessionRequired(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// limit sets the body limit of every console request before its route runs: the upload
-// limit on the import routes (the largest a console route takes), the sign-in form's on
-// sign-in, the form limit on any other write, and none on reads. Bodies are read later,
-// once the session is known.
+// limit sets the body limit of every console request before its route runs (BodyLimit).
+// Bodies are read later, once the session is known.
 func (co *Console) limit(c *fiber.Ctx) error {
-	limit := int64(httpx.MaxNoBody)
-	switch {
-	case c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead:
-	case strings.EqualFold(c.Path(), Path+"/signin"):
-		limit = httpx.MaxCredentialsBody
-	case isImport(c.Path()):
-		limit = co.d.UploadLimit
-	default:
-		limit = httpx.MaxJSONBody
-	}
-	if err := httpx.Limit(c, limit); err != nil {
+	if err := httpx.Limit(c, BodyLimit(c.Method(), c.Path(), co.d.UploadLimit)); err != nil {
 		return err
 	}
 	return c.Next()
+}
+
+// BodyLimit is the body limit of a console request: upload (the server's upload limit) on the
+// import routes, the largest a console route takes; the sign-in form's on sign-in; the form
+// limit on any other write; none on reads. The server also asks it from a request's header
+// alone, to refuse an Expect: 100-continue over the limit at once.
+func BodyLimit(method, path string, upload int64) int64 {
+	switch {
+	case method == fiber.MethodGet || method == fiber.MethodHead:
+		return httpx.MaxNoBody
+	case strings.EqualFold(path, Path+"/signin"):
+		return httpx.MaxCredentialsBody
+	case isImport(path):
+		return upload
+	default:
+		return httpx.MaxJSONBody
+	}
 }
 
 // isImport reports whether path is one of the console's import forms (multipart uploads).

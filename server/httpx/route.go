@@ -82,6 +82,12 @@ type Param struct {
 	Required                bool
 }
 
+// PageRoute is a browser route (not an API operation) with its body limit.
+type PageRoute struct {
+	Method, Path string
+	Limit        int64
+}
+
 // Registrar is where a product package registers its routes; the root (server.Server)
 // implements it, so that every route gets the same chain and feeds /openapi.json.
 type Registrar interface {

@@ -8,6 +8,7 @@ import (
 	"github.com/lectern-lms/lectern/course/settings"
 	"github.com/lectern-lms/lectern/learner"
 	"github.com/lectern-lms/lectern/lrs/launch"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/tenant"
 )
@@ -36,6 +37,8 @@ type Deps struct {
 type API struct {
 	deps Deps
 	app  fiber.Router
+	// limits are the routes Register added, with their body limits (Limits).
+	limits []httpx.PageRoute
 }
 
 // New returns the player over d; Register adds its routes.

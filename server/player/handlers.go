@@ -34,11 +34,16 @@ import (
 // and the handlers that read a body (commits, HACP) read it only after checking the session
 // token (httpx.ReadBody), so a request without one costs no more than its header.
 func (s *API) browser(method, path string, limit int64, h fiber.Handler, head ...bool) {
+	s.limits = append(s.limits, httpx.PageRoute{Method: method, Path: path, Limit: limit})
 	s.app.Add(method, path, httpx.LimitHandler(limit), h)
 	if len(head) > 0 && head[0] {
 		s.app.Add(fiber.MethodHead, path, httpx.LimitHandler(limit), h)
 	}
 }
+
+// Limits lists the player's routes with their body limits, so that the server can refuse an
+// Expect: 100-continue over a route's limit from the header alone, before routing.
+func (s *API) Limits() []httpx.PageRoute { return s.limits }
 
 // Register adds the player's routes to r's application, in the order they must match.
 func (s *API) Register(r httpx.Registrar) {
