@@ -40,6 +40,9 @@ import (
 const (
 	defaultUploadLimit = 512 << 20
 	defaultRecordLimit = 64 << 20
+	// defaultPreAuthBudget bounds the bodies read before their sender is known, all of them
+	// together (httpx.Budget): issue 22's goal for unauthenticated memory growth.
+	defaultPreAuthBudget = 64 << 20
 )
 
 // routeLimit is the body limit of a route: uploads (multipart bodies only) get the upload
@@ -72,10 +75,15 @@ func (s *Server) limitBody(r httpx.Route) fiber.Handler {
 }
 
 // readBody comes after authentication: it reads the body into memory or, on upload routes,
-// leaves it to the handler behind a streamed body (httpx.OpenUpload).
+// leaves it to the handler behind a streamed body (httpx.OpenUpload). A public route (the
+// OAuth token form) has no authentication before it, so its body is read inside the
+// pre-authentication budget.
 func (s *Server) readBody(r httpx.Route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		limit, stream := s.routeLimit(r, c.Get(fiber.HeaderContentType))
+		if r.Scope == httpx.ScopePublic && !stream {
+			return s.deps.PreAuth.Read(c, limit, c.Next)
+		}
 		return httpx.ApplyLimit(c, limit, stream)
 	}
 }
@@ -85,7 +93,7 @@ func (s *Server) readBody(r httpx.Route) fiber.Handler {
 // the credentials, so it cannot wait for authentication. Other requests pass unread.
 func (s *Server) alternateBody(c *fiber.Ctx) error {
 	if c.Method() == fiber.MethodPost && len(c.Context().QueryArgs().Peek("method")) > 0 {
-		return httpx.ApplyLimit(c, httpx.MaxAlternateBody, false)
+		return s.deps.PreAuth.Read(c, httpx.MaxAlternateBody, c.Next)
 	}
 	return c.Next()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
 	"github.com/lectern-lms/lectern/server/console"
+	"github.com/lectern-lms/lectern/server/httpx"
 )
 
 // answerWithin is how long a refusal may take. The server answers these requests without
@@ -282,5 +283,62 @@ func TestEveryRouteLimitsItsBody(t *testing.T) {
 	}
 	if len(seen) < 100 {
 		t.Fatalf("only %d routes checked", len(seen))
+	}
+}
+
+// TestPreAuthBudget: the bodies read before their sender is known (the record store's
+// alternate syntax, the OAuth token form, the console sign-in) share one budget, so however
+// many connections trickle such bodies they hold no more than it. A read that does not fit
+// is refused at once (503 naming the rule), and the budget comes back when a held body ends.
+func TestPreAuthBudget(t *testing.T) {
+	for mode, cfg := range servertest.Modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			c := cfg(t)
+			c.PreAuthBudget = 2 * httpx.MaxAlternateBody
+			e := servertest.Start(t, c)
+			form := "Content-Type: application/x-www-form-urlencoded\r\n"
+			token := "grant_type=client_credentials"
+			probe := func(path string) (int, string) {
+				h := hold(e, withHost("POST "+path+" HTTP/1.1\r\n"+form)+fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(token), token))
+				return h.answer()
+			}
+			// Two alternate-syntax bodies of 64 KiB each, of which one byte is sent: together
+			// they hold the whole budget while the server waits for the rest.
+			alt := withHost("POST /lrs/TCAPI/statements?method=PUT HTTP/1.1\r\n"+form) + fmt.Sprintf("Content-Length: %d\r\n\r\nx", httpx.MaxAlternateBody)
+			first, _ := hold(e, alt), hold(e, alt)
+			var status int
+			var msg string
+			// The two are read as the server gets to them: a token request is refused once both are.
+			for deadline := time.Now().Add(answerWithin); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if status, msg = probe("/lrs/oauth/token"); status == 503 {
+					break
+				}
+			}
+			if status != 503 || !strings.Contains(msg, "senders it does not know yet") {
+				t.Fatalf("OAuth token form with the budget spent: %d %q, want 503", status, msg)
+			}
+			if console.Installed() {
+				if status, msg := probe("/console/signin"); status != 503 {
+					t.Errorf("console sign-in with the budget spent: %d %q, want 503", status, msg)
+				}
+			}
+			if status, msg := hold(e, alt).answer(); status != 503 {
+				t.Errorf("a third alternate-syntax body: %d %q, want 503", status, msg)
+			}
+			// Requests whose sender is known are not held back by it.
+			if r := e.Do("GET", "/api/v1/app_management/tenants", servertest.Root, nil); r.Status != 200 {
+				t.Errorf("an authenticated read with the budget spent: %d", r.Status)
+			}
+			// One held body ends (its client goes away): its share comes back.
+			first.conn.Close()
+			for deadline := time.Now().Add(answerWithin); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if status, msg = probe("/lrs/oauth/token"); status != 503 {
+					break
+				}
+			}
+			if status == 503 {
+				t.Errorf("OAuth token form after a held body ended: %d %q, want it read", status, msg)
+			}
+		})
 	}
 }

@@ -34,7 +34,7 @@ func (s *Server) consoleDeps() console.Deps {
 	return console.Deps{
 		// s.handler is taken once every route is registered, after the console's.
 		Dispatch: func(fc *fasthttp.RequestCtx) { s.handler(fc) },
-		SignIn:   s.principalFor, Guard: s.deps.Guard, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil,
+		SignIn:   s.principalFor, Guard: s.deps.Guard, PreAuth: s.deps.PreAuth, Sealer: s.deps.ConsoleSealer, QueueConsole: s.deps.QueueConsole != nil,
 		UploadLimit: int64(s.deps.BodyLimit), Logger: s.log}
 }
 

@@ -131,6 +131,10 @@ type Deps struct {
 	// LRS accounts, OAuth client secrets) per account and per source; nil uses
 	// throttle.NewGuard.
 	Guard *throttle.Guard
+	// PreAuth bounds the memory of the bodies read before their sender is known, together
+	// (sign-in, the OAuth token form, the record store's alternate syntax); nil: New makes
+	// one of 64 MiB.
+	PreAuth *httpx.Budget
 	// ConsoleSealer seals the web console's session cookies (the signed-in credentials); nil
 	// leaves /console/ answering 503.
 	ConsoleSealer *settings.Sealer
@@ -179,6 +183,9 @@ func New(deps Deps) *Server {
 	}
 	if deps.Guard == nil {
 		deps.Guard = throttle.NewGuard()
+	}
+	if deps.PreAuth == nil {
+		deps.PreAuth = httpx.NewBudget(defaultPreAuthBudget)
 	}
 	s := &Server{deps: deps, log: deps.Logger, contentHost: hostOf(deps.ContentURL)}
 	s.content = contentapi.New(s.contentDeps())

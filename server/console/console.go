@@ -83,6 +83,9 @@ type Deps struct {
 	SignIn func(ctx context.Context, key, secret string) (httpx.Principal, error)
 	// Guard throttles failed sign-ins per account and per source (429 with Retry-After).
 	Guard *throttle.Guard
+	// PreAuth is the server's budget for bodies read before their sender is known: the
+	// sign-in form is read inside it.
+	PreAuth *httpx.Budget
 	// Sealer seals the session cookies (the signed-in credentials); nil leaves /console/
 	// answering 503.
 	Sealer *settings.Sealer
@@ -421,10 +424,12 @@ func safeNext(next string) string {
 
 func (co *Console) signIn(c *fiber.Ctx) error {
 	// The form carries the credentials: it is read before anything is known of its sender,
-	// with the smallest limit a sign-in needs.
-	if err := httpx.ReadBody(c, httpx.MaxCredentialsBody); err != nil {
-		return err
-	}
+	// with the smallest limit a sign-in needs, inside the server's budget for such reads.
+	return co.d.PreAuth.Read(c, httpx.MaxCredentialsBody, func() error { return co.signInForm(c) })
+}
+
+// signInForm checks a read sign-in form.
+func (co *Console) signInForm(c *fiber.Ctx) error {
 	key, secret := strings.TrimSpace(c.FormValue("key")), c.FormValue("secret")
 	next := safeNext(c.FormValue("next"))
 	fail := func(status int, msg string) error {

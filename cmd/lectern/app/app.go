@@ -50,6 +50,7 @@ import (
 	"github.com/lectern-lms/lectern/lrs/xapi"
 	"github.com/lectern-lms/lectern/mappings"
 	"github.com/lectern-lms/lectern/server"
+	"github.com/lectern-lms/lectern/server/httpx"
 	"github.com/lectern-lms/lectern/storage/blob"
 	"github.com/lectern-lms/lectern/storage/blob/local"
 	"github.com/lectern-lms/lectern/storage/blob/minio"
@@ -90,6 +91,9 @@ type Config struct {
 	Version    string
 	// RecordBodyLimit bounds xAPI record-store bodies (0: the server's default).
 	RecordBodyLimit int
+	// PreAuthBudget bounds the bodies read before their sender is known, together (0: the
+	// server's default, 64 MiB; httpx.Budget). Set by tests, never from the environment.
+	PreAuthBudget int64
 	// LRSHooks are an integrator's record-store hooks (spec/002 "Integration hooks"); zero
 	// fields keep the defaults. Set in code by an embedding program, never from the
 	// environment.
@@ -790,7 +794,11 @@ func (a *App) openForwarder(context.Context) error {
 // openServer builds the HTTP server over everything above.
 func (a *App) openServer(context.Context) error {
 	cfg := a.Config
-	a.Server = server.New(server.Deps{Guard: cfg.AuthThrottle, Forward: a.forwardPairs, Subscriptions: a.subscriptions, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
+	var preAuth *httpx.Budget
+	if cfg.PreAuthBudget > 0 {
+		preAuth = httpx.NewBudget(cfg.PreAuthBudget)
+	}
+	a.Server = server.New(server.Deps{Guard: cfg.AuthThrottle, PreAuth: preAuth, Forward: a.forwardPairs, Subscriptions: a.subscriptions, Outbound: a.Outbound, Records: a.Records, Blobs: a.Blobs, Queue: a.Queue, Tenants: a.Tenants,
 		Settings: a.Settings, Jobs: a.Jobs, Courses: a.Courses, Registrations: a.Registrations, Launch: course.NewLaunchSigner(cfg.SecretKey),
 		Runtime: a.runtime, Learner: a.Learner,
 		Content: a.Content, Index: a.Index, Taxonomies: a.Taxonomies, ContentConfig: a.ContentConfig, ContentFields: a.ContentFields, IndexQueue: a.IndexQueue, Embedder: a.Embedder, NoEmbedder: a.NoEmbedder,
