@@ -24,6 +24,9 @@ func TestContentAccessEndsWithRegistration(t *testing.T) {
 		}
 		loads := func(session, what string) {
 			t.Helper()
+			if r := e.Get("/player/session/" + session); r.Status != 200 {
+				t.Fatalf("%s: the player page answered %d", what, r.Status)
+			}
 			r := e.Get("/player/content/" + session + "/one/index.html")
 			if r.Status != 200 || string(r.Body) != "<html>one</html>" {
 				t.Fatalf("%s: %d %s", what, r.Status, r.Body)
@@ -37,6 +40,11 @@ func TestContentAccessEndsWithRegistration(t *testing.T) {
 			r := e.Get("/player/content/" + session + "/one/index.html")
 			if r.Status != 410 || !strings.Contains(r.Message(), "deleted") {
 				t.Fatalf("%s: %d %s, want 410 saying the registration was deleted", what, r.Status, r.Body)
+			}
+			// The player's page, which lists the course's activities, ends with it.
+			r = e.Get("/player/session/" + session)
+			if r.Status != 410 || !strings.Contains(string(r.Body), "deleted") || strings.Contains(string(r.Body), "toc") {
+				t.Fatalf("%s: the player page answered %d %s, want 410 saying the registration was deleted", what, r.Status, r.Body)
 			}
 		}
 

@@ -196,6 +196,11 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 	if err != nil {
 		return htmlError(c, fiber.StatusForbidden, "This player session has ended", "Launch the course again from the system that sent you here.")
 	}
+	// The page lists the course's activities: like the files, it ends with the registration.
+	if err := s.deps.Learner.ContentOpen(c.UserContext(), sess); errors.Is(err, learner.ErrGone) {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return htmlError(c, fiber.StatusGone, "This registration no longer exists", "It was deleted or reset since this launch. Launch the course again from the system that sent you here.")
+	}
 	v, err := s.deps.Learner.SessionVersion(c.UserContext(), sess)
 	if errors.Is(err, course.ErrCourseNotFound) {
 		return htmlError(c, fiber.StatusNotFound, "This course is no longer available", "The course was deleted.")
