@@ -202,6 +202,9 @@ var blockedRanges = []struct {
 	{mustPrefix("169.254.0.0/16"), "link-local address"},
 	{mustPrefix("224.0.0.0/4"), "multicast address"},
 	{mustPrefix("255.255.255.255/32"), "broadcast address"},
+	// Benchmarking (RFC 2544): unroutable on the internet, and the "fake IP" range of local
+	// DNS proxies, so an address there reaches something on the host's own network.
+	{mustPrefix("198.18.0.0/15"), "benchmarking address"},
 	// Class E is unroutable on the internet; anything answering there is local.
 	{mustPrefix("240.0.0.0/4"), "reserved address"},
 	{mustPrefix("::/128"), "unspecified address"},
