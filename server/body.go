@@ -122,7 +122,8 @@ func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 	}
 	if len(h.Peek(fiber.HeaderExpect)) > 0 {
 		declared, err := framing(h.RawHeaders(), h.IsHTTP11())
-		if err != nil || declared > s.headerLimit(string(h.Method()), h.RequestURI(), string(h.ContentType())) {
+		authorized := len(h.Peek(fiber.HeaderAuthorization)) > 0
+		if err != nil || declared > s.headerLimit(string(h.Method()), h.RequestURI(), string(h.ContentType()), authorized) {
 			h.Del(fiber.HeaderExpect)
 		}
 	}
@@ -130,8 +131,10 @@ func (s *Server) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 }
 
 // headerLimit is the largest body limit of the routes a request may reach, from its header
-// alone (before routing): it only decides whether a 100 Continue is worth sending.
-func (s *Server) headerLimit(method string, uri []byte, contentType string) int64 {
+// alone (before routing): it only decides whether a 100 Continue is worth sending. An API
+// operation that needs credentials reads no body of a request that brings none
+// (authorized false: no Authorization header), so such a request is not asked for its body.
+func (s *Server) headerLimit(method string, uri []byte, contentType string, authorized bool) int64 {
 	path, query, _ := strings.Cut(string(uri), "?")
 	switch {
 	case method == fiber.MethodGet || method == fiber.MethodHead:
@@ -151,7 +154,7 @@ func (s *Server) headerLimit(method string, uri []byte, contentType string) int6
 	}
 	limit := int64(0)
 	for _, r := range s.routes {
-		if r.Method == method && matchPath(r.Path, path) {
+		if r.Method == method && matchPath(r.Path, path) && (authorized || r.Scope == httpx.ScopePublic) {
 			l, _ := s.routeLimit(r, contentType)
 			limit = max(limit, l)
 		}

@@ -98,8 +98,9 @@ func TestFramingRefusedAtOnce(t *testing.T) {
 			// Expect: 100-continue with a declared length over the limit: 413, no 100 Continue.
 			{"100-continue over the limit", post + basicHeader() + "Expect: 100-continue\r\nContent-Length: 2097152\r\n\r\n", 413, "1048576 bytes (1 MiB)"},
 			{"100-continue with bad framing", post + basicHeader() + "Expect: 100-continue\r\nContent-Length: 2\r\nContent-Length: 200\r\n\r\n", 400, "Content-Length"},
-			// Without credentials nothing of the body is read.
+			// Without credentials nothing of the body is read, nor asked for.
 			{"chunk size, no credentials", post + "Transfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n", 401, "credentials"},
+			{"100-continue without credentials", post + "Expect: 100-continue\r\nContent-Length: 500000\r\n\r\n", 401, "credentials"},
 			// A method Fiber does not route, with a body and a second request behind it: one
 			// answer, and the body is never read as a request (schemathesis sends QUERY).
 			{"unknown method with a body", withHost("QUERY /healthz HTTP/1.1\r\nContent-Type: application/json\r\n") +
