@@ -322,7 +322,41 @@ func (s *Service) XAPILaunch(ctx context.Context, sess *course.SessionClaims, v 
 	if err := s.xapiLaunched(ctx, sess, v, q); err != nil {
 		return nil, err
 	}
+	form, err := s.SessionSetting(ctx, sess, "xAPILaunchActorFormat")
+	if err != nil {
+		return nil, err
+	}
+	if form == "tincan095" {
+		legacy, err := tincan095Actor(actorJSON)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("actor", string(legacy))
+	}
 	return q, nil
+}
+
+// tincan095Actor writes the launch's account agent (Service.actor) in the pre-1.0 TinCan
+// form older content expects (xAPILaunchActorFormat tincan095): the name and the account in
+// arrays, the account as accountServiceHomePage and accountName. TinCanJS reads both forms;
+// Lectora Inspire's runtime reads only this one for an account agent.
+func tincan095Actor(actor []byte) ([]byte, error) {
+	var a struct {
+		Name    string `json:"name"`
+		Account struct {
+			HomePage string `json:"homePage"`
+			Name     string `json:"name"`
+		} `json:"account"`
+	}
+	if err := json.Unmarshal(actor, &a); err != nil {
+		return nil, fmt.Errorf("launch actor %s: %w", actor, err)
+	}
+	out := map[string]any{"objectType": "Agent",
+		"account": []any{map[string]string{"accountServiceHomePage": a.Account.HomePage, "accountName": a.Account.Name}}}
+	if a.Name != "" {
+		out["name"] = []string{a.Name}
+	}
+	return json.Marshal(out)
 }
 
 // xapiLaunched records, when GenerateTinCanLaunchStatements says so, the LMS's launched

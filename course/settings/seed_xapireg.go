@@ -9,6 +9,8 @@ func xapiregSettings() []Setting {
 			"Turn answered statements (verb answered, or a cmi.interaction activity with a result) of xAPI and cmi5 registrations into run-time interactions of the activity they belong to, in progress/detail and FULL post-backs."),
 		boolean("GenerateTinCanLaunchStatements", "true", cascading,
 			"Record a launched statement (the learner, the started activity, the registration's xAPI registration id) in the tenant's record store when the player launches xAPI (TinCan) content."),
+		{ID: "xAPILaunchActorFormat", Type: TypeEnum, Default: "xapi", Allowed: []string{"xapi", "tincan095"}, Levels: cascading,
+			Description: "Form of the actor launch parameter of xAPI (TinCan) content: xapi, the learner as an xAPI 1.0 Agent (account with homePage and name); tincan095, the pre-1.0 TinCan form (name and account in arrays, the account as accountServiceHomePage and accountName), for content that reads only that, such as Lectora Inspire's xAPI runtime. The content's statements are the same either way."},
 		integer("xAPILaunchTokenLifeInSeconds", "28800", 60, 604800, cascading,
 			"Seconds the record-store credential handed to launched xAPI content (the auth launch parameter) and to cmi5 AUs (the fetch URL's auth-token) stays valid."),
 		boolean("Cmi5EnforceStatementRules", "true", cascading,

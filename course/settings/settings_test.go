@@ -34,7 +34,7 @@ var servedIDs = []string{
 	"PlayerShowHelp", "PlayerShowTitleBar", "PlayerShowCourseStructure", "PlayerLaunchType", "PlayerScoLaunchType",
 	"PromptOnPlayerClose", "RedirectOnRefreshUrl", "RedirectLaunchPageOnExit", "SupplementalQueryStringParametersForAllActivities",
 	// reference §2.10, server/engineapi/settings_xapireg_test.go:
-	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchTokenLifeInSeconds",
+	"TinCanInteractionsEnabled", "GenerateTinCanLaunchStatements", "xAPILaunchActorFormat", "xAPILaunchTokenLifeInSeconds",
 	"UseStatementTimestampInRegistrationUpdates", "Cmi5EnforceStatementRules",
 	// SCORM to xAPI conversion (seed_convert.go).
 	"SystemHomepageUrl", "ConvertTinCanFromScormRealtime", "ConvertTinCanFromScormHistorical",

@@ -106,6 +106,29 @@ var xapiregSettingEffects = []settingEffect{
 			t.Fatalf("launched statements with GenerateTinCanLaunchStatements false: %d", n)
 		}
 	}},
+	{"xAPILaunchActorFormat", func(t *testing.T, e *servertest.Env, tn string) {
+		const x1, x2 = "1a2b3c4d-0000-4000-8000-000000000031", "1a2b3c4d-0000-4000-8000-000000000032"
+		xapiregCourse(e, t, tn, "r1", x1)
+		q := xapiLaunchParams(e, t, tn, "r1")
+		var agent struct {
+			ObjectType string
+			Account    struct{ HomePage, Name string }
+		}
+		if err := json.Unmarshal([]byte(q.Get("actor")), &agent); err != nil || agent.ObjectType != "Agent" || agent.Account.HomePage == "" || agent.Account.Name != "ann" {
+			t.Fatalf("actor by default: %s (%v), want an xAPI account agent", q.Get("actor"), err)
+		}
+		e.SetSetting("/engine/api/v1/"+tn, "xAPILaunchActorFormat", "tincan095")
+		xapiregCourse(e, t, tn, "a2", x2)
+		q = xapiLaunchParams(e, t, tn, "a2")
+		want := `{"account":[{"accountName":"ann","accountServiceHomePage":"` + agent.Account.HomePage + `"}],"objectType":"Agent"}`
+		if got := q.Get("actor"); got != want {
+			t.Fatalf("actor with xAPILaunchActorFormat tincan095: %s, want %s", got, want)
+		}
+		// The launched statement keeps the xAPI form: the statement must be valid.
+		if n := statementCount(e, t, tn, url.Values{"registration": {x2}, "verb": {"http://adlnet.gov/expapi/verbs/launched"}}); n != 1 {
+			t.Fatalf("launched statements with xAPILaunchActorFormat tincan095: %d", n)
+		}
+	}},
 	{"xAPILaunchTokenLifeInSeconds", func(t *testing.T, e *servertest.Env, tn string) {
 		// The credential's expiry is in its signed payload: Basic base64("launch:<payload>.<mac>").
 		life := func(reg, xreg string) time.Duration {

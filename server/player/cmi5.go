@@ -107,7 +107,7 @@ func (s *API) cmi5Launch(c *fiber.Ctx) error {
 		sep = "&"
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.Redirect(withQuery(target+sep+q.Encode(), sess.Supplemental), fiber.StatusFound)
+	return c.Redirect(withQuery(target+sep+launchQuery(q), sess.Supplemental), fiber.StatusFound)
 }
 
 func activityOf(c *course.CMI5Session) string {

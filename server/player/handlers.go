@@ -329,7 +329,7 @@ func (s *API) playerPage(c *fiber.Ctx) error {
 					if strings.Contains(e.URL, "?") {
 						sep = "&"
 					}
-					e.URL += sep + q.Encode()
+					e.URL += sep + launchQuery(q)
 				}
 				e.URL = withQuery(e.URL, sess.Supplemental)
 			}
@@ -908,3 +908,10 @@ func hacpRefused(err error) bool {
 	_, status := commitStatus(err)
 	return errors.As(err, &se) || errors.Is(err, learner.ErrGone) || status
 }
+
+// launchQuery encodes the query of an xAPI or cmi5 launch with spaces as %20, not +: content
+// reads it with its own code, and some of it decodes with JavaScript's unescape, which leaves
+// a + as it is. Lectora's xAPI runtime did, and sent "Authorization: Basic+…" (refused) and
+// a learner named "Ann+Lee". Every decoder turns %20 into a space; Encode writes a literal +
+// as %2B, so each + it writes is a space.
+func launchQuery(q url.Values) string { return strings.ReplaceAll(q.Encode(), "+", "%20") }
