@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -324,11 +325,20 @@ func (c *Client) CheckSaved(ctx context.Context, rawURL string) error {
 	if _, err := netip.ParseAddr(host); err == nil || c.dialer.policy.hostAllowed(host) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, saveResolveTimeout)
-	defer cancel()
-	addrs, err := c.dialer.lookup(ctx, "ip", host)
-	if err != nil {
-		return nil
+	var addrs []netip.Addr
+	if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		// localhost and every name under it are the loopback interface whatever DNS says
+		// (RFC 6761), with or without the trailing dot: judged by the loopback addresses,
+		// not by a resolver, which may not know "localhost." and would let it through as a
+		// name that does not resolve yet.
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, saveResolveTimeout)
+		defer cancel()
+		var err error
+		if addrs, err = c.dialer.lookup(ctx, "ip", host); err != nil {
+			return nil
+		}
 	}
 	for _, ip := range addrs {
 		if err := c.dialer.policy.check(host, false, ip); err != nil {

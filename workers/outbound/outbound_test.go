@@ -750,6 +750,8 @@ func TestCheckSaved(t *testing.T) {
 	}{
 		{"metadata literal", "http://169.254.169.254/latest/", nil, "cloud metadata address"},
 		{"name for loopback", "http://localhost:8080/hook", nil, "loopback address"},
+		{"loopback name with its trailing dot, which no resolver here knows", "http://localhost.:8080/hook", nil, "loopback address"},
+		{"a name under localhost", "http://api.LOCALHOST/hook", nil, "loopback address"},
 		{"name for metadata", "http://metadata.google.internal/", nil, "cloud metadata address"},
 		{"one private record blocks the host", "https://mixed.example/x", nil, "private address"},
 		{"public name", "https://public.example/hook", nil, ""},
