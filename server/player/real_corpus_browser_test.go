@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,19 +21,7 @@ import (
 // registration holds exactly what the content sent, whatever tool published it; the Golf
 // and AICC cases of TestRealPackagesInBrowser check that in depth for a few packages, this
 // test in breadth (docs/testing.md, "Real packages").
-func TestRealCorpusInBrowser(t *testing.T) {
-	if os.Getenv(realPackagesEnv) == "" {
-		t.Skipf("%s is not set: the real-package corpus is kept outside the repository (docs/testing.md)", realPackagesEnv)
-	}
-	for mode, cfg := range servertest.Modes(t) {
-		t.Run(mode, func(t *testing.T) {
-			c := cfg(t)
-			// As in TestRealPackagesInBrowser: published courses outgrow the tests' 8 MiB.
-			c.BodyLimit = 512 << 20
-			takeRealCorpus(t, servertest.Start(t, c))
-		})
-	}
-}
+func TestRealCorpusInBrowser(t *testing.T) { forEachRealMode(t, takeRealCorpus) }
 
 // corpusFrame is the document of the content in the player's frame.
 const corpusFrame = `document.getElementById("frame").contentDocument`

@@ -45,7 +45,11 @@ const golfFrame = `document.getElementById("frame").contentWindow`
 // split: the course's pages, its own navigation and assessment, the player's Next and Exit.
 // Each registration must hold what the course sent, and its last FULL post-back must say what
 // progress/detail says (issue 21's agreement, on real content).
-func TestRealPackagesInBrowser(t *testing.T) {
+func TestRealPackagesInBrowser(t *testing.T) { forEachRealMode(t, takeRealPackages) }
+
+// forEachRealMode runs f in each mode on a server that takes real courses, or skips without
+// the corpus.
+func forEachRealMode(t *testing.T, f func(t *testing.T, e *servertest.Env)) {
 	if os.Getenv(realPackagesEnv) == "" {
 		t.Skipf("%s is not set: the real-package corpus is kept outside the repository (docs/testing.md)", realPackagesEnv)
 	}
@@ -55,7 +59,7 @@ func TestRealPackagesInBrowser(t *testing.T) {
 			// Real courses run to tens of megabytes (the iSpring course is 31 MB): the
 			// product's default upload limit (LECTERN_MAX_BODY_BYTES), not the tests' 8 MiB.
 			c.BodyLimit = 512 << 20
-			takeRealPackages(t, servertest.Start(t, c))
+			f(t, servertest.Start(t, c))
 		})
 	}
 }
