@@ -29,8 +29,10 @@ func (b *Budget) Read(c *fiber.Ctx, limit int64, next func() error) error {
 	if err := Limit(c, limit); err != nil {
 		return err
 	}
+	// The read takes its declared length, or its limit when the length is unknown (chunked)
+	// or tells nothing of the memory (a compressed body is held decoded, up to the limit).
 	n := limit
-	if body.declared >= 0 && body.declared < n {
+	if body.declared >= 0 && body.declared < n && contentCoding(c) == "" {
 		n = max(body.declared, 1)
 	}
 	if !b.sem.TryAcquire(n) {
