@@ -20,10 +20,17 @@ func NewBudget(size int64) *Budget { return &Budget{sem: semaphore.NewWeighted(s
 
 // Read reads c's body, up to limit, inside the budget, then runs next; the bytes go back to
 // the budget once next has returned (the request holds its body until then). A request
-// without a body, or whose body is read already, runs next alone.
+// without a body, or whose body is read already, runs next alone. A nil Budget reads
+// without one.
 func (b *Budget) Read(c *fiber.Ctx, limit int64, next func() error) error {
 	body, ok := bodyOf(c)
 	if !ok {
+		return next()
+	}
+	if b == nil {
+		if err := ReadBody(c, limit); err != nil {
+			return err
+		}
 		return next()
 	}
 	if err := Limit(c, limit); err != nil {
