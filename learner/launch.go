@@ -250,12 +250,12 @@ func (s *Service) sessionLearner(ctx context.Context, sess *course.SessionClaims
 		learner: reg.Learner.ID, regID: reg.ID, xreg: reg.XAPIRegistrationOf(*in)}, nil
 }
 
-// actor is the learner of a session as an xAPI agent (an account on LearnerHomePage) and
-// its IFI.
-func (s *Service) actor(ctx context.Context, sess *course.SessionClaims, l launchLearner) ([]byte, string, error) {
+// actor is the learner of a session as an xAPI agent (an account on LearnerHomePage), its
+// IFI and the account's homePage.
+func (s *Service) actor(ctx context.Context, sess *course.SessionClaims, l launchLearner) ([]byte, string, string, error) {
 	layers, err := s.SessionLayers(ctx, sess)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	home := s.LearnerHomePage(layers)
 	actor := map[string]any{"objectType": "Agent", "account": map[string]string{"homePage": home, "name": l.learner}}
@@ -263,7 +263,21 @@ func (s *Service) actor(ctx context.Context, sess *course.SessionClaims, l launc
 		actor["name"] = l.name
 	}
 	b, err := json.Marshal(actor)
-	return b, "account:" + home + "|" + l.learner, err
+	return b, "account:" + home + "|" + l.learner, home, err
+}
+
+// tincan095Actor is the agent of actor (the same account on home) in the pre-1.0 TinCan form
+// older content expects (xAPILaunchActorFormat tincan095): the name and the account in
+// arrays, the account as accountServiceHomePage and accountName. TinCanJS reads both forms;
+// Lectora Inspire's runtime reads only this one for an account agent.
+func tincan095Actor(home string, l launchLearner) []byte {
+	out := map[string]any{"objectType": "Agent",
+		"account": []any{map[string]string{"accountServiceHomePage": home, "accountName": l.learner}}}
+	if l.name != "" {
+		out["name"] = []string{l.name}
+	}
+	b, _ := json.Marshal(out) // strings only: it cannot fail
+	return b
 }
 
 // LaunchTokenLife is how long the record-store credential handed to launched content stays
@@ -305,7 +319,7 @@ func (s *Service) XAPILaunch(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	actorJSON, ifi, err := s.actor(ctx, sess, who)
+	actorJSON, ifi, home, err := s.actor(ctx, sess, who)
 	if err != nil {
 		return nil, err
 	}
@@ -313,57 +327,31 @@ func (s *Service) XAPILaunch(ctx context.Context, sess *course.SessionClaims, v 
 	if err != nil {
 		return nil, err
 	}
-	_, authz := s.d.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
-		ActorIFI: ifi, Session: sess.Launch}, life, time.Now())
-	q := url.Values{"endpoint": {endpoint(base, sess.Tenant)}, "auth": {authz}, "actor": {string(actorJSON)}}
-	if who.xreg != "" {
-		q.Set("registration", who.xreg)
-	}
-	if err := s.xapiLaunched(ctx, sess, v, q); err != nil {
-		return nil, err
-	}
 	form, err := s.SessionSetting(ctx, sess, "xAPILaunchActorFormat")
 	if err != nil {
 		return nil, err
 	}
+	param := actorJSON
 	if form == "tincan095" {
-		legacy, err := tincan095Actor(actorJSON)
-		if err != nil {
-			return nil, err
-		}
-		q.Set("actor", string(legacy))
+		param = tincan095Actor(home, who)
+	}
+	_, authz := s.d.LaunchTokens.Issue(launch.Claims{Tenant: sess.Tenant, Registration: who.regID, Actor: actorJSON,
+		ActorIFI: ifi, Session: sess.Launch}, life, time.Now())
+	q := url.Values{"endpoint": {endpoint(base, sess.Tenant)}, "auth": {authz}, "actor": {string(param)}}
+	if who.xreg != "" {
+		q.Set("registration", who.xreg)
+	}
+	if err := s.xapiLaunched(ctx, sess, v, actorJSON, who.xreg); err != nil {
+		return nil, err
 	}
 	return q, nil
-}
-
-// tincan095Actor writes the launch's account agent (Service.actor) in the pre-1.0 TinCan
-// form older content expects (xAPILaunchActorFormat tincan095): the name and the account in
-// arrays, the account as accountServiceHomePage and accountName. TinCanJS reads both forms;
-// Lectora Inspire's runtime reads only this one for an account agent.
-func tincan095Actor(actor []byte) ([]byte, error) {
-	var a struct {
-		Name    string `json:"name"`
-		Account struct {
-			HomePage string `json:"homePage"`
-			Name     string `json:"name"`
-		} `json:"account"`
-	}
-	if err := json.Unmarshal(actor, &a); err != nil {
-		return nil, fmt.Errorf("launch actor %s: %w", actor, err)
-	}
-	out := map[string]any{"objectType": "Agent",
-		"account": []any{map[string]string{"accountServiceHomePage": a.Account.HomePage, "accountName": a.Account.Name}}}
-	if a.Name != "" {
-		out["name"] = []string{a.Name}
-	}
-	return json.Marshal(out)
 }
 
 // xapiLaunched records, when GenerateTinCanLaunchStatements says so, the LMS's launched
 // statement of a tracked xAPI launch: the learner launched the activity the player starts
 // with (startSco, else the first launchable one) in the instance's xAPI registration, the
 // course activity as grouping.
-func (s *Service) xapiLaunched(ctx context.Context, sess *course.SessionClaims, v *course.Version, tincan url.Values) error {
+func (s *Service) xapiLaunched(ctx context.Context, sess *course.SessionClaims, v *course.Version, actor []byte, xreg string) error {
 	if sess.Preview {
 		return nil
 	}
@@ -381,13 +369,13 @@ func (s *Service) xapiLaunched(ctx context.Context, sess *course.SessionClaims, 
 		return nil
 	}
 	object := ActivityID(v.Package, start)
-	ctxt := map[string]any{"registration": tincan.Get("registration")}
+	ctxt := map[string]any{"registration": xreg}
 	if c := v.Package.XAPIActivityID; c != "" && c != object {
 		ctxt["contextActivities"] = map[string]any{"grouping": []any{map[string]any{"objectType": "Activity", "id": c}}}
 	}
 	return s.storeLMSStatement(ctx, sess.Tenant, map[string]any{
 		"id":     uuid.NewString(),
-		"actor":  json.RawMessage(tincan.Get("actor")),
+		"actor":  json.RawMessage(actor),
 		"verb":   map[string]any{"id": "http://adlnet.gov/expapi/verbs/launched", "display": map[string]string{"en-US": "launched"}},
 		"object": map[string]any{"objectType": "Activity", "id": object}, "context": ctxt,
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
@@ -441,7 +429,7 @@ func (s *Service) LaunchCMI5(ctx context.Context, sess *course.SessionClaims, v 
 		// A preview has no registration; cmi5 still needs one for the session.
 		l.XAPIRegistration = uuid.NewString()
 	}
-	if l.Actor, l.ActorIFI, err = s.actor(ctx, sess, who); err != nil {
+	if l.Actor, l.ActorIFI, _, err = s.actor(ctx, sess, who); err != nil {
 		return nil, err
 	}
 	mode := "Normal"

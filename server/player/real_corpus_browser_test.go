@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/lectern-lms/lectern/cmd/lectern/app/servertest"
+	"github.com/lectern-lms/lectern/course/settings"
 )
 
 // TestRealCorpusInBrowser takes courses published by several authoring tools (Articulate
@@ -82,9 +83,9 @@ func takeRealCorpus(t *testing.T, e *servertest.Env) {
 		t.Run(strings.TrimSuffix(c.file, ".zip"), func(t *testing.T) {
 			began := time.Now()
 			for id, v := range c.settings {
-				def := map[string]string{"xAPILaunchActorFormat": "xapi"}[id]
+				def, _ := settings.Default().Lookup(id)
 				e.SetSetting("/engine/api/v1/acme", id, v)
-				t.Cleanup(func() { e.SetSetting("/engine/api/v1/acme", id, def) })
+				t.Cleanup(func() { e.SetSetting("/engine/api/v1/acme", id, def.Default) })
 			}
 			takeCorpusXAPI(t, e, rc, regs, c)
 			t.Logf("%s took %.1f s", c.file, time.Since(began).Seconds())

@@ -172,25 +172,27 @@ func (h *Handler) Deliver(ctx context.Context, p Payload) error {
 		if err != nil || resends == maxResends {
 			return err
 		}
-		if now, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID); err != nil || reflect.DeepEqual(now, reg) {
+		now, gerr := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
+		if gerr != nil || reflect.DeepEqual(now, reg) {
 			// Unchanged, or deleted since, or unreadable: this report was delivered, and
 			// whatever stops the next one stops the delivery the next change makes too.
 			return nil
 		}
 		sent := req
-		if req, timeout, reg, err = h.request(ctx, p); err != nil {
+		if req, timeout, err = h.requestFor(ctx, p, now); err != nil {
 			h.log().Warn("post-back: delivered, but the report could not be read again", "registration", p.RegistrationID, "error", err)
 			return nil
 		}
 		if req != nil && bytes.Equal(req.Body, sent.Body) {
 			return nil
 		}
+		reg = now
 	}
 	return err
 }
 
-// request builds the registration's post-back request as it stands, with the receiver's
-// timeout and the registration it was built from; a nil request when there is nothing to send.
+// request reads the registration and builds its post-back request (requestFor), returning
+// the registration it was built from too; a nil request when there is nothing to send.
 func (h *Handler) request(ctx context.Context, p Payload) (*postback.Request, time.Duration, *registration.Registration, error) {
 	reg, err := h.Registrations.Get(ctx, p.Tenant, p.RegistrationID)
 	if errors.Is(err, registration.ErrNotFound) {
@@ -200,37 +202,44 @@ func (h *Handler) request(ctx context.Context, p Payload) (*postback.Request, ti
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	req, timeout, err := h.requestFor(ctx, p, reg)
+	return req, timeout, reg, err
+}
+
+// requestFor builds the post-back request of reg as read, with the receiver's timeout; a nil
+// request when it has no post-back target.
+func (h *Handler) requestFor(ctx context.Context, p Payload, reg *registration.Registration) (*postback.Request, time.Duration, error) {
 	layers, err := h.Settings.Layers(ctx, p.Tenant, settings.RegistrationScopes(reg.CourseID, reg.ID)...)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	target, err := h.target(reg, layers)
 	if err != nil || target.URL == "" {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	cat := h.Settings.Catalogue()
 	model, err := cat.Resolve(SettingDataModel, layers...)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	target.JSON = p.JSON || model == DataModelJSON
 	timeout, err := cat.Resolve(SettingTimeout, layers...)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	secs, err := strconv.Atoi(timeout)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	rep, err := h.report(ctx, p.Tenant, reg, target.Format, target.JSON)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, err
 	}
 	req, err := postback.Build(target, rep)
 	if errors.Is(err, postback.ErrInvalid) {
-		return nil, 0, nil, fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
+		return nil, 0, fmt.Errorf("registration '%s' post-back: %v: %w", reg.ID, err, queue.SkipRetry)
 	}
-	return req, time.Duration(secs) * time.Second, reg, err
+	return req, time.Duration(secs) * time.Second, err
 }
 
 // target is the registration's postBack override when it names a URL, else the
